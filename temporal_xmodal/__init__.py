@@ -1,0 +1,13 @@
+"""temporal_xmodal: scikit-learn estimators for cross-modal embeddings over time.
+
+``X = [image features | text features | time]``; see :mod:`temporal_xmodal.base`.
+"""
+
+from ._layout import stack_modalities
+from ._validation import TimeRangeWarning
+from .base import CrossModalEmbedder
+from .estimators import CCACrossModal
+
+__version__ = "0.1.0"
+
+__all__ = ["CCACrossModal", "CrossModalEmbedder", "TimeRangeWarning", "stack_modalities"]

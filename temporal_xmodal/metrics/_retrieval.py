@@ -1,0 +1,365 @@
+"""Retrieval metrics on embeddings: chunked query x gallery evaluation.
+
+Queries are processed in blocks of rows sized so that the temporaries of one
+block (scores, sort keys, ranks: about ``_BYTES_PER_PAIR`` bytes per
+query-gallery pair) stay under ``working_memory`` MiB.  A 20,000 x 20,000
+evaluation therefore never materialises the 400-million-entry score matrix.
+"""
+
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+from joblib import effective_n_jobs
+from sklearn.utils import gen_batches
+from threadpoolctl import threadpool_limits
+
+from ._ranking import (
+    average_precision_per_query,
+    ndcg_per_query,
+    recall_per_query,
+    reciprocal_rank_per_query,
+)
+
+#: Upper estimate of the bytes of temporaries per (query, gallery) pair.
+_BYTES_PER_PAIR = 64
+#: Default memory budget of one block, in MiB.
+DEFAULT_WORKING_MEMORY = 64
+_SIMILARITIES = ("dot", "cosine", "hamming")
+
+
+def _as_embeddings(A, name):
+    A = np.asarray(A, dtype=np.float64)
+    if A.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (n_items, dim); got shape {A.shape}.")
+    if A.shape[0] == 0:
+        raise ValueError(f"{name} is empty.")
+    if not np.all(np.isfinite(A)):
+        raise ValueError(f"{name} contains NaN or infinity.")
+    return A
+
+
+def _prepare_labels(query_labels, gallery_labels, n_query, n_gallery):
+    """Return a callable (rows) -> relevance-count block, or counterpart mode."""
+    if (query_labels is None) != (gallery_labels is None):
+        raise ValueError("Give both query_labels and gallery_labels, or neither.")
+    if query_labels is None:
+        if n_query != n_gallery:
+            raise ValueError(
+                "Without labels each query's relevant item is its counterpart (same row), "
+                f"which needs as many queries as gallery items; got {n_query} and {n_gallery}."
+            )
+        return lambda rows: (np.arange(rows.start, rows.stop)[:, None]
+                             == np.arange(n_gallery)[None, :])
+    ql, gl = np.asarray(query_labels), np.asarray(gallery_labels)
+    if ql.shape[0] != n_query or gl.shape[0] != n_gallery:
+        raise ValueError(
+            f"Labels must have one row per item: query_labels {ql.shape[0]} vs {n_query} "
+            f"queries, gallery_labels {gl.shape[0]} vs {n_gallery} gallery items."
+        )
+    if ql.ndim != gl.ndim or ql.ndim not in (1, 2) or (ql.ndim == 2 and ql.shape[1] != gl.shape[1]):
+        raise ValueError(
+            "query_labels and gallery_labels must both be 1-D class labels or both be "
+            f"multilabel indicators with the same columns; got shapes {ql.shape} and {gl.shape}."
+        )
+    if ql.ndim == 1:
+        return lambda rows: ql[rows, None] == gl[None, :]
+    Q, G = ql.astype(np.int64), gl.astype(np.int64).T
+    return lambda rows: Q[rows] @ G
+
+
+def _prepare_time(query_time, gallery_time, time_window, n_query, n_gallery):
+    if time_window is None:
+        return None
+    if query_time is None or gallery_time is None:
+        raise ValueError("time_window needs both query_time and gallery_time.")
+    if not np.isscalar(time_window) or not time_window >= 0:
+        raise ValueError(f"time_window must be a non-negative number; got {time_window!r}.")
+    tq = np.asarray(query_time, dtype=np.float64).ravel()
+    tg = np.asarray(gallery_time, dtype=np.float64).ravel()
+    if tq.shape[0] != n_query or tg.shape[0] != n_gallery:
+        raise ValueError("query_time / gallery_time must have one value per item.")
+    return lambda rows: np.abs(tq[rows, None] - tg[None, :]) <= time_window
+
+
+def _similarity(Q, G, similarity):
+    if similarity not in _SIMILARITIES:
+        raise ValueError(f"similarity must be one of {_SIMILARITIES}; got {similarity!r}.")
+    if similarity == "cosine":
+        Q = Q / np.maximum(np.linalg.norm(Q, axis=1, keepdims=True), 1e-12)
+        G = G / np.maximum(np.linalg.norm(G, axis=1, keepdims=True), 1e-12)
+    elif similarity == "hamming":
+        # bits = sign; -Hamming distance = (agreements - dim) is monotone in
+        # the dot product of the +-1 codes, and integer-valued (ties kept).
+        Q = np.where(Q > 0, 1.0, -1.0)
+        G = np.where(G > 0, 1.0, -1.0)
+    return Q, G
+
+
+class _Blocks:
+    """Query x gallery evaluation split into memory-bounded row blocks."""
+
+    def __init__(self, query, gallery, query_labels=None, gallery_labels=None, *,
+                 query_time=None, gallery_time=None, time_window=None, similarity="dot",
+                 working_memory=None, n_jobs=None):
+        Q = _as_embeddings(query, "query")
+        G = _as_embeddings(gallery, "gallery")
+        if Q.shape[1] != G.shape[1]:
+            raise ValueError(
+                f"query and gallery embeddings differ in dimension: {Q.shape[1]} vs "
+                f"{G.shape[1]}."
+            )
+        self.Q, self.G = _similarity(Q, G, similarity)
+        self.relevance_of = _prepare_labels(query_labels, gallery_labels, len(Q), len(G))
+        self.in_window = _prepare_time(query_time, gallery_time, time_window, len(Q), len(G))
+        self.n_jobs = effective_n_jobs(n_jobs)
+        budget = (DEFAULT_WORKING_MEMORY if working_memory is None else working_memory) * 2**20
+        budget /= self.n_jobs  # blocks in flight at once share the budget
+        rows_per_block = max(1, int(budget // (_BYTES_PER_PAIR * len(G))))
+        self.row_blocks = list(gen_batches(len(Q), rows_per_block))
+
+    def __call__(self, rows):
+        relevance = self.relevance_of(rows)
+        if self.in_window is not None:
+            relevance = relevance * self.in_window(rows)
+        return self.Q[rows] @ self.G.T, relevance
+
+    def map(self, block_metric):
+        """Apply ``block_metric(scores, relevance)`` to every block (threads if n_jobs > 1)."""
+        out = np.empty(len(self.Q))
+
+        def work(rows):
+            out[rows] = block_metric(*self(rows))
+
+        if self.n_jobs == 1:
+            for rows in self.row_blocks:
+                work(rows)
+        else:  # numpy's sort and ufuncs release the GIL
+            with ThreadPoolExecutor(self.n_jobs) as pool, threadpool_limits(1):
+                list(pool.map(work, self.row_blocks))
+        return out
+
+
+def iter_score_blocks(query, gallery, query_labels=None, gallery_labels=None, **kwargs):
+    """Yield ``(rows, scores, relevance)`` blocks of a query x gallery evaluation.
+
+    Parameters
+    ----------
+    query : array-like of shape (n_queries, dim)
+        Query embeddings.
+    gallery : array-like of shape (n_gallery, dim)
+        Gallery (database) embeddings, in the same space.
+    query_labels, gallery_labels : array-like or None
+        1-D class labels or 2-D multilabel indicators (both of the same kind).
+        ``None`` for both: the relevant item of query ``i`` is gallery item
+        ``i`` (its counterpart).
+    query_time, gallery_time : array-like of shape (n,), optional
+        Timestamps, needed with ``time_window``.
+    time_window : float or None, default=None
+        If set, relevant additionally requires ``|t_query - t_gallery| <= time_window``
+        (time-window relevance, spec ``diachronic_and_binned.md`` §8.4).
+    similarity : {"dot", "cosine", "hamming"}, default="dot"
+        Score of a pair.  Embeddings from our estimators are L2-normalised, so
+        "dot" is the cosine.  "hamming" ranks the sign codes by (negative)
+        Hamming distance.
+    working_memory : float or None
+        Budget of the blocks in flight, in MiB (default ``DEFAULT_WORKING_MEMORY``).
+    n_jobs : int or None, default=None
+        Threads evaluating blocks in parallel (``None``: 1, ``-1``: all cores).
+
+    Yields
+    ------
+    rows : slice
+        Query rows of the block.
+    scores : ndarray of shape (n_rows, n_gallery)
+    relevance : ndarray of shape (n_rows, n_gallery)
+        Bool (single-label or counterpart relevance) or the number of shared
+        labels (multilabel); 0 = not relevant.
+    """
+    blocks = _Blocks(query, gallery, query_labels, gallery_labels, **kwargs)
+    for rows in blocks.row_blocks:
+        yield (rows, *blocks(rows))
+
+
+def _per_query(block_metric, query, gallery, query_labels, gallery_labels, **kwargs):
+    """Run ``block_metric(scores, relevance)`` over all blocks, concatenated."""
+    return _Blocks(query, gallery, query_labels, gallery_labels, **kwargs).map(block_metric)
+
+
+def _nanmean(values):
+    values = values[~np.isnan(values)]
+    return float(values.mean()) if values.size else float("nan")
+
+
+_BLOCK_DOC = """query : array-like of shape (n_queries, dim)
+        Query embeddings.
+    gallery : array-like of shape (n_gallery, dim)
+        Gallery embeddings in the same space.
+    query_labels, gallery_labels : array-like or None, default=None
+        1-D class labels or 2-D multilabel indicators (relevant = shares at
+        least one label).  ``None`` for both: query ``i``'s only relevant item
+        is gallery item ``i`` (its counterpart).
+    **kwargs
+        ``query_time``, ``gallery_time``, ``time_window``, ``similarity``,
+        ``working_memory``, ``n_jobs``: see :func:`iter_score_blocks`."""
+
+
+def mean_average_precision(
+    query,
+    gallery,
+    query_labels=None,
+    gallery_labels=None,
+    *,
+    k=None,
+    ap_at_k_normaliser="relevant_in_topk",
+    return_per_query=False,
+    **kwargs,
+):
+    """Mean average precision (mAP, or mAP@k) of ranking ``gallery`` for each query.
+
+    mAP = mean over queries of AP = (1/R) sum_k rel_k P@k (thesis eq. 2.19,
+    2.22).  Equals a per-query loop over
+    :func:`sklearn.metrics.average_precision_score` when ``k is None``.
+
+    Parameters
+    ----------
+    {block}
+    k : int or None, default=None
+        Truncate at ``k`` (mAP@k); see :func:`average_precision_per_query`.
+    ap_at_k_normaliser : {{"relevant_in_topk", "min_k_total"}}
+        Denominator of AP@k.
+    return_per_query : bool, default=False
+        Also return the per-query AP array (NaN where a query has no relevant item).
+
+    Returns
+    -------
+    map : float
+        Mean over queries with at least one relevant gallery item.
+    per_query : ndarray of shape (n_queries,)
+        Only when ``return_per_query``.
+    """
+    ap = _per_query(
+        lambda s, r: average_precision_per_query(
+            s, r, k=k, ap_at_k_normaliser=ap_at_k_normaliser, _overwrite=True
+        ),
+        query, gallery, query_labels, gallery_labels, **kwargs,
+    )
+    return (_nanmean(ap), ap) if return_per_query else _nanmean(ap)
+
+
+def mean_reciprocal_rank(query, gallery, query_labels=None, gallery_labels=None, **kwargs):
+    """Mean reciprocal rank of the first relevant gallery item.
+
+    Parameters
+    ----------
+    {block}
+
+    Returns
+    -------
+    mrr : float
+    """
+    rr = _per_query(lambda s, r: reciprocal_rank_per_query(s, r, _overwrite=True), query, gallery, query_labels,
+                    gallery_labels, **kwargs)
+    return _nanmean(rr)
+
+
+def recall_at_k(query, gallery, query_labels=None, gallery_labels=None, *, k=10, **kwargs):
+    """Mean fraction of each query's relevant items found in the top ``k``.
+
+    With counterpart relevance (no labels) this is the usual R@k of
+    image-caption retrieval.
+
+    Parameters
+    ----------
+    {block}
+    k : int, default=10
+
+    Returns
+    -------
+    recall : float
+    """
+    rec = _per_query(lambda s, r: recall_per_query(s, r, k=k, _overwrite=True), query, gallery,
+                     query_labels, gallery_labels, **kwargs)
+    return _nanmean(rec)
+
+
+def ndcg_at_k(
+    query, gallery, query_labels=None, gallery_labels=None, *, k=50, gain="linear",
+    discount="jarvelin", **kwargs,
+):
+    """Mean nDCG@k, graded by the number of labels a gallery item shares with the query.
+
+    DCG@k = rel_1 + sum_{{i=2..k}} rel_i / log2(i) (thesis eq. 2.20); see
+    :func:`ndcg_per_query` for the options.
+
+    Parameters
+    ----------
+    {block}
+    k : int or None, default=50
+    gain : {{"linear", "exponential"}}, default="linear"
+    discount : {{"jarvelin", "standard"}}, default="jarvelin"
+
+    Returns
+    -------
+    ndcg : float
+        Mean over queries with a non-zero ideal DCG.
+    """
+    nd = _per_query(lambda s, r: ndcg_per_query(s, r, k=k, gain=gain, discount=discount),
+                    query, gallery, query_labels, gallery_labels, **kwargs)
+    return _nanmean(nd)
+
+
+for _f in (mean_average_precision, mean_reciprocal_rank, recall_at_k, ndcg_at_k):
+    _f.__doc__ = _f.__doc__.format(block=_BLOCK_DOC)
+del _f
+
+
+def cross_modal_scores(
+    image_embedding, text_embedding, labels=None, *, metrics=("map", "mrr"), time=None,
+    time_window=None, k=None, **kwargs,
+):
+    """Image→text and text→image retrieval figures over one set of paired items.
+
+    Every image queries all texts and every text queries all images (each
+    candidate pool includes the query's own counterpart).
+
+    Parameters
+    ----------
+    image_embedding : array-like of shape (n, dim)
+    text_embedding : array-like of shape (n, dim)
+        Row ``i`` of both is item ``i``.
+    labels : array-like or None
+        Labels of the items (relevance = shared label); ``None``: counterpart
+        relevance.
+    metrics : sequence of {"map", "mrr", "ndcg", "recall"}
+        Figures to compute.  ``k`` truncates "map" (mAP@k) and sets the cut-off
+        of "ndcg" and "recall" (default 50 and 10 when ``k`` is None).
+    time : array-like of shape (n,), optional
+        Item timestamps, with ``time_window`` for time-window relevance.
+    time_window : float, optional
+    **kwargs
+        Passed on (``similarity``, ``working_memory``, ``ap_at_k_normaliser``...).
+
+    Returns
+    -------
+    scores : dict
+        ``{"<metric>_i2t": ..., "<metric>_t2i": ..., "<metric>": mean of both}``.
+    """
+    ap_norm = kwargs.pop("ap_at_k_normaliser", "relevant_in_topk")
+    ndcg_opts = {key: kwargs.pop(key) for key in ("gain", "discount") if key in kwargs}
+    funcs = {
+        "map": lambda q, g, ll, **kw: mean_average_precision(
+            q, g, ll, ll, k=k, ap_at_k_normaliser=ap_norm, **kw),
+        "mrr": lambda q, g, ll, **kw: mean_reciprocal_rank(q, g, ll, ll, **kw),
+        "ndcg": lambda q, g, ll, **kw: ndcg_at_k(q, g, ll, ll, k=k or 50, **ndcg_opts, **kw),
+        "recall": lambda q, g, ll, **kw: recall_at_k(q, g, ll, ll, k=k or 10, **kw),
+    }
+    unknown = set(metrics) - set(funcs)
+    if unknown:
+        raise ValueError(f"Unknown metrics {sorted(unknown)}; choose from {sorted(funcs)}.")
+    kwargs.update(query_time=time, gallery_time=time, time_window=time_window)
+    out = {}
+    for name in metrics:
+        i2t = funcs[name](image_embedding, text_embedding, labels, **kwargs)
+        t2i = funcs[name](text_embedding, image_embedding, labels, **kwargs)
+        out.update({f"{name}_i2t": i2t, f"{name}_t2i": t2i, name: (i2t + t2i) / 2})
+    return out

@@ -1,0 +1,96 @@
+"""Scorers for ``GridSearchCV(scoring=...)`` and ``cross_validate``.
+
+A scorer is a callable ``scorer(estimator, X, y)`` returning one float
+(greater is better).  It embeds ``X`` with ``estimator.transform`` (each row
+at its own time), splits the output into its image and text halves and
+evaluates cross-modal retrieval among the rows of ``X``.
+"""
+
+import numpy as np
+
+from ._retrieval import cross_modal_scores
+
+_METRICS = ("map", "mrr", "ndcg", "recall")
+_DIRECTIONS = ("mean", "i2t", "t2i")
+
+
+class RetrievalScorer:
+    """Cross-modal retrieval scorer usable as ``scoring=`` in scikit-learn.
+
+    Parameters
+    ----------
+    metric : {"map", "mrr", "ndcg", "recall"}, default="map"
+    direction : {"mean", "i2t", "t2i"}, default="mean"
+        Image→text, text→image, or their mean.
+    k : int or None, default=None
+        Cut-off (mAP@k, nDCG@k, recall@k).
+    time_window : float or None, default=None
+        Time-window relevance: relevant = shares a label and
+        ``|Δt| <= time_window`` (time from the last column of X).
+    **metric_params
+        Passed to :func:`cross_modal_scores` (e.g. ``ap_at_k_normaliser``).
+
+    Examples
+    --------
+    >>> from temporal_xmodal.metrics import RetrievalScorer
+    >>> scorer = RetrievalScorer("map", k=50, time_window=1.0)
+    """
+
+    def __init__(self, metric="map", direction="mean", k=None, time_window=None,
+                 **metric_params):
+        if metric not in _METRICS:
+            raise ValueError(f"metric must be one of {_METRICS}; got {metric!r}.")
+        if direction not in _DIRECTIONS:
+            raise ValueError(f"direction must be one of {_DIRECTIONS}; got {direction!r}.")
+        self.metric, self.direction, self.k = metric, direction, k
+        self.time_window, self.metric_params = time_window, metric_params
+
+    def __call__(self, estimator, X, y=None):
+        Z = np.asarray(estimator.transform(X), dtype=np.float64)
+        d = Z.shape[1] // 2
+        time = np.asarray(X, dtype=np.float64)[:, -1] if self.time_window is not None else None
+        out = cross_modal_scores(
+            Z[:, :d], Z[:, d:], y, metrics=(self.metric,), k=self.k, time=time,
+            time_window=self.time_window, **self.metric_params,
+        )
+        key = self.metric if self.direction == "mean" else f"{self.metric}_{self.direction}"
+        return out[key]
+
+    def __repr__(self):
+        params = ", ".join(
+            f"{n}={v!r}" for n, v in [("metric", self.metric), ("direction", self.direction),
+                                       ("k", self.k), ("time_window", self.time_window)]
+        )
+        return f"RetrievalScorer({params})"
+
+
+def make_retrieval_scorer(metric="map", *, direction="mean", k=None, time_window=None,
+                          **metric_params):
+    """Build a :class:`RetrievalScorer` (the ``make_scorer`` of this library).
+
+    Parameters
+    ----------
+    metric : {"map", "mrr", "ndcg", "recall"}, default="map"
+    direction : {"mean", "i2t", "t2i"}, default="mean"
+    k : int or None, default=None
+    time_window : float or None, default=None
+    **metric_params
+        See :class:`RetrievalScorer`.
+
+    Returns
+    -------
+    scorer : RetrievalScorer
+    """
+    return RetrievalScorer(metric, direction, k, time_window, **metric_params)
+
+
+#: Ready-made scorers: ``GridSearchCV(est, grid, scoring=SCORERS)`` with ``refit="map"``.
+SCORERS = {
+    "map": RetrievalScorer("map"),
+    "map_i2t": RetrievalScorer("map", "i2t"),
+    "map_t2i": RetrievalScorer("map", "t2i"),
+    "map@50": RetrievalScorer("map", k=50),
+    "ndcg@50": RetrievalScorer("ndcg", k=50),
+    "mrr": RetrievalScorer("mrr"),
+    "recall@10": RetrievalScorer("recall", k=10),
+}

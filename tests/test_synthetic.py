@@ -1,0 +1,393 @@
+"""Tests of the synthetic generator ``make_temporal_crossmodal``.
+
+The tests check the documented ground truth with figures (time spreads,
+regression R^2 across time, cosine similarities within and across bursts,
+label-noise rates), not only shapes.
+"""
+
+import doctest
+
+import numpy as np
+import pytest
+from sklearn.metrics import r2_score
+
+import temporal_xmodal.datasets._synthetic as synthetic_module
+from temporal_xmodal.datasets import make_temporal_crossmodal
+
+
+def _split(X, info):
+    d = info.n_image_features
+    return X[:, :d], X[:, d:-1], X[:, -1]
+
+
+# --------------------------------------------------------------------------
+# Layout, shapes, determinism
+# --------------------------------------------------------------------------
+
+
+def test_shapes_dtypes_and_time_column():
+    X, y, info = make_temporal_crossmodal(
+        n_samples=500,
+        n_categories=5,
+        n_image_features=20,
+        n_text_features=12,
+        time_range=(1990.0, 2000.0),
+        return_info=True,
+        random_state=0,
+    )
+    assert X.shape == (500, 20 + 12 + 1)
+    assert X.dtype == np.float64 and np.isfinite(X).all()
+    assert y.shape == (500,) and np.issubdtype(y.dtype, np.integer)
+    assert set(np.unique(y)) == set(range(5))
+    assert info.n_image_features == 20 and info.n_text_features == 12
+    np.testing.assert_array_equal(X[:, -1], info.time)
+    assert info.time.min() >= 1990.0 and info.time.max() <= 2000.0
+    # Continuous timestamps, not a handful of integer instants.
+    assert np.unique(info.time).size == 500
+    assert info.latent.shape == (500, 16)
+    assert info.category.shape == info.event.shape == (500,)
+    assert info.profiles == ["spike", "recurrent", "steady", "spike", "recurrent"]
+    # Balanced categories: counts differ by at most one.
+    counts = np.bincount(info.category, minlength=5)
+    assert counts.max() - counts.min() <= 1
+
+
+def test_two_element_return_and_feature_scales():
+    out = make_temporal_crossmodal(n_samples=400, random_state=1)
+    assert len(out) == 2
+    X, y = out
+    X_img, X_txt = X[:, :64], X[:, 64:-1]
+    # Both modalities: unit-RMS signal + noise 0.5 -> RMS sqrt(1.25) ~ 1.118.
+    for block in (X_img, X_txt):
+        rms = np.sqrt(np.mean(block**2))
+        assert abs(rms - np.sqrt(1.25)) < 0.05
+
+
+def test_multilabel_indicator():
+    X, Y, info = make_temporal_crossmodal(
+        n_samples=2000,
+        n_categories=6,
+        multilabel=True,
+        label_noise=0.0,
+        second_label_rate=0.3,
+        return_info=True,
+        random_state=0,
+    )
+    assert Y.shape == (2000, 6)
+    assert set(np.unique(Y)) == {0, 1}
+    assert (Y.sum(axis=1) >= 1).all() and (Y.sum(axis=1) <= 2).all()
+    # Without label noise the primary category is always on.
+    assert (Y[np.arange(2000), info.category] == 1).all()
+    # About 30% of items carry a second label (binomial std ~1%).
+    assert abs((Y.sum(axis=1) == 2).mean() - 0.3) < 0.04
+    two = info.secondary >= 0
+    assert (Y[np.flatnonzero(two), info.secondary[two]] == 1).all()
+
+
+def test_multilabel_with_label_noise_keeps_a_label():
+    for n_categories in (2, 5):
+        _, Y, info = make_temporal_crossmodal(
+            n_samples=600,
+            n_categories=n_categories,
+            multilabel=True,
+            label_noise=0.5,
+            second_label_rate=0.5,
+            return_info=True,
+            random_state=3,
+        )
+        assert (Y.sum(axis=1) >= 1).all()
+        primary_off = Y[np.arange(600), info.category] == 0
+        np.testing.assert_array_equal(primary_off, info.label_noise_mask)
+        assert primary_off.sum() == 300
+
+
+def test_same_seed_same_output_different_seed_different():
+    kwargs = dict(n_samples=300, multilabel=True, return_info=True)
+    X1, y1, i1 = make_temporal_crossmodal(random_state=7, **kwargs)
+    X2, y2, i2 = make_temporal_crossmodal(random_state=7, **kwargs)
+    X3, y3, _ = make_temporal_crossmodal(random_state=8, **kwargs)
+    np.testing.assert_array_equal(X1, X2)
+    np.testing.assert_array_equal(y1, y2)
+    np.testing.assert_array_equal(i1.event, i2.event)
+    np.testing.assert_array_equal(i1.latent, i2.latent)
+    assert not np.allclose(X1, X3)
+    # A RandomState instance is accepted too.
+    X4, _ = make_temporal_crossmodal(
+        n_samples=300, random_state=np.random.RandomState(7)
+    )
+    X5, _ = make_temporal_crossmodal(n_samples=300, random_state=7)
+    np.testing.assert_array_equal(X4, X5)
+
+
+# --------------------------------------------------------------------------
+# Temporal profiles
+# --------------------------------------------------------------------------
+
+
+def test_profiles_time_spread_and_modes():
+    X, y, info = make_temporal_crossmodal(
+        n_samples=2400, n_categories=6, return_info=True, random_state=0
+    )
+    profiles = np.array(info.profiles)
+    std = np.array([info.time[info.category == c].std() for c in range(6)])
+    # Spike std = burst_width * span = 0.2, steady std = 10 / sqrt(12) = 2.89:
+    # assert at least a factor 5 between every spike and every steady category.
+    assert std[profiles == "spike"].max() * 5 < std[profiles == "steady"].min()
+    assert np.allclose(std[profiles == "spike"], info.burst_std, rtol=0.25)
+
+    # Recurrent: n_recurrences = 5 separated modes -> exactly 4 gaps wider than
+    # 5% of the range between sorted timestamps; steady and spike: none.
+    for c in range(6):
+        t = np.sort(info.time[info.category == c])
+        n_big_gaps = int((np.diff(t) > 0.5).sum())
+        if profiles[c] == "recurrent":
+            assert n_big_gaps == 4
+            assert np.unique(info.event[info.category == c]).size == 5
+        else:
+            assert n_big_gaps == 0
+        if profiles[c] == "steady":
+            assert (info.event[info.category == c] == -1).all()
+        if profiles[c] == "spike":
+            assert np.unique(info.event[info.category == c]).size == 1
+
+    # Every burst item lies within 5 burst std of its burst centre.
+    in_burst = info.event >= 0
+    dev = np.abs(info.time[in_burst] - info.event_center[info.event[in_burst]])
+    assert dev.max() < 5 * info.burst_std
+
+
+def test_profile_names_list_and_single_name():
+    _, _, info = make_temporal_crossmodal(
+        n_samples=100,
+        n_categories=3,
+        profiles=["steady", "steady", "recurrent"],
+        return_info=True,
+        random_state=0,
+    )
+    assert info.profiles == ["steady", "steady", "recurrent"]
+    assert np.all(info.event_category == 2)
+    _, _, info = make_temporal_crossmodal(
+        n_samples=100, n_categories=3, profiles="spike", return_info=True,
+        random_state=0,
+    )
+    assert info.profiles == ["spike"] * 3
+    assert info.event_category.tolist() == [0, 1, 2]
+
+
+# --------------------------------------------------------------------------
+# Wording drift
+# --------------------------------------------------------------------------
+
+
+def _early_late_r2(drift, profiles, seed, n_samples=3000):
+    """R^2 of an image->text least-squares map fitted on the first fifth."""
+    X, _, info = make_temporal_crossmodal(
+        n_samples=n_samples, drift=drift, profiles=profiles,
+        return_info=True, random_state=seed,
+    )
+    X_img, X_txt, t = _split(X, info)
+    early = np.flatnonzero(t < 2.0)
+    late = np.flatnonzero(t >= 8.0)
+    train, held_out = early[::2], early[1::2]
+    A = np.column_stack([X_img, np.ones(len(X_img))])
+    W, *_ = np.linalg.lstsq(A[train], X_txt[train], rcond=None)
+    return (
+        r2_score(X_txt[held_out], A[held_out] @ W),
+        r2_score(X_txt[late], A[late] @ W),
+    )
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_drift_breaks_a_static_image_to_text_map(seed):
+    # Steady categories so that both fifths have the same latent distribution
+    # and only the wording differs.  Over 20 seeds: early >= 0.53, late <= -0.43.
+    r_early, r_late = _early_late_r2(1.0, "steady", seed)
+    assert r_early > 0.5
+    assert r_late < 0.1
+    assert r_early - r_late > 0.5
+    # Static data: the map transfers (|difference| <= 0.025 over 20 seeds).
+    r_early0, r_late0 = _early_late_r2(0.0, "steady", seed)
+    assert r_early0 > 0.5
+    assert abs(r_early0 - r_late0) < 0.05
+
+
+def test_drift_with_mixed_profiles():
+    # With mixed profiles the two fifths hold different categories, so even
+    # static data lose some R^2 (covariate shift); drift still costs > 0.5 more.
+    _, r_late_drift = _early_late_r2(1.0, "mixed", 0)
+    _, r_late_static = _early_late_r2(0.0, "mixed", 0)
+    assert r_late_static - r_late_drift > 0.5
+
+
+def test_drift_angle_and_image_stability():
+    _, _, info = make_temporal_crossmodal(
+        n_samples=500, drift=1.0, return_info=True, random_state=0
+    )
+    expected = (np.pi / 2) * (info.time - 0.0) / 10.0
+    np.testing.assert_allclose(info.theta, expected)
+    _, _, info0 = make_temporal_crossmodal(
+        n_samples=500, drift=0.0, return_info=True, random_state=0
+    )
+    assert np.all(info0.theta == 0)
+
+
+def test_topic_drift_moves_text_but_not_image():
+    def shift(topic_drift):
+        X, _, info = make_temporal_crossmodal(
+            n_samples=3000, n_categories=3, profiles="steady", drift=0.0,
+            topic_drift=topic_drift, return_info=True, random_state=0,
+        )
+        X_img, X_txt, t = _split(X, info)
+        c0 = info.category == 0
+        early, late = c0 & (t < 3), c0 & (t > 7)
+        return (
+            np.linalg.norm(X_img[early].mean(0) - X_img[late].mean(0)),
+            np.linalg.norm(X_txt[early].mean(0) - X_txt[late].mean(0)),
+        )
+
+    img0, txt0 = shift(0.0)
+    img1, txt1 = shift(1.0)
+    assert txt1 > 3 * txt0
+    assert abs(img1 - img0) < 0.05
+
+
+# --------------------------------------------------------------------------
+# Events: same burst -> more similar
+# --------------------------------------------------------------------------
+
+
+def _close_far_cosine(event_strength, seed=0):
+    X, _, info = make_temporal_crossmodal(
+        n_samples=2000, event_strength=event_strength, return_info=True,
+        random_state=seed,
+    )
+    X_img = _split(X, info)[0]
+    Xn = X_img / np.linalg.norm(X_img, axis=1, keepdims=True)
+    close, far = [], []
+    for c, profile in enumerate(info.profiles):
+        if profile != "recurrent":
+            continue
+        idx = np.flatnonzero(info.category == c)
+        sim = Xn[idx] @ Xn[idx].T
+        dt = np.abs(info.time[idx, None] - info.time[None, idx])
+        iu = np.triu_indices(len(idx), 1)
+        close.append(sim[iu][dt[iu] < 0.5])
+        far.append(sim[iu][dt[iu] > 1.0])
+    return np.concatenate(close).mean(), np.concatenate(far).mean()
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_events_make_close_pairs_more_similar(seed):
+    # Recurrent categories: pairs within one burst (|dt| < 0.5) vs pairs from
+    # different bursts (|dt| > 1).  Gap 0.10-0.19 over 20 seeds with strength 1.
+    close, far = _close_far_cosine(1.0, seed)
+    assert close - far > 0.08
+    # No event offsets: time distance says nothing (gap < 0.005 over 20 seeds).
+    close0, far0 = _close_far_cosine(0.0, seed)
+    assert abs(close0 - far0) < 0.02
+
+
+def test_event_offsets_are_shared_within_a_burst():
+    _, _, info = make_temporal_crossmodal(
+        n_samples=1000, latent_noise=0.0, return_info=True, random_state=0
+    )
+    # With no latent scatter, z - mu_c is exactly the burst offset.
+    residual = info.latent - info.prototypes[info.category]
+    in_burst = info.event >= 0
+    np.testing.assert_allclose(
+        residual[in_burst], info.event_offset[info.event[in_burst]], atol=1e-12
+    )
+    np.testing.assert_allclose(residual[~in_burst], 0.0, atol=1e-12)
+
+
+# --------------------------------------------------------------------------
+# Label noise
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("label_noise", [0.0, 0.05, 0.3])
+def test_label_noise_fraction(label_noise):
+    n = 2000
+    _, y, info = make_temporal_crossmodal(
+        n_samples=n, label_noise=label_noise, return_info=True, random_state=0
+    )
+    wrong = y != info.category
+    # Exactly round(label_noise * n) items are corrupted, always to another class.
+    assert wrong.sum() == round(label_noise * n)
+    np.testing.assert_array_equal(wrong, info.label_noise_mask)
+    if label_noise:
+        # Features still come from the true category: the latent vector of a
+        # corrupted item is nearer its true prototype than its label's one.
+        z = info.latent[wrong]
+        d_true = np.linalg.norm(z - info.prototypes[info.category[wrong]], axis=1)
+        d_label = np.linalg.norm(z - info.prototypes[y[wrong]], axis=1)
+        assert (d_true < d_label).mean() > 0.95
+
+
+def test_label_noise_spreads_over_other_categories():
+    _, y, info = make_temporal_crossmodal(
+        n_samples=4000, n_categories=4, label_noise=0.5, return_info=True,
+        random_state=0,
+    )
+    shift = (y - info.category) % 4
+    wrong_shift = shift[info.label_noise_mask]
+    # Uniform over the 3 other categories: each shift ~1/3 (std ~0.013).
+    freq = np.bincount(wrong_shift, minlength=4)[1:] / wrong_shift.size
+    assert np.all(np.abs(freq - 1 / 3) < 0.05)
+
+
+# --------------------------------------------------------------------------
+# Validation
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "kwargs, exc, match",
+    [
+        (dict(n_samples=5, n_categories=8), ValueError,
+         "n_samples must be >= n_categories"),
+        (dict(n_categories=1), ValueError, "n_categories must be >= 2"),
+        (dict(n_samples=10.5), TypeError, "n_samples must be an int"),
+        (dict(n_categories=True), TypeError, "n_categories must be an int"),
+        (dict(n_image_features=0), ValueError, "n_image_features must be >= 1"),
+        (dict(n_text_features=-3), ValueError, "n_text_features must be >= 1"),
+        (dict(n_latent=0), ValueError, "n_latent must be >= 1"),
+        (dict(n_recurrences=1), ValueError, "n_recurrences must be >= 2"),
+        (dict(time_range=(5.0, 5.0)), ValueError, "time_range must be increasing"),
+        (dict(time_range=(10.0, 0.0)), ValueError, "time_range must be increasing"),
+        (dict(time_range=(0.0, 1.0, 2.0)), TypeError, "time_range must be a pair"),
+        (dict(time_range=5.0), TypeError, "time_range must be a pair"),
+        (dict(time_range=(0.0, np.inf)), ValueError,
+         r"time_range\[1\] must be finite"),
+        (dict(time_range=("a", 1.0)), TypeError, r"time_range\[0\] must be a real"),
+        (dict(profiles="bursty"), ValueError, "Unknown profile name"),
+        (dict(profiles=["spike", "weird"], n_categories=2), ValueError,
+         "Unknown profile"),
+        (dict(profiles=["spike", "steady"]), ValueError, "one entry per category"),
+        (dict(profiles=3), TypeError, "profiles must be 'mixed'"),
+        (dict(noise=-0.1), ValueError, r"noise must be in \[0.0, inf\)"),
+        (dict(noise="high"), TypeError, "noise must be a real number"),
+        (dict(drift=-1.0), ValueError, "drift must be in"),
+        (dict(drift=np.nan), ValueError, "drift must be finite"),
+        (dict(event_strength=-0.5), ValueError, "event_strength must be in"),
+        (dict(latent_noise=-1), ValueError, "latent_noise must be in"),
+        (dict(topic_drift=-1), ValueError, "topic_drift must be in"),
+        (dict(label_noise=1.0), ValueError, r"label_noise must be in \[0.0, 1.0\)"),
+        (dict(label_noise=-0.01), ValueError, "label_noise must be in"),
+        (dict(burst_width=0.0), ValueError, r"burst_width must be in \(0, 0.5\]"),
+        (dict(burst_width=0.7), ValueError, "burst_width must be in"),
+        (dict(second_label_rate=1.5), ValueError, "second_label_rate must be in"),
+        (dict(multilabel="yes"), TypeError, "multilabel must be a bool"),
+        (dict(return_info=1), TypeError, "return_info must be a bool"),
+        (dict(random_state="seed"), ValueError, "cannot be used to seed"),
+    ],
+)
+def test_bad_parameters_raise(kwargs, exc, match):
+    with pytest.raises(exc, match=match):
+        make_temporal_crossmodal(**kwargs)
+
+
+def test_docstring_example_runs():
+    result = doctest.testmod(synthetic_module, optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0
+    assert result.failed == 0
