@@ -81,14 +81,24 @@ def resolve_n_image_features(n_image_features, n_features):
     -------
     n_image : int
         Validated number of image columns; ``n_features - 1 - n_image`` text
-        columns follow.
+        columns follow.  An X with a single feature column (and
+        ``n_image_features=None``) uses that column as both blocks, with a
+        warning, so that default construction works on any X.
     """
     n_content = n_features - 1
-    if n_content < 2:
+    if n_content < 1:
         raise ValueError(
-            f"X has {n_features} feature(s); the layout [image | text | time] needs at "
-            "least one image column, one text column and the time column (3 columns)."
+            f"X has {n_features} feature(s); the layout [image | text | time] needs "
+            "feature columns before the time column."
         )
+    if n_content == 1 and n_image_features is None:
+        warnings.warn(
+            "X has a single feature column besides time; it is used as both the image "
+            "and the text block (a degenerate cross-modal problem).",
+            UserWarning,
+            stacklevel=3,
+        )
+        return 1
     if n_image_features is None:
         return (n_content + 1) // 2
     if not isinstance(n_image_features, numbers.Integral) or isinstance(

@@ -94,7 +94,7 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
         check_time_column(X)
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2, reset=True)
         self.n_image_features_ = resolve_n_image_features(self.n_image_features, X.shape[1])
-        self.n_text_features_ = X.shape[1] - 1 - self.n_image_features_
+        self.n_text_features_ = max(1, X.shape[1] - 1 - self.n_image_features_)
         labels = check_labels(
             y, X.shape[0], required=self._requires_labels,
             estimator_name=type(self).__name__,
@@ -104,8 +104,9 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
         return (*self._split(X), labels)
 
     def _split(self, X):
-        d_img = self.n_image_features_
-        return X[:, :d_img], X[:, d_img:-1], X[:, -1]
+        """``(X_image, X_text, time)``: the text block is the columns just before time."""
+        return (X[:, :self.n_image_features_], X[:, -1 - self.n_text_features_:-1],
+                X[:, -1])
 
     # ------------------------------------------------------------ transform
     def transform(self, X):

@@ -1,0 +1,186 @@
+"""Retrieval metrics: exact agreement with scikit-learn and hand-computed cases."""
+
+import numpy as np
+import pytest
+from sklearn.metrics import average_precision_score, ndcg_score
+
+from temporal_xmodal.metrics import (
+    SCORERS,
+    average_precision_per_query,
+    cross_modal_scores,
+    iter_score_blocks,
+    make_retrieval_scorer,
+    mean_average_precision,
+    mean_reciprocal_rank,
+    ndcg_at_k,
+    ndcg_per_query,
+    recall_at_k,
+    reciprocal_rank_per_query,
+)
+
+
+def _multilabel(rng, n, n_labels=5, p=0.3):
+    Y = rng.random((n, n_labels)) < p
+    Y[np.arange(n), rng.integers(0, n_labels, n)] = True
+    return Y
+
+
+@pytest.mark.parametrize("tied", [False, True])
+def test_map_equals_sklearn_loop_multilabel(tied):
+    rng = np.random.default_rng(0)
+    Q, G = rng.standard_normal((120, 8)), rng.standard_normal((700, 8))
+    Yq, Yg = _multilabel(rng, 120), _multilabel(rng, 700)
+    if tied:  # coarse embeddings -> many exactly tied scores
+        Q, G = np.round(Q), np.round(G)
+    per_query = mean_average_precision(Q, G, Yq, Yg, return_per_query=True,
+                                       working_memory=0.1)[1]
+    scores = Q @ G.T
+    relevant = (Yq.astype(int) @ Yg.T.astype(int)) > 0
+    reference = [average_precision_score(relevant[i], scores[i]) for i in range(len(Q))]
+    np.testing.assert_allclose(per_query, reference, rtol=0, atol=1e-9)
+    if tied:
+        assert len(np.unique(scores[0])) < scores.shape[1] / 5  # ties really occur
+
+
+def test_chunking_and_threads_do_not_change_results():
+    rng = np.random.default_rng(1)
+    Q, G = rng.standard_normal((300, 16)), rng.standard_normal((400, 16))
+    yq, yg = rng.integers(0, 4, 300), rng.integers(0, 4, 400)
+    full = mean_average_precision(Q, G, yq, yg, return_per_query=True)[1]
+    tiny = mean_average_precision(Q, G, yq, yg, return_per_query=True, working_memory=0.01)[1]
+    threaded = mean_average_precision(Q, G, yq, yg, return_per_query=True, n_jobs=2,
+                                      working_memory=0.05)[1]
+    np.testing.assert_array_equal(full, tiny)
+    np.testing.assert_array_equal(full, threaded)
+
+
+def test_hand_computed_ranking():
+    # one query, gallery scores 0.9 0.8 0.7 0.6 0.5 with relevance 1 0 1 0 1
+    scores = np.array([[0.9, 0.8, 0.7, 0.6, 0.5]])
+    rel = np.array([[1, 0, 1, 0, 1]], dtype=bool)
+    ap = (1 / 1 + 2 / 3 + 3 / 5) / 3
+    assert average_precision_per_query(scores, rel)[0] == pytest.approx(ap)
+    # AP@3: relevant in top 3 at ranks 1 and 3 -> (1 + 2/3) / 2 (relevant_in_topk)
+    assert average_precision_per_query(scores, rel, k=3)[0] == pytest.approx((1 + 2 / 3) / 2)
+    # min(k, R) normaliser: min(3, 3) = 3
+    assert average_precision_per_query(
+        scores, rel, k=3, ap_at_k_normaliser="min_k_total")[0] == pytest.approx((1 + 2 / 3) / 3)
+    assert reciprocal_rank_per_query(scores[:, ::-1], rel[:, ::-1])[0] == 1.0
+    assert reciprocal_rank_per_query(-scores, rel)[0] == pytest.approx(1 / 1)  # item 5 first
+    assert reciprocal_rank_per_query(-scores, ~rel)[0] == pytest.approx(1 / 2)
+
+
+def test_ties_count_against_the_query():
+    scores = np.array([[1.0, 1.0, 0.0]])
+    rel = np.array([[False, True, False]])
+    # tied pair: rank of the relevant item is 2 (sklearn convention)
+    assert reciprocal_rank_per_query(scores, rel)[0] == 0.5
+    assert average_precision_per_query(scores, rel)[0] == 0.5
+    assert average_precision_per_query(scores, rel, k=1)[0] == 0.0
+
+
+def test_queries_without_relevant_items_are_skipped():
+    scores = np.array([[0.3, 0.2], [0.1, 0.9]])
+    rel = np.array([[False, False], [False, True]])
+    ap = average_precision_per_query(scores, rel)
+    assert np.isnan(ap[0]) and ap[1] == 1.0
+
+
+@pytest.mark.parametrize("k", [5, 20, None])
+def test_ndcg_standard_discount_equals_sklearn(k):
+    rng = np.random.default_rng(2)
+    scores = np.round(rng.standard_normal((40, 60)), 1)  # with ties
+    gains = rng.integers(0, 4, (40, 60))
+    ours = ndcg_per_query(scores, gains, k=k, discount="standard")
+    ref = [ndcg_score(gains[i:i + 1], scores[i:i + 1], k=k) for i in range(40)]
+    np.testing.assert_allclose(ours, ref, atol=1e-12)
+
+
+def test_ndcg_jarvelin_hand_computed():
+    # eq. 2.20: DCG = rel1 + sum_{i>=2} rel_i / log2(i); ranked gains 2, 0, 1, 3
+    scores = np.array([[4.0, 3.0, 2.0, 1.0]])
+    gains = np.array([[2, 0, 1, 3]])
+    dcg = 2 + 0 / np.log2(2) + 1 / np.log2(3) + 3 / np.log2(4)
+    idcg = 3 + 2 / np.log2(2) + 1 / np.log2(3) + 0
+    assert ndcg_per_query(scores, gains)[0] == pytest.approx(dcg / idcg)
+    exp = ndcg_per_query(scores, gains, gain="exponential")[0]
+    assert exp == pytest.approx((3 + 1 / np.log2(3) + 7 / 2) / (7 + 3 + 1 / np.log2(3)))
+
+
+def test_embedding_level_functions_on_known_structure():
+    # queries equal to their counterparts: perfect retrieval
+    rng = np.random.default_rng(3)
+    E = rng.standard_normal((50, 10))
+    assert mean_reciprocal_rank(E, E, similarity="cosine") == 1.0
+    assert recall_at_k(E, E, k=1, similarity="cosine") == 1.0
+    y = np.repeat(np.arange(5), 10)
+    centroids = rng.standard_normal((5, 10)) * 10
+    Z = centroids[y] + rng.standard_normal((50, 10)) * 0.01
+    assert mean_average_precision(Z, Z, y, y) == pytest.approx(1.0)
+    assert ndcg_at_k(Z, Z, y, y, k=10) == pytest.approx(1.0)
+    # random embeddings: mAP close to the class prior
+    R = rng.standard_normal((2000, 10))
+    yr = rng.integers(0, 10, 2000)
+    assert abs(mean_average_precision(R, R[::-1], yr, yr[::-1]) - 0.1) < 0.02
+
+
+def test_time_window_relevance():
+    # two items of the same class, far apart in time: relevant without a window,
+    # not relevant with it
+    # A (class 0, t=0), B (class 0, t=10), C (class 1, t=0); A's ranking: A, C, B
+    Z = np.array([[1.0, 0.0], [0.0, 1.0], [0.9, 0.1]])
+    y = np.array([0, 0, 1])
+    t = np.array([0.0, 10.0, 0.0])
+    s = cross_modal_scores(Z, Z, y, metrics=("map",), similarity="cosine")
+    s_win = cross_modal_scores(Z, Z, y, metrics=("map",), time=t, time_window=1.0,
+                               similarity="cosine")
+    assert s["map"] == pytest.approx((2 * (1 + 2 / 3) / 2 + 1) / 3)
+    assert s_win["map"] == 1.0  # only the item itself remains relevant, ranked first
+
+
+def test_hamming_similarity_ranks_sign_codes():
+    codes = np.array([[1, 1, 1, 1], [1, 1, 1, -1], [-1, -1, -1, -1]], dtype=float)
+    q = np.array([[0.5, 0.2, 0.1, 0.3]])  # sign code 1111
+    _, scores, _ = next(iter_score_blocks(q, codes, [0], [0, 0, 1], similarity="hamming"))
+    np.testing.assert_array_equal(scores, [[4.0, 2.0, -4.0]])
+
+
+def test_scorers_work_in_grid_search_style():
+    from temporal_xmodal import CCACrossModal
+    from temporal_xmodal.datasets import make_temporal_crossmodal
+
+    X, y, info = make_temporal_crossmodal(400, return_info=True, random_state=0)
+    est = CCACrossModal(n_image_features=info.n_image_features).fit(X)
+    assert SCORERS["map"](est, X, y) == pytest.approx(est.score(X, y))
+    i2t = make_retrieval_scorer("map", direction="i2t")(est, X, y)
+    t2i = make_retrieval_scorer("map", direction="t2i")(est, X, y)
+    assert (i2t + t2i) / 2 == pytest.approx(est.score(X, y))
+    windowed = make_retrieval_scorer("map", k=50, time_window=0.5)(est, X, y)
+    assert 0 < windowed <= 1
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(k=0), "k must be a positive int"),
+        (dict(ap_at_k_normaliser="bad", k=3), "ap_at_k_normaliser"),
+        (dict(similarity="euclid"), "similarity must be one of"),
+        (dict(time_window=1.0), "needs both query_time and gallery_time"),
+    ],
+)
+def test_bad_arguments(kwargs, match):
+    Z, y = np.eye(3), np.array([0, 1, 1])
+    with pytest.raises(ValueError, match=match):
+        mean_average_precision(Z, Z, y, y, **kwargs)
+
+
+def test_bad_inputs():
+    Z = np.eye(3)
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        mean_average_precision(np.full((3, 3), np.nan), Z)
+    with pytest.raises(ValueError, match="differ in dimension"):
+        mean_average_precision(Z, np.eye(4))
+    with pytest.raises(ValueError, match="counterpart"):
+        mean_reciprocal_rank(Z, np.eye(5, 3))
+    with pytest.raises(ValueError, match="both be 1-D"):
+        mean_average_precision(Z, Z, [0, 1, 1], np.eye(3))
