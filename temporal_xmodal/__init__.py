@@ -6,8 +6,8 @@
 from ._layout import stack_modalities
 from ._validation import TimeRangeWarning
 from .base import CrossModalEmbedder
-from .estimators import CCACrossModal
+from .estimators import CCACrossModal, SAMEmbedder
 
 __version__ = "0.1.0"
 
-__all__ = ["CCACrossModal", "CrossModalEmbedder", "TimeRangeWarning", "stack_modalities"]
+__all__ = ["CCACrossModal", "CrossModalEmbedder", "SAMEmbedder", "TimeRangeWarning", "stack_modalities"]

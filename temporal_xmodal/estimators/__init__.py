@@ -1,5 +1,6 @@
 """The estimators: one module per method."""
 
 from ._cca import CCACrossModal
+from ._sam import SAMEmbedder
 
-__all__ = ["CCACrossModal"]
+__all__ = ["CCACrossModal", "SAMEmbedder"]

@@ -1,0 +1,250 @@
+"""The neural estimators' common part: building and fitting the skorch net.
+
+Every neural estimator (SAM, TempXNet, and the later temporal ones) inherits
+:class:`NeuralCrossModalEmbedder` and only says which torch module and which
+loss it trains; the training loop, validation split, early stopping,
+seeding, device selection and warm start live here once.
+"""
+
+from numbers import Integral, Real
+
+import numpy as np
+import torch
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from skorch.callbacks import EarlyStopping, LRScheduler
+from skorch.helper import predefined_split
+
+from ..base import CrossModalEmbedder
+from ..nn import TwoTowerNet
+from ..training import (
+    BatchIterator,
+    CrossModalNet,
+    InverseTimeDecay,
+    RetrievalScoring,
+    embed_batches,
+    make_dataset,
+)
+from ..training._net import as_tensor
+
+_OPTIMIZERS = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam, "adamw": torch.optim.AdamW}
+_SELECTION = ("valid_map", "valid_loss")
+
+#: sklearn parameter constraints shared by the neural estimators.
+COMMON_CONSTRAINTS = {
+    "embedding_dim": [Interval(Integral, 1, None, closed="left")],
+    "hidden_dim": [Interval(Integral, 1, None, closed="left")],
+    "dropout": [Interval(Real, 0, 1, closed="left")],
+    "max_epochs": [Interval(Integral, 1, None, closed="left")],
+    "batch_size": [Interval(Integral, 2, None, closed="left")],
+    "lr": [Interval(Real, 0, None, closed="neither")],
+    "optimizer": [StrOptions(set(_OPTIMIZERS)), type],
+    "momentum": [Interval(Real, 0, 1, closed="left")],
+    "nesterov": ["boolean"],
+    "lr_decay": [Interval(Real, 0, None, closed="left")],
+    "validation_fraction": [Interval(Real, 0, 1, closed="left")],
+    "patience": [Interval(Integral, 1, None, closed="left"), None],
+    "selection_metric": [StrOptions(set(_SELECTION))],
+    "device": [str, torch.device],
+    "random_state": ["random_state"],
+    "verbose": ["verbose"],
+    "callbacks": [list, None],
+    "warm_start": ["boolean"],
+    "n_image_features": [Interval(Integral, 1, None, closed="left"), None],
+    "margin": [Interval(Real, 0, None, closed="left")],
+    "negatives": [StrOptions({"different_category", "all_non_matching"})],
+    "loss_reduction": [StrOptions({"sum_per_anchor", "sum", "mean_active"})],
+}
+
+#: Shared parameter documentation, appended to each neural estimator's docstring.
+COMMON_PARAMETERS_DOC = """
+    embedding_dim : int
+        Dimension D of the common space.
+    hidden_dim : int, default=1024
+        Width of each tower's hidden layer.
+    dropout : float
+        Dropout on the hidden layer.
+    max_epochs : int
+        Training epochs (n_e of the schedules).
+    batch_size : int
+        Mini-batch size b; in-batch negatives come from the same batch.
+    lr : float, default=5e-3
+        Learning rate η.
+    optimizer : {"sgd", "adam", "adamw"} or torch.optim.Optimizer subclass, default="sgd"
+    momentum : float, default=0.9
+        SGD momentum (ignored by other optimisers).
+    nesterov : bool
+        Nesterov momentum for SGD.
+    lr_decay : float, default=1e-6
+        Keras-style decay η / (1 + decay · iteration) (0 disables it).
+    validation_fraction : float, default=0.1
+        Fraction of the training rows held out to select the checkpoint
+        (and stop early); 0 trains on everything for ``max_epochs``.
+    patience : int or None, default=None
+        Stop after this many epochs without improvement of
+        ``selection_metric``; ``None`` trains all epochs.  Either way the
+        best epoch's weights are restored.
+    selection_metric : {"valid_map", "valid_loss"}, default="valid_map"
+        Validation figure for checkpoint selection (mAP by default; the
+        thesis' "lowest validation error" is ``"valid_loss"``).
+    device : {"auto", "cpu", "cuda", ...}, default="auto"
+        "auto" uses CUDA when available.
+    random_state : int, RandomState or None, default=None
+        Seeds weight initialisation, shuffling, dropout and the validation
+        split; same seed → same embeddings on CPU.
+    verbose : int, default=0
+        > 0 prints skorch's epoch table.
+    callbacks : list of skorch callbacks or None, default=None
+        Extra callbacks, appended to ours.
+    warm_start : bool, default=False
+        Continue training the existing net on the next ``fit``.
+    n_image_features : int or None, default=None
+        Leading image columns of X; ``None`` splits the non-time columns in half.
+
+    Attributes
+    ----------
+    net_ : skorch.NeuralNet
+        The fitted net; ``net_.history`` holds the per-epoch losses,
+        ``valid_map`` and (SAM) α.
+    embedding_dim_ : int
+    n_features_in_, feature_names_in_, n_image_features_, n_text_features_, time_range_
+        See :class:`~temporal_xmodal.base.CrossModalEmbedder`.
+"""
+
+
+def resolve_device(device):
+    """``"auto"`` → ``"cuda"`` when available, else ``"cpu"``; other values pass through."""
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    return device
+
+
+def label_indicator(labels):
+    """(n, C) float indicator from integer codes (1-D) or a boolean indicator (2-D)."""
+    labels = np.asarray(labels)
+    if labels.ndim == 2:
+        return labels.astype(np.float32)
+    return np.eye(labels.max() + 1, dtype=np.float32)[labels]
+
+
+class NeuralCrossModalEmbedder(CrossModalEmbedder):
+    """Base of the neural estimators (not used directly).
+
+    Subclasses implement :meth:`_loss` (the criterion class and its
+    parameters, possibly fitted on the training data) and may override
+    :meth:`_module` and :meth:`_callbacks`.
+    """
+
+    def _module(self):
+        """The torch module class and its constructor parameters."""
+        return TwoTowerNet, {
+            "n_image_features": self.n_image_features_,
+            "n_text_features": self.n_text_features_,
+            "hidden_dim": self.hidden_dim,
+            "embedding_dim": self.embedding_dim,
+            "dropout": self.dropout,
+        }
+
+    def _loss(self, X_image, X_text, time, labels):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _callbacks(self):
+        """Method-specific callbacks (e.g. SAM's margin schedule)."""
+        return []
+
+    # ------------------------------------------------------------------ fit
+    def _fit(self, X_image, X_text, time, labels):
+        Y = label_indicator(labels)
+        rng = check_random_state(self.random_state)
+        seed = int(rng.randint(np.iinfo(np.int32).max))
+        train, valid = self._split_rows(len(Y), rng)
+        data_train = make_dataset(X_image[train], X_text[train], time[train], Y[train], train)
+        data_valid = (make_dataset(X_image[valid], X_text[valid], time[valid], Y[valid], valid)
+                      if valid is not None else None)
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            if not (self.warm_start and hasattr(self, "net_")):
+                self.net_ = self._build_net(X_image[train], X_text[train], time[train],
+                                            Y[train], data_valid, seed)
+            else:
+                self.net_.set_params(train_split=(predefined_split(data_valid)
+                                                  if data_valid is not None else None))
+            self.net_.fit(data_train.X, data_train.y)
+        self.embedding_dim_ = self.embedding_dim
+        return self
+
+    def _split_rows(self, n, rng):
+        n_valid = int(round(self.validation_fraction * n))
+        if self.validation_fraction == 0 or n_valid < 2 or n - n_valid < 2:
+            return np.arange(n), None
+        order = rng.permutation(n)
+        return np.sort(order[n_valid:]), np.sort(order[:n_valid])
+
+    def _build_net(self, X_image, X_text, time, Y, data_valid, seed):
+        module, module_params = self._module()
+        loss, loss_params = self._loss(X_image, X_text, time, Y)
+        optimizer = _OPTIMIZERS.get(self.optimizer, self.optimizer)
+        if isinstance(optimizer, str):
+            raise ValueError(f"optimizer must be one of {sorted(_OPTIMIZERS)} or a torch "
+                             f"optimizer class; got {self.optimizer!r}.")
+        optimizer_params = ({"optimizer__momentum": self.momentum,
+                             "optimizer__nesterov": bool(self.nesterov and self.momentum > 0)}
+                            if optimizer is torch.optim.SGD else {})
+        callbacks = list(self._callbacks())
+        if self.lr_decay:
+            callbacks.append(("lr_decay", LRScheduler(
+                policy=torch.optim.lr_scheduler.LambdaLR,
+                lr_lambda=InverseTimeDecay(self.lr_decay), step_every="batch")))
+        if data_valid is not None:
+            if self.selection_metric not in _SELECTION:
+                raise ValueError(f"selection_metric must be one of {_SELECTION}; "
+                                 f"got {self.selection_metric!r}.")
+            callbacks.append(("valid_map", RetrievalScoring()))
+            callbacks.append(("selection", EarlyStopping(
+                monitor=self.selection_metric,
+                lower_is_better=self.selection_metric == "valid_loss",
+                patience=self.max_epochs + 1 if self.patience is None else self.patience,
+                threshold=0.0, load_best=True, sink=print if self.verbose else _silent)))
+        callbacks.extend(self.callbacks or [])
+        return CrossModalNet(
+            module=module,
+            criterion=loss,
+            optimizer=optimizer,
+            lr=self.lr,
+            max_epochs=self.max_epochs,
+            batch_size=self.batch_size,
+            iterator_train=BatchIterator,
+            iterator_train__shuffle=True,
+            iterator_train__generator=torch.Generator().manual_seed(seed),
+            iterator_valid=BatchIterator,
+            train_split=predefined_split(data_valid) if data_valid is not None else None,
+            callbacks=callbacks,
+            device=resolve_device(self.device),
+            verbose=self.verbose,
+            **{f"module__{k}": v for k, v in module_params.items()},
+            **{f"criterion__{k}": v for k, v in loss_params.items()},
+            **optimizer_params,
+        )
+
+    # ------------------------------------------------------------ transform
+    def _embed(self, modality, A, time):
+        tensors = {modality: as_tensor(A)}
+        if time is not None:
+            tensors["time"] = as_tensor(time)
+        Z = embed_batches(self.net_.module_, tensors, self.net_.device, modality=modality)
+        return Z.numpy().astype(np.float64)
+
+    def _embed_image(self, X_image, time):
+        return self._embed("image", X_image, time)
+
+    def _embed_text(self, X_text, time):
+        return self._embed("text", X_text, time)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.non_deterministic = self.random_state is None
+        return tags
+
+
+def _silent(*args, **kwargs):
+    """Sink for skorch messages when ``verbose=0``."""

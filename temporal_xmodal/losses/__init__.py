@@ -1,0 +1,26 @@
+"""Losses of the neural estimators, one concept per module.
+
+* :mod:`.triplet` — bidirectional triplet hinge over in-batch negatives (masks);
+* :mod:`.sam` — SAM's scheduled adaptive margins;
+* :mod:`.tempxnet` — TempXNet's temporal soft-constraint term;
+* :mod:`.temporal_correlation` — the temporal correlation functions f_t.
+"""
+
+from .sam import SAMLoss, SemanticDistance, category_distance_matrix, margin_schedule
+from .temporal_correlation import (
+    CategoryKDECorrelation,
+    RecencyCorrelation,
+    TemporalCorrelation,
+    WordTopicCorrelation,
+    make_temporal_correlation,
+)
+from .tempxnet import TempXNetLoss, cross_modality_similarity, temporal_soft_constraint
+from .triplet import bidirectional_triplet_loss, negative_mask, shared_label_mask
+
+__all__ = [
+    "CategoryKDECorrelation", "RecencyCorrelation", "SAMLoss", "SemanticDistance",
+    "TempXNetLoss", "TemporalCorrelation", "WordTopicCorrelation",
+    "bidirectional_triplet_loss", "category_distance_matrix", "cross_modality_similarity",
+    "make_temporal_correlation", "margin_schedule", "negative_mask", "shared_label_mask",
+    "temporal_soft_constraint",
+]

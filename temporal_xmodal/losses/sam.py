@@ -1,0 +1,224 @@
+"""SAM: scheduled adaptive margins (spec ``sam.md`` §3.3–3.7, thesis eqs. 3.6–3.11).
+
+Per (anchor, negative) pair the margin is
+
+    f_m = α(t) · f_am + (1 − α(t)) · m                      (eq. 3.7)
+    α(t) = 1 / (1 + exp(−k (t − f_a · n_e)))                 (eq. 3.7)
+    f_am = λ · f_ms + (1 − λ) · f_mc                         (eq. 3.8)
+
+with f_ms the normalised input-space distance of the two items (eq. 3.9) and
+f_mc the mean intra-modality cosine distance between the two items' category
+prototypes, refreshed every epoch (eqs. 3.10–3.11).  Margins carry no gradient.
+"""
+
+import math
+
+import numpy as np
+import torch
+from torch import nn
+
+from .triplet import bidirectional_triplet_loss, negative_mask
+
+SCHEDULES = ("sigmoid", "fixed", "always")
+SEMANTIC_NORMALISATIONS = ("per_modality", "after_average", "batch")
+
+
+def margin_schedule(epoch, slope, activation_epoch_fraction, n_epochs):
+    """α(t) = 1 / (1 + exp(−k (t − f_a n_e)))  (eq. 3.7).
+
+    Parameters
+    ----------
+    epoch : int or float
+        Current epoch t (0-based; α is held within an epoch, spec A9).
+    slope : float
+        k.
+    activation_epoch_fraction : float
+        f_a in [0, 1]: the sigmoid's midpoint is epoch f_a · n_e.
+    n_epochs : int
+        n_e.
+
+    Returns
+    -------
+    alpha : float
+    """
+    z = -slope * (epoch - activation_epoch_fraction * n_epochs)
+    return 1.0 / (1.0 + math.exp(min(z, 700.0)))
+
+
+class SemanticDistance:
+    """f_ms: normalised distance of two items in the input feature spaces (eq. 3.9).
+
+    f_ms(a, n) = ( ||x_V^a − x_V^n|| + ||x_T^a − x_T^n|| ) / 2, normalised to
+    [0, 1].  It is a distance (larger = less related = larger margin; A2).
+
+    Parameters
+    ----------
+    normalisation : {"per_modality", "after_average", "batch"}, default="per_modality"
+        Min–max normalise each modality's distances with training-set
+        statistics and average (A1 best reading); average the raw distances
+        and then normalise (literal reading); or min–max within each batch.
+    max_pairs : int, default=200_000
+        Random training pairs used to estimate the min / max statistics.
+    random_state : int or None
+        Seed of the pair sample.
+    """
+
+    def __init__(self, normalisation="per_modality", max_pairs=200_000, random_state=None):
+        if normalisation not in SEMANTIC_NORMALISATIONS:
+            raise ValueError(
+                f"semantic_normalisation must be one of {SEMANTIC_NORMALISATIONS}; "
+                f"got {normalisation!r}."
+            )
+        self.normalisation = normalisation
+        self.max_pairs = max_pairs
+        self.random_state = random_state
+
+    def fit(self, X_image, X_text):
+        """Estimate the min / max distance statistics from random training pairs."""
+        rng = np.random.default_rng(self.random_state)
+        n = X_image.shape[0]
+        a = rng.integers(0, n, self.max_pairs if n * n > self.max_pairs else n * n)
+        b = rng.integers(0, n, a.shape[0])
+        keep = a != b
+        d_img = np.linalg.norm(X_image[a[keep]] - X_image[b[keep]], axis=1)
+        d_txt = np.linalg.norm(X_text[a[keep]] - X_text[b[keep]], axis=1)
+        if self.normalisation == "after_average":
+            avg = (d_img + d_txt) / 2
+            self.stats_ = (float(avg.min()), float(avg.max()))
+        else:
+            self.stats_ = (float(d_img.min()), float(d_img.max()),
+                           float(d_txt.min()), float(d_txt.max()))
+        return self
+
+    @staticmethod
+    def _minmax(D, lo, hi):
+        return ((D - lo) / max(hi - lo, 1e-12)).clamp(0.0, 1.0)
+
+    def __call__(self, image, text):
+        """f_ms for all pairs of a batch, shape (B, B), in [0, 1]."""
+        d_img = torch.cdist(image, image)
+        d_txt = torch.cdist(text, text)
+        if self.normalisation == "batch":
+            return (self._minmax(d_img, d_img.min(), d_img.max())
+                    + self._minmax(d_txt, d_txt.min(), d_txt.max())) / 2
+        if self.normalisation == "after_average":
+            return self._minmax((d_img + d_txt) / 2, *self.stats_)
+        lo_i, hi_i, lo_t, hi_t = self.stats_
+        return (self._minmax(d_img, lo_i, hi_i) + self._minmax(d_txt, lo_t, hi_t)) / 2
+
+
+def category_distance_matrix(image_prototypes, text_prototypes):
+    """f_mc between categories: mean intra-modality cosine distance of prototypes.
+
+    f_mc(c, c') = ½ [ d(p_V(c), p_V(c')) + d(p_T(c), p_T(c')) ],
+    d = (1 − cos) / 2 ∈ [0, 1]  (eqs. 3.10–3.11, A5).
+
+    Parameters
+    ----------
+    image_prototypes, text_prototypes : torch.Tensor of shape (C, D)
+        Per-category mean of the L2-normalised embeddings.
+
+    Returns
+    -------
+    distances : torch.Tensor of shape (C, C)
+        Symmetric, zero diagonal.
+    """
+    def cosine_distance(P):
+        P = nn.functional.normalize(P, dim=1)
+        return (1.0 - P @ P.T) / 2
+
+    D = (cosine_distance(image_prototypes) + cosine_distance(text_prototypes)) / 2
+    D = (D + D.T) / 2
+    return D.fill_diagonal_(0.0).clamp(0.0, 1.0)
+
+
+class SAMLoss(nn.Module):
+    """Bidirectional triplet loss with scheduled adaptive margins (eq. 3.6).
+
+    Parameters
+    ----------
+    margin : float, default=1.0
+        Static margin m.
+    adaptive_weight : float, default=0.25
+        λ: weight of the semantic term f_ms against the cluster term f_mc.
+    schedule : {"sigmoid", "fixed", "always"}, default="sigmoid"
+        α(t) from eq. 3.7; "fixed" gives α ≡ 0 (static triplet loss, eq. 3.4);
+        "always" gives α ≡ 1 (the Table 3.4 ablation with λ = 1).
+    schedule_slope : float, default=0.1
+        k of eq. 3.7.
+    activation_epoch_fraction : float, default=0.4
+        f_a of eq. 3.7.
+    n_epochs : int, default=100
+        n_e of eq. 3.7.
+    semantic : SemanticDistance or None
+        Fitted f_ms (needed unless ``schedule="fixed"`` or λ = 0).
+    negatives : {"different_category", "all_non_matching"}
+    reduction : {"sum_per_anchor", "sum", "mean_active"}
+
+    Attributes
+    ----------
+    alpha : float
+        α of the current epoch.
+    category_distances : torch.Tensor of shape (C, C) or None
+        f_mc of the current epoch (set by :meth:`refresh`).
+    """
+
+    def __init__(self, margin=1.0, adaptive_weight=0.25, schedule="sigmoid",
+                 schedule_slope=0.1, activation_epoch_fraction=0.4, n_epochs=100,
+                 semantic=None, negatives="different_category", reduction="sum_per_anchor"):
+        super().__init__()
+        if schedule not in SCHEDULES:
+            raise ValueError(f"schedule must be one of {SCHEDULES}; got {schedule!r}.")
+        self.margin = margin
+        self.adaptive_weight = adaptive_weight
+        self.schedule = schedule
+        self.schedule_slope = schedule_slope
+        self.activation_epoch_fraction = activation_epoch_fraction
+        self.n_epochs = n_epochs
+        self.semantic = semantic
+        self.negatives = negatives
+        self.reduction = reduction
+        self.alpha = self._alpha(0)
+        self.category_distances = None
+
+    def _alpha(self, epoch):
+        if self.schedule == "fixed":
+            return 0.0
+        if self.schedule == "always":
+            return 1.0
+        return margin_schedule(epoch, self.schedule_slope, self.activation_epoch_fraction,
+                               self.n_epochs)
+
+    @property
+    def needs_prototypes(self):
+        return self.alpha > 0 and self.adaptive_weight < 1
+
+    def refresh(self, epoch, image_prototypes=None, text_prototypes=None):
+        """Start of an epoch: set α(epoch) and f_mc from the current prototypes."""
+        self.alpha = self._alpha(epoch)
+        if image_prototypes is not None:
+            self.category_distances = category_distance_matrix(image_prototypes,
+                                                               text_prototypes)
+
+    def margins(self, labels, image, text):
+        """Per-pair margins f_m of a batch (eq. 3.7), shape (B, B), no gradient."""
+        if self.alpha == 0.0:
+            return torch.full((labels.shape[0],) * 2, float(self.margin), device=labels.device)
+        lam = self.adaptive_weight
+        adaptive = torch.zeros((labels.shape[0],) * 2, device=labels.device)
+        if lam > 0:
+            adaptive = adaptive + lam * self.semantic(image, text)
+        if lam < 1:
+            # mean of f_mc over the label pairs of the two items (A17; exact for single-label)
+            counts = labels.sum(1, keepdim=True).clamp(min=1)
+            cluster = (labels / counts) @ self.category_distances.to(labels.device) @ (
+                labels / counts).T
+            adaptive = adaptive + (1 - lam) * cluster
+        return self.alpha * adaptive + (1 - self.alpha) * self.margin
+
+    def forward(self, embeddings, labels, batch):
+        z_image, z_text = embeddings
+        with torch.no_grad():
+            margins = self.margins(labels, batch["image"], batch["text"])
+        return bidirectional_triplet_loss(z_image, z_text, margins,
+                                          negative_mask(labels, self.negatives), self.reduction)

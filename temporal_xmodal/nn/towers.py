@@ -1,0 +1,82 @@
+"""Two-tower projection networks (SAM eq. 3.12, TempXNet eq. 4.17).
+
+Each modality has its own tower ``f(x) = tanh(W2 · dropout(tanh(W1 · x)))``;
+outputs are L2-normalised, so the dot product of an image and a text
+embedding is their cosine similarity (spec ``sam.md`` §2, ``tempxnet.md`` §1).
+"""
+
+from torch import nn
+from torch.nn import functional as F
+
+
+class ProjectionTower(nn.Sequential):
+    """One modality's projection: FC → tanh → dropout → FC → tanh.
+
+    Parameters
+    ----------
+    in_features : int
+        Input feature dimension.
+    hidden_dim : int, default=1024
+        Width of the hidden layer (both papers: 1024).
+    embedding_dim : int, default=200
+        Output dimension D (SAM: 200, TempXNet: 100).
+    dropout : float, default=0.1
+        Dropout on the hidden layer's output (SAM: 0.1; TempXNet: none).
+    """
+
+    def __init__(self, in_features, hidden_dim=1024, embedding_dim=200, dropout=0.1):
+        super().__init__(
+            nn.Linear(in_features, hidden_dim),
+            nn.Tanh(),
+            nn.Dropout(dropout),
+            nn.Linear(hidden_dim, embedding_dim),
+            nn.Tanh(),
+        )
+        for layer in (self[0], self[3]):  # Glorot-uniform weights, zero biases (spec A13)
+            nn.init.xavier_uniform_(layer.weight)
+            nn.init.zeros_(layer.bias)
+
+
+class TwoTowerNet(nn.Module):
+    """Independent image and text towers coupled only by the loss.
+
+    Parameters
+    ----------
+    n_image_features, n_text_features : int
+        Input dimensions.
+    hidden_dim : int, default=1024
+    embedding_dim : int, default=200
+    dropout : float, default=0.1
+
+    Notes
+    -----
+    Time is not an input: the static and TempXNet models discard it at
+    inference.  ``forward`` accepts (and ignores) any extra batch entries
+    such as ``time`` so that every module takes the same batch dictionary.
+    """
+
+    def __init__(self, n_image_features, n_text_features, hidden_dim=1024,
+                 embedding_dim=200, dropout=0.1):
+        super().__init__()
+        self.image_tower = ProjectionTower(n_image_features, hidden_dim, embedding_dim, dropout)
+        self.text_tower = ProjectionTower(n_text_features, hidden_dim, embedding_dim, dropout)
+
+    def embed_image(self, image, time=None):
+        """L2-normalised image embeddings, shape (B, embedding_dim)."""
+        return F.normalize(self.image_tower(image), dim=1)
+
+    def embed_text(self, text, time=None):
+        """L2-normalised text embeddings, shape (B, embedding_dim)."""
+        return F.normalize(self.text_tower(text), dim=1)
+
+    def forward(self, image, text, time=None, **unused):
+        """Embed both modalities of a batch: ``(z_image, z_text)``."""
+        return self.embed_image(image, time), self.embed_text(text, time)
+
+
+def pairwise_cosine(z_image, z_text):
+    """Cross-modal similarity matrix S[i, j] = <z_image_i, z_text_j> of normalised embeddings."""
+    return z_image @ z_text.T
+
+
+__all__ = ["ProjectionTower", "TwoTowerNet", "pairwise_cosine"]

@@ -1,0 +1,61 @@
+"""Smoke test of the benchmark scripts: each runs with ``--quick`` and writes its JSON.
+
+The quick sizes are too small for the speed and memory targets to mean much,
+so only the exactness figure of the metrics benchmark is asserted; the other
+targets are checked for presence and form.
+"""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+TOP_LEVEL_KEYS = {"benchmark", "quick", "machine", "parameters", "timings", "results", "targets"}
+MACHINE_KEYS = {"platform", "cpu_count", "versions"}
+TARGETS = {
+    "bench_metrics": {"ap_matches_sklearn", "speedup_1_thread", "speedup_2_threads",
+                      "peak_memory"},
+    "bench_cca": {"speedup", "correlations_agree"},
+}
+
+
+def _run_quick(name, output_dir):
+    proc = subprocess.run(
+        [sys.executable, str(BENCHMARKS / f"{name}.py"), "--quick", "--output-dir",
+         str(output_dir)],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    path = output_dir / f"{name}.json"
+    assert path.exists(), proc.stdout
+    return json.loads(path.read_text())
+
+
+@pytest.mark.parametrize("name", sorted(TARGETS))
+def test_quick_run_writes_results(name, tmp_path):
+    data = _run_quick(name, tmp_path)
+    assert TOP_LEVEL_KEYS <= data.keys()
+    assert data["benchmark"] == name and data["quick"] is True
+    assert MACHINE_KEYS <= data["machine"].keys()
+    assert {"numpy", "scikit-learn", "torch"} <= data["machine"]["versions"].keys()
+    assert set(data["targets"]) == TARGETS[name]
+    for entry in data["targets"].values():
+        assert isinstance(entry["passed"], bool)
+        assert entry["comparison"] in (">=", "<")
+    assert all(t > 0 for t in data["timings"].values())
+
+    if name == "bench_metrics":
+        correctness = data["results"]["correctness"]
+        assert correctness["max_abs_diff"] < 1e-9
+        assert correctness["tied_scores"]["max_abs_diff"] < 1e-9
+        assert data["targets"]["ap_matches_sklearn"]["passed"]
+        speed = data["results"]["speed"]
+        assert speed["reference_extrapolated"] is True  # the quick run times a subset
+        assert data["results"]["memory"]["peak_rss_increase_mib"] >= 0
+    else:
+        results = data["results"]
+        k = data["parameters"]["n_components"]
+        assert len(results["correlations_sklearn"]) == len(results["correlations_ours_reg0"]) == k
