@@ -6,8 +6,9 @@
 from ._layout import stack_modalities
 from ._validation import TimeRangeWarning
 from .base import CrossModalEmbedder
-from .estimators import CCACrossModal, SAMEmbedder
+from .estimators import CCACrossModal, SAMEmbedder, TempXNetEmbedder
 
 __version__ = "0.1.0"
 
-__all__ = ["CCACrossModal", "CrossModalEmbedder", "SAMEmbedder", "TimeRangeWarning", "stack_modalities"]
+__all__ = ["CCACrossModal", "CrossModalEmbedder", "SAMEmbedder", "TempXNetEmbedder", "TimeRangeWarning",
+           "stack_modalities"]

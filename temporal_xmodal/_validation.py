@@ -195,8 +195,8 @@ def check_labels(y, n_samples, *, required=True, estimator_name="estimator"):
     if y is None:
         if required:
             raise ValueError(
-                f"{estimator_name} requires y (class labels or a multilabel indicator); "
-                "got y=None."
+                f"{estimator_name} requires y to be passed, but the target y is None "
+                "(give class labels or a multilabel indicator)."
             )
         return None
     y = np.asarray(y)

@@ -5,13 +5,32 @@ Expected failures are listed per estimator with the reason.
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from temporal_xmodal import CCACrossModal
+from temporal_xmodal import CCACrossModal, SAMEmbedder, TempXNetEmbedder
 
-ESTIMATORS = [CCACrossModal()]
+#: Small networks and few epochs keep the checks fast; behaviour is unchanged.
+_TINY = dict(max_epochs=2, embedding_dim=4, hidden_dim=8, batch_size=16, random_state=0)
+
+ESTIMATORS = [
+    CCACrossModal(),
+    SAMEmbedder(**_TINY),
+    TempXNetEmbedder(**_TINY),
+]
+
+_FLOAT32 = (
+    "the towers run in float32 (fast, GPU-friendly); a float32 matmul rounds differently "
+    "for different batch shapes, so a row embedded alone and within a batch can differ "
+    "by ~1e-7, above the check's 1e-7 tolerance (identical to float32 precision)"
+)
 
 #: check name -> reason, per estimator class.
 EXPECTED_FAILURES = {
     "CCACrossModal": {},
+    "SAMEmbedder": {
+        "check_methods_subset_invariance": _FLOAT32,
+    },
+    "TempXNetEmbedder": {
+        "check_methods_subset_invariance": _FLOAT32,
+    },
 }
 
 

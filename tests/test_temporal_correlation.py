@@ -128,8 +128,14 @@ def test_kde_grid_matches_direct_kde():
         samples = time[labels[:, c]]
         scipy_kde = gaussian_kde(samples, bw_method=h / samples.std(ddof=1))(t)
         np.testing.assert_allclose(exact, scipy_kde, rtol=1e-10)
-        np.testing.assert_allclose(P[:, c], exact, rtol=1e-3, atol=1e-3 * exact.max())
-        assert np.max(np.abs(P[:, c] - exact) / exact) < 1e-3  # pointwise relative
+        # error <= 1e-3 relative to the curve's peak everywhere (the scale of max-normalised f_t) ...
+        peak = f.density_table_[c].max()
+        assert np.max(np.abs(P[:, c] - exact)) / peak < 1e-3
+        # ... and <= 1e-3 pointwise relative wherever the density is >= 10 % of its peak
+        # (in far tails linear interpolation of a Gaussian has a larger *relative* error)
+        body = exact >= 0.1 * peak
+        assert body.sum() > 100
+        assert np.max(np.abs(P[body, c] - exact[body]) / exact[body]) < 1e-3
     # max-normalised grid values are the same curves divided by the grid peak
     g = CategoryKDECorrelation(bandwidth=h).fit(time, labels)
     Pm = g.density(torch.from_numpy(t)).numpy()
@@ -146,7 +152,7 @@ def test_kde_none_normalisation_is_raw_eq_4_14(two_bursts):
     p0 = raw_kde(t, time[:60], 1.0)
     p1 = raw_kde(t, time[60:], 1.0)
     expected = np.maximum(np.outer(p0, p0), np.outer(p1, p1))
-    np.testing.assert_allclose(F, expected, rtol=2e-3)
+    np.testing.assert_allclose(F, expected, rtol=1e-3, atol=1e-6)
     assert F.max() <= 1 / (2 * math.pi) + 1e-6  # raw density peak 0.399² ≈ 0.16
 
 
@@ -161,13 +167,18 @@ def test_kde_sum_normalisation_and_outside_grid(two_bursts):
     assert torch.all(P == 0)
 
 
-def test_kde_values_in_unit_interval_and_vectorised_large_batch():
+@pytest.mark.parametrize("max_labels", [2, None])  # sparse label sets (slot path) and dense (C path)
+def test_kde_values_in_unit_interval_and_vectorised_large_batch(max_labels):
     rng = np.random.default_rng(2)
     time = rng.uniform(0, 30, 1000)
     labels = rng.random((1000, 20)) < 0.15
     f = CategoryKDECorrelation().fit(time, labels)
     tb = torch.from_numpy(rng.uniform(0, 30, 300)).float()
-    lb = torch.from_numpy(rng.random((300, 20)) < 0.15)
+    lb = rng.random((300, 20)) < 0.15
+    if max_labels is not None:
+        lb &= np.cumsum(lb, axis=1) <= max_labels
+        lb[:5] = False  # items without any label
+    lb = torch.from_numpy(lb)
     F = f.batch_matrix(tb, lb)
     assert F.shape == (300, 300)
     assert float(F.min()) >= 0 and float(F.max()) <= 1

@@ -2,5 +2,6 @@
 
 from ._cca import CCACrossModal
 from ._sam import SAMEmbedder
+from ._tempxnet import TempXNetEmbedder
 
-__all__ = ["CCACrossModal", "SAMEmbedder"]
+__all__ = ["CCACrossModal", "SAMEmbedder", "TempXNetEmbedder"]

@@ -89,6 +89,7 @@ DEFAULT_BANDWIDTHS = {"recency": 0.3, "category": 1.0, "topic": 1.0}
 _NORMALISATIONS = ("max", "sum", "none")
 _AGGREGATIONS = ("product", "geometric_mean")
 _LOG_FLOOR = math.log(1e-12)
+_INT_DTYPES = (torch.int8, torch.uint8, torch.int16, torch.int32, torch.int64)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 # Largest number of elements of a temporary (rows, B, C) / (rows, G) block.
 _BLOCK_ELEMENTS = 1 << 24
@@ -380,7 +381,7 @@ class TemporalCorrelation:
             time = time[:, 0]
         if time.ndim != 1:
             raise ValueError(f"time must have shape (B,); got shape {tuple(time.shape)}")
-        if not (time.is_floating_point() or time.dtype in (torch.int16, torch.int32, torch.int64, torch.uint8, torch.int8)):
+        if not (time.is_floating_point() or time.dtype in _INT_DTYPES):
             raise ValueError(f"time must be a numeric tensor; got dtype {time.dtype}")
         device = time.device
         labels = _as_tensor(labels, "labels", device)
@@ -616,16 +617,42 @@ class CategoryKDECorrelation(_GridDensityMixin, TemporalCorrelation):
                 f"{self.n_categories_}"
             )
         work = torch.float64 if dtype == torch.float64 else torch.float32
-        q = self._density(time, work) * (labels > 0).to(work)  # (B, C), 0 off-category
+        member = labels > 0
+        q = self._density(time, work) * member.to(work)  # (B, C), 0 off-category
         B, C = q.shape
-        out = torch.empty((B, B), dtype=work, device=time.device)
-        rows = max(1, _BLOCK_ELEMENTS // max(1, B * C))
-        for start in range(0, B, rows):  # row blocks bound the (rows, B, C) temporary
-            stop = min(B, start + rows)
-            out[start:stop] = (q[start:stop, None, :] * q[None, :, :]).amax(dim=-1)
+        k = int(member.sum(dim=1).max().item()) if B else 0  # most labels on one item
+        if k == 0:
+            return torch.zeros((B, B), dtype=dtype, device=time.device)
+        if 3 * k * k <= C:  # cheaper than the dense (B, B, C) reduction
+            out = self._max_over_label_slots(q, member, k)
+        else:
+            out = torch.empty((B, B), dtype=work, device=time.device)
+            rows = max(1, _BLOCK_ELEMENTS // max(1, B * C))
+            for start in range(0, B, rows):  # row blocks bound the (rows, B, C) temporary
+                stop = min(B, start + rows)
+                out[start:stop] = (q[start:stop, None, :] * q[None, :, :]).amax(dim=-1)
         if self.normalisation == "none":
             out.clamp_(max=1.0)
         return out.to(dtype)
+
+    @staticmethod
+    def _max_over_label_slots(q, member, k):
+        """Eq 4.13 for sparse label sets: cost ``k² B²`` instead of ``C B²``.
+
+        Each item's (at most ``k``) categories are packed into ``k`` slots
+        ``(category id, p(t|c))``; ``f(i, j)`` is the max over slot pairs with the
+        same category id.  Empty slots have value 0 and so never win.
+        """
+        order = torch.sort(member.to(torch.int8), dim=1, descending=True, stable=True).indices[:, :k]
+        vals = torch.gather(q, 1, order)  # (B, k); 0 in empty slots
+        out = torch.zeros((q.shape[0], q.shape[0]), dtype=q.dtype, device=q.device)
+        zero = torch.zeros((), dtype=q.dtype, device=q.device)
+        for a in range(k):  # k² slot pairs; vectorised over all (i, j)
+            for b in range(k):
+                same = order[:, a, None] == order[None, :, b]
+                prod = vals[:, a, None] * vals[None, :, b]
+                torch.maximum(out, torch.where(same, prod, zero), out=out)
+        return out
 
 
 # ----------------------------------------------------------------------------- word / topic

@@ -1,0 +1,141 @@
+"""TempXNetEmbedder: triplet loss + temporal soft-smoothing (spec ``tempxnet.md``)."""
+
+from numbers import Real
+
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from ..losses.temporal_correlation import make_temporal_correlation
+from ..losses.tempxnet import TempXNetLoss
+from ._neural import COMMON_CONSTRAINTS, COMMON_PARAMETERS_DOC, NeuralCrossModalEmbedder
+
+
+class TempXNetEmbedder(NeuralCrossModalEmbedder):
+    __doc__ = r"""Temporal cross-modal embedding with soft-smoothing (TempXNet).
+
+    Two independent tanh towers (eq. 4.17) trained with the bidirectional
+    triplet loss (fixed margin, eq. 4.4) plus a temporal soft-constraint that
+    pulls same-category pairs together when they are temporally correlated
+    and pushes them apart when they are not (eqs. 4.6–4.11):
+
+    .. math::
+
+        \mathcal{L} = \frac{1}{b}\Big(L + \lambda \sum_i \frac{1}{|P_i|}
+        \sum_{j \in P_i} f_t(i,j)(1 - f_s(i,j)) + (1 - f_t(i,j)) f_s(i,j)\Big)
+
+    Time is used in training only: after ``fit`` the towers embed items
+    without their timestamp.  Defaults are the thesis' values (spec §4):
+    embedding_dim=100, hidden_dim=1024, no dropout, max_epochs=25,
+    batch_size=64, SGD momentum 0.9, lr=5e-3, lr_decay=1e-6.
+
+    Parameters
+    ----------
+    correlation : {"recency", "category", "topic"}, default="recency"
+        Temporal correlation f_t: exp(−|Δt|/h) (TempXNet-Rec, eq. 4.12),
+        per-category KDE products (TempXNet-Cat, eqs. 4.13–4.14), or per-word
+        temporal densities of the anchor's text (TempXNet-Lat, eqs.
+        4.15–4.16; estimated by kernel densities instead of Dynamic LDA).
+    bandwidth : float or None, default=None
+        h in the units of the time column; ``None`` uses the thesis' value
+        (0.3 for recency, 1 for category and topic).
+    temporal_weight : float, default=1.0
+        λ; 0 gives the static triplet-loss control.
+    margin : float, default=1.0
+        Fixed triplet margin m.
+    correlation_normalisation : {"max", "sum", "none"}, default="max"
+        Scaling of the density curves of "category" and "topic" (ambiguity 3:
+        peak 1 is the best reading).
+    topic_aggregation : {"product", "geometric_mean"}, default="product"
+        How "topic" combines the words of a text (the thesis' product, or a
+        non-thesis geometric mean that does not underflow on long texts).
+    similarity_mode : {"clamp", "literal", "shift"}, default="clamp"
+        Guard of the harmonic mean f_s against non-positive cosines
+        (ambiguity 5; "literal" is the printed formula and can diverge).
+    eps : float, default=1e-6
+        ε of eq. 4.11.
+    exclude_self : bool, default=False
+        Drop j = i from the positive set P_i (ambiguity 4).
+    negatives : {"different_category", "all_non_matching"}, default="different_category"
+    loss_reduction : {"sum_per_anchor", "sum", "mean_active"}, default="sum_per_anchor"
+        Both terms are summed and divided by the batch size (eq. 4.18).""" + \
+        COMMON_PARAMETERS_DOC + """
+    Examples
+    --------
+    >>> from temporal_xmodal import TempXNetEmbedder
+    >>> from temporal_xmodal.datasets import make_temporal_crossmodal
+    >>> X, y, info = make_temporal_crossmodal(300, return_info=True, random_state=0)
+    >>> model = TempXNetEmbedder(max_epochs=2, hidden_dim=32, random_state=0,
+    ...                          n_image_features=info.n_image_features).fit(X, y)
+    >>> model.transform_image(X[:5, :info.n_image_features]).shape
+    (5, 100)
+    """
+
+    _parameter_constraints = {
+        **COMMON_CONSTRAINTS,
+        "correlation": [StrOptions({"recency", "category", "topic"})],
+        "bandwidth": [Interval(Real, 0, None, closed="neither"), None],
+        "temporal_weight": [Interval(Real, 0, None, closed="left")],
+        "correlation_normalisation": [StrOptions({"max", "sum", "none"})],
+        "topic_aggregation": [StrOptions({"product", "geometric_mean"})],
+        "similarity_mode": [StrOptions({"clamp", "literal", "shift"})],
+        "eps": [Interval(Real, 0, None, closed="left")],
+        "exclude_self": ["boolean"],
+    }
+
+    def __init__(self, correlation="recency", bandwidth=None, temporal_weight=1.0, margin=1.0,
+                 correlation_normalisation="max", topic_aggregation="product",
+                 similarity_mode="clamp", eps=1e-6, exclude_self=False,
+                 negatives="different_category", loss_reduction="sum_per_anchor", *,
+                 embedding_dim=100, hidden_dim=1024, dropout=0.0, max_epochs=25,
+                 batch_size=64, lr=5e-3, optimizer="sgd", momentum=0.9, nesterov=False,
+                 lr_decay=1e-6, validation_fraction=0.1, patience=None,
+                 selection_metric="valid_map", device="auto", random_state=None, verbose=0,
+                 callbacks=None, warm_start=False, n_image_features=None):
+        self.correlation = correlation
+        self.bandwidth = bandwidth
+        self.temporal_weight = temporal_weight
+        self.margin = margin
+        self.correlation_normalisation = correlation_normalisation
+        self.topic_aggregation = topic_aggregation
+        self.similarity_mode = similarity_mode
+        self.eps = eps
+        self.exclude_self = exclude_self
+        self.negatives = negatives
+        self.loss_reduction = loss_reduction
+        self.embedding_dim = embedding_dim
+        self.hidden_dim = hidden_dim
+        self.dropout = dropout
+        self.max_epochs = max_epochs
+        self.batch_size = batch_size
+        self.lr = lr
+        self.optimizer = optimizer
+        self.momentum = momentum
+        self.nesterov = nesterov
+        self.lr_decay = lr_decay
+        self.validation_fraction = validation_fraction
+        self.patience = patience
+        self.selection_metric = selection_metric
+        self.device = device
+        self.random_state = random_state
+        self.verbose = verbose
+        self.callbacks = callbacks
+        self.warm_start = warm_start
+        self.n_image_features = n_image_features
+
+    def _loss(self, X_image, X_text, time, labels):
+        options = {}
+        if self.correlation != "recency":
+            options["normalisation"] = self.correlation_normalisation
+        if self.correlation == "topic":
+            options["aggregation"] = self.topic_aggregation
+        correlation = make_temporal_correlation(self.correlation, self.bandwidth, **options)
+        correlation.fit(time, labels > 0, X_text)
+        return TempXNetLoss, {
+            "correlation": correlation,
+            "margin": self.margin,
+            "temporal_weight": self.temporal_weight,
+            "eps": self.eps,
+            "similarity_mode": self.similarity_mode,
+            "exclude_self": self.exclude_self,
+            "negatives": self.negatives,
+            "reduction": self.loss_reduction,
+        }
