@@ -163,13 +163,15 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
                       if valid is not None else None)
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
-            if not (self.warm_start and hasattr(self, "net_")):
-                self.net_ = self._build_net(X_image[train], X_text[train], time[train],
-                                            Y[train], data_valid, seed)
-            else:
+            if self.warm_start and hasattr(self, "net_"):
+                # continue from the current weights, optimiser state and history
                 self.net_.set_params(train_split=(predefined_split(data_valid)
                                                   if data_valid is not None else None))
-            self.net_.fit(data_train.X, data_train.y)
+                self.net_.partial_fit(data_train.X, data_train.y)
+            else:
+                self.net_ = self._build_net(X_image[train], X_text[train], time[train],
+                                            Y[train], data_valid, seed)
+                self.net_.fit(data_train.X, data_train.y)
         self.embedding_dim_ = self.embedding_dim
         return self
 

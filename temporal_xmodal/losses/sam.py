@@ -197,8 +197,8 @@ class SAMLoss(nn.Module):
         """Start of an epoch: set α(epoch) and f_mc from the current prototypes."""
         self.alpha = self._alpha(epoch)
         if image_prototypes is not None:
-            self.category_distances = category_distance_matrix(image_prototypes,
-                                                               text_prototypes)
+            self.category_distances = category_distance_matrix(
+                image_prototypes.detach(), text_prototypes.detach())
 
     def margins(self, labels, image, text):
         """Per-pair margins f_m of a batch (eq. 3.7), shape (B, B), no gradient."""

@@ -1,0 +1,149 @@
+"""Losses: masked batch formulas equal explicit per-triplet definitions."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from torch.nn import functional as F
+
+from temporal_xmodal.losses import (
+    RecencyCorrelation,
+    SAMLoss,
+    SemanticDistance,
+    TempXNetLoss,
+    bidirectional_triplet_loss,
+    category_distance_matrix,
+    cross_modality_similarity,
+    margin_schedule,
+    negative_mask,
+    temporal_soft_constraint,
+)
+
+
+def _batch(B=12, D=5, C=3, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    zi = F.normalize(torch.randn(B, D, generator=g), dim=1).requires_grad_()
+    zt = F.normalize(torch.randn(B, D, generator=g), dim=1).requires_grad_()
+    labels = F.one_hot(torch.arange(B) % C, C).float()
+    return zi, zt, labels
+
+
+def _loop_triplet(zi, zt, labels, margin):
+    S = (zi @ zt.T).detach().numpy()
+    y = labels.argmax(1).numpy()
+    total = 0.0
+    for a in range(len(S)):
+        for n in range(len(S)):
+            if y[a] == y[n]:
+                continue
+            m = margin if np.isscalar(margin) else margin[a, n]
+            total += max(0.0, m - S[a, a] + S[a, n])  # image anchor a, negative text n
+            total += max(0.0, m - S[a, a] + S[n, a])  # text anchor a, negative image n
+    return total
+
+
+@pytest.mark.parametrize("margin", [1.0, 0.3])
+def test_triplet_loss_equals_loop(margin):
+    zi, zt, labels = _batch()
+    loss = bidirectional_triplet_loss(zi, zt, margin, negative_mask(labels), "sum")
+    assert loss.item() == pytest.approx(_loop_triplet(zi, zt, labels, margin), rel=1e-5)
+    per_anchor = bidirectional_triplet_loss(zi, zt, margin, negative_mask(labels))
+    assert per_anchor.item() == pytest.approx(loss.item() / 12, rel=1e-6)
+
+
+def test_negative_masks():
+    labels = torch.tensor([[1, 0], [1, 0], [0, 1], [1, 1]], dtype=torch.float)
+    diff = negative_mask(labels)
+    assert diff.tolist() == [[False, False, True, False], [False, False, True, False],
+                             [True, True, False, False], [False, False, False, False]]
+    assert negative_mask(labels, "all_non_matching").sum() == 12
+    with pytest.raises(ValueError, match="negatives"):
+        negative_mask(labels, "hard")
+
+
+@pytest.mark.parametrize("fa, expected", [
+    (0.0, [0.500, 0.881, 0.982, 0.998, 1.000, 1.000, 1.000]),
+    (0.4, [0.018, 0.119, 0.500, 0.881, 0.982, 0.993, 0.998]),
+    (0.9, [0.0001, 0.0009, 0.007, 0.047, 0.269, 0.500, 0.731]),
+])
+def test_alpha_schedule_matches_spec_table(fa, expected):
+    got = [margin_schedule(t, 0.1, fa, 100) for t in (0, 20, 40, 60, 80, 90, 100)]
+    np.testing.assert_allclose(got, expected, atol=6e-4)
+
+
+def test_sam_margins():
+    zi, zt, labels = _batch(B=9)
+    rng = np.random.default_rng(0)
+    Xi, Xt = rng.standard_normal((50, 6)), rng.standard_normal((50, 4))
+    semantic = SemanticDistance().fit(Xi, Xt)
+    image, text = torch.tensor(Xi[:9], dtype=torch.float), torch.tensor(Xt[:9], dtype=torch.float)
+    loss = SAMLoss(adaptive_weight=0.3, semantic=semantic, schedule="fixed")
+    assert torch.all(loss.margins(labels, image, text) == 1.0)  # alpha = 0: static margin
+    loss = SAMLoss(adaptive_weight=0.3, semantic=semantic, schedule="always")
+    P_img, P_txt = torch.randn(3, 5), torch.randn(3, 5)
+    loss.refresh(10, P_img, P_txt)
+    fmc = loss.category_distances
+    assert torch.allclose(fmc, fmc.T) and torch.all(fmc.diagonal() == 0)
+    assert fmc.min() >= 0 and fmc.max() <= 1
+    m = loss.margins(labels, image, text)
+    fms = semantic(image, text)
+    y = labels.argmax(1)
+    expected = 0.3 * fms + 0.7 * fmc[y][:, y]  # alpha = 1 (eq. 3.8)
+    assert torch.allclose(m, expected, atol=1e-6)
+    assert m.min() >= 0 and m.max() <= 1
+    # eq. 3.9 by hand for one pair, per-modality min-max normalisation
+    lo_i, hi_i, lo_t, hi_t = semantic.stats_
+    d_i = np.linalg.norm(Xi[0] - Xi[1]); d_t = np.linalg.norm(Xt[0] - Xt[1])
+    by_hand = (np.clip((d_i - lo_i) / (hi_i - lo_i), 0, 1)
+               + np.clip((d_t - lo_t) / (hi_t - lo_t), 0, 1)) / 2
+    assert fms[0, 1].item() == pytest.approx(by_hand, rel=1e-5)
+
+
+def test_sam_margins_carry_no_gradient():
+    zi, zt, labels = _batch(B=6)
+    loss = SAMLoss(adaptive_weight=0.0, schedule="always")
+    labels = labels[:, :3]
+    loss.refresh(0, labels.T @ zi, labels.T @ zt)  # prototypes built from tensors with grad
+    batch = {"image": torch.randn(6, 4), "text": torch.randn(6, 4)}
+    value = loss((zi, zt), labels, batch)
+    value.backward()
+    assert zi.grad is not None and torch.isfinite(zi.grad).all()
+    assert loss.margins(labels, batch["image"], batch["text"]).grad_fn is None
+
+
+def test_category_distance_uses_half_cosine_distance():
+    P = torch.tensor([[1.0, 0.0], [-1.0, 0.0], [0.0, 1.0]])
+    D = category_distance_matrix(P, P)
+    np.testing.assert_allclose(D.numpy(), [[0, 1, 0.5], [1, 0, 0.5], [0.5, 0.5, 0]], atol=1e-6)
+
+
+def test_cross_modality_similarity_is_harmonic_mean():
+    zi, zt, _ = _batch(B=4)
+    S = (zi @ zt.T).detach()
+    fs = cross_modality_similarity(zi, zt, eps=0.0, mode="literal").detach()
+    a, b = S[1, 2], S[2, 1]
+    assert fs[1, 2].item() == pytest.approx((2 * a * b / (a + b)).item(), rel=1e-5)
+    clamped = cross_modality_similarity(zi, zt, mode="clamp")
+    assert torch.isfinite(clamped).all() and clamped.min() >= 0
+
+
+def test_temporal_soft_constraint_by_hand():
+    f_t = torch.tensor([[1.0, 0.2], [0.2, 1.0]])
+    f_s = torch.tensor([[0.9, 0.6], [0.6, 0.8]])
+    P = torch.ones(2, 2, dtype=torch.bool)
+    # mean_j [f_t (1 - f_s) + (1 - f_t) f_s] summed over i (eqs. 4.6-4.10)
+    row0 = (1.0 * 0.1 + 0.0 + 0.2 * 0.4 + 0.8 * 0.6) / 2
+    row1 = (0.2 * 0.4 + 0.8 * 0.6 + 1.0 * 0.2 + 0.0) / 2
+    assert temporal_soft_constraint(f_t, f_s, P).item() == pytest.approx(row0 + row1)
+
+
+def test_tempxnet_loss_reduces_to_triplet_with_zero_weight():
+    zi, zt, labels = _batch()
+    batch = {"time": torch.arange(12.0), "text": torch.randn(12, 3)}
+    static = TempXNetLoss(RecencyCorrelation(), temporal_weight=0.0)((zi, zt), labels, batch)
+    triplet = bidirectional_triplet_loss(zi, zt, 1.0, negative_mask(labels))
+    assert static.item() == pytest.approx(triplet.item())
+    temporal = TempXNetLoss(RecencyCorrelation(), temporal_weight=1.0)((zi, zt), labels, batch)
+    assert temporal.item() > static.item()
+    assert math.isfinite(temporal.item())

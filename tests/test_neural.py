@@ -1,0 +1,171 @@
+"""SAMEmbedder and TempXNetEmbedder: training core behaviour and learned structure."""
+
+import pickle
+
+import joblib
+import numpy as np
+import pytest
+from sklearn.model_selection import GridSearchCV
+from skorch.callbacks import Callback
+
+from temporal_xmodal import CCACrossModal, SAMEmbedder, TempXNetEmbedder
+from temporal_xmodal.datasets import make_temporal_crossmodal
+from temporal_xmodal.metrics import cross_modal_scores
+
+SMALL = dict(embedding_dim=32, hidden_dim=64, max_epochs=6, batch_size=64)
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y, info = make_temporal_crossmodal(900, return_info=True, random_state=0)
+    return X[:600], y[:600], X[600:], y[600:], info.n_image_features
+
+
+@pytest.mark.parametrize("cls", [SAMEmbedder, TempXNetEmbedder])
+def test_same_seed_same_embeddings_and_persistence(cls, data, tmp_path):
+    X, y, X_te, _, n_img = data
+    a = cls(random_state=3, n_image_features=n_img, **SMALL).fit(X, y)
+    b = cls(random_state=3, n_image_features=n_img, **SMALL).fit(X, y)
+    c = cls(random_state=4, n_image_features=n_img, **SMALL).fit(X, y)
+    np.testing.assert_array_equal(a.transform(X_te), b.transform(X_te))
+    assert not np.allclose(a.transform(X_te), c.transform(X_te))
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(a)).transform(X_te),
+                                  a.transform(X_te))
+    joblib.dump(a, tmp_path / "model.joblib")
+    np.testing.assert_array_equal(joblib.load(tmp_path / "model.joblib").transform(X_te),
+                                  a.transform(X_te))
+
+
+def test_sam_learns_categories_and_beats_cca(data):
+    X, y, X_te, y_te, n_img = data
+    sam = SAMEmbedder(random_state=0, n_image_features=n_img, embedding_dim=64,
+                      hidden_dim=256, max_epochs=15).fit(X, y)
+    cca = CCACrossModal(n_image_features=n_img).fit(X)
+    s_sam, s_cca = sam.score(X_te, y_te), cca.score(X_te, y_te)
+    # chance ~ 1/8; CCA ~ 0.45 on this data; a trained SAM reaches > 0.75
+    assert s_sam > 0.75 and s_sam > s_cca + 0.2, (s_sam, s_cca)
+    history = sam.net_.history
+    assert len(history) == 15 and "valid_map" in history[-1] and "alpha" in history[-1]
+    # alpha follows eq. 3.7 with n_e = max_epochs
+    assert history[0, "alpha"] == pytest.approx(1 / (1 + np.exp(0.1 * 0.4 * 15)))
+
+
+def test_validation_selection_restores_best_epoch(data):
+    X, y, _, _, n_img = data
+    sam = SAMEmbedder(random_state=0, n_image_features=n_img, **SMALL).fit(X, y)
+    scores = sam.net_.history[:, "valid_map"]
+    # the validation rows, drawn as in NeuralCrossModalEmbedder._split_rows
+    rng = np.random.RandomState(0)
+    rng.randint(np.iinfo(np.int32).max)
+    valid = np.sort(rng.permutation(len(X))[:60])
+    Z = sam.transform(X[valid])
+    restored = cross_modal_scores(Z[:, :32], Z[:, 32:], y[valid], metrics=("map",))["map"]
+    assert restored == pytest.approx(max(scores), abs=1e-6)
+
+
+def test_early_stopping_and_patience(data):
+    X, y, _, _, n_img = data
+    sam = SAMEmbedder(random_state=0, n_image_features=n_img, patience=1,
+                      **{**SMALL, "max_epochs": 40, "lr": 1e-12}).fit(X, y)
+    assert len(sam.net_.history) < 40
+
+
+def test_warm_start_continues_training(data):
+    X, y, _, _, n_img = data
+    est = TempXNetEmbedder(random_state=0, n_image_features=n_img, warm_start=True, **SMALL)
+    est.fit(X, y)
+    net = est.net_
+    est.fit(X, y)
+    assert est.net_ is net and len(net.history) == 2 * SMALL["max_epochs"]
+    cold = TempXNetEmbedder(random_state=0, n_image_features=n_img, **SMALL).fit(X, y)
+    cold.fit(X, y)
+    assert len(cold.net_.history) == SMALL["max_epochs"]
+
+
+def test_callbacks_passthrough_and_verbose(data, capsys):
+    X, y, _, _, n_img = data
+
+    class CountEpochs(Callback):
+        def initialize(self):
+            self.epochs = 0
+            return self
+
+        def on_epoch_end(self, net, **kwargs):
+            self.epochs += 1
+
+    counter = CountEpochs()
+    est = SAMEmbedder(random_state=0, n_image_features=n_img, callbacks=[counter],
+                      verbose=1, **{**SMALL, "max_epochs": 3}).fit(X, y)
+    out = capsys.readouterr().out
+    assert "train_loss" in out and "valid_map" in out and "alpha" in out
+    assert dict(est.net_.callbacks_)["CountEpochs"] is counter and counter.epochs == 3
+
+
+def test_no_validation_split(data):
+    X, y, _, _, n_img = data
+    est = TempXNetEmbedder(random_state=0, n_image_features=n_img, validation_fraction=0,
+                           **SMALL).fit(X, y)
+    assert "valid_map" not in est.net_.history[-1]
+
+
+def test_transform_image_and_text_ignore_time(data):
+    X, y, X_te, _, n_img = data
+    est = TempXNetEmbedder(random_state=0, n_image_features=n_img, **SMALL).fit(X, y)
+    Z = est.transform(X_te)
+    np.testing.assert_allclose(est.transform_image(X_te[:, :n_img], time=1e6), Z[:, :32])
+    np.testing.assert_allclose(est.transform_text(X_te[:, n_img:-1]), Z[:, 32:])
+
+
+def test_labels_required_and_single_class_rejected(data):
+    X, y, _, _, n_img = data
+    with pytest.raises(ValueError, match="requires y"):
+        SAMEmbedder(n_image_features=n_img).fit(X)
+    with pytest.raises(ValueError, match="at least 2 classes"):
+        SAMEmbedder(n_image_features=n_img).fit(X, np.zeros(len(X)))
+    with pytest.raises(ValueError, match="schedule_slope"):
+        SAMEmbedder(schedule_slope=-1, n_image_features=n_img).fit(X, y)
+
+
+def test_multilabel_training(data):
+    X, _, X_te, _, n_img = data
+    Xm, Y, info = make_temporal_crossmodal(600, multilabel=True, return_info=True,
+                                           random_state=1)
+    est = SAMEmbedder(random_state=0, n_image_features=info.n_image_features, **SMALL)
+    est.fit(Xm[:400], Y[:400])
+    assert 0.3 < est.score(Xm[400:], Y[400:]) <= 1
+
+
+def test_grid_search_over_margin_and_temporal_parameters(data):
+    X, y, _, _, n_img = data
+    tiny = {**SMALL, "max_epochs": 3, "hidden_dim": 32}
+    sam_search = GridSearchCV(SAMEmbedder(random_state=0, n_image_features=n_img, **tiny),
+                              {"margin": [0.2, 1.0]}, cv=2, n_jobs=2).fit(X, y)
+    assert sam_search.best_params_["margin"] in (0.2, 1.0)
+    assert np.isfinite(sam_search.cv_results_["mean_test_score"]).all()
+    tx_search = GridSearchCV(TempXNetEmbedder(random_state=0, n_image_features=n_img, **tiny),
+                             {"bandwidth": [0.3, 1.0], "temporal_weight": [0.0, 5.0]},
+                             cv=2, n_jobs=2).fit(X, y)
+    assert set(tx_search.best_params_) == {"bandwidth", "temporal_weight"}
+    assert tx_search.best_estimator_.transform(X[:5]).shape == (5, 64)
+
+
+def _tmap50(est, X, y, window=0.5):
+    Z = est.transform(X)
+    d = Z.shape[1] // 2
+    return cross_modal_scores(Z[:, :d], Z[:, d:], y, metrics=("map",), k=50, time=X[:, -1],
+                              time_window=window)["map"]
+
+
+def test_tempxnet_beats_its_static_control_on_time_window_map():
+    # Averaged over seeds.  The thesis' lambda = 1 gives a small gain here (the
+    # summed triplet term dominates, spec ambiguity 7); the benchmark reports it.
+    # This test uses lambda = 20, where the temporal term is felt.
+    gains = []
+    for seed in range(2):
+        X, y, info = make_temporal_crossmodal(1500, return_info=True, random_state=seed)
+        kw = dict(random_state=seed, n_image_features=info.n_image_features, max_epochs=10,
+                  hidden_dim=256)
+        static = TempXNetEmbedder(temporal_weight=0.0, **kw).fit(X[:1000], y[:1000])
+        temporal = TempXNetEmbedder(temporal_weight=20.0, **kw).fit(X[:1000], y[:1000])
+        gains.append(_tmap50(temporal, X[1000:], y[1000:]) - _tmap50(static, X[1000:], y[1000:]))
+    assert np.mean(gains) > 0.01, gains
