@@ -27,9 +27,12 @@ def main(argv=None):
     cmp_.add_argument("--n-samples", type=int, default=3000,
                       help="synthetic data set size (default: %(default)s)")
     cmp_.add_argument("--seed", type=int, default=0)
+    cmp_.add_argument("--max-epochs", type=int, default=None,
+                      help="epochs of the neural estimators (default: the papers' values)")
     cmp_.add_argument("--no-plots", action="store_true")
     args = parser.parse_args(argv)
     if args.command == "compare":
         run_compare(args.dataset, args.output, n_samples=args.n_samples,
-                    random_state=args.seed, plots=not args.no_plots)
+                    random_state=args.seed, plots=not args.no_plots,
+                    max_epochs=args.max_epochs)
     return 0

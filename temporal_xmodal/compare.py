@@ -39,9 +39,15 @@ def default_estimators(n_image_features, random_state=0):
     -------
     estimators : dict of str -> estimator
     """
-    from .estimators import CCACrossModal
+    from .estimators import CCACrossModal, SAMEmbedder, TempXNetEmbedder
 
-    return {"CCA": CCACrossModal(n_image_features=n_image_features)}
+    common = {"n_image_features": n_image_features}
+    neural = {**common, "random_state": random_state}
+    return {
+        "CCA": CCACrossModal(**common),
+        "SAM": SAMEmbedder(**neural),
+        "TempXNet-Rec": TempXNetEmbedder(correlation="recency", **neural),
+    }
 
 
 def evaluate(estimator, X, y, *, time_window):
@@ -230,7 +236,7 @@ def synthetic_split(n_samples=3000, test_fraction=0.3, random_state=0):
 
 
 def run_compare(dataset="synthetic", output="compare_output", n_samples=3000,
-                random_state=0, plots=True, log=print):
+                random_state=0, plots=True, max_epochs=None, log=print):
     """Run the comparison end to end: data, fits, table, JSON and plots.
 
     Parameters
@@ -243,6 +249,8 @@ def run_compare(dataset="synthetic", output="compare_output", n_samples=3000,
     random_state : int, default=0
     plots : bool, default=True
         Write the PNG (skipped with a message when matplotlib is missing).
+    max_epochs : int or None, default=None
+        Override the neural estimators' epochs (``None``: their paper defaults).
     log : callable, default=print
 
     Returns
@@ -256,8 +264,12 @@ def run_compare(dataset="synthetic", output="compare_output", n_samples=3000,
     log(f"data: synthetic, {len(X_tr)} train / {len(X_te)} test items, "
         f"{n_img} image + {X_tr.shape[1] - 1 - n_img} text features; "
         f"t-mAP@50 window = {window:.2f}")
-    rows = compare(default_estimators(n_img, random_state), X_tr, y_tr, X_te, y_te,
-                   time_window=window, log=log)
+    estimators = default_estimators(n_img, random_state)
+    if max_epochs is not None:
+        for est in estimators.values():
+            if "max_epochs" in est.get_params():
+                est.set_params(max_epochs=max_epochs)
+    rows = compare(estimators, X_tr, y_tr, X_te, y_te, time_window=window, log=log)
     log("")
     log(format_table(rows))
     out = Path(output)

@@ -3,7 +3,6 @@
 import os
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 DATA_DIR = Path(
@@ -19,18 +18,7 @@ def _require(path):
 
 @pytest.fixture(scope="session")
 def wiki():
-    """Wikipedia benchmark features read straight from ``raw_features.mat``.
+    """The Wikipedia benchmark (:func:`temporal_xmodal.datasets.load_wiki`)."""
+    from temporal_xmodal.datasets import load_wiki
 
-    Returns ``(I_tr, T_tr, y_tr, I_te, T_te, y_te)``.
-    """
-    from scipy.io import loadmat
-
-    folder = _require(DATA_DIR / "wiki")
-    mat = loadmat(folder / "raw_features.mat")
-
-    def labels(name):
-        rows = np.loadtxt(folder / name, dtype=str, delimiter="\t")
-        return rows[:, 2].astype(int)
-
-    return (mat["I_tr"], mat["T_tr"], labels("trainset_txt_img_cat.list"),
-            mat["I_te"], mat["T_te"], labels("testset_txt_img_cat.list"))
+    return load_wiki(_require(DATA_DIR / "wiki"))

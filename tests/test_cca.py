@@ -79,11 +79,10 @@ def test_beats_chance_on_synthetic_data():
 
 
 def test_wikipedia_published_level(wiki):
-    I_tr, T_tr, y_tr, I_te, T_te, y_te = wiki
-    cca = CCACrossModal(n_image_features=I_tr.shape[1]).fit(stack_modalities(I_tr, T_tr), y_tr)
-    Z = cca.transform(stack_modalities(I_te, T_te))
+    cca = CCACrossModal(n_image_features=wiki.n_image_features).fit(wiki.X_train, wiki.y_train)
+    Z = cca.transform(wiki.X_test)
     d = cca.embedding_dim_
-    s = cross_modal_scores(Z[:, :d], Z[:, d:], y_te, metrics=("map",))
+    s = cross_modal_scores(Z[:, :d], Z[:, d:], wiki.y_test, metrics=("map",))
     # published CCA on these features: about 0.25 (I->T) / 0.20 (T->I)
     assert s["map_i2t"] >= 0.22 and s["map_t2i"] >= 0.17, s
 
