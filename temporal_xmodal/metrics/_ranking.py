@@ -59,6 +59,11 @@ def _orderable_keys(scores, out=None):
     return bits
 
 
+def _tied_neighbours(keys):
+    """``out[:, i]``: sorted keys i and i+1 share a score (differ in bit 0 only)."""
+    return (keys[:, 1:] ^ keys[:, :-1]).view(np.uint64) < 2
+
+
 class _RelevantRanks:
     """Ranks of the relevant (query, item) pairs of a score block.
 
@@ -85,19 +90,19 @@ class _RelevantRanks:
         n_q, n = scores.shape
         keys = _orderable_keys(scores, out=scores if overwrite else None)
         keys &= ~np.int64(1)
-        keys |= relevance != 0  # relevance flag in the lowest bit
+        keys |= relevance if relevance.dtype == bool else relevance != 0  # flag in bit 0
         keys.sort(axis=1)  # ascending; the ranking reads it from the end
-        flag = (keys & 1).astype(bool)
-        flat = np.flatnonzero(flag)
+        flat = np.flatnonzero(keys & 1)
         rows, cols = np.divmod(flat, n)
         n_relevant = np.bincount(rows, minlength=n_q)
         row_start = np.cumsum(n_relevant) - n_relevant
         below = np.arange(flat.size) - row_start[rows]  # relevant items ranked below
-        groups = keys >> 1
-        tied_with_previous = groups[:, 1:] == groups[:, :-1]
-        if tied_with_previous.any():
+        # sorted neighbours are in the same tie group iff they differ in bit 0 only
+        if _tied_neighbours(keys).any():
             # first ascending position of each item's tie group, and the
             # relevant items strictly below that group.
+            tied_with_previous = _tied_neighbours(keys)
+            flag = (keys & 1).astype(bool)
             idx = np.arange(n)
             is_first = np.ones((n_q, n), dtype=bool)
             is_first[:, 1:] = ~tied_with_previous
