@@ -147,3 +147,35 @@ def test_tempxnet_loss_reduces_to_triplet_with_zero_weight():
     temporal = TempXNetLoss(RecencyCorrelation(), temporal_weight=1.0)((zi, zt), labels, batch)
     assert temporal.item() > static.item()
     assert math.isfinite(temporal.item())
+
+
+def test_diachronic_loss_equals_branch_definition():
+    from temporal_xmodal.losses.diachronic import DiachronicRankingLoss
+
+    zi, zt, labels = _batch(B=10, C=2)
+    time = torch.tensor([0.0, 1, 2, 3, 10, 11, 20, 25, 30, 31])
+    batch = {"time": time}
+    loss = DiachronicRankingLoss(window=4.0, decay=0.1, intra_margin=0.5)
+    S = (zi @ zt.T).detach().numpy()
+    y = labels.argmax(1).numpy()
+    t = time.numpy()
+    expected = 0.0
+    for a in range(10):
+        for j in range(10):
+            for gap in (S[a, j] - S[a, a], S[j, a] - S[a, a]):  # I->T, T->I
+                if y[a] != y[j]:  # L_inter (eq. 11)
+                    expected += max(0.0, 1.0 + gap)
+                elif abs(t[a] - t[j]) > 4:  # L_intra outside the window (eq. 10)
+                    rho = 1 - np.exp(-0.1 * abs(t[a] - t[j]))
+                    expected += rho * max(0.0, 0.5 + gap)
+    assert loss((zi, zt), labels, batch).item() == pytest.approx(expected, rel=1e-5)
+
+
+def test_diachronic_loss_reduces_to_static_within_window():
+    from temporal_xmodal.losses.diachronic import DiachronicRankingLoss
+
+    zi, zt, labels = _batch(B=8)
+    batch = {"time": torch.zeros(8)}
+    dcm = DiachronicRankingLoss(reduction="sum")((zi, zt), labels, batch)
+    static = bidirectional_triplet_loss(zi, zt, 1.0, negative_mask(labels), "sum")
+    assert dcm.item() == pytest.approx(static.item(), rel=1e-6)

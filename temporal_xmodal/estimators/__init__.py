@@ -1,7 +1,8 @@
 """The estimators: one module per method."""
 
 from ._cca import CCACrossModal
+from ._diachronic import DiachronicEmbedder
 from ._sam import SAMEmbedder
 from ._tempxnet import TempXNetEmbedder
 
-__all__ = ["CCACrossModal", "SAMEmbedder", "TempXNetEmbedder"]
+__all__ = ["CCACrossModal", "DiachronicEmbedder", "SAMEmbedder", "TempXNetEmbedder"]

@@ -135,8 +135,8 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
     :meth:`_module` and :meth:`_callbacks`.
     """
 
-    def _module(self):
-        """The torch module class and its constructor parameters."""
+    def _module(self, time):
+        """The torch module class and its constructor parameters (``time``: training times)."""
         return TwoTowerNet, {
             "n_image_features": self.n_image_features_,
             "n_text_features": self.n_text_features_,
@@ -158,8 +158,8 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
         rng = check_random_state(self.random_state)
         seed = int(rng.randint(np.iinfo(np.int32).max))
         train, valid = self._split_rows(len(Y), rng)
-        data_train = make_dataset(X_image[train], X_text[train], time[train], Y[train], train)
-        data_valid = (make_dataset(X_image[valid], X_text[valid], time[valid], Y[valid], valid)
+        data_train = make_dataset(X_image[train], X_text[train], time[train], Y[train])
+        data_valid = (make_dataset(X_image[valid], X_text[valid], time[valid], Y[valid])
                       if valid is not None else None)
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
@@ -183,7 +183,7 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
         return np.sort(order[n_valid:]), np.sort(order[:n_valid])
 
     def _build_net(self, X_image, X_text, time, Y, data_valid, seed):
-        module, module_params = self._module()
+        module, module_params = self._module(time)
         loss, loss_params = self._loss(X_image, X_text, time, Y)
         optimizer = _OPTIMIZERS.get(self.optimizer, self.optimizer)
         if isinstance(optimizer, str):

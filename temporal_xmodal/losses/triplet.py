@@ -1,7 +1,7 @@
 """Bidirectional cross-modal triplet hinge over in-batch negatives (masks, no loops).
 
 For a batch of B paired items with similarity matrix S = Z_image Z_textᵀ the
-loss (thesis eq. 2.9 / 3.4 / 3.6 / 4.4) is
+loss (thesis eq. 2.9 / 3.4 / 3.6 / 4.4; with pair weights, DCM eqs. 7–11) is
 
     L = Σ_i Σ_{n ∈ N_i} [m_in − S_ii + S_in]_+        (image i → texts)
       + Σ_i Σ_{n ∈ N_i} [m_in − S_ii + S_ni]_+        (text i → images)
@@ -56,8 +56,9 @@ def bidirectional_triplet_loss(z_image, z_text, margin, negatives, reduction="su
     margin : float or torch.Tensor of shape (B, B)
         Margin ``m`` or per-(anchor, negative) margins (no gradient flows
         through a margin tensor; SAM §3.7).
-    negatives : torch.BoolTensor of shape (B, B)
-        From :func:`negative_mask`.
+    negatives : torch.Tensor of shape (B, B)
+        Which (anchor, item) pairs form triplets: a boolean mask from
+        :func:`negative_mask`, or non-negative weights per pair (DCM's ρ).
     reduction : {"sum_per_anchor", "sum", "mean_active"}, default="sum_per_anchor"
         Sum over triplets divided by B (SAM A6 best reading: Σ hinges, then
         the 1/b of Algorithm 1), the plain sum, or the mean over triplets with

@@ -11,7 +11,7 @@ import torch
 from skorch.dataset import Dataset
 
 
-def make_dataset(X_image, X_text, time, labels, index=None):
+def make_dataset(X_image, X_text, time, labels):
     """A skorch ``Dataset`` of the batch dictionary used by every module and loss.
 
     Parameters
@@ -20,21 +20,17 @@ def make_dataset(X_image, X_text, time, labels, index=None):
     time : ndarray of shape (n,)
     labels : ndarray of shape (n, C)
         Label indicator (float).
-    index : ndarray of shape (n,), optional
-        Row of each item in the full training set.
 
     Returns
     -------
     dataset : skorch.dataset.Dataset
-        ``X`` is ``{"image", "text", "time", "index"}`` (float32 / int64
-        tensors), ``y`` the float32 label indicator.
+        ``X`` is ``{"image", "text", "time"}`` (float32 tensors), ``y`` the
+        float32 label indicator.
     """
-    n = X_image.shape[0]
     X = {
         "image": torch.as_tensor(np.asarray(X_image, dtype=np.float32)),
         "text": torch.as_tensor(np.asarray(X_text, dtype=np.float32)),
         "time": torch.as_tensor(np.asarray(time, dtype=np.float32)),
-        "index": torch.as_tensor(np.arange(n) if index is None else np.asarray(index)),
     }
     return Dataset(X, torch.as_tensor(np.asarray(labels, dtype=np.float32)))
 

@@ -1,0 +1,139 @@
+"""DiachronicEmbedder: time-conditioned cross-modal projections (DCM-Continuous)."""
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from ..losses.diachronic import DiachronicRankingLoss
+from ..nn.diachronic import DiachronicNet
+from ._neural import COMMON_CONSTRAINTS, COMMON_PARAMETERS_DOC, NeuralCrossModalEmbedder
+
+
+class DiachronicEmbedder(NeuralCrossModalEmbedder):
+    __doc__ = r"""Diachronic cross-modal embedding: projections f(x, t) conditioned on time.
+
+    Each modality has an encoding layer; a time layer shared by both
+    modalities embeds the timestamp, and the output layer maps the
+    concatenation to the common space (spec ``diachronic_and_binned.md`` §2):
+
+    .. math::
+
+        f_*(x, t) = \tanh\big(\theta_{*o}[\tanh(\theta_{*h} x);\ \tanh(\theta_{time}\,enc(t))]\big)
+
+    trained with the joint diachronic ranking loss (§3): other-category items
+    are negatives (margin m); same-category items more than ``window`` apart
+    are soft negatives weighted by ρ = 1 − exp(−decay·|Δt|); same-category
+    items within the window are left alone.  Any item can be projected at any
+    instant with ``transform_image(X, time=...)`` / ``transform_text(X,
+    time=...)``; ``transform`` projects each row at its own time.
+
+    ``window`` and ``decay`` are in the units of the time column (the paper:
+    w = 4 and λ = 0.1 per month).  Defaults are the paper's (§4):
+    embedding_dim=200, hidden_dim=1024, time_dim=200, no dropout,
+    max_epochs=25, batch_size=64, SGD momentum 0.9, lr=5e-3, no lr decay,
+    summed loss, best checkpoint by validation loss.
+
+    Parameters
+    ----------
+    window : float, default=4.0
+        w: no constraint between same-category items with |Δt| ≤ w.
+    decay : float, default=0.1
+        λ of ρ(Δt) = 1 − exp(−λ|Δt|).
+    margin : float, default=1.0
+        m of L_inter.
+    intra_margin : float or None, default=None
+        Margin of L_intra (``None``: ``margin``, the paper's reading).
+    time_dim : int, default=200
+        Units of the shared time layer.
+    time_encoding : {"minmax", "zscore", "raw", "onehot"}, default="minmax"
+        Network input for the timestamp, scaled with statistics learned at
+        fit (ambiguity A1; the paper leaves it open).  The loss always uses
+        raw time differences.
+    time_bins : int, default=12
+        Bins of the "onehot" encoding.
+    loss_reduction : {"sum", "sum_per_anchor", "mean_active"}, default="sum"
+        The thesis sums all triplet terms (§2.2.5.3).""" + \
+        COMMON_PARAMETERS_DOC.replace(
+            'selection_metric : {"valid_map", "valid_loss"}, default="valid_map"',
+            'selection_metric : {"valid_map", "valid_loss"}, default="valid_loss"') + """
+    Examples
+    --------
+    >>> from temporal_xmodal import DiachronicEmbedder
+    >>> from temporal_xmodal.datasets import make_temporal_crossmodal
+    >>> X, y, info = make_temporal_crossmodal(300, return_info=True, random_state=0)
+    >>> dcm = DiachronicEmbedder(window=0.5, decay=1.0, max_epochs=2, hidden_dim=32,
+    ...                          random_state=0, n_image_features=info.n_image_features)
+    >>> dcm = dcm.fit(X, y)
+    >>> dcm.transform_text(X[:3, info.n_image_features:-1], time=2.0).shape
+    (3, 200)
+    """
+
+    _time_at_inference = True
+    _parameter_constraints = {
+        **COMMON_CONSTRAINTS,
+        "window": [Interval(Real, 0, None, closed="left")],
+        "decay": [Interval(Real, 0, None, closed="left")],
+        "intra_margin": [Interval(Real, 0, None, closed="left"), None],
+        "time_dim": [Interval(Integral, 1, None, closed="left")],
+        "time_encoding": [StrOptions({"minmax", "zscore", "raw", "onehot"})],
+        "time_bins": [Interval(Integral, 1, None, closed="left")],
+        "loss_reduction": [StrOptions({"sum", "sum_per_anchor", "mean_active"})],
+    }
+
+    def __init__(self, window=4.0, decay=0.1, margin=1.0, intra_margin=None, time_dim=200,
+                 time_encoding="minmax", time_bins=12, loss_reduction="sum", *,
+                 embedding_dim=200, hidden_dim=1024, dropout=0.0, max_epochs=25,
+                 batch_size=64, lr=5e-3, optimizer="sgd", momentum=0.9, nesterov=False,
+                 lr_decay=0.0, validation_fraction=0.1, patience=None,
+                 selection_metric="valid_loss", device="auto", random_state=None, verbose=0,
+                 callbacks=None, warm_start=False, n_image_features=None):
+        self.window = window
+        self.decay = decay
+        self.margin = margin
+        self.intra_margin = intra_margin
+        self.time_dim = time_dim
+        self.time_encoding = time_encoding
+        self.time_bins = time_bins
+        self.loss_reduction = loss_reduction
+        self.embedding_dim = embedding_dim
+        self.hidden_dim = hidden_dim
+        self.dropout = dropout
+        self.max_epochs = max_epochs
+        self.batch_size = batch_size
+        self.lr = lr
+        self.optimizer = optimizer
+        self.momentum = momentum
+        self.nesterov = nesterov
+        self.lr_decay = lr_decay
+        self.validation_fraction = validation_fraction
+        self.patience = patience
+        self.selection_metric = selection_metric
+        self.device = device
+        self.random_state = random_state
+        self.verbose = verbose
+        self.callbacks = callbacks
+        self.warm_start = warm_start
+        self.n_image_features = n_image_features
+
+    def _module(self, time):
+        _, params = super()._module(time)
+        return DiachronicNet, {
+            **params,
+            "time_dim": self.time_dim,
+            "time_encoding": self.time_encoding,
+            "time_low": float(np.min(time)),
+            "time_high": float(np.max(time)),
+            "time_mean": float(np.mean(time)),
+            "time_std": float(np.std(time)),
+            "time_bins": self.time_bins,
+        }
+
+    def _loss(self, X_image, X_text, time, labels):
+        return DiachronicRankingLoss, {
+            "margin": self.margin,
+            "intra_margin": self.intra_margin,
+            "window": self.window,
+            "decay": self.decay,
+            "reduction": self.loss_reduction,
+        }

@@ -1,0 +1,39 @@
+"""Diachronic evaluation protocols (spec ``diachronic_and_binned.md`` §8) for any estimator.
+
+* :func:`coarse_alignment` (§8.1, Op #1): full-ranking mAP, ``{"i2t", "t2i", "mean"}``;
+* :func:`local_alignment` (§8.2-8.3, Op #3): mAP@k of queries projected into every
+  instant, ``{"i2t", "t2i", "mean"}``;
+* :func:`temporally_bounded_retrieval` (§8.4, Op #4): same-bin mAP, the dict plus a
+  per-bin :class:`ResultTable`;
+* :func:`time_period_inference` (§8.5, Op #1): t-mAP@k, ``{"i2t", "t2i", "mean"}``;
+* :func:`semantic_dispersion` (§8.6, Op #2): mean top-k similarity per bin, an
+  array (n_queries, n_bins) and the bin centres;
+* :func:`cross_modal_evolution` (§8.7, Op #1 + bin ranking): a :class:`ResultTable`
+  of the top bins per query.
+
+Plots (matplotlib, ``pip install temporal-xmodal[plots]``): :func:`plot_per_bin_map`,
+:func:`plot_dispersion`.
+"""
+
+from .plotting import plot_dispersion, plot_per_bin_map
+from .protocols import (
+    ResultTable,
+    coarse_alignment,
+    cross_modal_evolution,
+    local_alignment,
+    semantic_dispersion,
+    temporally_bounded_retrieval,
+    time_period_inference,
+)
+
+__all__ = [
+    "ResultTable",
+    "coarse_alignment",
+    "cross_modal_evolution",
+    "local_alignment",
+    "plot_dispersion",
+    "plot_per_bin_map",
+    "semantic_dispersion",
+    "temporally_bounded_retrieval",
+    "time_period_inference",
+]
