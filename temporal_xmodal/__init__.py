@@ -6,9 +6,23 @@
 from ._layout import stack_modalities
 from ._validation import TimeRangeWarning
 from .base import CrossModalEmbedder
-from .estimators import CCACrossModal, DiachronicEmbedder, SAMEmbedder, TempXNetEmbedder
+from .estimators import (
+    BinnedProcrustesEmbedder,
+    CCACrossModal,
+    DiachronicEmbedder,
+    SAMEmbedder,
+    TempXNetEmbedder,
+)
 
 __version__ = "0.1.0"
 
-__all__ = ["CCACrossModal", "CrossModalEmbedder", "DiachronicEmbedder", "SAMEmbedder", "TempXNetEmbedder", "TimeRangeWarning",
-           "stack_modalities"]
+__all__ = [
+    "BinnedProcrustesEmbedder",
+    "CCACrossModal",
+    "CrossModalEmbedder",
+    "DiachronicEmbedder",
+    "SAMEmbedder",
+    "TempXNetEmbedder",
+    "TimeRangeWarning",
+    "stack_modalities",
+]

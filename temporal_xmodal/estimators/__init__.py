@@ -1,8 +1,9 @@
 """The estimators: one module per method."""
 
+from ._binned import BinnedProcrustesEmbedder
 from ._cca import CCACrossModal
 from ._diachronic import DiachronicEmbedder
 from ._sam import SAMEmbedder
 from ._tempxnet import TempXNetEmbedder
 
-__all__ = ["CCACrossModal", "DiachronicEmbedder", "SAMEmbedder", "TempXNetEmbedder"]
+__all__ = ["BinnedProcrustesEmbedder", "CCACrossModal", "DiachronicEmbedder", "SAMEmbedder", "TempXNetEmbedder"]

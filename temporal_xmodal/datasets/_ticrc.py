@@ -1,0 +1,256 @@
+"""Loader of TICRC, the Temporal Image Caption Retrieval Competition data.
+
+Pictures from historical US newspapers (Chronicling America), each with the
+publication date of its issue, and the collection of all captions of the
+split; exactly one caption belongs to each picture (spec
+``sequential_ticrc_cca.md`` §B).  A split folder holds::
+
+    in.tsv         <md5>.png<TAB>YYYY-MM-DD       one row per picture (query)
+    captions.tsv   <caption id><TAB><caption>      1-based ids; a line break is
+                                                   written as the two characters \\n
+    expected.tsv   <caption id>                    gold caption of each in.tsv row
+                                                   (train, train2, dev-0 only)
+    pictures/      the PNG files named in in.tsv
+
+Captions carry no date of their own.  A time-conditioned model must project
+every candidate caption at the *query picture's* date; ranking captions with
+the date of the picture they belong to leaks the answer (``DESIGN.md``).
+"""
+
+import re
+from datetime import date
+from pathlib import Path
+
+import numpy as np
+from sklearn.utils import Bunch
+
+#: ``YYYY-MM-DD`` (files, paper) or ``YYYYMMDD`` (README; spec ambiguity B-4).
+_DATE = re.compile(r"^(\d{4})-?(\d{2})-?(\d{2})$")
+
+
+def _read_lines(path):
+    """Lines of a UTF-8 TSV file, split on ``\\n`` only, trailing empty lines dropped.
+
+    ``str.splitlines`` would also split on form feeds, ``\\x1c``… and U+2028,
+    which may occur inside OCR-era caption text.
+    """
+    if not path.is_file():
+        raise FileNotFoundError(f"TICRC file missing: {path}")
+    lines = [line[:-1] if line.endswith("\r") else line
+             for line in path.read_text(encoding="utf-8").split("\n")]
+    while lines and not lines[-1]:
+        lines.pop()
+    return lines
+
+
+def _parse_date(text, path, lineno):
+    match = _DATE.match(text.strip())
+    try:
+        if match is None:
+            raise ValueError
+        return date(*(int(g) for g in match.groups()))
+    except ValueError:
+        raise ValueError(f"{path}:{lineno}: date {text!r} is not a valid YYYY-MM-DD date.") from None
+
+
+def _parse_id(text, path, lineno, n_captions=None):
+    try:
+        value = int(text.strip())
+    except ValueError:
+        raise ValueError(f"{path}:{lineno}: caption id {text!r} is not an integer.") from None
+    if n_captions is not None and not 1 <= value <= n_captions:
+        raise ValueError(f"{path}:{lineno}: caption id {value} outside 1..{n_captions} "
+                         f"(the split has {n_captions} captions).")
+    return value
+
+
+def _read_in(folder):
+    path = folder / "in.tsv"
+    names, dates = [], []
+    for lineno, line in enumerate(_read_lines(path), 1):
+        parts = line.split("\t")
+        if len(parts) != 2:
+            raise ValueError(f"{path}:{lineno}: expected 2 tab-separated fields (picture file, "
+                             f"date YYYY-MM-DD); got {len(parts)}.")
+        name = parts[0].strip()
+        if not name or Path(name).name != name:
+            raise ValueError(f"{path}:{lineno}: picture field {parts[0]!r} is not a file name.")
+        names.append(name)
+        dates.append(_parse_date(parts[1], path, lineno))
+    if not names:
+        raise ValueError(f"{path}: no pictures.")
+    return names, dates
+
+
+def _read_captions(folder):
+    path = folder / "captions.tsv"
+    by_id = {}
+    lines = _read_lines(path)
+    for lineno, line in enumerate(lines, 1):
+        # The caption itself may contain tabs (train2 has some): split once.
+        parts = line.split("\t", 1)
+        if len(parts) != 2:
+            raise ValueError(f"{path}:{lineno}: expected a caption id, a tab and the caption "
+                             f"text; got {len(parts)} field.")
+        caption_id = _parse_id(parts[0], path, lineno, n_captions=len(lines))
+        if caption_id in by_id:
+            raise ValueError(f"{path}:{lineno}: caption id {caption_id} repeated "
+                             f"(first on line {by_id[caption_id][0]}).")
+        by_id[caption_id] = (lineno, parts[1].replace("\\n", "\n"))
+    if not by_id:
+        raise ValueError(f"{path}: no captions.")
+    # ids are unique and within 1..n with n entries, hence exactly 1..n
+    return [by_id[i][1] for i in range(1, len(by_id) + 1)]
+
+
+def _read_expected(folder, n_pictures, n_captions):
+    path = folder / "expected.tsv"
+    lines = _read_lines(path)
+    target = []
+    for lineno, line in enumerate(lines, 1):
+        parts = line.split("\t")
+        if len(parts) != 1:
+            raise ValueError(f"{path}:{lineno}: expected 1 field (the gold caption id); "
+                             f"got {len(parts)}.")
+        target.append(_parse_id(parts[0], path, lineno, n_captions=n_captions) - 1)
+    if len(target) != n_pictures:
+        raise ValueError(f"{path}: {len(target)} lines, but {folder / 'in.tsv'} has "
+                         f"{n_pictures} pictures (one gold caption id per picture).")
+    return np.asarray(target, dtype=np.int64)
+
+
+def fractional_year(dates):
+    """Dates as fractional years: ``year + (day_of_year - 1) / days_in_year``.
+
+    Parameters
+    ----------
+    dates : array-like of datetime64 or datetime.date
+
+    Returns
+    -------
+    time : ndarray of float64
+        E.g. 1900-01-01 → 1900.0, 1904-07-02 → 1904.5 (leap year: 183/366).
+
+    Examples
+    --------
+    >>> fractional_year(np.array(["1900-01-01", "1904-07-02"], dtype="datetime64[D]"))
+    array([1900. , 1904.5])
+    """
+    d = np.asarray(dates, dtype="datetime64[D]")
+    year = d.astype("datetime64[Y]")
+    start = year.astype("datetime64[D]")
+    days_in_year = ((year + 1).astype("datetime64[D]") - start).astype(np.float64)
+    day_index = (d - start).astype(np.float64)  # day_of_year - 1
+    return year.astype(np.int64) + 1970 + day_index / days_in_year
+
+
+def load_ticrc(path, split, *, with_target=True):
+    """Load one split of the TICRC newspaper image–caption retrieval data.
+
+    Parameters
+    ----------
+    path : str or Path
+        Root folder holding one sub-folder per split
+        (e.g. ``../shared/data/ticrc``).
+    split : str
+        Sub-folder name: ``"train"``, ``"train2"``, ``"dev-0"``, ``"test-A"``,
+        ``"test-B"``.
+    with_target : bool, default=True
+        Read ``expected.tsv`` (the gold caption of each picture).  Pass False
+        for the test splits, whose answers are hidden; ``target`` is then None.
+
+    Returns
+    -------
+    data : sklearn.utils.Bunch
+        picture_paths : list of str, length n_pictures
+            Absolute paths of the pictures, in ``in.tsv`` order.
+        dates : ndarray of datetime64[D], shape (n_pictures,)
+            Issue date of each picture.
+        time : ndarray of float64, shape (n_pictures,)
+            The same dates as fractional years (see :func:`fractional_year`),
+            ready for the last column of ``X``.
+        captions : list of str, length n_captions
+            All captions of the split, caption id ``i`` at index ``i - 1``,
+            with real line breaks.
+        target : ndarray of int64, shape (n_pictures,), or None
+            0-based index into ``captions`` of each picture's caption.
+        split : str
+        folder : str
+            Absolute path of the split folder.
+
+    Raises
+    ------
+    FileNotFoundError
+        The split folder, a TSV file or a picture is missing (the message
+        names it).
+    ValueError
+        A malformed line: wrong number of fields, a bad date, a non-integer,
+        repeated or out-of-range caption id (the message names the file and
+        the 1-based line); or ``expected.tsv`` and ``in.tsv`` disagree in
+        length.
+
+    Examples
+    --------
+    >>> data = load_ticrc("../shared/data/ticrc", "train")  # doctest: +SKIP
+    >>> len(data.picture_paths), len(data.captions)          # doctest: +SKIP
+    (675, 675)
+    """
+    if not isinstance(split, str) or not split or Path(split).name != split:
+        raise ValueError(f"split must be the name of a split folder such as 'train'; "
+                         f"got {split!r}.")
+    folder = (Path(path) / split).resolve()
+    if not folder.is_dir():
+        raise FileNotFoundError(f"TICRC split folder missing: {folder}")
+    names, dates = _read_in(folder)
+    captions = _read_captions(folder)
+    target = _read_expected(folder, len(names), len(captions)) if with_target else None
+    pictures = folder / "pictures"
+    picture_paths = []
+    for name in names:
+        picture = pictures / name
+        if not picture.is_file():
+            raise FileNotFoundError(f"TICRC picture missing: {picture} (listed in "
+                                    f"{folder / 'in.tsv'})")
+        picture_paths.append(str(picture))
+    dates = np.array(dates, dtype="datetime64[D]")
+    return Bunch(picture_paths=picture_paths, dates=dates, time=fractional_year(dates),
+                 captions=captions, target=target, split=split, folder=str(folder))
+
+
+def ticrc_training_pairs(data):
+    """Aligned (picture, caption, time) triples for building ``X``.
+
+    Parameters
+    ----------
+    data : Bunch or sequence of Bunch
+        Output(s) of :func:`load_ticrc` with ``target``; several splits are
+        concatenated in order (e.g. ``[train, train2]``).
+
+    Returns
+    -------
+    picture_paths : list of str, length n
+    captions : list of str, length n
+        The gold caption of each picture (row ``i`` pairs with picture ``i``).
+    time : ndarray of float64, shape (n,)
+        Fractional-year date of each picture.
+
+    Examples
+    --------
+    >>> paths, texts, time = ticrc_training_pairs([train, train2])  # doctest: +SKIP
+    >>> X = stack_modalities(image_features.fit_transform(paths),   # doctest: +SKIP
+    ...                      text_features.fit_transform(texts), time)
+    """
+    bunches = [data] if isinstance(data, Bunch) else list(data)
+    if not bunches:
+        raise ValueError("ticrc_training_pairs needs at least one loaded split.")
+    paths, texts, times = [], [], []
+    for bunch in bunches:
+        if not isinstance(bunch, Bunch) or "captions" not in bunch:
+            raise TypeError(f"expected the output of load_ticrc; got {type(bunch).__name__}.")
+        if bunch.target is None:
+            raise ValueError(f"split {bunch.split!r} was loaded without targets "
+                             "(with_target=False); training pairs need expected.tsv.")
+        paths.extend(bunch.picture_paths)
+        texts.extend(bunch.captions[i] for i in bunch.target)
+        times.append(np.asarray(bunch.time, dtype=np.float64))
+    return paths, texts, np.concatenate(times)
