@@ -18,10 +18,11 @@ def test_compare_prints_table_and_writes_outputs(tmp_path):
     assert "I→T mAP" in proc.stdout
     results = json.loads((tmp_path / "results.json").read_text())
     rows = {row["name"]: row for row in results["rows"]}
-    assert set(rows) == {"CCA", "SAM", "TempXNet-Rec"}
+    assert set(rows) == {"CCA", "SAM", "TempXNet-Rec", "Diachronic", "Binned+Procrustes"}
     for name, row in rows.items():
         assert name in proc.stdout
-        assert 0.2 < row["map_i2t"] <= 1 and len(row["map_over_time"]["map_i2t"]) == 10
+        assert 0.2 < row["map_i2t"] <= 1 and len(row["per_bin"]["map_mean"]) == 10
+        assert 0 < row["tmap50"] <= 1 and 0 < row["local_map10"] <= 1
     assert (tmp_path / "comparison.png").stat().st_size > 10_000
 
 

@@ -59,7 +59,11 @@ def _load_network(device):
     network = EfficientNet.from_name(MODEL_NAME)
     state = torch.load(weights, map_location="cpu", weights_only=True)
     network.load_state_dict(state, strict=True)
-    return network.eval().to(device)
+    network = network.eval().to(device)
+    if torch.device(device).type == "cpu":
+        # oneDNN convolutions are ~1.5x faster on NHWC tensors on CPU
+        network = network.to(memory_format=torch.channels_last)
+    return network
 
 
 def _resolve_device(device):
@@ -266,7 +270,10 @@ class EfficientNetImageFeatures(TransformerMixin, BaseEstimator):
         """(B, 3, 224, 224) float32 array → (B, 1280) float32 pooled features."""
         network = _load_network(self.device_)
         with torch.no_grad():
-            maps = network.extract_features(torch.from_numpy(batch).to(self.device_))
+            inputs = torch.from_numpy(batch).to(self.device_)
+            if torch.device(self.device_).type == "cpu":
+                inputs = inputs.contiguous(memory_format=torch.channels_last)
+            maps = network.extract_features(inputs)
             pooled = maps.mean(dim=(2, 3))  # = the net's AdaptiveAvgPool2d(1) before _fc
         return pooled.cpu().numpy().astype(np.float32, copy=False)
 
