@@ -1,0 +1,31 @@
+"""Smoke test of the quality benchmarks (Wikipedia SAM, synthetic TempXNet) with ``--quick``."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import DATA_DIR
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+CASES = {
+    "bench_wiki_sam": {"sam_beats_fixed_margin", "sam_beats_cca"},
+    "bench_tempxnet_synthetic": {"recency λ=1_beats_static", "recency λ=20_beats_static"},
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_quick_run_writes_results(name, tmp_path):
+    if name == "bench_wiki_sam" and not (DATA_DIR / "wiki").exists():
+        pytest.skip(f"real data not found at {DATA_DIR / 'wiki'}")
+    proc = subprocess.run(
+        [sys.executable, str(BENCHMARKS / f"{name}.py"), "--quick", "--output-dir",
+         str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads((tmp_path / f"{name}.json").read_text())
+    assert {"benchmark", "quick", "machine", "parameters", "results", "targets"} <= data.keys()
+    assert data["quick"] is True
+    assert CASES[name] <= data["targets"].keys()
+    assert "Targets" in proc.stdout
