@@ -165,8 +165,11 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
             torch.manual_seed(seed)
             if self.warm_start and hasattr(self, "net_"):
                 # continue from the current weights, optimiser state and history
-                self.net_.set_params(train_split=(predefined_split(data_valid)
-                                                  if data_valid is not None else None))
+                # (epochs and batch size follow the estimator's current parameters)
+                self.net_.set_params(
+                    train_split=(predefined_split(data_valid) if data_valid is not None
+                                 else None),
+                    max_epochs=self.max_epochs, batch_size=self.batch_size)
                 self.net_.partial_fit(data_train.X, data_train.y)
             else:
                 self.net_ = self._build_net(X_image[train], X_text[train], time[train],

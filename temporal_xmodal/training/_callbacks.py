@@ -27,8 +27,8 @@ class ScheduledMargin(Callback):
     """SAM: at the start of every epoch set α(t) and refresh the category prototypes.
 
     Prototypes are the per-category means of the L2-normalised embeddings of
-    the training set from a full pass in eval mode (spec ``sam.md`` A3).  α
-    and the mean margin of the epoch's first batch are written to the history.
+    the training set from a full pass in eval mode (spec ``sam.md`` A3).  α is
+    written to the history (column ``alpha``).
     """
 
     def on_epoch_begin(self, net, dataset_train=None, **kwargs):
