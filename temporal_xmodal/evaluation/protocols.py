@@ -535,6 +535,23 @@ def time_period_inference(estimator, X, y, *, window, k=50):
     return _scores_dict(res["map_i2t"], res["map_t2i"])
 
 
+def _query_against_bins(estimator, X, query_index, bins, direction):
+    """Shared set-up of the browsing protocols (Op #1/#2): queries, gallery, bins.
+
+    Returns ``(q, scalar, Q, G, item_bin, centers)``: query rows, whether a
+    scalar index was given, query and gallery embeddings (own-time
+    projections, modalities by ``direction``), each item's bin and the bin
+    centres.
+    """
+    _check_choice(direction, "direction", _DIRECTIONS)
+    Zi, Zt, _, _, time = _project_own_time(estimator, X)
+    q, scalar = _check_query_index(query_index, Zi.shape[0])
+    Q, G = (Zi[q], Zt) if direction == "i2t" else (Zt[q], Zi)
+    time_bins = _resolve_bins(bins, time)
+    centers = np.asarray(time_bins.centers_, dtype=np.float64)
+    return q, scalar, Q, G, time_bins.transform(time), centers
+
+
 def semantic_dispersion(estimator, X, query_index, *, bins=10, k=5, direction="i2t",
                         exclude_self=False):
     """Semantic dispersion over time: mean top-k similarity of a query per instant.
@@ -580,13 +597,8 @@ def semantic_dispersion(estimator, X, query_index, *, bins=10, k=5, direction="i
         If the estimator is not fitted.
     """
     k = _check_int(k, "k")
-    _check_choice(direction, "direction", _DIRECTIONS)
-    Zi, Zt, _, _, time = _project_own_time(estimator, X)
-    q, scalar = _check_query_index(query_index, Zi.shape[0])
-    Q, G = (Zi[q], Zt) if direction == "i2t" else (Zt[q], Zi)
-    time_bins = _resolve_bins(bins, time)
-    item_bin = time_bins.transform(time)
-    centers = np.asarray(time_bins.centers_, dtype=np.float64)
+    q, scalar, Q, G, item_bin, centers = _query_against_bins(estimator, X, query_index, bins,
+                                                             direction)
     out = np.full((q.size, len(centers)), np.nan)
     for b in range(len(centers)):
         members = np.flatnonzero(item_bin == b)
@@ -643,13 +655,8 @@ def cross_modal_evolution(estimator, X, query_index, *, bins=10, top_bins=20, di
         If the estimator is not fitted.
     """
     top_bins = _check_int(top_bins, "top_bins")
-    _check_choice(direction, "direction", _DIRECTIONS)
-    Zi, Zt, _, _, time = _project_own_time(estimator, X)
-    q, scalar = _check_query_index(query_index, Zi.shape[0])
-    Q, G = (Zi[q], Zt) if direction == "i2t" else (Zt[q], Zi)
-    time_bins = _resolve_bins(bins, time)
-    item_bin = time_bins.transform(time)
-    centers = np.asarray(time_bins.centers_, dtype=np.float64)
+    q, scalar, Q, G, item_bin, centers = _query_against_bins(estimator, X, query_index, bins,
+                                                             direction)
     n_bins = len(centers)
     S = Q @ G.T
     if exclude_self:

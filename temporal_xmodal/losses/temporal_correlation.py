@@ -414,7 +414,34 @@ class TemporalCorrelation:
 
 
 class _GridDensityMixin:
-    """Linear interpolation of tabulated curves at batch times (shared by Cat and Lat)."""
+    """Curves tabulated on a time grid and interpolated at batch times (Cat and Lat)."""
+
+    def _fit_table(self, time, weights):
+        """Weighted Gaussian KDE of each column of ``weights`` over ``time``, on the grid.
+
+        Row r of ``density_table_`` is sum_i w_ir K((t - t_i)/h) / (h sum_i w_ir)
+        (eq 4.14 for category indicators), then normalised; returns sum_i w_ir.
+        """
+        h = self.bandwidth
+        grid, lo, step = _make_grid(time, h, self.n_grid)
+        totals = np.asarray(weights.sum(axis=0)).ravel()
+        sums = _kernel_sums(time / h, weights, grid / h)
+        table = np.zeros_like(sums)
+        np.divide(sums, (totals * h)[:, None], out=table, where=totals[:, None] > 0)
+        self.density_table_ = _normalise_rows(table, self.normalisation)
+        self.grid_start_ = lo
+        self.grid_step_ = step
+        self._device_cache = {}
+        self._fitted = True
+        return totals
+
+    def _interpolate(self, time, dtype):
+        """Rows of ``density_table_`` at ``time``: tensor (B, rows), 0 outside the grid."""
+        table = self._cached("density", time.device, dtype, lambda: self.density_table_)
+        idx, frac, inside = self._grid_position(time)
+        frac = frac.to(dtype)
+        p = table[:, idx] * (1 - frac) + table[:, idx + 1] * frac
+        return torch.where(inside, p, torch.zeros((), dtype=dtype, device=time.device)).T
 
     def _grid_position(self, time):
         """Left grid index, interpolation weight and inside-grid mask of each time."""
@@ -561,23 +588,14 @@ class CategoryKDECorrelation(_GridDensityMixin, TemporalCorrelation):
         -------
         self : CategoryKDECorrelation
         """
-        h = self.bandwidth = _check_bandwidth(self.bandwidth)
+        self.bandwidth = _check_bandwidth(self.bandwidth)
         _check_choice("normalisation", self.normalisation, _NORMALISATIONS)
         self.n_grid = _check_n_grid(self.n_grid)
         time = _check_fit_time(time)
         member = _check_fit_labels(labels, time.shape[0])
-        grid, lo, step = _make_grid(time, h, self.n_grid)
-        counts = member.sum(axis=0)
-        sums = _kernel_sums(time / h, member.astype(np.float64), grid / h)
-        table = np.zeros_like(sums)
-        np.divide(sums, (counts * h)[:, None], out=table, where=counts[:, None] > 0)
-        self.density_table_ = _normalise_rows(table, self.normalisation)
+        counts = self._fit_table(time, member.astype(np.float64))
         self.category_counts_ = counts.astype(np.int64)
         self.n_categories_ = member.shape[1]
-        self.grid_start_ = lo
-        self.grid_step_ = step
-        self._device_cache = {}
-        self._fitted = True
         return self
 
     def density(self, time):
@@ -599,14 +617,7 @@ class CategoryKDECorrelation(_GridDensityMixin, TemporalCorrelation):
             return self._density(time, self._precise(time).dtype)
 
     def _density(self, time, dtype):
-        table = self._cached("density", time.device, dtype, lambda: self.density_table_)
-        idx, frac, inside = self._grid_position(time)
-        frac = frac.to(dtype)
-        left = table[:, idx]  # (C, B)
-        right = table[:, idx + 1]
-        p = left * (1 - frac) + right * frac
-        p = torch.where(inside, p, torch.zeros((), dtype=dtype, device=time.device))
-        return p.T  # (B, C)
+        return self._interpolate(time, dtype)  # (B, C)
 
     def _batch_matrix(self, time, labels, text, dtype):
         if labels is None:
@@ -739,24 +750,14 @@ class WordTopicCorrelation(_GridDensityMixin, TemporalCorrelation):
         -------
         self : WordTopicCorrelation
         """
-        h = self.bandwidth = _check_bandwidth(self.bandwidth)
+        self.bandwidth = _check_bandwidth(self.bandwidth)
         _check_choice("aggregation", self.aggregation, _AGGREGATIONS)
         _check_choice("normalisation", self.normalisation, _NORMALISATIONS)
         self.n_grid = _check_n_grid(self.n_grid)
         time = _check_fit_time(time)
         weights = _check_fit_text(X_text, time.shape[0])
-        grid, lo, step = _make_grid(time, h, self.n_grid)
-        totals = np.asarray(weights.sum(axis=0)).ravel()
-        sums = _kernel_sums(time / h, weights, grid / h)
-        table = np.zeros_like(sums)
-        np.divide(sums, (totals * h)[:, None], out=table, where=totals[:, None] > 0)
-        self.density_table_ = _normalise_rows(table, self.normalisation)
-        self.word_weights_ = totals
+        self.word_weights_ = self._fit_table(time, weights)
         self.n_features_ = weights.shape[1]
-        self.grid_start_ = lo
-        self.grid_step_ = step
-        self._device_cache = {}
-        self._fitted = True
         return self
 
     def density(self, time):
@@ -774,12 +775,7 @@ class WordTopicCorrelation(_GridDensityMixin, TemporalCorrelation):
         self._check_fitted()
         time = _as_tensor(time, "time").reshape(-1)
         with torch.no_grad():
-            dtype = self._precise(time).dtype
-            table = self._cached("density", time.device, dtype, lambda: self.density_table_)
-            idx, frac, inside = self._grid_position(time)
-            frac = frac.to(dtype)
-            p = table[:, idx] * (1 - frac) + table[:, idx + 1] * frac
-            return torch.where(inside, p, torch.zeros((), dtype=dtype, device=time.device)).T
+            return self._interpolate(time, self._precise(time).dtype)
 
     def _log_table(self):
         with np.errstate(divide="ignore"):
