@@ -102,7 +102,9 @@ class TimeBins:
         if isinstance(bins, numbers.Real) and not isinstance(bins, bool):
             if not bins > 0:
                 raise ValueError(f"A bin width must be positive; got {bins}.")
-            n = max(1, int(np.ceil((hi - lo) / bins - 1e-9)))
+            # the last bin [lo + (n-1) w, lo + n w) holds the maximum, so that
+            # discretised times (a month index with w = 1) get one bin per value
+            n = int(np.floor((hi - lo) / bins + 1e-9)) + 1
             return lo + bins * np.arange(n + 1)
         edges = np.asarray(bins, dtype=np.float64)
         if edges.ndim != 1 or edges.size < 2 or np.any(np.diff(edges) <= 0):

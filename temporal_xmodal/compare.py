@@ -47,6 +47,7 @@ def default_estimators(n_image_features, random_state=0, time_window=1.0):
     -------
     estimators : dict of str -> estimator
     """
+    from .estimators._binned import default_base_estimator
     from .estimators import (
         BinnedProcrustesEmbedder,
         CCACrossModal,
@@ -62,7 +63,8 @@ def default_estimators(n_image_features, random_state=0, time_window=1.0):
         "SAM": SAMEmbedder(**neural),
         "TempXNet-Rec": TempXNetEmbedder(correlation="recency", **neural),
         "Diachronic": DiachronicEmbedder(window=time_window, decay=1.0 / time_window, **neural),
-        "Binned+Procrustes": BinnedProcrustesEmbedder(bins=10, min_bin_size=50, **neural),
+        "Binned+Procrustes": BinnedProcrustesEmbedder(default_base_estimator(), bins=10,
+                                                      min_bin_size=50, **neural),
     }
 
 

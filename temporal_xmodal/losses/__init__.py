@@ -3,9 +3,11 @@
 * :mod:`.triplet` — bidirectional triplet hinge over in-batch negatives (masks);
 * :mod:`.sam` — SAM's scheduled adaptive margins;
 * :mod:`.tempxnet` — TempXNet's temporal soft-constraint term;
-* :mod:`.temporal_correlation` — the temporal correlation functions f_t.
+* :mod:`.temporal_correlation` — the temporal correlation functions f_t;
+* :mod:`.diachronic` — DCM's joint diachronic ranking loss.
 """
 
+from .diachronic import DiachronicRankingLoss, diachronic_weights
 from .sam import SAMLoss, SemanticDistance, category_distance_matrix, margin_schedule
 from .temporal_correlation import (
     CategoryKDECorrelation,
@@ -18,9 +20,10 @@ from .tempxnet import TempXNetLoss, cross_modality_similarity, temporal_soft_con
 from .triplet import bidirectional_triplet_loss, negative_mask, shared_label_mask
 
 __all__ = [
-    "CategoryKDECorrelation", "RecencyCorrelation", "SAMLoss", "SemanticDistance",
+    "CategoryKDECorrelation", "DiachronicRankingLoss", "RecencyCorrelation", "SAMLoss", "SemanticDistance",
     "TempXNetLoss", "TemporalCorrelation", "WordTopicCorrelation",
     "bidirectional_triplet_loss", "category_distance_matrix", "cross_modality_similarity",
+    "diachronic_weights",
     "make_temporal_correlation", "margin_schedule", "negative_mask", "shared_label_mask",
     "temporal_soft_constraint",
 ]
