@@ -50,7 +50,8 @@ def _parse_date(text, path, lineno):
             raise ValueError
         return date(*(int(g) for g in match.groups()))
     except ValueError:
-        raise ValueError(f"{path}:{lineno}: date {text!r} is not a valid YYYY-MM-DD date.") from None
+        raise ValueError(
+            f"{path}:{lineno}: date {text!r} is not a valid YYYY-MM-DD date.") from None
 
 
 def _parse_id(text, path, lineno, n_captions=None):

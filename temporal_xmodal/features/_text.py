@@ -66,7 +66,7 @@ class TfidfTextFeatures(TransformerMixin, BaseEstimator):
     >>> from temporal_xmodal.features import TfidfTextFeatures
     >>> tf = TfidfTextFeatures(min_df=1).fit(["a red car", "a blue car", "tea"])
     >>> tf.transform(["red tea"]).shape, tf.transform(["red tea"]).dtype
-    ((1, 5), dtype('float32'))
+    ((1, 4), dtype('float32'))
     """
 
     _parameter_constraints = {

@@ -59,7 +59,8 @@ class DiachronicRankingLoss(nn.Module):
     decay : float, default=0.1
         λ per time unit (paper: 0.1 per month).
     reduction : {"sum", "sum_per_anchor", "mean_active"}, default="sum"
-        The thesis sums every triplet term (§2.2.5.3; its lr 0.005 is tuned for it).
+        The thesis sums every triplet term (§2.2.5.3); the estimator divides
+        by the batch size by default (see ``DiachronicEmbedder``).
     """
 
     def __init__(self, margin=1.0, intra_margin=None, window=4.0, decay=0.1, reduction="sum"):
