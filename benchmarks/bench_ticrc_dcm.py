@@ -26,8 +26,10 @@ Compared, with the same features, hyper-parameters and seeds (3):
   validation loss (10 % of the fitting rows);
 * the same model with a constant time column (all zeros): a static model.
 
-Optimiser.  The main runs use Adam, lr 1e-4, summed loss.  The paper's recipe
-(SGD lr 5e-3, momentum 0.9, summed loss) is also run for one seed: with
+Optimiser.  The main runs use Adam, lr 1e-4, and the estimator's default loss
+reduction (sum ÷ batch size).  SGD lr 5e-3 momentum 0.9 with that reduction
+("sgd") and the paper's literal recipe (SGD, plain summed loss, "paper-sgd") are
+also run for one seed each.  With the plain sum and
 all-pairs negatives its first epoch drives the static model's tanh outputs into
 saturation (every caption gets the same embedding, MRR = 1/N), so it cannot
 serve for the comparison (the dated model escapes, apparently because its time
@@ -118,13 +120,16 @@ def _variants(args, seeds):
     runs = [("pair", "dated", "adam", seeds), ("pair", "constant", "adam", seeds)]
     if not args.no_extra:
         runs += [("decade", "dated", "adam", seeds[:1]), ("decade", "constant", "adam", seeds[:1]),
+                 ("pair", "dated", "sgd", seeds[:1]), ("pair", "constant", "sgd", seeds[:1]),
                  ("pair", "dated", "paper-sgd", seeds[:1]),
                  ("pair", "constant", "paper-sgd", seeds[:1])]
     return runs
 
 
 RECIPES = {"adam": {"optimizer": "adam", "lr": 1e-4},
-           "paper-sgd": {"optimizer": "sgd", "lr": 5e-3, "momentum": 0.9}}
+           "sgd": {"optimizer": "sgd", "lr": 5e-3, "momentum": 0.9},
+           "paper-sgd": {"optimizer": "sgd", "lr": 5e-3, "momentum": 0.9,
+                         "loss_reduction": "sum"}}
 LABELS = {"pair": lambda t: np.arange(len(t)),
           "decade": lambda t: (np.floor(t) // 10).astype(int)}
 
@@ -221,7 +226,8 @@ def main():
 
     # --------------------------------------------------------------- models
     print_header(f"DiachronicEmbedder: w={args.window:g} years, λ={args.decay:g}/year, margin 1, "
-                 f"hidden {hidden}, time 200, D 200, {epochs} epochs, batch 64, summed loss, "
+                 f"hidden {hidden}, time 200, D 200, {epochs} epochs, batch 64, loss reduction "
+                 f"{DiachronicEmbedder().loss_reduction} (paper-sgd: sum), "
                  f"best epoch by validation loss; torch threads {args.threads}")
     results = {}
     for label_name, time_name, recipe, use_seeds in _variants(args, seeds):
@@ -282,7 +288,8 @@ def main():
         "quick": quick,
         "parameters": {
             "seeds": seeds, "max_epochs": epochs, "hidden_dim": hidden, "time_dim": 200,
-            "embedding_dim": 200, "batch_size": 64, "loss_reduction": "sum",
+            "embedding_dim": 200, "batch_size": 64,
+            "loss_reduction": DiachronicEmbedder().loss_reduction,
             "window_years": args.window, "decay_per_year": args.decay, "margin": 1.0,
             "recipes": RECIPES, "torch_threads": args.threads,
             "holdout_fraction": args.holdout_fraction, "holdout_seed": 0,
