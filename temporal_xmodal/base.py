@@ -8,7 +8,8 @@ hooks:
 
 * ``_fit(X_image, X_text, time, labels)``: learn; set fitted attributes;
 * ``_embed_image(X_image, time)`` and ``_embed_text(X_text, time)``: map one
-  modality to the common space (un-normalised; the base L2-normalises).
+  modality to the common space (un-normalised; the base L2-normalises) — or
+  a single ``_embed(modality, X, time)`` that both default to.
 
 and declares ``_time_at_inference = True`` when its projection depends on time
 (the base then warns for instants outside the training range).
@@ -192,6 +193,12 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
             warn_if_outside(t, self.time_range_, type(self).__name__)
         embed = self._embed_image if modality == "image" else self._embed_text
         return l2_normalize(embed(A, t))
+
+    def _embed_image(self, X_image, time):
+        return self._embed("image", X_image, time)
+
+    def _embed_text(self, X_text, time):
+        return self._embed("text", X_text, time)
 
     # ---------------------------------------------------------------- score
     def score(self, X, y=None):

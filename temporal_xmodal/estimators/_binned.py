@@ -327,12 +327,6 @@ class BinnedProcrustesEmbedder(CrossModalEmbedder):
             Z[r] = self._bin_embed(b, modality, A[r], time[r]) @ self.rotations_[b]
         return Z
 
-    def _embed_image(self, X_image, time):
-        return self._embed("image", X_image, time)
-
-    def _embed_text(self, X_text, time):
-        return self._embed("text", X_text, time)
-
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         base = self._base()

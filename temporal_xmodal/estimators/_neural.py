@@ -239,12 +239,6 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
         Z = embed_batches(self.net_.module_, tensors, self.net_.device, modality=modality)
         return Z.numpy().astype(np.float64)
 
-    def _embed_image(self, X_image, time):
-        return self._embed("image", X_image, time)
-
-    def _embed_text(self, X_text, time):
-        return self._embed("text", X_text, time)
-
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.non_deterministic = self.random_state is None
