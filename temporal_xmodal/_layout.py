@@ -6,9 +6,9 @@ features and whose **last column is the timestamp** (see ``DESIGN.md``, "Data
 layout").  This module holds the helpers that build and split that layout.
 """
 
-import numbers
-
 import numpy as np
+
+from ._validation import check_time_argument
 
 
 def stack_modalities(X_image, X_text, time=None):
@@ -48,22 +48,7 @@ def stack_modalities(X_image, X_text, time=None):
             f"X_image and X_text must have the same number of rows; got {n} and "
             f"{X_text.shape[0]}."
         )
-    if time is None:
-        t = np.zeros(n)
-    elif isinstance(time, numbers.Real):
-        t = np.full(n, float(time))
-    else:
-        t = np.asarray(time)
-        if t.ndim != 1 or t.shape[0] != n:
-            raise ValueError(
-                f"time must be a scalar or have shape ({n},); got shape {t.shape}."
-            )
-        if not (np.issubdtype(t.dtype, np.number) or t.dtype == bool):
-            raise TypeError(
-                f"time must be numeric (on the user's own scale, e.g. fractional "
-                f"years); got dtype {t.dtype}. Convert dates to numbers first."
-            )
-        t = t.astype(np.float64)
+    t = np.zeros(n) if time is None else check_time_argument(time, n)
     return np.hstack([X_image, X_text, t[:, None]])
 
 

@@ -54,6 +54,7 @@ from sklearn.utils.validation import check_array
 from .._validation import check_labels
 from ..binning import TimeBins
 from ..metrics import cross_modal_scores, mean_average_precision
+from ..metrics._retrieval import _nanmean
 
 __all__ = [
     "ResultTable",
@@ -216,12 +217,6 @@ def _check_query_index(query_index, n):
 
 def _scores_dict(i2t, t2i):
     return {"i2t": float(i2t), "t2i": float(t2i), "mean": float((i2t + t2i) / 2)}
-
-
-def _nanmean(values):
-    values = np.asarray(values, dtype=np.float64)
-    values = values[~np.isnan(values)]
-    return float(values.mean()) if values.size else float("nan")
 
 
 def _sample_queries(labels, per_category, rng):

@@ -186,6 +186,8 @@ def _per_query(block_metric, query, gallery, query_labels, gallery_labels, **kwa
 
 
 def _nanmean(values):
+    """Mean of the non-NaN values (NaN when there are none)."""
+    values = np.asarray(values, dtype=np.float64)
     values = values[~np.isnan(values)]
     return float(values.mean()) if values.size else float("nan")
 
