@@ -11,6 +11,7 @@ from .estimators import (
     CCACrossModal,
     DiachronicEmbedder,
     SAMEmbedder,
+    SequentialCrossModal,
     TempXNetEmbedder,
 )
 
@@ -22,6 +23,7 @@ __all__ = [
     "CrossModalEmbedder",
     "DiachronicEmbedder",
     "SAMEmbedder",
+    "SequentialCrossModal",
     "TempXNetEmbedder",
     "TimeRangeWarning",
     "stack_modalities",

@@ -10,6 +10,7 @@ from temporal_xmodal import (
     CCACrossModal,
     DiachronicEmbedder,
     SAMEmbedder,
+    SequentialCrossModal,
     TempXNetEmbedder,
 )
 
@@ -23,6 +24,8 @@ ESTIMATORS = [
     DiachronicEmbedder(time_dim=4, **_TINY),
     BinnedProcrustesEmbedder(CCACrossModal(n_components=1), bins=3),
     BinnedProcrustesEmbedder(TempXNetEmbedder(**_TINY), bins=3, random_state=0),
+    SequentialCrossModal(max_epochs=2, embedding_dim=4, hidden_dim=8, common_dim=4,
+                         batch_size=16, n_memory=10, n_meta_train=10, random_state=0),
 ]
 
 _FLOAT32 = (
@@ -41,6 +44,10 @@ EXPECTED_FAILURES = {
         "check_methods_subset_invariance": _FLOAT32,
     },
     "DiachronicEmbedder": {
+        "check_methods_subset_invariance": _FLOAT32,
+    },
+    # binary codes: a float32 rounding difference can flip a bit whose h is ~0
+    "SequentialCrossModal": {
         "check_methods_subset_invariance": _FLOAT32,
     },
 }

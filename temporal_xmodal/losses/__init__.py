@@ -4,9 +4,11 @@
 * :mod:`.sam` — SAM's scheduled adaptive margins;
 * :mod:`.tempxnet` — TempXNet's temporal soft-constraint term;
 * :mod:`.temporal_correlation` — the temporal correlation functions f_t;
-* :mod:`.diachronic` — DCM's joint diachronic ranking loss.
+* :mod:`.diachronic` — DCM's joint diachronic ranking loss;
+* :mod:`.classification` — SCML's semantic classification loss (eq. 10).
 """
 
+from .classification import ClassificationLoss, classification_loss
 from .diachronic import DiachronicRankingLoss, diachronic_weights
 from .sam import SAMLoss, SemanticDistance, category_distance_matrix, margin_schedule
 from .temporal_correlation import (
@@ -20,6 +22,7 @@ from .tempxnet import TempXNetLoss, cross_modality_similarity, temporal_soft_con
 from .triplet import bidirectional_triplet_loss, negative_mask, shared_label_mask
 
 __all__ = [
+    "ClassificationLoss", "classification_loss",
     "CategoryKDECorrelation", "DiachronicRankingLoss", "RecencyCorrelation", "SAMLoss", "SemanticDistance",
     "TempXNetLoss", "TemporalCorrelation", "WordTopicCorrelation",
     "bidirectional_triplet_loss", "category_distance_matrix", "cross_modality_similarity",

@@ -1,6 +1,8 @@
 """torch modules: the projection towers of the neural estimators."""
 
 from .diachronic import DiachronicNet, TimeEncoder
+from .sequential import MetaLearner, SequentialNet, UnifiedModel, preprocess_gradients
 from .towers import ProjectionTower, TwoTowerNet
 
-__all__ = ["DiachronicNet", "ProjectionTower", "TimeEncoder", "TwoTowerNet"]
+__all__ = ["DiachronicNet", "MetaLearner", "ProjectionTower", "SequentialNet", "TimeEncoder",
+           "TwoTowerNet", "UnifiedModel", "preprocess_gradients"]

@@ -3,6 +3,8 @@
 from ._callbacks import InverseTimeDecay, RetrievalScoring, ScheduledMargin
 from ._data import BatchIterator, make_dataset
 from ._net import CrossModalNet, embed_batches
+from ._sequential import LearnedOptimizerNet, ModalityPoolIterator, ModalityPools, StageNet
 
-__all__ = ["BatchIterator", "CrossModalNet", "InverseTimeDecay", "RetrievalScoring",
-           "ScheduledMargin", "embed_batches", "make_dataset"]
+__all__ = ["BatchIterator", "CrossModalNet", "InverseTimeDecay", "LearnedOptimizerNet",
+           "ModalityPoolIterator", "ModalityPools", "RetrievalScoring", "ScheduledMargin",
+           "StageNet", "embed_batches", "make_dataset"]

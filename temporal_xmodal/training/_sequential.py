@@ -1,0 +1,283 @@
+"""Training stages of Sequential Cross-Modal Learning, as skorch nets.
+
+SCML (spec ``sequential_ticrc_cca.md`` §A.5) trains in four stages on data
+that arrive one modality at a time.  Every stage is a skorch net fitted on a
+:class:`ModalityPools` data set:
+
+* Stages I and II, the SGD control of Stage IV (SCML-M) and the parallel
+  paradigm (PCML) minimise eq. 10 with a :class:`StageNet`: the standard
+  skorch loop, restricted to the parameters left trainable
+  (``requires_grad``) so a stage can freeze S or the plugs;
+* Stages III and IV run the learned optimiser with a
+  :class:`LearnedOptimizerNet`, whose ``train_step`` is the step-by-step
+  (truncated) optimisation of §A.4.  skorch owns the epochs, the batches,
+  the Adam optimiser of φ, the history and the callbacks.
+"""
+
+import math
+
+import torch
+from skorch import NeuralNet
+from skorch.utils import to_tensor
+from torch.func import functional_call
+
+from ..losses.classification import classification_loss
+from ._net import CrossModalNet
+
+
+class ModalityPools(torch.utils.data.Dataset):
+    """Unpaired per-modality pools of features and labels.
+
+    Parameters
+    ----------
+    pools : dict of str -> (torch.Tensor, torch.Tensor)
+        ``modality -> (features (n_m, d_m), labels (n_m, C))``.  The pools
+        need not be aligned or of equal size.
+    driver : str
+        The pool an epoch passes over; every other pool is sampled alongside
+        (same batch size, random rows).
+    """
+
+    def __init__(self, pools, driver):
+        if driver not in pools:
+            raise ValueError(f"driver {driver!r} is not one of the pools {sorted(pools)}.")
+        self.pools = pools
+        self.driver = driver
+
+    def __len__(self):
+        return len(self.pools[self.driver][0])
+
+    def __getitem__(self, i):
+        X, Y = self.pools[self.driver]
+        return {self.driver: X[i], f"{self.driver}_labels": Y[i]}
+
+
+class ModalityPoolIterator:
+    """Batches of a :class:`ModalityPools`: one batch of every pool per step.
+
+    Drop-in for skorch's ``iterator_train``.  Each step yields
+    ``({m: features, f"{m}_labels": labels, ...}, None)`` with the same
+    number of rows per pool (skorch requires consistent lengths).
+
+    Parameters
+    ----------
+    dataset : ModalityPools
+    batch_size : int, default=64
+    shuffle : bool, default=True
+        Shuffle the driver pool every epoch.
+    generator : torch.Generator or None
+    steps_per_epoch : int or None, default=None
+        ``None``: one pass over the driver pool per epoch.  An integer: that
+        many steps, each on a random batch of the driver pool (the literal
+        "T steps" reading of ambiguity A-9 uses 1 step per epoch).
+    """
+
+    def __init__(self, dataset, batch_size=64, shuffle=True, generator=None,
+                 steps_per_epoch=None, **unused):
+        self.dataset = dataset
+        self.batch_size = batch_size
+        self.shuffle = shuffle
+        self.generator = generator
+        self.steps_per_epoch = steps_per_epoch
+
+    def __len__(self):
+        if self.steps_per_epoch is not None:
+            return self.steps_per_epoch
+        return math.ceil(len(self.dataset) / self.batch_size)
+
+    def _sample(self, n, size):
+        """``size`` random rows of a pool of ``n`` (cycling when the pool is smaller)."""
+        reps = math.ceil(size / n)
+        return torch.cat([torch.randperm(n, generator=self.generator)
+                          for _ in range(reps)])[:size]
+
+    def __iter__(self):
+        n = len(self.dataset)
+        if self.steps_per_epoch is None:
+            order = (torch.randperm(n, generator=self.generator) if self.shuffle
+                     else torch.arange(n))
+            driver_rows = [order[s:s + self.batch_size] for s in range(0, n, self.batch_size)]
+        else:
+            driver_rows = [self._sample(n, min(self.batch_size, n))
+                           for _ in range(self.steps_per_epoch)]
+        for rows in driver_rows:
+            batch = {}
+            for m, (X, Y) in self.dataset.pools.items():
+                r = rows if m == self.dataset.driver else self._sample(len(X), len(rows))
+                batch[m], batch[f"{m}_labels"] = X[r], Y[r]
+            yield batch, None
+
+
+class StageNet(CrossModalNet):
+    """:class:`CrossModalNet` that optimises only the parameters left trainable.
+
+    A stage freezes modules by setting ``requires_grad = False`` before
+    fitting (Stage II freezes S; the SGD Stage IV freezes the plugs); the
+    optimiser is built over the remaining parameters only.
+    """
+
+    def get_all_learnable_params(self):
+        for name, param in super().get_all_learnable_params():
+            if param.requires_grad:
+                yield name, param
+
+
+def _flat(tensors):
+    return torch.cat([t.reshape(-1) for t in tensors])
+
+
+def _unflat(flat, names, shapes):
+    """Split a flat parameter vector back into a ``name -> tensor`` dict (views)."""
+    chunks = torch.split(flat, [math.prod(s) for s in shapes])
+    return {name: c.view(s) for name, c, s in zip(names, chunks, shapes)}
+
+
+class LearnedOptimizerNet(NeuralNet):
+    """skorch net of SCML Stages III and IV: S updated by the meta-learner M.
+
+    The module is the :class:`~temporal_xmodal.nn.sequential.MetaLearner`
+    (parameters φ).  Each training step (spec §A.4, eq. 9):
+
+    1. takes a batch B_o of the episodic memory (old modality) and a batch
+       B_n of the new modality (one :class:`ModalityPoolIterator` step);
+    2. computes l^(o), l^(n) and the flattened gradients ∇^(o), ∇^(n) of
+       eq. 10 with respect to θ_t, the parameters of S (split into
+       positive/negative parts for multi-label data), detached;
+    3. runs M once on all coordinates: ``[g_t, h_{t+1}] = M(inputs, h_t)``;
+    4. θ' = θ_t + g_t;
+    5. with ``meta_train``: L_t = l^(n)(B_n; θ') + l^(o)(B_o; θ') + λ‖g_t‖₁
+       (eq. 7, evaluated at θ' — ambiguity A-7), and φ takes one step of the
+       net's optimiser (Adam, lr 1e-4);
+    6. θ_{t+1} ← θ' (detached), h_{t+1} detached (truncation length 1).
+
+    Plugs stay frozen; the hidden state starts at zero at ``fit``.
+
+    Parameters
+    ----------
+    module : MetaLearner
+    target : SequentialNet
+        Holds the frozen plugs and S, whose parameters are updated in place.
+    old_modality, new_modality : str
+        Keys of the memory and new-data pools.
+    l1_weight : float, default=0.01
+        λ of eq. 7.
+    l1_reduction : {"sum", "mean"}, default="sum"
+        ‖g‖₁ as a sum or a mean over coordinates (A-8).
+    evaluate_at : {"updated", "current"}, default="updated"
+        Where the meta-loss's task terms are evaluated: θ_t + g_t (best
+        reading) or θ_t as eq. 9 is written (then only the L1 term trains φ).
+    meta_train : bool, default=True
+        Stage III (train φ) or Stage IV (apply M with φ frozen).
+    disentangle : bool, default=False
+        Feed positive- and negative-label gradients and losses separately
+        (the multi-label reading of §A.3: 8 raw inputs per coordinate).
+    use_memory : bool, default=True
+        ``False``: the old-modality inputs and loss are zeros (ablation
+        "w.o. mem").
+    **kwargs
+        Passed to :class:`skorch.NeuralNet`; ``criterion`` must be a
+        :class:`~temporal_xmodal.losses.classification.ClassificationLoss`
+        (its configuration defines eq. 10).
+    """
+
+    def __init__(self, module, *args, target=None, old_modality="text", new_modality="image",
+                 l1_weight=0.01, l1_reduction="sum", evaluate_at="updated", meta_train=True,
+                 disentangle=False, use_memory=True, **kwargs):
+        # set before NeuralNet.__init__: skorch only lets torch modules be
+        # attributes outside its initialize methods during the first init
+        self.target = target
+        self.old_modality = old_modality
+        self.new_modality = new_modality
+        self.l1_weight = l1_weight
+        self.l1_reduction = l1_reduction
+        self.evaluate_at = evaluate_at
+        self.meta_train = meta_train
+        self.disentangle = disentangle
+        self.use_memory = use_memory
+        super().__init__(module, *args, **kwargs)
+
+    # ---------------------------------------------------------------- hooks
+    def on_train_begin(self, net, X=None, y=None, **kwargs):
+        super().on_train_begin(net, X=X, y=y, **kwargs)
+        self.target.to(self.device).train()
+        n = sum(p.numel() for p in self.target.unified.parameters())
+        self.state_ = self.module_.initial_state(n, device=self.device)
+
+    def _task_losses(self, u, labels, params):
+        """Eq. 10 of plug outputs ``u`` under S with parameters ``params``."""
+        crit = self.criterion_
+        logits = functional_call(self.target.unified, params, (u,))
+        out = classification_loss(logits, labels, multilabel=crit.multilabel,
+                                  positive_weight=crit.positive_weight,
+                                  reduction=crit.reduction,
+                                  single_label_loss=crit.single_label_loss,
+                                  split=self.disentangle)
+        return list(out) if self.disentangle else [out]
+
+    def train_step(self, batch, **fit_params):
+        """One step of the learned optimiser on S (and of φ when ``meta_train``)."""
+        Xi, _ = batch
+        Xi = to_tensor(Xi, device=self.device)
+        self.module_.train()
+        S = self.target.unified
+        names = [name for name, _ in S.named_parameters()]
+        shapes = [p.shape for p in S.parameters()]
+        theta = _flat(p.detach() for p in S.parameters())
+
+        def unflat(flat):
+            return _unflat(flat, names, shapes)
+        modalities = ((self.old_modality, self.new_modality) if self.use_memory
+                      else (self.new_modality,))
+        with torch.no_grad():
+            u = {m: self.target.plugs[m](Xi[m]) for m in modalities}
+
+        # step 2: losses and gradients at θ_t (constants for M)
+        theta_t = theta.clone().requires_grad_(True)
+        params_t = unflat(theta_t)
+        losses, grads = {}, {}
+        for m in modalities:
+            losses[m] = self._task_losses(u[m], Xi[f"{m}_labels"], params_t)
+            grads[m] = [torch.autograd.grad(l, theta_t, retain_graph=True)[0]
+                        for l in losses[m]]
+        n_parts = 2 if self.disentangle else 1
+        if not self.use_memory:
+            zero = torch.zeros_like(theta)
+            grads[self.old_modality] = [zero] * n_parts
+            losses[self.old_modality] = [torch.zeros((), device=theta.device)] * n_parts
+        order = (self.old_modality, self.new_modality)
+        raw = [g for m in order for g in grads[m]]
+        raw += [l.detach().expand_as(theta) for m in order for l in losses[m]]
+        inputs = torch.stack(raw, dim=1)
+
+        # steps 3-5
+        if self.meta_train:
+            g, state = self.module_(inputs, self.state_)
+            l1 = g.abs().sum() if self.l1_reduction == "sum" else g.abs().mean()
+            if self.evaluate_at == "updated":
+                params_next = unflat(theta + g)
+                task = sum(sum(self._task_losses(u[m], Xi[f"{m}_labels"], params_next))
+                           for m in modalities)
+            else:
+                task = sum(sum(losses[m]) for m in modalities).detach()
+            loss = task + self.l1_weight * l1
+            self.optimizer_.zero_grad()
+            loss.backward()
+            self.optimizer_.step()
+        else:
+            with torch.no_grad():
+                g, state = self.module_(inputs, self.state_)
+                l1 = g.abs().sum() if self.l1_reduction == "sum" else g.abs().mean()
+                loss = sum(sum(losses[m]) for m in modalities).detach()
+
+        # step 6: θ_{t+1} = θ_t + g_t, truncated state
+        with torch.no_grad():
+            for p, new in zip(S.parameters(), unflat(theta + g.detach()).values()):
+                p.copy_(new)
+        self.state_ = tuple(s.detach() for s in state)
+        for key, m in (("old_loss", self.old_modality), ("new_loss", self.new_modality)):
+            self.history.record_batch(key, float(sum(l.detach() for l in losses[m])))
+        self.history.record_batch("update_l1", float(l1.detach()))
+        return {"loss": loss.detach(), "y_pred": None}
+
+
+__all__ = ["LearnedOptimizerNet", "ModalityPoolIterator", "ModalityPools", "StageNet"]

@@ -1,0 +1,267 @@
+"""SequentialCrossModal (SCML): modules, eq. 10, the learned optimiser, the stages."""
+
+import copy
+
+import numpy as np
+import pytest
+import torch
+from sklearn.exceptions import NotFittedError
+from torch.nn import functional as F
+
+from temporal_xmodal import SequentialCrossModal
+from temporal_xmodal.datasets import make_temporal_crossmodal
+from temporal_xmodal.losses.classification import ClassificationLoss, classification_loss
+from temporal_xmodal.metrics import mean_average_precision
+from temporal_xmodal.nn.sequential import MetaLearner, SequentialNet, preprocess_gradients
+from temporal_xmodal.training._sequential import (
+    LearnedOptimizerNet,
+    ModalityPoolIterator,
+    ModalityPools,
+)
+
+#: small and fast; same stages as the defaults
+FAST = dict(max_epochs=4, hidden_dim=64, common_dim=32, embedding_dim=16, n_memory=60,
+            n_meta_train=60, batch_size=32, random_state=0)
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y, info = make_temporal_crossmodal(600, return_info=True, random_state=0)
+    d = info.n_image_features
+    return X[:400], y[:400], X[400:], y[400:], d
+
+
+# ----------------------------------------------------------------- modules
+def test_preprocessing_matches_eq8():
+    p = 10.0
+    x = torch.tensor([[2.0, -1e-6], [0.0, -3.0]])
+    out = preprocess_gradients(x, p)
+    expected = torch.tensor([
+        [np.log(2.0) / p, 1.0, -1.0, np.exp(p) * -1e-6],
+        [-1.0, 0.0, np.log(3.0) / p, -1.0],
+    ], dtype=torch.float32)
+    torch.testing.assert_close(out, expected)
+
+
+def test_meta_learner_is_coordinatewise_and_vectorised():
+    torch.manual_seed(0)
+    learner = MetaLearner(n_inputs=4)
+    torch.nn.init.normal_(learner.head.weight)
+    inputs = torch.randn(50, 4)
+    state = learner.initial_state(50)
+    with torch.no_grad():
+        g, (h, c) = learner(inputs, state)
+        for i in (0, 17, 49):  # one coordinate alone gives the same update and state
+            gi, (hi, ci) = learner(inputs[i:i + 1], learner.initial_state(1))
+            torch.testing.assert_close(gi, g[i:i + 1])
+            torch.testing.assert_close(hi[:, 0], h[:, i])
+    assert g.shape == (50,) and h.shape == (2, 50, 20)
+
+
+def test_meta_learner_starts_with_zero_updates():
+    learner = MetaLearner(n_inputs=4)
+    g, _ = learner(torch.randn(10, 4), learner.initial_state(10))
+    assert torch.count_nonzero(g) == 0
+
+
+def test_unified_model_parameter_count_matches_spec():
+    net = SequentialNet(4096, 10, hidden_dim=4096, embedding_dim=64, n_classes=10)
+    # spec §A.2 sanity check: 16,512 + 8,256 + 650 = 25,418 parameters θ
+    assert sum(p.numel() for p in net.unified.parameters()) == 25418
+
+
+# ---------------------------------------------------------------- eq. 10
+def test_single_label_loss_is_cross_entropy_and_literal_adds_negative_terms():
+    torch.manual_seed(0)
+    logits, target = torch.randn(8, 5), torch.randint(0, 5, (8,))
+    Y = F.one_hot(target, 5).float()
+    torch.testing.assert_close(classification_loss(logits, Y), F.cross_entropy(logits, target))
+    p = logits.softmax(1)
+    literal = -(Y * p.log() + (1 - Y) * (1 - p).log()).sum(1).sum()
+    torch.testing.assert_close(
+        classification_loss(logits, Y, reduction="sum", single_label_loss="literal"), literal)
+
+
+def test_multilabel_loss_weights_positives_and_splits():
+    torch.manual_seed(0)
+    logits, Y = torch.randn(6, 4), (torch.rand(6, 4) > 0.5).float()
+    p = logits.sigmoid()
+    expected = -(20 * Y * p.log() + (1 - Y) * (1 - p).log()).sum(1).mean()
+    total = classification_loss(logits, Y, multilabel=True, positive_weight=20)
+    torch.testing.assert_close(total, expected)
+    pos, neg = classification_loss(logits, Y, multilabel=True, positive_weight=20, split=True)
+    torch.testing.assert_close(pos + neg, total)
+    torch.testing.assert_close(pos, -(20 * Y * p.log()).sum(1).mean())
+
+
+# ----------------------------------------------------- learned optimiser
+def _pools(n=40, d=6, C=3, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    y = torch.randint(0, C, (n,), generator=g)
+    centres = torch.randn(C, d, generator=g) * 3
+    X = centres[y] + torch.randn(n, d, generator=g)
+    return X, F.one_hot(y, C).float()
+
+
+def test_iterator_yields_equal_sized_batches_of_every_pool():
+    Xa, Ya = _pools(50)
+    Xb, Yb = _pools(7, seed=1)
+    pools = ModalityPools({"image": (Xa, Ya), "text": (Xb, Yb)}, driver="image")
+    batches = list(ModalityPoolIterator(pools, batch_size=16,
+                                        generator=torch.Generator().manual_seed(0)))
+    assert len(batches) == 4
+    for batch, _ in batches:
+        assert len(batch["image"]) == len(batch["text"]) == len(batch["text_labels"])
+    seen = torch.cat([b["image"] for b, _ in batches])
+    assert sorted(map(tuple, seen.tolist())) == sorted(map(tuple, Xa.tolist()))
+    steps = ModalityPoolIterator(pools, batch_size=16, steps_per_epoch=3)
+    assert len(list(steps)) == 3
+
+
+def test_learned_optimizer_trains_phi_and_lowers_the_task_loss():
+    torch.manual_seed(0)
+    Xo, Yo = _pools(64, seed=0)
+    Xn, Yn = _pools(64, seed=1)
+    target = SequentialNet(6, 6, hidden_dim=16, common_dim=8, embedding_dim=8, n_classes=3,
+                           dropout=0.0).requires_grad_(False)
+    learner = MetaLearner(n_inputs=4, output_scale=0.1)
+    phi0 = copy.deepcopy(learner.state_dict())
+    theta0 = [p.clone() for p in target.unified.parameters()]
+    pools = ModalityPools({"text": (Xo, Yo), "image": (Xn, Yn)}, driver="image")
+
+    def task_loss():
+        with torch.no_grad():
+            logits = target(text=Xo, image=Xn)
+            return float(F.cross_entropy(logits["text"], Yo.argmax(1))
+                         + F.cross_entropy(logits["image"], Yn.argmax(1)))
+
+    before = task_loss()
+    net = LearnedOptimizerNet(learner, criterion=ClassificationLoss, optimizer=torch.optim.Adam,
+                              lr=1e-2, max_epochs=30, batch_size=32, train_split=None,
+                              iterator_train=ModalityPoolIterator, target=target,
+                              old_modality="text", new_modality="image", l1_weight=1e-4,
+                              verbose=0)
+    net.fit(pools, None)
+    assert any(not torch.equal(phi0[k], v) for k, v in learner.state_dict().items())
+    assert any(not torch.equal(a, b) for a, b in zip(theta0, target.unified.parameters()))
+    assert task_loss() < 0.8 * before
+    history = net.history[-1, "batches"]
+    assert {"old_loss", "new_loss", "update_l1"} <= set(history[0])
+
+
+# -------------------------------------------------------------- estimator
+def test_scml_beats_chance_by_a_wide_margin(data):
+    X, y, X_te, y_te, d = data
+    est = SequentialCrossModal(**{**FAST, "max_epochs": 15}, n_image_features=d).fit(X, y)
+    chance = np.mean([np.mean(y_te == c) for c in y_te])  # expected AP of a random ranking
+    assert est.score(X_te, y_te) > chance + 0.3
+    assert set(est.nets_) == {"stage1", "stage2", "stage3", "stage4"}
+    assert est.nets_["stage3"].target is not est.module_  # Stage III trains on a copy of S
+
+
+def test_partial_fit_per_modality_equals_fit_and_keeps_only_the_memory(data):
+    X, y, X_te, _, d = data
+    full = SequentialCrossModal(**FAST, n_image_features=d).fit(X, y)
+    seq = SequentialCrossModal(**FAST, n_image_features=d)
+    seq.partial_fit(X[:, d:-1], y, modality="text")
+    assert seq.memory_["X"].shape == (60, X.shape[1] - 1 - d)
+    assert seq.memory_["modality"] == "text"
+    with pytest.raises(NotFittedError):
+        seq.transform(X_te)
+    with pytest.raises(ValueError, match="next modality"):
+        seq.partial_fit(X[:, d:-1], y, modality="text")
+    seq.partial_fit(X[:, :d], y, modality="image")
+    np.testing.assert_array_equal(seq.transform(X_te), full.transform(X_te))
+    assert seq.n_features_in_ == X.shape[1]
+    # more images later: S is updated again by the learned optimiser (memory + new items)
+    theta = [p.clone() for p in seq.module_.unified.parameters()]
+    with pytest.raises(ValueError, match="next modality"):
+        seq.partial_fit(X[:, d:-1], y, modality="text")
+    seq.partial_fit(X[:50, :d], y[:50], modality="image")
+    assert any(not torch.equal(a, b) for a, b in zip(theta, seq.module_.unified.parameters()))
+    assert seq.n_modalities_seen_ == 3
+
+
+def test_stage2_freezes_s_unless_joint(data):
+    X, y, _, _, d = data
+    first = SequentialCrossModal(**FAST, update_rule="none", n_image_features=d)
+    first.partial_fit(X, y)
+    theta = [p.clone() for p in first.module_.unified.parameters()]
+    plug_only = copy.deepcopy(first).partial_fit(X, y)
+    for a, b in zip(theta, plug_only.module_.unified.parameters()):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
+    joint = copy.deepcopy(first).set_params(stage2_scope="joint").partial_fit(X, y)
+    assert any(not torch.equal(a, b) for a, b in zip(theta, joint.module_.unified.parameters()))
+    sgd = copy.deepcopy(first).set_params(update_rule="sgd").partial_fit(X, y)
+    assert set(sgd.nets_) == {"stage1", "stage2", "stage4"}
+
+
+def test_unseen_classes_in_the_second_modality_are_rejected(data):
+    X, y, _, _, d = data
+    est = SequentialCrossModal(**FAST, n_image_features=d).partial_fit(X[:, d:-1], y,
+                                                                       modality="text")
+    with pytest.raises(ValueError, match="not seen"):
+        est.partial_fit(X[:, :d], y + 100, modality="image")
+
+
+def test_binary_codes_rank_as_hamming_and_continuous_codes_work(data):
+    X, y, X_te, y_te, d = data
+    est = SequentialCrossModal(**FAST, update_rule="none", n_image_features=d).fit(X, y)
+    Z = est.transform(X_te)
+    K = est.embedding_dim_
+    np.testing.assert_allclose(np.abs(Z), 1 / np.sqrt(K))
+    zi, zt = Z[:, :K], Z[:, K:]
+    hamming = mean_average_precision(zi, zt, y_te, y_te, similarity="hamming")
+    dot = mean_average_precision(zi, zt, y_te, y_te)
+    assert hamming == pytest.approx(dot, abs=1e-12)
+    cont = copy.deepcopy(est).set_params(codes="continuous")
+    Zc = cont.transform(X_te)
+    assert not np.allclose(np.abs(Zc), 1 / np.sqrt(K))
+    np.testing.assert_array_equal(np.sign(Zc), np.sign(Z))
+    assert cont.score(X_te, y_te) > 0.3
+
+
+def test_fused_codes_are_the_sign_of_the_summed_activations(data):
+    X, y, X_te, y_te, d = data
+    est = SequentialCrossModal(**FAST, update_rule="none", codes="continuous",
+                               n_image_features=d).fit(X, y)
+    fused = est.transform_fused(X_te)
+    h = est._hidden("image", X_te[:, :d]) + est._hidden("text", X_te[:, d:-1])
+    np.testing.assert_array_equal(np.sign(fused), np.where(h >= 0, 1.0, -1.0))
+    score = est.set_params(database_codes="fused").score(X_te, y_te)
+    assert 0.3 < score <= 1
+
+
+def test_parallel_paradigm_and_multilabel_disentangling(data):
+    X, y, X_te, y_te, d = data
+    pcml = SequentialCrossModal(**{**FAST, "max_epochs": 15}, paradigm="parallel",
+                                n_image_features=d).fit(X, y)
+    assert set(pcml.nets_) == {"parallel"} and pcml.score(X_te, y_te) > 0.3
+    with pytest.raises(ValueError, match="parallel"):
+        SequentialCrossModal(paradigm="parallel").partial_fit(X, y)
+    Y = np.eye(8, dtype=int)[y % 8]
+    Y[::3, 0] = 1
+    ml = SequentialCrossModal(**FAST, meta_steps=3, meta_steps_unit="steps",
+                              n_image_features=d).fit(X, Y)
+    assert ml.multilabel_ and ml.meta_learner_.lstm.input_size == 16
+    assert ml.nets_["stage3"].criterion_.positive_weight == 20
+    assert len(ml.nets_["stage3"].history) == 3
+    assert all(len(epoch["batches"]) == 1 for epoch in ml.nets_["stage3"].history)
+
+
+def test_same_seed_gives_the_same_codes_and_class_probabilities_are_valid(data):
+    X, y, X_te, _, d = data
+    a = SequentialCrossModal(**FAST, n_image_features=d).fit(X, y)
+    b = SequentialCrossModal(**FAST, n_image_features=d).fit(X, y)
+    np.testing.assert_array_equal(a.transform(X_te), b.transform(X_te))
+    proba = a.class_probabilities(X_te[:, :d], "image")
+    np.testing.assert_allclose(proba.sum(1), 1, rtol=1e-5)
+    assert proba.shape == (len(X_te), len(a.classes_))
+    with pytest.raises(ValueError, match="columns"):
+        a.class_probabilities(X_te[:, :d], "text")
+
+
+def test_bad_modality_order_is_rejected(data):
+    X, y, _, _, _ = data
+    with pytest.raises(ValueError, match="modality_order"):
+        SequentialCrossModal(modality_order=("text", "text")).fit(X, y)
