@@ -1,4 +1,4 @@
-"""Smoke test of the quality benchmarks (Wikipedia SAM, synthetic TempXNet) with ``--quick``."""
+"""Smoke test of the quality benchmarks (Wikipedia SAM and SCML, synthetic TempXNet) with ``--quick``."""
 
 import json
 import subprocess
@@ -13,16 +13,22 @@ BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 CASES = {
     "bench_wiki_sam": {"sam_beats_fixed_margin", "sam_beats_cca"},
     "bench_tempxnet_synthetic": {"recency λ=1_beats_static", "recency λ=20_beats_static"},
+    "bench_wiki_scml": {"meta_forgets_less_than_sgd_accuracy", "meta_beats_sgd_final_map",
+                        "vectorised_step_vs_coordinate_loop"},
 }
+NEEDS_WIKI = {"bench_wiki_sam", "bench_wiki_scml"}
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_quick_run_writes_results(name, tmp_path):
-    if name == "bench_wiki_sam" and not (DATA_DIR / "wiki").exists():
-        pytest.skip(f"real data not found at {DATA_DIR / 'wiki'}")
+    extra = []
+    if name in NEEDS_WIKI:
+        if not (DATA_DIR / "wiki").exists():
+            pytest.skip(f"real data not found at {DATA_DIR / 'wiki'}")
+        extra = ["--data", str(DATA_DIR / "wiki")]
     proc = subprocess.run(
         [sys.executable, str(BENCHMARKS / f"{name}.py"), "--quick", "--output-dir",
-         str(tmp_path)], capture_output=True, text=True, timeout=300)
+         str(tmp_path), *extra], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     data = json.loads((tmp_path / f"{name}.json").read_text())
     assert {"benchmark", "quick", "machine", "parameters", "results", "targets"} <= data.keys()
