@@ -47,8 +47,8 @@ def l2_normalize(Z):
 class CrossModalEmbedder(TransformerMixin, BaseEstimator):
     """Base class of the cross-modal embedders (not used directly).
 
-    Fitted attributes set by :meth:`fit`
-    ------------------------------------
+    Attributes
+    ----------
     n_features_in_ : int
         Columns of X, time included.
     feature_names_in_ : ndarray of str

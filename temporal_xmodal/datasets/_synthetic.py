@@ -74,8 +74,7 @@ def make_temporal_crossmodal(
     time_range : tuple of two floats, default=(0.0, 10.0)
         ``(t0, t1)`` with ``t0 < t1``: timestamps are continuous floats in
         this interval, on the user's scale (e.g. fractional years).
-    profiles : {"mixed", "spike", "recurrent", "steady"} or list of str, \
-            default="mixed"
+    profiles : {"mixed", "spike", "recurrent", "steady"} or list of str, default="mixed"
         Temporal profile of each category.  ``"mixed"`` cycles
         spike, recurrent, steady over the categories (category 0 is a spike,
         1 recurrent, 2 steady, 3 a spike, ...); one profile name gives every

@@ -23,7 +23,7 @@ class DiachronicEmbedder(NeuralCrossModalEmbedder):
 
     trained with the joint diachronic ranking loss (§3): other-category items
     are negatives (margin m); same-category items more than ``window`` apart
-    are soft negatives weighted by ρ = 1 − exp(−decay·|Δt|); same-category
+    are soft negatives weighted by ρ = 1 − exp(−decay · ``|Δt|``); same-category
     items within the window are left alone.  Any item can be projected at any
     instant with ``transform_image(X, time=...)`` / ``transform_text(X,
     time=...)``; ``transform`` projects each row at its own time.
@@ -38,7 +38,7 @@ class DiachronicEmbedder(NeuralCrossModalEmbedder):
     Parameters
     ----------
     window : float, default=4.0
-        w: no constraint between same-category items with |Δt| ≤ w.
+        w: no constraint between same-category items with ``|Δt| ≤ w``.
     decay : float, default=0.1
         λ of ρ(Δt) = 1 − exp(−λ|Δt|).
     margin : float, default=1.0

@@ -28,9 +28,9 @@ def diachronic_weights(labels, time, window, decay):
     time : torch.Tensor of shape (B,)
         Timestamps in the user's units (the loss always uses raw differences).
     window : float
-        w: no constraint between same-category items with |Δt| ≤ w (A4: ≤).
+        w: no constraint between same-category items with ``|Δt| ≤ w`` (A4: ≤).
     decay : float
-        λ of ρ = 1 − exp(−λ |Δt|).
+        λ of ρ = 1 − exp(−λ ``|Δt|``).
 
     Returns
     -------
