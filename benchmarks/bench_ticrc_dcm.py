@@ -71,42 +71,29 @@ from pathlib import Path
 import numpy as np
 import torch
 from _common import make_parser, print_header, print_targets, target, write_results
-from sklearn.preprocessing import StandardScaler
 
 from temporal_xmodal import DiachronicEmbedder, TimeRangeWarning, stack_modalities
-from temporal_xmodal.datasets._ticrc import load_ticrc, ticrc_training_pairs
-from temporal_xmodal.features import EfficientNetImageFeatures, TfidfTextFeatures
-from temporal_xmodal.metrics import reciprocal_rank_per_query
+from temporal_xmodal.datasets._ticrc import (
+    default_cache_dir,
+    image_feature_throughput,
+    ticrc_features,
+)
+from temporal_xmodal.evaluation.undated import (
+    counterpart_reciprocal_ranks,
+    query_time_scores,
+    random_mrr,
+)
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "ticrc"
-CACHE = os.environ.get("TEMPORAL_XMODAL_CACHE", str(Path("~/.cache/temporal_xmodal")))
+CACHE = default_cache_dir()
 
 
-def _split(n_train, n_train2, fraction, quick):
-    """Indices (into train + train2) of the fitting rows and of the held-out rows."""
-    rng = np.random.default_rng(0)
-    train2 = n_train + rng.permutation(n_train2)
-    n_hold = int(round(fraction * n_train2))
-    held, rest = np.sort(train2[:n_hold]), np.sort(train2[n_hold:])
-    fit = np.concatenate([np.arange(n_train), rest])
-    if quick:  # a small subset of both
-        fit, held = np.sort(rng.choice(fit, 200, replace=False)), held[:60]
-    return fit, held
-
-
-def _caption_mrr(model, X_image, X_text, query_time, caption_order, target_caption):
-    """RR of each query's gold caption; captions projected at the query's date."""
-    n = len(X_image)
-    Z_image = model.transform_image(X_image, time=query_time)
-    candidates = X_text[caption_order]
-    scores = np.empty((n, n))
-    for instant in np.unique(query_time):  # one text projection per distinct date
-        rows = np.flatnonzero(query_time == instant)
-        scores[rows] = Z_image[rows] @ model.transform_text(candidates, time=instant).T
-    relevance = np.zeros((n, n), dtype=bool)
-    relevance[np.arange(n), target_caption] = True
+def _caption_mrr(model, X_image, X_text, query_time):
+    """RR of each query's gold caption (captions projected at the query's date), the
+    number of distinct query dates and the mean per-query score spread."""
+    scores = query_time_scores(model, X_image, X_text, query_time)
     spread = float(np.mean(np.std(scores, axis=1)))  # ~0: the captions all score alike
-    return reciprocal_rank_per_query(scores, relevance), len(np.unique(query_time)), spread
+    return counterpart_reciprocal_ranks(scores)[0], len(np.unique(query_time)), spread
 
 
 def _summary(values):
@@ -134,20 +121,6 @@ LABELS = {"pair": lambda t: np.arange(len(t)),
           "decade": lambda t: (np.floor(t) // 10).astype(int)}
 
 
-def _throughput(paths, n_images):
-    """Uncached EfficientNet-Lite0 images/s with 1 thread and with all cores."""
-    figures = {}
-    previous = torch.get_num_threads()
-    probe = EfficientNetImageFeatures(batch_size=16, progress=False).fit()
-    probe.transform(paths[:4])  # warm-up (weights, oneDNN kernels)
-    for threads in sorted({1, os.cpu_count() or 1}):
-        torch.set_num_threads(threads)
-        probe.transform(paths[:n_images])
-        figures[threads] = probe.last_stats_["images_per_second"]
-    torch.set_num_threads(previous)
-    return figures
-
-
 def main():
     parser = make_parser(__doc__)
     parser.add_argument("--data", default=str(DATA), help="folder holding ticrc/train, train2")
@@ -171,58 +144,38 @@ def main():
     total_start = time.perf_counter()
 
     # ------------------------------------------------------------------ data
-    start = time.perf_counter()
-    splits = [load_ticrc(args.data, "train"), load_ticrc(args.data, "train2")]
-    paths, captions, dates = ticrc_training_pairs(splits)
-    paths = np.asarray(paths)
-    fit_rows, held_rows = _split(len(splits[0].picture_paths), len(splits[1].picture_paths),
-                                 args.holdout_fraction, quick)
-    timings["load_seconds"] = time.perf_counter() - start
-    print_header("TICRC train + train2")
-    print(f"  fit on {len(fit_rows)} pairs (train + {100 - 100 * args.holdout_fraction:.0f} % of "
-          f"train2), evaluate on {len(held_rows)} held-out train2 pictures × "
-          f"{len(held_rows)} captions")
-
-    # -------------------------------------------------------------- features
     print_header("Features")
+    start = time.perf_counter()
+    data = ticrc_features(args.data, holdout_fraction=args.holdout_fraction,
+                          n_samples=260 if quick else None, cache_dir=args.cache_dir)
+    timings["load_and_features_seconds"] = time.perf_counter() - start
+    image_fit, text_fit, t_fit = data.image_fit, data.text_fit, data.time_fit
+    image_held, text_held, t_held = data.image_heldout, data.text_heldout, data.time_heldout
+    n_fit, n_held = len(t_fit), len(t_held)
+    stats = {k: (None if isinstance(v, float) and np.isnan(v) else v)  # NaN: nothing computed
+             for k, v in data.image_stats.items()}
+    print(f"  TICRC train + train2: fit on {n_fit} pairs (train + "
+          f"{100 - 100 * args.holdout_fraction:.0f} % of train2), evaluate on {n_held} held-out "
+          f"train2 pictures × {n_held} captions")
+    print(f"  image features: {stats['n_images']} pictures, {stats['n_cached']} from the cache "
+          f"({args.cache_dir}), {stats['n_computed']} computed"
+          + (f" at {stats['images_per_second']:.1f} images/s" if stats["n_computed"] else "")
+          + f"; {timings['load_and_features_seconds']:.1f} s")
+    print(f"  text features: TF-IDF, {data.text_features.n_features_out_} terms (fitted on the "
+          f"{n_fit} training captions)")
     probe_n = 8 if quick else 48
-    throughput = _throughput(list(paths[held_rows]), probe_n)
+    throughput = image_feature_throughput(
+        [data.picture_paths[i] for i in data.heldout_rows[:probe_n]],
+        threads=sorted({1, os.cpu_count() or 1}))
     for threads, rate in throughput.items():
         print(f"  EfficientNet-Lite0 throughput (uncached, CPU, {threads} thread(s), batch 16, "
               f"{probe_n} images): {rate:.1f} images/s")
     torch.set_num_threads(args.threads)
-    rows = np.concatenate([fit_rows, held_rows])
-    featuriser = EfficientNetImageFeatures(cache_dir=args.cache_dir, progress=True).fit()
-    start = time.perf_counter()
-    image_all = featuriser.transform(list(paths[rows]))
-    timings["image_features_seconds"] = time.perf_counter() - start
-    stats = {k: (None if isinstance(v, float) and np.isnan(v) else v)  # NaN: nothing computed
-             for k, v in featuriser.last_stats_.items()}
-    print(f"  image features: {len(rows)} pictures, {stats['n_cached']} from the cache "
-          f"({args.cache_dir}), {stats['n_computed']} computed"
-          + (f" at {stats['images_per_second']:.1f} images/s" if stats["n_computed"] else "")
-          + f"; {timings['image_features_seconds']:.1f} s")
-    scaler = StandardScaler().fit(image_all[:len(fit_rows)])
-    image_fit = scaler.transform(image_all[:len(fit_rows)])
-    image_held = scaler.transform(image_all[len(fit_rows):])
-    tfidf = TfidfTextFeatures(max_features=4096, min_df=2, sublinear_tf=True)
-    text_fit = tfidf.fit_transform([captions[i] for i in fit_rows])
-    text_held = tfidf.transform([captions[i] for i in held_rows])
-    print(f"  text features: TF-IDF, {tfidf.n_features_out_} terms (fitted on the "
-          f"{len(fit_rows)} training captions)")
-    t_fit, t_held = dates[fit_rows], dates[held_rows]
-
-    # Candidate captions in a random order (the gold caption of query i sits at target[i]).
-    n_held = len(held_rows)
-    caption_order = np.random.default_rng(1).permutation(n_held)
-    target_caption = np.argsort(caption_order)
 
     # ------------------------------------------------------------ references
-    random_mrr = float(np.sum(1.0 / np.arange(1, n_held + 1))) / n_held
-    leak_scores = -np.abs(t_held[:, None] - t_held[caption_order][None, :])
-    relevance = np.zeros((n_held, n_held), dtype=bool)
-    relevance[np.arange(n_held), target_caption] = True
-    leak_mrr = float(np.mean(reciprocal_rank_per_query(leak_scores, relevance)))
+    rand_mrr = random_mrr(n_held)
+    leak_scores = -np.abs(t_held[:, None] - t_held[None, :])
+    leak_mrr = float(np.mean(counterpart_reciprocal_ranks(leak_scores)[0]))
 
     # --------------------------------------------------------------- models
     print_header(f"DiachronicEmbedder: w={args.window:g} years, λ={args.decay:g}/year, margin 1, "
@@ -246,8 +199,7 @@ def main():
             start = time.perf_counter()
             with warnings.catch_warnings():  # a few query dates lie outside the fit range
                 warnings.simplefilter("ignore", TimeRangeWarning)
-                rr, n_dates, spread = _caption_mrr(model, image_held, text_held, time_held,
-                                                   caption_order, target_caption)
+                rr, n_dates, spread = _caption_mrr(model, image_held, text_held, time_held)
             eval_s.append(time.perf_counter() - start)
             runs.append(float(np.mean(rr)))
             spreads.append(spread)
@@ -266,8 +218,8 @@ def main():
               + ("  COLLAPSED: all captions score alike" if collapsed else ""))
 
     print_header(f"References ({n_held} candidates per query)")
-    print(f"  random ranking, E[MRR] = H_N/N             {random_mrr:.4f}")
-    print(f"  fair date-only ranking (captions undated)  {random_mrr:.4f}  (= random)")
+    print(f"  random ranking, E[MRR] = H_N/N             {rand_mrr:.4f}")
+    print(f"  fair date-only ranking (captions undated)  {rand_mrr:.4f}  (= random)")
     print(f"  LEAK, upper bound only: captions ranked by their own picture's date  "
           f"{leak_mrr:.4f}")
     print("    (uses the answer's date; not a method's score)")
@@ -278,7 +230,7 @@ def main():
         "dated_beats_constant": target(
             dated - static, 0.0, ">=",
             "MRR(real dates) − MRR(constant time), pair labels, Adam, mean over seeds"),
-        "beats_random": target(dated / random_mrr, 1.0, ">=",
+        "beats_random": target(dated / rand_mrr, 1.0, ">=",
                                "MRR(real dates) / random MRR"),
     }
     print_targets(targets)
@@ -293,16 +245,17 @@ def main():
             "window_years": args.window, "decay_per_year": args.decay, "margin": 1.0,
             "recipes": RECIPES, "torch_threads": args.threads,
             "holdout_fraction": args.holdout_fraction, "holdout_seed": 0,
-            "n_fit": int(len(fit_rows)), "n_heldout": int(n_held),
+            "n_fit": int(n_fit), "n_heldout": int(n_held),
             "image_features": "EfficientNet-Lite0 pooled (1280), standardised on the fit rows",
-            "text_features": f"TF-IDF ({tfidf.n_features_out_} terms, min_df 2, sublinear tf)",
+            "text_features": f"TF-IDF ({data.text_features.n_features_out_} terms, min_df 2, "
+                             "sublinear tf)",
             "time": "fractional years of the issue date", "cache_dir": args.cache_dir,
         },
         "timings": timings,
         "results": {
             "models": results,
-            "random_mrr": random_mrr,
-            "fair_date_only_mrr": random_mrr,
+            "random_mrr": rand_mrr,
+            "fair_date_only_mrr": rand_mrr,
             "leak_upper_bound_caption_picture_date_mrr": leak_mrr,
             "featuriser": {"images_per_second_by_threads": {str(k): v
                                                             for k, v in throughput.items()},

