@@ -30,7 +30,7 @@ from ..training._sequential import (
     ModalityPools,
     StageNet,
 )
-from ._neural import resolve_device
+from ._neural import COMMON_CONSTRAINTS, resolve_device
 
 _STAGES = ("stage1", "stage2", "stage3", "stage4")
 
@@ -232,19 +232,11 @@ class SequentialCrossModal(CrossModalEmbedder):
         "lstm_layers": [Interval(Integral, 1, None, closed="left")],
         "output_scale": [Interval(Real, 0, None, closed="neither")],
         "disentangle": ["boolean", StrOptions({"auto"})],
-        "embedding_dim": [Interval(Integral, 1, None, closed="left")],
-        "hidden_dim": [Interval(Integral, 1, None, closed="left")],
         "common_dim": [Interval(Integral, 1, None, closed="left")],
-        "dropout": [Interval(Real, 0, 1, closed="left")],
-        "max_epochs": [Interval(Integral, 1, None, closed="left")],
-        "batch_size": [Interval(Integral, 2, None, closed="left")],
-        "lr": [Interval(Real, 0, None, closed="neither")],
         "stage2_lr": [Interval(Real, 0, None, closed="neither")],
-        "momentum": [Interval(Real, 0, 1, closed="left")],
-        "device": [str, torch.device],
-        "random_state": ["random_state"],
-        "verbose": ["verbose"],
-        "n_image_features": [Interval(Integral, 1, None, closed="left"), None],
+        **{key: COMMON_CONSTRAINTS[key] for key in (
+            "embedding_dim", "hidden_dim", "dropout", "max_epochs", "batch_size", "lr",
+            "momentum", "device", "random_state", "verbose", "n_image_features")},
     }
 
     def __init__(self, modality_order=("text", "image"), update_rule="meta",
