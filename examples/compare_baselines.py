@@ -42,6 +42,7 @@ from temporal_xmodal import (
     CCACrossModal,
     DiachronicEmbedder,
     SAMEmbedder,
+    SequentialCrossModal,
     TempXNetEmbedder,
     TimeRangeWarning,
 )
@@ -77,6 +78,9 @@ def candidates(n_image_features, span, fast):
         "Binned+Procrustes": BinnedProcrustesEmbedder(per_bin, bins=3 if fast else 5,
                                                       min_bin_size=30, random_state=0,
                                                       n_image_features=n_image_features),
+        # learns text first, images later; only labels, no pairing (64-bit codes)
+        "SCML": SequentialCrossModal(**neural),
+        "SCML-M (SGD, no meta-learner)": SequentialCrossModal(update_rule="sgd", **neural),
     }
 
 
