@@ -92,17 +92,23 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
         return self
 
     def _validate_fit(self, X, y):
-        check_time_column(X)
-        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2, reset=True)
-        self.n_image_features_ = resolve_n_image_features(self.n_image_features, X.shape[1])
-        self.n_text_features_ = max(1, X.shape[1] - 1 - self.n_image_features_)
+        X_image, X_text, time = self._validate_layout(X)
         labels = check_labels(
-            y, X.shape[0], required=self._requires_labels,
+            y, len(time), required=self._requires_labels,
             estimator_name=type(self).__name__,
         )
-        time = X[:, -1]
-        self.time_range_ = (float(time.min()), float(time.max()))
-        return (*self._split(X), labels)
+        return X_image, X_text, time, labels
+
+    def _validate_layout(self, X, reset=True):
+        """Validate a training X; with ``reset``, learn its layout and time range."""
+        check_time_column(X)
+        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2, reset=reset)
+        if reset:
+            self.n_image_features_ = resolve_n_image_features(self.n_image_features,
+                                                              X.shape[1])
+            self.n_text_features_ = max(1, X.shape[1] - 1 - self.n_image_features_)
+            self.time_range_ = (float(X[:, -1].min()), float(X[:, -1].max()))
+        return self._split(X)
 
     def _split(self, X):
         """``(X_image, X_text, time)``: the text block is the columns just before time."""
@@ -174,15 +180,7 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
         return self._transform_modality(X_text, time, "text")
 
     def _transform_modality(self, A, time, modality):
-        check_is_fitted(self)
-        expected = self.n_image_features_ if modality == "image" else self.n_text_features_
-        A = check_array(A, dtype=np.float64, input_name=f"X_{modality}")
-        if A.shape[1] != expected:
-            raise ValueError(
-                f"X_{modality} has {A.shape[1]} columns but {type(self).__name__} was "
-                f"fitted with {expected} {modality} features (pass the {modality} block "
-                "only, without the time column)."
-            )
+        A = self._check_modality_block(A, modality)
         t = check_time_argument(time, A.shape[0])
         if self._time_at_inference:
             if t is None:
@@ -193,6 +191,20 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
             warn_if_outside(t, self.time_range_, type(self).__name__)
         embed = self._embed_image if modality == "image" else self._embed_text
         return l2_normalize(embed(A, t))
+
+    def _check_modality_block(self, A, modality, dtype=np.float64, ensure_min_samples=1):
+        """Validate one modality's feature block (no time column) of a fitted estimator."""
+        check_is_fitted(self)
+        expected = self.n_image_features_ if modality == "image" else self.n_text_features_
+        A = check_array(A, dtype=dtype, ensure_min_samples=ensure_min_samples,
+                        input_name=f"X_{modality}")
+        if A.shape[1] != expected:
+            raise ValueError(
+                f"X_{modality} has {A.shape[1]} columns but {type(self).__name__} was "
+                f"fitted with {expected} {modality} features (pass the {modality} block "
+                "only, without the time column)."
+            )
+        return A
 
     def _embed_image(self, X_image, time):
         return self._embed("image", X_image, time)

@@ -15,9 +15,9 @@ import numpy as np
 import torch
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_array, validate_data
+from sklearn.utils.validation import check_array, check_is_fitted
 
-from .._validation import check_labels, check_time_column, resolve_n_image_features
+from .._validation import check_labels
 from ..base import CrossModalEmbedder, l2_normalize
 from ..losses.classification import REDUCTIONS, SINGLE_LABEL_LOSSES, ClassificationLoss
 from ..metrics import mean_average_precision, mean_reciprocal_rank
@@ -303,8 +303,8 @@ class SequentialCrossModal(CrossModalEmbedder):
         self._reset()
         if self.paradigm == "parallel":
             self._validate_params()
-            X_image, X_text, _, _ = self._validate_fit(X, y)
-            Y = self._encode_labels(y, first=True)
+            X_image, X_text, _ = self._validate_layout(X)
+            Y = self._encode_labels(y, len(X_image), first=True)
             self._start()
             self._fit_parallel({"image": X_image, "text": X_text}, Y)
             return self
@@ -340,28 +340,25 @@ class SequentialCrossModal(CrossModalEmbedder):
         if stage == 0:
             self._validate_params()
             self._check_order()
-            if self.paradigm == "parallel":
-                raise ValueError("paradigm='parallel' trains both modalities at once: use fit.")
-        if stage >= 2 and self.paradigm == "parallel":
+        if self.paradigm == "parallel" and stage != 1:  # stage 1 is never reached in parallel
             raise ValueError("paradigm='parallel' trains both modalities at once: use fit.")
         expected = self.modality_order[min(stage, 1)]
         if modality is None:
-            X_image, X_text, _, _ = self._validate_fit(X, y, reset=stage == 0)
+            X_image, X_text, _ = self._validate_layout(X, reset=stage == 0)
             A = X_image if expected == "image" else X_text
         else:
             if modality != expected:
                 raise ValueError(f"The next modality in modality_order={self.modality_order!r} "
                                  f"is {expected!r}; got modality={modality!r}.")
-            A = check_array(X, dtype=np.float64, ensure_min_samples=2,
-                            input_name=f"X_{modality}")
-            n_expected = getattr(self, f"n_{modality}_features_", None)
-            if stage >= 2 and A.shape[1] != n_expected:
-                raise ValueError(f"X_{modality} has {A.shape[1]} columns; the {modality} plug "
-                                 f"was fitted with {n_expected}.")
-            setattr(self, f"n_{modality}_features_", A.shape[1])
+            if stage >= 2:
+                A = self._check_modality_block(X, modality, ensure_min_samples=2)
+            else:
+                A = check_array(X, dtype=np.float64, ensure_min_samples=2,
+                                input_name=f"X_{modality}")
+                setattr(self, f"n_{modality}_features_", A.shape[1])
             if stage == 1:
                 self.n_features_in_ = self.n_image_features_ + self.n_text_features_ + 1
-        Y = self._encode_labels(y, first=stage == 0, n_samples=A.shape[0])
+        Y = self._encode_labels(y, A.shape[0], first=stage == 0)
         if stage == 0:
             self._start()
             self._fit_first(expected, A, Y)
@@ -384,20 +381,9 @@ class SequentialCrossModal(CrossModalEmbedder):
             raise ValueError(f"modality_order must hold 'image' and 'text' once each; "
                              f"got {self.modality_order!r}.")
 
-    def _validate_fit(self, X, y, reset=True):
-        check_time_column(X)
-        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2, reset=reset)
-        if reset:
-            self.n_image_features_ = resolve_n_image_features(self.n_image_features,
-                                                              X.shape[1])
-            self.n_text_features_ = max(1, X.shape[1] - 1 - self.n_image_features_)
-            self.time_range_ = (float(X[:, -1].min()), float(X[:, -1].max()))
-        return (*self._split(X), None)
-
-    def _encode_labels(self, y, first, n_samples=None):
+    def _encode_labels(self, y, n_samples, first):
         """Label indicator (n, C), with the categories fixed by the first call."""
-        n = n_samples if n_samples is not None else np.asarray(y).shape[0] if y is not None else 0
-        check_labels(y, n, required=True, estimator_name=type(self).__name__)
+        check_labels(y, n_samples, required=True, estimator_name=type(self).__name__)
         y = np.asarray(y)
         if y.ndim == 2 and y.shape[1] == 1:
             y = y.ravel()
@@ -623,15 +609,10 @@ class SequentialCrossModal(CrossModalEmbedder):
             Softmax (single-label) or per-label sigmoid (multilabel)
             probabilities; columns follow ``classes_``.
         """
-        from sklearn.utils.validation import check_is_fitted
-
         check_is_fitted(self)
         if modality not in MODALITIES:
             raise ValueError(f"modality must be 'image' or 'text'; got {modality!r}.")
-        A = check_array(X_modality, dtype=np.float32, input_name=f"X_{modality}")
-        expected = getattr(self, f"n_{modality}_features_")
-        if A.shape[1] != expected:
-            raise ValueError(f"X_{modality} has {A.shape[1]} columns; expected {expected}.")
+        A = self._check_modality_block(X_modality, modality, dtype=np.float32)
         self.module_.eval()
         with torch.no_grad():
             logits = self.module_(**{modality: as_tensor(A).to(self.device_)})[modality]

@@ -83,14 +83,16 @@ class ClassificationLoss(nn.Module):
         self.reduction = reduction
         self.single_label_loss = single_label_loss
 
+    def loss(self, logits, labels, split=False):
+        """Eq. 10 of one modality's logits under this configuration (see
+        :func:`classification_loss`)."""
+        return classification_loss(logits, labels, multilabel=self.multilabel,
+                                   positive_weight=self.positive_weight,
+                                   reduction=self.reduction,
+                                   single_label_loss=self.single_label_loss, split=split)
+
     def forward(self, logits, y_true=None, batch=None):
-        return sum(
-            classification_loss(z, batch[f"{m}_labels"], multilabel=self.multilabel,
-                                positive_weight=self.positive_weight,
-                                reduction=self.reduction,
-                                single_label_loss=self.single_label_loss)
-            for m, z in logits.items()
-        )
+        return sum(self.loss(z, batch[f"{m}_labels"]) for m, z in logits.items())
 
 
 __all__ = ["ClassificationLoss", "REDUCTIONS", "SINGLE_LABEL_LOSSES", "classification_loss"]

@@ -21,7 +21,6 @@ from skorch import NeuralNet
 from skorch.utils import to_tensor
 from torch.func import functional_call
 
-from ..losses.classification import classification_loss
 from ._net import CrossModalNet
 
 
@@ -177,7 +176,8 @@ class LearnedOptimizerNet(NeuralNet):
     **kwargs
         Passed to :class:`skorch.NeuralNet`; ``criterion`` must be a
         :class:`~temporal_xmodal.losses.classification.ClassificationLoss`
-        (its configuration defines eq. 10).
+        (its :meth:`~temporal_xmodal.losses.classification.ClassificationLoss.loss`
+        gives eq. 10).
     """
 
     def __init__(self, module, *args, target=None, old_modality="text", new_modality="image",
@@ -205,13 +205,8 @@ class LearnedOptimizerNet(NeuralNet):
 
     def _task_losses(self, u, labels, params):
         """Eq. 10 of plug outputs ``u`` under S with parameters ``params``."""
-        crit = self.criterion_
         logits = functional_call(self.target.unified, params, (u,))
-        out = classification_loss(logits, labels, multilabel=crit.multilabel,
-                                  positive_weight=crit.positive_weight,
-                                  reduction=crit.reduction,
-                                  single_label_loss=crit.single_label_loss,
-                                  split=self.disentangle)
+        out = self.criterion_.loss(logits, labels, split=self.disentangle)
         return list(out) if self.disentangle else [out]
 
     def train_step(self, batch, **fit_params):
@@ -250,9 +245,10 @@ class LearnedOptimizerNet(NeuralNet):
         inputs = torch.stack(raw, dim=1)
 
         # steps 3-5
-        if self.meta_train:
+        with torch.set_grad_enabled(self.meta_train):
             g, state = self.module_(inputs, self.state_)
             l1 = g.abs().sum() if self.l1_reduction == "sum" else g.abs().mean()
+        if self.meta_train:
             if self.evaluate_at == "updated":
                 params_next = unflat(theta + g)
                 task = sum(sum(self._task_losses(u[m], Xi[f"{m}_labels"], params_next))
@@ -264,10 +260,7 @@ class LearnedOptimizerNet(NeuralNet):
             loss.backward()
             self.optimizer_.step()
         else:
-            with torch.no_grad():
-                g, state = self.module_(inputs, self.state_)
-                l1 = g.abs().sum() if self.l1_reduction == "sum" else g.abs().mean()
-                loss = sum(sum(losses[m]) for m in modalities).detach()
+            loss = sum(sum(losses[m]) for m in modalities).detach()
 
         # step 6: θ_{t+1} = θ_t + g_t, truncated state
         with torch.no_grad():
