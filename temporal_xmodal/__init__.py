@@ -1,10 +1,12 @@
 """temporal_xmodal: scikit-learn estimators for cross-modal embeddings over time.
 
-``X = [image features | text features | time]``; see :mod:`temporal_xmodal.base`.
+``X = [image features | text features | time]``: the layout is
+:mod:`temporal_xmodal._layout`'s, time (dates, units, durations, encodings) is
+:mod:`temporal_xmodal.time`'s, and :mod:`temporal_xmodal.base` reads X through
+both for every estimator.
 """
 
-from ._layout import stack_modalities
-from ._validation import TimeRangeWarning
+from ._layout import make_crossmodal_transformer, stack_modalities
 from .base import CrossModalEmbedder
 from .estimators import (
     BinnedProcrustesEmbedder,
@@ -14,6 +16,8 @@ from .estimators import (
     SequentialCrossModal,
     TempXNetEmbedder,
 )
+
+from .time import TimeRangeWarning, TimeUnitWarning
 
 __version__ = "0.1.0"
 
@@ -26,5 +30,7 @@ __all__ = [
     "SequentialCrossModal",
     "TempXNetEmbedder",
     "TimeRangeWarning",
+    "TimeUnitWarning",
+    "make_crossmodal_transformer",
     "stack_modalities",
 ]

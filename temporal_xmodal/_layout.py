@@ -1,17 +1,257 @@
-"""The column-block data layout ``X = [image features | text features | time]``.
+"""The column-block layout ``X = [image features | text features | time]``.
 
-Every estimator of the library receives one 2-D ``X`` whose leading
-``n_image_features`` columns are image features, whose next columns are text
-features and whose **last column is the timestamp** (see ``DESIGN.md``, "Data
-layout").  This module holds the helpers that build and split that layout.
+The only module that knows where the columns of X are: it splits X into its
+feature blocks and its time column (the last), infers the blocks from feature
+names, rejects columns that cannot be features (named), and builds X —
+from arrays (:func:`stack_modalities`) or, inside a Pipeline, from a
+DataFrame's named columns (:func:`make_crossmodal_transformer`).  What the
+time column *means* (dates, units, the axis) is :mod:`temporal_xmodal.time`'s.
 """
 
+import re
+
 import numpy as np
+from scipy import sparse
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import check_is_fitted
 
-from ._validation import check_time_argument
+from .time import TIME_UNITS, is_datetime_like, to_time_axis
+
+_NO_COLUMNS = ("X has 0 feature(s) (shape=({n}, 0)) while a minimum of 2 is required: the "
+               "layout is [image | text | time].")
+
+#: Feature-name prefixes written by :func:`make_crossmodal_transformer`.
+BLOCK_PREFIXES = ("image__", "text__", "time__")
+_UNIT_SUFFIX = re.compile(r"\[(\w+)\]$")
 
 
-def stack_modalities(X_image, X_text, time=None):
+# ------------------------------------------------------------------ split
+def split_time_column(X):
+    """Separate X's feature columns from its time column (the last), checking column types.
+
+    Parameters
+    ----------
+    X : array-like or pandas.DataFrame of shape (n_samples, n_columns)
+
+    Returns
+    -------
+    features : ndarray or DataFrame of shape (n_samples, n_columns - 1)
+    time : ndarray or Series of shape (n_samples,)
+        Raw time values (numbers or dates), to be mapped by
+        :func:`temporal_xmodal.time.to_time_axis`.
+
+    Raises
+    ------
+    TypeError
+        A date column that is not the last, or a column of strings (named).
+    ValueError
+        X is not 2-D or has no column.
+    """
+    if sparse.issparse(X):
+        raise TypeError("X is a sparse matrix; sparse input is not supported: the "
+                        "networks take dense features (convert with X.toarray()).")
+    if hasattr(X, "iloc") and hasattr(X, "columns"):  # pandas DataFrame
+        if X.shape[1] == 0:
+            raise ValueError(_NO_COLUMNS.format(n=X.shape[0]))
+        for position, (name, dtype) in enumerate(zip(X.columns[:-1], X.dtypes.iloc[:-1])):
+            _check_feature_dtype(dtype, lambda p=position: X.iloc[:, p], name, position)
+        return X.iloc[:, :-1], X.iloc[:, -1]
+    if not hasattr(X, "shape") or not hasattr(X, "dtype"):
+        X = np.asarray(X, dtype=object if _has_objects(X) else None)
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-D ([image | text | time] columns); got {X.ndim}-D "
+                         f"input of shape {X.shape}. Reshape your data: a single row "
+                         "with X.reshape(1, -1).")
+    if X.shape[1] == 0:
+        raise ValueError(_NO_COLUMNS.format(n=X.shape[0]))
+    if X.dtype.kind == "c":
+        raise ValueError("Complex data not supported: X holds complex numbers; features "
+                         "and time must be real.")
+    if X.dtype.kind == "M" and X.shape[1] > 1:
+        raise TypeError("X holds dates in every column; only the last column (time) may be "
+                        "a date.")
+    if X.dtype.kind == "O":
+        for position in range(X.shape[1] - 1):
+            column = X[:, position]
+            _check_feature_dtype(np.asarray(column.tolist()).dtype
+                                 if _objects_not_numbers(column) else np.dtype(float),
+                                 lambda c=column: c, None, position)
+    elif X.dtype.kind in "USV":
+        raise TypeError(f"X holds strings (dtype {X.dtype}); features must be numbers and "
+                        "only the last column may hold dates.")
+    return X[:, :-1], X[:, -1]
+
+
+def _has_objects(X):
+    try:
+        np.asarray(X, dtype=np.float64)
+        return False
+    except (TypeError, ValueError):
+        return True
+
+
+def _objects_not_numbers(column):
+    try:
+        column.astype(np.float64)
+        return False
+    except (TypeError, ValueError):
+        return True
+
+
+def _check_feature_dtype(dtype, get_column, name, position):
+    """Raise for a feature column holding dates or strings, naming it."""
+    label = f"column {name!r} (position {position})" if name is not None else \
+        f"column {position}"
+    kind = getattr(dtype, "kind", "O")
+    if kind in "biuf":
+        return
+    column = get_column()
+    if kind in "Mm" or getattr(dtype, "tz", None) is not None or is_datetime_like(column):
+        raise TypeError(
+            f"X's {label} holds dates, but only the last column of X = [image | text | time] "
+            "is the time: move the date column last (make_crossmodal_transformer does it "
+            "by name).")
+    values = np.asarray(column, dtype=object)
+    example = next((v for v in values if not _is_number(v)), None)
+    if example is None and kind != "O":
+        example = values[0] if len(values) else None
+    if example is not None or kind not in "O":
+        raise TypeError(
+            f"X's {label} holds non-numeric values such as {example!r} (float() "
+            "argument must be a string or a number); every column "
+            "before the time must be an image or text feature (a label column left in X? "
+            "pass labels as y).")
+
+
+def _is_number(v):
+    try:
+        float(v)
+        return not isinstance(v, (str, bytes))
+    except (TypeError, ValueError):
+        return False
+
+
+# ------------------------------------------------------------------ blocks
+def _prefix(name):
+    name = str(name)
+    if "__" in name:
+        return name.split("__", 1)[0]
+    return re.sub(r"[\d_.\-\s]+$", "", name)
+
+
+def named_blocks(feature_names):
+    """Blocks visible in the feature names (time column excluded), or None.
+
+    Parameters
+    ----------
+    feature_names : array-like of str
+        Names of all columns of X (time last).
+
+    Returns
+    -------
+    blocks : list of (prefix, count) or None
+        The runs of equal name prefix (``img_0, img_1`` → ``img``; the
+        ``image__`` / ``text__`` prefixes of :func:`make_crossmodal_transformer`)
+        among the feature columns; None when the names show no two blocks.
+    """
+    prefixes = [_prefix(n) for n in feature_names[:-1]]
+    runs = []
+    for p in prefixes:
+        if runs and runs[-1][0] == p:
+            runs[-1][1] += 1
+        else:
+            runs.append([p, 1])
+    if len(runs) != 2 or not all(p for p, _ in runs):
+        return None
+    return [tuple(r) for r in runs]
+
+
+def resolve_blocks(n_image_features, n_columns, feature_names=None, time_unit=None):
+    """Number of image and text columns of X, checked against its feature names.
+
+    Parameters
+    ----------
+    n_image_features : int, "auto" or None
+        The estimator's parameter.  ``None`` splits the feature columns in
+        half; ``"auto"`` reads the blocks from the feature names.
+    n_columns : int
+        Columns of X, time included.
+    feature_names : ndarray of str or None
+        X's column names, when it had string names.
+    time_unit : str or None
+        The estimator's time unit, checked against a ``[unit]`` suffix that
+        :func:`make_crossmodal_transformer` writes on the time column.
+
+    Returns
+    -------
+    n_image, n_text : int
+    """
+    n_content = n_columns - 1
+    if n_content < 1:
+        raise ValueError(f"X has {n_columns} feature(s) (n_features = {n_columns}, only a "
+                         "time column?); the layout [image | text | time] needs feature "
+                         "columns before the time column.")
+    blocks = named_blocks(feature_names) if feature_names is not None else None
+    if feature_names is not None:
+        _check_time_name(feature_names, blocks, time_unit)
+    if n_image_features == "auto":
+        if blocks is None:
+            raise ValueError(
+                "n_image_features='auto' reads the image and text blocks from X's column "
+                "names (e.g. 'image__*' / 'text__*' from make_crossmodal_transformer, or "
+                "two prefixes such as 'img_0…' / 'txt_0…'); "
+                + ("X has no column names." if feature_names is None else
+                   "its names show no two blocks.") + " Pass n_image_features=<int>.")
+        return blocks[0][1], blocks[1][1]
+    if n_content == 1 and n_image_features is None:
+        import warnings
+
+        warnings.warn("X has a single feature column besides time; it is used as both the "
+                      "image and the text block (a degenerate cross-modal problem).",
+                      UserWarning, stacklevel=4)
+        return 1, 1
+    n_image = (n_content + 1) // 2 if n_image_features is None else int(n_image_features)
+    if not 1 <= n_image <= n_content - 1:
+        raise ValueError(
+            f"n_image_features={n_image_features} is out of range: X has {n_columns} columns "
+            f"({n_content} feature columns + time), so it must lie in [1, {n_content - 1}] to "
+            "leave at least one text column.")
+    if blocks is not None and blocks[0][1] != n_image:
+        (p1, c1), (p2, c2) = blocks
+        given = ("n_image_features=None splits the features in half"
+                 if n_image_features is None else f"n_image_features={n_image_features}")
+        raise ValueError(
+            f"X's column names show an image block of {c1} columns ({p1!r}…) and a text "
+            f"block of {c2} ({p2!r}…), but {given} ({n_image} image columns). Pass "
+            f"n_image_features={c1} or 'auto'.")
+    return n_image, n_content - n_image
+
+
+def _check_time_name(feature_names, blocks, time_unit):
+    last = str(feature_names[-1])
+    if blocks is not None and _prefix(last) == blocks[-1][0]:
+        raise ValueError(
+            f"X's last column {last!r} looks like a {blocks[-1][0]!r} feature (the time "
+            "column is missing?): X must end with the time column, [image | text | time].")
+    match = _UNIT_SUFFIX.search(last)
+    if time_unit is not None and match and match.group(1) in TIME_UNITS \
+            and match.group(1) != time_unit:
+        raise ValueError(
+            f"X's time column {last!r} is in {match.group(1)} but the estimator's "
+            f"time_unit={time_unit!r}: set the same unit on both.")
+
+
+def split_blocks(features, n_image, n_text):
+    """``(X_image, X_text)``: the first ``n_image`` feature columns and the last ``n_text``.
+
+    They overlap only in the degenerate single-column case (both blocks are
+    that column).
+    """
+    return features[:, :n_image], features[:, features.shape[1] - n_text:]
+
+
+# ----------------------------------------------------------------- build X
+def stack_modalities(X_image, X_text, time=None, *, time_unit="years"):
     """Build ``X = [X_image | X_text | time]`` in the library's column layout.
 
     Parameters
@@ -19,12 +259,13 @@ def stack_modalities(X_image, X_text, time=None):
     X_image : array-like of shape (n_samples, n_image_features)
         Image features.
     X_text : array-like of shape (n_samples, n_text_features)
-        Text features, row-aligned with ``X_image`` (row ``i`` of both is
-        the same item).
-    time : array-like of shape (n_samples,) or scalar, default=None
-        Timestamp of each item on the user's own scale (fractional years,
-        day index, ...).  A scalar is broadcast; ``None`` gives a constant
-        column of zeros (for static data).
+        Text features, row-aligned with ``X_image``.
+    time : scalar, array-like of shape (n_samples,) or None, default=None
+        Time of each item: numbers on the time axis or dates (mapped to
+        ``time_unit``, see :mod:`temporal_xmodal.time`).  A scalar is
+        broadcast; ``None`` gives a constant column of zeros (static data).
+    time_unit : str, default="years"
+        Axis unit for dates.
 
     Returns
     -------
@@ -44,11 +285,15 @@ def stack_modalities(X_image, X_text, time=None):
     X_text = _as_2d_float(X_text, "X_text")
     n = X_image.shape[0]
     if X_text.shape[0] != n:
-        raise ValueError(
-            f"X_image and X_text must have the same number of rows; got {n} and "
-            f"{X_text.shape[0]}."
-        )
-    t = np.zeros(n) if time is None else check_time_argument(time, n)
+        raise ValueError(f"X_image and X_text must have the same number of rows; got {n} "
+                         f"and {X_text.shape[0]}.")
+    if time is None:
+        t = np.zeros(n)
+    else:
+        t = to_time_axis(time, time_unit)
+        t = np.full(n, float(t)) if t.ndim == 0 else t
+        if t.shape != (n,):
+            raise ValueError(f"time must be a scalar or have shape ({n},); got {t.shape}.")
     return np.hstack([X_image, X_text, t[:, None]])
 
 
@@ -57,3 +302,112 @@ def _as_2d_float(A, name):
     if A.ndim != 2:
         raise ValueError(f"{name} must be 2-D; got {A.ndim}-D with shape {A.shape}.")
     return A
+
+
+class TimeColumn(TransformerMixin, BaseEstimator):
+    """Pass a time column through, mapped to the time axis and never scaled.
+
+    Parameters
+    ----------
+    time_unit : str, default="years"
+        Axis unit for dates (numbers pass unchanged).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> TimeColumn().fit_transform(pd.DataFrame({"d": pd.to_datetime(["1904-07-02"])}))
+    array([[1904.5]])
+    """
+
+    def __init__(self, time_unit="years"):
+        self.time_unit = time_unit
+
+    def fit(self, X, y=None):
+        """Record the column name.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, 1)
+        y : ignored
+
+        Returns
+        -------
+        self : TimeColumn
+        """
+        columns = getattr(X, "columns", None)
+        self.feature_names_in_ = (np.asarray(columns, dtype=object) if columns is not None
+                                  else None)
+        self.n_features_in_ = 1
+        return self
+
+    def transform(self, X):
+        """The times on the axis, shape (n_samples, 1), float64."""
+        check_is_fitted(self, "n_features_in_")
+        column = X.iloc[:, 0] if hasattr(X, "iloc") else np.asarray(X, dtype=object)[:, 0] \
+            if np.ndim(X) == 2 else X
+        return to_time_axis(column, self.time_unit, name="the time column")[:, None]
+
+    def get_feature_names_out(self, input_features=None):
+        """``["<column>[<unit>]"]``: the unit travels with the name."""
+        name = (self.feature_names_in_[0] if getattr(self, "feature_names_in_", None)
+                is not None else "time")
+        return np.asarray([f"{name}[{self.time_unit}]"], dtype=object)
+
+
+def _selector(spec):
+    """Column selection: a list of names as is, a string as a name prefix, a callable as is."""
+    if isinstance(spec, str):
+        from sklearn.compose import make_column_selector
+
+        return make_column_selector(pattern="^" + re.escape(spec))
+    return spec
+
+
+def make_crossmodal_transformer(image, text, time, *, image_transformer="passthrough",
+                                text_transformer="passthrough", time_unit="years"):
+    """A ColumnTransformer building ``X = [image | text | time]`` from a DataFrame's columns.
+
+    Each block is selected by name, preprocessed by its own transformer, and
+    the time is passed through mapped to the time axis (dates → ``time_unit``)
+    and **never scaled**.  The output is a DataFrame whose column names
+    (``image__*``, ``text__*``, ``time__<column>[<unit>]``) let the estimator
+    infer the blocks with ``n_image_features="auto"``.
+
+    Parameters
+    ----------
+    image, text : list of str, str or callable
+        The block's columns: a list of names, a name prefix (``"img_"``), or a
+        selector such as :func:`sklearn.compose.make_column_selector`.
+    time : str
+        The time column (numbers on the axis, or ``datetime64``).
+    image_transformer, text_transformer : transformer or "passthrough", default="passthrough"
+        Per-block preprocessing (e.g. ``StandardScaler()``); must output dense
+        arrays.
+    time_unit : str, default="years"
+        Axis unit; give the estimator the same ``time_unit``.
+
+    Returns
+    -------
+    transformer : sklearn.compose.ColumnTransformer
+        With pandas output (requires pandas).
+
+    Examples
+    --------
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> from temporal_xmodal import DiachronicEmbedder, make_crossmodal_transformer
+    >>> pipe = make_pipeline(
+    ...     make_crossmodal_transformer("img_", "txt_", "date",
+    ...                                 image_transformer=StandardScaler()),
+    ...     DiachronicEmbedder(window="180D", n_image_features="auto"))
+    """
+    from sklearn.compose import ColumnTransformer
+
+    if not isinstance(time, str):
+        raise TypeError(f"time must be the name of one column; got {time!r}.")
+    transformer = ColumnTransformer(
+        [("image", image_transformer, _selector(image)),
+         ("text", text_transformer, _selector(text)),
+         ("time", TimeColumn(time_unit), [time])],
+        remainder="drop", sparse_threshold=0, verbose_feature_names_out=True)
+    return transformer.set_output(transform="pandas")

@@ -1,175 +1,88 @@
-"""Input validation shared by every estimator (written once, used by all six).
+"""Checks of feature blocks and labels, done once at the estimators' public boundary.
 
-The checks follow ``DESIGN.md`` ("Bad input"): NaN/inf, non-numeric time,
-wrong column counts, ``n_image_features`` out of range, empty X, single class
-where labels are needed.  Errors are ``ValueError``/``TypeError`` whose message
-names the offending input.
+Errors are ``ValueError``/``TypeError`` in the library's own words, naming
+the input, the columns and the counts (``DESIGN.md``, "Bad input"); lower
+layers trust what passes here.  Time checks are :mod:`temporal_xmodal.time`'s,
+column-layout checks :mod:`temporal_xmodal._layout`'s.
 """
-
-import numbers
-import warnings
 
 import numpy as np
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.validation import check_array
+
+_F32 = np.finfo(np.float32)
+_CHUNK_ROWS = 65536
 
 
-class TimeRangeWarning(UserWarning):
-    """Warned when a time-aware model is asked to project outside its training time range."""
-
-
-def check_time_column(X):
-    """Reject a non-numeric last (time) column before generic validation.
-
-    Parameters
-    ----------
-    X : array-like or pandas.DataFrame
-        Candidate input in the ``[image | text | time]`` layout.
-
-    Raises
-    ------
-    TypeError
-        If the last column cannot be read as numbers (strings, datetimes,
-        timedeltas, ...).  Dates must be converted to numbers on the user's
-        own scale (e.g. fractional years) first.
-    """
-    dtypes = getattr(X, "dtypes", None)
-    if dtypes is not None and hasattr(X, "columns"):  # pandas DataFrame
-        if len(X.columns) == 0:
-            return
-        dtype = dtypes.iloc[-1]
-        kind = getattr(dtype, "kind", "O")
-        if kind in "mMSU":
-            raise TypeError(_time_type_message(dtype))
-        if kind == "O":
-            _try_float(X.iloc[:, -1].to_numpy(), dtype)
-        return
-    if isinstance(X, np.ndarray):
-        if X.dtype.kind in "mMSU":
-            raise TypeError(_time_type_message(X.dtype))
-        if X.dtype.kind == "O" and X.ndim == 2 and X.shape[1] > 0:
-            _try_float(X[:, -1], X.dtype)
-
-
-def _try_float(column, dtype):
-    try:
-        np.asarray(column, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise TypeError(_time_type_message(dtype)) from None
-
-
-def _time_type_message(dtype):
-    return (
-        "The last column of X is the time and must be numeric (a number on your own "
-        f"scale: fractional years, day index, ...); got dtype {dtype}. Convert dates "
-        "to numbers first, e.g. year + day_of_year / 365.25."
-    )
-
-
-def resolve_n_image_features(n_image_features, n_features):
-    """Number of leading image columns, given the total column count of X.
+def check_features(A, *, name="X", float32=False, ensure_min_samples=1,
+                   column_offset=0):
+    """Validate a block of feature columns: numeric, 2-D, finite, representable.
 
     Parameters
     ----------
-    n_image_features : int or None
-        The constructor parameter.  ``None`` splits the non-time columns in
-        half (the image block gets the larger half when their count is odd).
-    n_features : int
-        Total number of columns of X, time included.
+    A : array-like of shape (n_samples, n_columns)
+    name : str, default="X"
+        Used in messages.
+    float32 : bool, default=False
+        The block feeds a float32 network: values beyond float32's range
+        (overflow to inf) or below its smallest normal number (denormal or
+        zero after the cast) are rejected.
+    ensure_min_samples : int, default=1
+    column_offset : int, default=0
+        Added to column positions in messages (positions within X).
 
     Returns
     -------
-    n_image : int
-        Validated number of image columns; ``n_features - 1 - n_image`` text
-        columns follow.  An X with a single feature column (and
-        ``n_image_features=None``) uses that column as both blocks, with a
-        warning, so that default construction works on any X.
+    A : ndarray of float64 or float32
+        float32 input stays float32 (no copy); anything else becomes float64.
     """
-    n_content = n_features - 1
-    if n_content < 1:
+    if np.ndim(A) == 1:
         raise ValueError(
-            f"X has {n_features} feature(s); the layout [image | text | time] needs "
-            "feature columns before the time column."
-        )
-    if n_content == 1 and n_image_features is None:
-        warnings.warn(
-            "X has a single feature column besides time; it is used as both the image "
-            "and the text block (a degenerate cross-modal problem).",
-            UserWarning,
-            stacklevel=3,
-        )
-        return 1
-    if n_image_features is None:
-        return (n_content + 1) // 2
-    if not isinstance(n_image_features, numbers.Integral) or isinstance(
-        n_image_features, bool
-    ):
-        raise TypeError(
-            f"n_image_features must be an int or None; got {n_image_features!r}."
-        )
-    if not 1 <= n_image_features <= n_content - 1:
+            f"{name} must be 2-D (n_samples, n_features); got a 1-D array of shape "
+            f"{np.shape(A)}. Reshape a single item with A.reshape(1, -1).")
+    A = check_array(A, dtype=(np.float64, np.float32), ensure_all_finite=False,
+                    ensure_min_samples=ensure_min_samples, input_name=name)
+    n_bad, absmax, absmin = _scan_columns(A)
+    if n_bad.any():
+        cols = np.flatnonzero(n_bad) + column_offset
         raise ValueError(
-            f"n_image_features={n_image_features} is out of range: X has {n_features} "
-            f"columns ({n_content} feature columns + time), so it must lie in "
-            f"[1, {n_content - 1}] to leave at least one text column."
-        )
-    return int(n_image_features)
-
-
-def check_time_argument(time, n_samples):
-    """Validate the ``time`` argument of ``transform_image``/``transform_text``.
-
-    Parameters
-    ----------
-    time : None, scalar or array-like of shape (n_samples,)
-        Instant(s) at which to project.
-    n_samples : int
-        Number of rows being projected.
-
-    Returns
-    -------
-    time : None or ndarray of shape (n_samples,)
-    """
-    if time is None:
-        return None
-    if isinstance(time, numbers.Real) and not isinstance(time, bool):
-        t = np.full(n_samples, float(time))
-    else:
-        t = np.asarray(time)
-        if t.ndim == 0:
-            t = np.full(n_samples, t.item())
-        if t.dtype.kind not in "biuf":
-            raise TypeError(_time_type_message(t.dtype))
-        t = np.asarray(t, dtype=np.float64)
-        if t.shape != (n_samples,):
+            f"{name} contains NaN or infinity: {int(n_bad.sum())} value(s) in "
+            f"{len(cols)} column(s) (first: column {cols[0]}). Impute or drop them first.")
+    if float32:
+        over = np.flatnonzero(absmax > _F32.max)
+        if over.size:
             raise ValueError(
-                f"time must be a scalar or have shape ({n_samples},); got shape {t.shape}."
-            )
-    if not np.all(np.isfinite(t)):
-        raise ValueError("time contains NaN or infinity.")
-    return t
+                f"{name} has values up to {absmax.max():.3g} in {over.size} column(s) (first: "
+                f"column {over[0] + column_offset}), beyond float32's range "
+                f"({_F32.max:.3g}) used by the networks: scale the features (e.g. "
+                "StandardScaler) before fitting.")
+        under = np.flatnonzero(absmin < _F32.tiny)
+        if under.size:
+            raise ValueError(
+                f"{name} has non-zero values as small as {absmin.min():.3g} in {under.size} "
+                f"column(s) (first: column {under[0] + column_offset}), below float32's "
+                f"smallest normal number ({_F32.tiny:.3g}): they would become zero or "
+                "denormal in the networks. Scale the features (e.g. StandardScaler).")
+    return A
 
 
-def warn_if_outside(time, time_range, estimator_name):
-    """Warn (once per call site) when ``time`` leaves the training range.
-
-    Parameters
-    ----------
-    time : ndarray
-        Instants at which items are projected.
-    time_range : tuple of float
-        ``(min, max)`` of the training timestamps.
-    estimator_name : str
-        Used in the message.
-    """
-    lo, hi = time_range
-    if time.size and (time.min() < lo or time.max() > hi):
-        warnings.warn(
-            f"{estimator_name}: projecting at time(s) in [{time.min():g}, {time.max():g}], "
-            f"outside the training range [{lo:g}, {hi:g}]; the model extrapolates.",
-            TimeRangeWarning,
-            stacklevel=3,
-        )
+def _scan_columns(A):
+    """Per column: count of non-finite values, max |x|, min non-zero |x| (chunked rows)."""
+    n, d = A.shape
+    n_bad = np.zeros(d, dtype=np.int64)
+    absmax = np.zeros(d)
+    absmin = np.full(d, np.inf)
+    for start in range(0, n, _CHUNK_ROWS):
+        chunk = np.abs(A[start:start + _CHUNK_ROWS])
+        finite = np.isfinite(chunk)
+        n_bad += (~finite).sum(axis=0)
+        if n_bad.any():
+            continue
+        absmax = np.maximum(absmax, chunk.max(axis=0, initial=0.0))
+        absmin = np.minimum(absmin, np.where(chunk > 0, chunk, np.inf).min(axis=0,
+                                                                            initial=np.inf))
+    return n_bad, absmax, absmin
 
 
 def check_labels(y, n_samples, *, required=True, estimator_name="estimator"):
@@ -196,22 +109,18 @@ def check_labels(y, n_samples, *, required=True, estimator_name="estimator"):
         if required:
             raise ValueError(
                 f"{estimator_name} requires y to be passed, but the target y is None "
-                "(give class labels or a multilabel indicator)."
-            )
+                "(give class labels or a multilabel indicator).")
         return None
     y = np.asarray(y)
     if y.shape[0] != n_samples:
-        raise ValueError(
-            f"y has {y.shape[0]} rows but X has {n_samples}; they must match."
-        )
+        raise ValueError(f"y has {y.shape[0]} rows but X has {n_samples}; they must match.")
     if y.ndim == 2 and y.shape[1] == 1:
         y = y.ravel()
     if y.ndim == 2:
         if type_of_target(y) != "multilabel-indicator":
             raise ValueError(
                 "A 2-D y must be a multilabel indicator matrix of 0/1 values; got "
-                f"target type {type_of_target(y)!r}."
-            )
+                f"target type {type_of_target(y)!r}.")
         Y = y.astype(bool)
         if required and Y.any(axis=0).sum() < 2:
             raise ValueError(f"{estimator_name} needs at least 2 distinct labels in y.")
@@ -219,11 +128,34 @@ def check_labels(y, n_samples, *, required=True, estimator_name="estimator"):
     if y.ndim != 1:
         raise ValueError(f"y must be 1-D labels or a 2-D indicator; got shape {y.shape}.")
     if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
-        raise ValueError("y contains NaN or infinity.")
+        raise ValueError(f"y contains {int((~np.isfinite(y)).sum())} NaN or infinite "
+                         "label(s); every item needs a label.")
+    if y.dtype.kind == "O":
+        missing = np.array([v is None or (isinstance(v, float) and v != v) for v in y])
+        if missing.any():
+            raise ValueError(f"y contains {int(missing.sum())} missing label(s) (None/NaN, "
+                             f"first at row {int(np.flatnonzero(missing)[0])}); every item "
+                             "needs a label.")
+        kinds = {type(v).__name__ for v in y}
+        if len(kinds) > 1:
+            raise TypeError(f"y mixes label types {sorted(kinds)}; use one type (e.g. all "
+                            "str).")
     codes = LabelEncoder().fit_transform(y)
     if required and codes.max(initial=0) < 1:
         raise ValueError(
             f"{estimator_name} needs at least 2 classes in y to define relevance; "
-            f"got 1 class: {y[0]!r}."
-        )
+            f"got 1 class: {_plain(y[0])!r}.")
     return codes
+
+
+def label_indicator(labels):
+    """(n, C) float32 indicator from :func:`check_labels`' integer codes or boolean indicator."""
+    labels = np.asarray(labels)
+    if labels.ndim == 2:
+        return labels.astype(np.float32)
+    return np.eye(labels.max() + 1, dtype=np.float32)[labels]
+
+
+def _plain(value):
+    """A numpy scalar as the Python value it holds (for messages)."""
+    return value.item() if isinstance(value, np.generic) else value

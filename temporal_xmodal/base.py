@@ -1,32 +1,47 @@
 """The base class every estimator of the library inherits.
 
-It owns, once for all six estimators, the column-block layout
-``X = [image | text | time]``, input validation, ``transform`` /
-``transform_image`` / ``transform_text``, ``score``,
-``get_feature_names_out`` and ``set_output``.  A subclass implements three
-hooks:
+It owns, once for all six estimators, reading ``X = [image | text | time]``
+(through :mod:`temporal_xmodal._layout` and :mod:`temporal_xmodal.time`),
+input validation, ``transform`` / ``transform_image`` / ``transform_text``,
+``score``, ``get_feature_names_out`` and ``set_output``.  A subclass declares
+its :attr:`~CrossModalEmbedder.time_use` and implements two hooks:
 
-* ``_fit(X_image, X_text, time, labels)``: learn; set fitted attributes;
-* ``_embed_image(X_image, time)`` and ``_embed_text(X_text, time)``: map one
-  modality to the common space (un-normalised; the base L2-normalises) — or
-  a single ``_embed(modality, X, time)`` that both default to.
-
-and declares ``_time_at_inference = True`` when its projection depends on time
-(the base then warns for instants outside the training range).
+* ``_fit(X_image, X_text, time, labels)``: learn; set fitted attributes
+  (``time`` is float64 on the time axis);
+* ``_embed(modality, X, time)``: map one modality to the common space
+  (un-normalised; the base L2-normalises); ``time`` is float64 on the axis,
+  or None when a static model is asked without one.
 """
+
+from numbers import Integral
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.utils.validation import check_array, check_is_fitted, validate_data
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._set_output import ADAPTERS_MANAGER, _get_output_config
+from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._validation import (
-    check_labels,
-    check_time_argument,
-    check_time_column,
-    resolve_n_image_features,
-    warn_if_outside,
-)
+from ._layout import resolve_blocks, split_blocks, split_time_column
+from ._validation import check_features, check_labels
 from .metrics import cross_modal_scores
+from .time import TIME_UNITS, TimeAxis, check_axis_plausible, to_duration, to_time_axis
+
+#: Parameter constraints of the layout parameters every estimator has.
+LAYOUT_CONSTRAINTS = {
+    "n_image_features": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"}),
+                         None],
+    "time_unit": [StrOptions(set(TIME_UNITS))],
+}
+
+#: Their documentation, shared by the estimators' docstrings.
+LAYOUT_PARAMETERS_DOC = """
+    n_image_features : int, "auto" or None, default=None
+        Leading image columns of X; ``None`` splits the non-time columns in
+        half; ``"auto"`` reads the blocks from the column names (see
+        :func:`~temporal_xmodal.make_crossmodal_transformer`).
+    time_unit : {"years", "months", "weeks", "days", "hours", "minutes", "seconds"}, default="years"
+        Unit of the time axis: dates are mapped to it, numbers are read in
+        it, and duration parameters given as numbers are in it."""
 
 
 def l2_normalize(Z):
@@ -49,6 +64,12 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
 
     Attributes
     ----------
+    time_use : {"none", "training", "inference"}
+        Class attribute: how the estimator uses time.  ``"inference"``:
+        projections depend on time (items can be projected at any instant);
+        ``"training"``: time shapes training only; ``"none"``: the time column
+        is required by the layout and ignored.  Read it with
+        :func:`temporal_xmodal.time.time_use` (which also handles Pipelines).
     n_features_in_ : int
         Columns of X, time included.
     feature_names_in_ : ndarray of str
@@ -57,16 +78,23 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
         Leading image columns (resolved from ``n_image_features``).
     n_text_features_ : int
         Text columns (between the image block and the time column).
+    time_axis_ : TimeAxis
+        Unit, origin and range of the training times.
     time_range_ : tuple of float
-        ``(min, max)`` of the training timestamps.
+        ``(min, max)`` of the training times on the time axis.
     embedding_dim_ : int
         Dimension D of the common space (set by the subclass).
     """
 
-    #: Whether the projection depends on time (warn outside the training range).
-    _time_at_inference = False
+    time_use = "none"
+    #: Default axis unit for subclasses that do not expose ``time_unit`` as a parameter.
+    time_unit = "years"
     #: Whether ``fit`` needs labels.
     _requires_labels = True
+    #: Whether the features feed a float32 network (values must fit float32).
+    _float32_features = False
+    #: Duration parameters (converted by :meth:`_duration`); windows warn when ≥ the span.
+    _window_params = ()
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y=None):
@@ -76,7 +104,7 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
         ----------
         X : array-like or DataFrame of shape (n_samples, n_features)
             ``[image features | text features | time]``; the last column is
-            the timestamp on the user's own scale.
+            the time: numbers on the time axis (``time_unit``) or dates.
         y : array-like of shape (n_samples,) or (n_samples, n_labels), default=None
             Class labels or a multilabel indicator; items sharing a label are
             relevant to each other.
@@ -91,29 +119,51 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
         self._fit(X_image, X_text, time, labels)
         return self
 
+    def _continues(self):
+        """Whether this fit continues a fitted model (``warm_start``)."""
+        return bool(getattr(self, "warm_start", False)) and hasattr(self, "time_axis_")
+
     def _validate_fit(self, X, y):
-        X_image, X_text, time = self._validate_layout(X)
-        labels = check_labels(
-            y, len(time), required=self._requires_labels,
-            estimator_name=type(self).__name__,
-        )
+        X_image, X_text, time = self._validate_layout(X, reset=not self._continues())
+        labels = check_labels(y, len(time), required=self._requires_labels,
+                              estimator_name=type(self).__name__)
         return X_image, X_text, time, labels
 
     def _validate_layout(self, X, reset=True):
-        """Validate a training X; with ``reset``, learn its layout and time range."""
-        check_time_column(X)
-        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2, reset=reset)
-        if reset:
-            self.n_image_features_ = resolve_n_image_features(self.n_image_features,
-                                                              X.shape[1])
-            self.n_text_features_ = max(1, X.shape[1] - 1 - self.n_image_features_)
-            self.time_range_ = (float(X[:, -1].min()), float(X[:, -1].max()))
-        return self._split(X)
+        """Validate a training X; with ``reset``, learn its layout and time axis.
 
-    def _split(self, X):
-        """``(X_image, X_text, time)``: the text block is the columns just before time."""
-        return (X[:, :self.n_image_features_], X[:, -1 - self.n_text_features_:-1],
-                X[:, -1])
+        Without ``reset`` (warm start, later stages) X must match the fitted
+        layout; the time axis keeps its origin and encoding, its range widens
+        to the new times, and times outside the old range warn.
+        """
+        features, raw_time = split_time_column(X)
+        validate_data(self, X, skip_check_array=True, reset=reset)
+        time = to_time_axis(raw_time, self.time_unit, name="the time column (last of X)")
+        if reset:
+            self.n_image_features_, self.n_text_features_ = resolve_blocks(
+                self.n_image_features, self.n_features_in_,
+                getattr(self, "feature_names_in_", None), self.time_unit)
+        features = check_features(features, name="X", float32=self._float32_features,
+                                  ensure_min_samples=2)
+        if reset:
+            self.time_axis_ = TimeAxis(self.time_unit).fit(
+                time, dates=_holds_dates(raw_time))
+            if self.time_use != "none":
+                check_axis_plausible(time, self.time_unit, type(self).__name__,
+                                     [(n, self._duration(n)) for n in self._window_params])
+            for name in self._window_params:
+                self.time_axis_.check_duration(name, self._duration(name),
+                                               type(self).__name__)
+        else:
+            self.time_axis_.warn_outside(time, type(self).__name__,
+                                         what="continuing training on")
+            self.time_axis_.extend(time)
+        self.time_range_ = self.time_axis_.range_
+        return (*split_blocks(features, self.n_image_features_, self.n_text_features_), time)
+
+    def _duration(self, name):
+        """A duration parameter as a float on the time axis (see :func:`~temporal_xmodal.time.to_duration`)."""
+        return to_duration(getattr(self, name), self.time_unit, name=name)
 
     # ------------------------------------------------------------ transform
     def transform(self, X):
@@ -127,21 +177,27 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
         Returns
         -------
         Z : ndarray of shape (n_samples, 2 * embedding_dim_)
-            ``[image embedding | text embedding]``, each L2-normalised.
+            ``[image embedding | text embedding]``, each L2-normalised (a
+            DataFrame under ``set_output(transform="pandas")``).
         """
+        return self._embed_rows(X)[0]
+
+    def _embed_rows(self, X):
+        """``(Z, time)``: both embeddings of each row at its own time, and the axis times."""
         X_image, X_text, time = self._validate_transform(X)
-        if self._time_at_inference:
-            warn_if_outside(time, self.time_range_, type(self).__name__)
-        return np.hstack([
-            l2_normalize(self._embed_image(X_image, time)),
-            l2_normalize(self._embed_text(X_text, time)),
-        ])
+        if self.time_use == "inference":
+            self.time_axis_.warn_outside(time, type(self).__name__)
+        Z = np.hstack([l2_normalize(self._embed("image", X_image, time)),
+                       l2_normalize(self._embed("text", X_text, time))])
+        return Z, time
 
     def _validate_transform(self, X):
         check_is_fitted(self)
-        check_time_column(X)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
-        return self._split(X)
+        features, raw_time = split_time_column(X)
+        validate_data(self, X, skip_check_array=True, reset=False)
+        features = check_features(features, name="X", float32=self._float32_features)
+        time = to_time_axis(raw_time, self.time_unit, name="the time column (last of X)")
+        return (*split_blocks(features, self.n_image_features_, self.n_text_features_), time)
 
     def transform_image(self, X_image, time=None):
         """Embed image features alone.
@@ -150,15 +206,16 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
         ----------
         X_image : array-like of shape (n_samples, n_image_features_)
             Image feature block only (no time column).
-        time : float or array-like of shape (n_samples,), default=None
-            Instant(s) at which to project.  Time-conditioned models need it
-            (this is how an item is projected at any instant); static models
-            ignore it.
+        time : scalar, date or array-like of shape (n_samples,), default=None
+            Instant(s) at which to project: numbers on the time axis or dates
+            (``pandas.Timestamp``, ``numpy.datetime64``).  Models whose
+            ``time_use`` is ``"inference"`` need it; others ignore it.
 
         Returns
         -------
         Z_image : ndarray of shape (n_samples, embedding_dim_)
-            L2-normalised image embeddings.
+            L2-normalised image embeddings (a DataFrame under
+            ``set_output(transform="pandas")``).
         """
         return self._transform_modality(X_image, time, "image")
 
@@ -169,8 +226,8 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
         ----------
         X_text : array-like of shape (n_samples, n_text_features_)
             Text feature block only (no time column).
-        time : float or array-like of shape (n_samples,), default=None
-            Instant(s) at which to project; ignored by static models.
+        time : scalar, date or array-like of shape (n_samples,), default=None
+            Instant(s) at which to project; see :meth:`transform_image`.
 
         Returns
         -------
@@ -180,37 +237,51 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
         return self._transform_modality(X_text, time, "text")
 
     def _transform_modality(self, A, time, modality):
+        original = A
         A = self._check_modality_block(A, modality)
-        t = check_time_argument(time, A.shape[0])
-        if self._time_at_inference:
+        t = self._instants(time, A.shape[0])
+        if self.time_use == "inference":
             if t is None:
                 raise ValueError(
                     f"{type(self).__name__} projects items at an instant: pass time= "
-                    "(a scalar or one value per row)."
-                )
-            warn_if_outside(t, self.time_range_, type(self).__name__)
-        embed = self._embed_image if modality == "image" else self._embed_text
-        return l2_normalize(embed(A, t))
+                    "(a number on the time axis, a date, or one per row).")
+            self.time_axis_.warn_outside(t, type(self).__name__)
+        Z = l2_normalize(self._embed(modality, A, t))
+        return self._wrap(Z, modality, original)
 
-    def _check_modality_block(self, A, modality, dtype=np.float64, ensure_min_samples=1):
+    def _instants(self, time, n):
+        """The ``time=`` argument as n float64 axis times (None stays None)."""
+        if time is None:
+            return None
+        t = to_time_axis(time, self.time_unit, name="time")
+        if t.ndim == 0:
+            return np.full(n, float(t))
+        if t.shape != (n,):
+            raise ValueError(f"time must be a scalar or have shape ({n},); got shape "
+                             f"{t.shape}.")
+        return t
+
+    def _check_modality_block(self, A, modality, dtype=None, ensure_min_samples=1):
         """Validate one modality's feature block (no time column) of a fitted estimator."""
         check_is_fitted(self)
         expected = self.n_image_features_ if modality == "image" else self.n_text_features_
-        A = check_array(A, dtype=dtype, ensure_min_samples=ensure_min_samples,
-                        input_name=f"X_{modality}")
+        A = check_features(A, name=f"X_{modality}", float32=self._float32_features,
+                           ensure_min_samples=ensure_min_samples)
         if A.shape[1] != expected:
             raise ValueError(
                 f"X_{modality} has {A.shape[1]} columns but {type(self).__name__} was "
                 f"fitted with {expected} {modality} features (pass the {modality} block "
-                "only, without the time column)."
-            )
-        return A
+                "only, without the time column).")
+        return A if dtype is None else A.astype(dtype, copy=False)
 
-    def _embed_image(self, X_image, time):
-        return self._embed("image", X_image, time)
-
-    def _embed_text(self, X_text, time):
-        return self._embed("text", X_text, time)
+    def _wrap(self, Z, modality, original):
+        """``set_output`` for one modality's embeddings."""
+        config = _get_output_config("transform", self)["dense"]
+        if config == "default":
+            return Z
+        names = np.asarray([f"{modality}{i}" for i in range(Z.shape[1])], dtype=object)
+        return ADAPTERS_MANAGER.adapters[config].create_container(
+            Z, original, columns=names, inplace=False)
 
     # ---------------------------------------------------------------- score
     def score(self, X, y=None):
@@ -228,7 +299,7 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
         -------
         score : float
         """
-        Z = self.transform(X)
+        Z, _ = self._embed_rows(X)
         labels = check_labels(y, Z.shape[0], required=False)
         metric = "mrr" if labels is None else "map"
         d = Z.shape[1] // 2
@@ -252,19 +323,69 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
         if input_features is not None:
             input_features = np.asarray(input_features, dtype=object)
             if len(input_features) != self.n_features_in_:
-                raise ValueError(
-                    f"input_features should have length {self.n_features_in_}; got "
-                    f"{len(input_features)}."
-                )
+                raise ValueError(f"input_features should have length {self.n_features_in_}; "
+                                 f"got {len(input_features)}.")
             names_in = getattr(self, "feature_names_in_", None)
             if names_in is not None and not np.array_equal(input_features, names_in):
                 raise ValueError("input_features is not equal to feature_names_in_.")
         D = self.embedding_dim_
-        return np.asarray(
-            [f"image{i}" for i in range(D)] + [f"text{i}" for i in range(D)], dtype=object
-        )
+        return np.asarray([f"image{i}" for i in range(D)] + [f"text{i}" for i in range(D)],
+                          dtype=object)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.required = self._requires_labels
         return tags
+
+
+def _holds_dates(raw_time):
+    dtype = getattr(raw_time, "dtype", None)
+    return dtype is not None and (getattr(dtype, "kind", "") == "M"
+                                  or getattr(dtype, "tz", None) is not None)
+
+
+def embed_with_time(estimator, X):
+    """Both embeddings of each row at its own time, and the rows' times on the axis.
+
+    Works for a fitted estimator of this library or a Pipeline ending in one
+    (the preprocessing steps run once; time is read through the fitted
+    layout, never from the raw last column).
+
+    Parameters
+    ----------
+    estimator : CrossModalEmbedder or Pipeline
+    X : array-like or DataFrame
+        Input as the estimator (or Pipeline) takes it.
+
+    Returns
+    -------
+    Z_image, Z_text : ndarray of shape (n_samples, D)
+    time : ndarray of float64 of shape (n_samples,)
+    final : CrossModalEmbedder
+        The estimator that embedded them (the Pipeline's last step).
+    """
+    final = estimator
+    if hasattr(estimator, "steps"):
+        X = estimator[:-1].transform(X) if len(estimator.steps) > 1 else X
+        final = estimator.steps[-1][1]
+    Z, time = final._embed_rows(X)
+    d = Z.shape[1] // 2
+    return Z[:, :d], Z[:, d:], time, final
+
+
+def layout_blocks(estimator, X):
+    """``(X_image, X_text, time)`` of X read through a fitted estimator's layout.
+
+    Parameters
+    ----------
+    estimator : fitted CrossModalEmbedder
+    X : array-like or DataFrame
+        ``[image | text | time]`` as the estimator takes it.
+
+    Returns
+    -------
+    X_image, X_text : ndarray
+    time : ndarray of float64
+        On the estimator's time axis.
+    """
+    return estimator._validate_transform(X)

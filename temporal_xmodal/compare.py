@@ -41,7 +41,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.utils import Bunch
 
-from ._validation import TimeRangeWarning
+from .time import TimeRangeWarning, time_use
 from .metrics import average_precision_per_query, cross_modal_scores
 
 #: The data sets of ``compare --dataset``.
@@ -296,7 +296,7 @@ def evaluate_undated(estimator, X, *, n_image_features, period=10.0, random_stat
 
     X_image, X_text, t = _split_blocks(X, n_image_features)
     rr_i2t, rr_t2i = counterpart_reciprocal_ranks(query_time_scores(estimator, X_image, X_text, t))
-    if getattr(estimator, "_time_at_inference", True):
+    if time_use(estimator) == "inference":
         shuffled = np.random.default_rng(random_state).permutation(t)
         wrong = counterpart_reciprocal_ranks(
             query_time_scores(estimator, X_image, X_text, shuffled))[0]

@@ -41,11 +41,9 @@ class RotatedLinear(CrossModalEmbedder):
         self.embedding_dim_ = D
         return self
 
-    def _embed_image(self, X_image, time):
-        return l2_normalize(X_image @ self.W_image_) @ self.Q_
-
-    def _embed_text(self, X_text, time):
-        return l2_normalize(X_text @ self.W_text_) @ self.Q_
+    def _embed(self, modality, A, time):
+        W = self.W_image_ if modality == "image" else self.W_text_
+        return l2_normalize(A @ W) @ self.Q_
 
 
 N_IMG, N_TXT = 6, 5

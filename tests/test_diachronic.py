@@ -65,7 +65,7 @@ def test_projection_at_any_instant(fitted):
 
 def test_time_outside_training_range_warns_and_projects(fitted):
     model, X, _, n_img = fitted
-    with pytest.warns(TimeRangeWarning, match="outside the training range"):
+    with pytest.warns(TimeRangeWarning, match="outside the training time range"):
         Z = model.transform_image(X[:5, :n_img], time=25.0)
     assert np.all(np.isfinite(Z))
     with warnings.catch_warnings():

@@ -5,6 +5,7 @@ method of Hamilton et al. for diachronic word embeddings, adapted to the
 cross-modal case ("DCM-Binned w/ Align [Hamilton]" in the thesis).
 """
 
+import datetime
 import warnings
 from numbers import Integral, Real
 
@@ -16,9 +17,9 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from .._layout import stack_modalities
-from .._validation import TimeRangeWarning
-from ..base import CrossModalEmbedder
+from ..base import LAYOUT_CONSTRAINTS, CrossModalEmbedder
 from ..binning import TimeBins, TimeBinWarning
+from ..time import TimeRangeWarning, time_use, to_duration
 from ._tempxnet import TempXNetEmbedder
 
 
@@ -120,12 +121,13 @@ class BinnedProcrustesEmbedder(CrossModalEmbedder):
         Every bin's model must have the same ``embedding_dim_``: give
         dimension-adaptive bases an explicit size (e.g. CCA's
         ``n_components``), else ``fit`` raises.
-    bins : int, float or array-like, default=10
+    bins : int, float, str, timedelta or array-like, default=10
         As :class:`~temporal_xmodal.binning.TimeBins`: an int is a number of
-        equal-width bins over the training range, a float a bin width in the
-        units of the time column (``1/12`` for months when time is in
-        fractional years: the paper's granularity), an array explicit
-        increasing edges.
+        equal-width bins over the training range, a float a bin width in
+        ``time_unit`` (``1/12`` for months on the default years axis: the
+        paper's granularity), a duration (``"1M"``, ``pandas.Timedelta``,
+        ``numpy.timedelta64``) a bin width converted to the axis, an array
+        explicit increasing edges on the axis.
     min_bin_size : int, default=100
         Bins with fewer training items are merged with their smaller
         neighbour (with a ``TimeBinWarning``); 100 is the paper's monthly
@@ -143,8 +145,13 @@ class BinnedProcrustesEmbedder(CrossModalEmbedder):
     random_state : int, RandomState or None, default=None
         Draws one seed per bin for the base estimators that have a
         ``random_state`` parameter.
-    n_image_features : int or None, default=None
-        Leading image columns of X; ``None`` splits the non-time columns in half.
+    n_image_features : int, "auto" or None, default=None
+        Leading image columns of X; ``None`` splits the non-time columns in
+        half; ``"auto"`` reads the blocks from the column names (see
+        :func:`~temporal_xmodal.make_crossmodal_transformer`).
+    time_unit : {"years", "months", "weeks", "days", "hours", "minutes", "seconds"}, default="years"
+        Unit of the time axis: dates are mapped to it, numbers are read in
+        it, and duration parameters given as numbers are in it.
 
     Attributes
     ----------
@@ -188,20 +195,22 @@ class BinnedProcrustesEmbedder(CrossModalEmbedder):
     (5, 8)
     """
 
-    _time_at_inference = True
+    time_use = "inference"
     _parameter_constraints = {
         "base_estimator": [HasMethods(["fit", "transform_image", "transform_text"]), None],
-        "bins": [Interval(Integral, 1, None, closed="left"),
+        "bins": [Interval(Integral, 1, None, closed="left"), str, datetime.timedelta,
+                 np.timedelta64,
                  Interval(Real, 0, None, closed="neither"), "array-like"],
         "min_bin_size": [Interval(Integral, 1, None, closed="left")],
         "alignment": [StrOptions({"procrustes", "none"})],
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
-        "n_image_features": [Interval(Integral, 1, None, closed="left"), None],
+        **LAYOUT_CONSTRAINTS,
     }
 
     def __init__(self, base_estimator=None, bins=10, min_bin_size=100, alignment="procrustes",
-                 n_jobs=None, random_state=None, n_image_features=None):
+                 n_jobs=None, random_state=None, n_image_features=None,
+                 time_unit="years"):
         self.base_estimator = base_estimator
         self.bins = bins
         self.min_bin_size = min_bin_size
@@ -209,6 +218,7 @@ class BinnedProcrustesEmbedder(CrossModalEmbedder):
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.n_image_features = n_image_features
+        self.time_unit = time_unit
 
     # ------------------------------------------------------------ the base
     def _base(self):
@@ -274,11 +284,14 @@ class BinnedProcrustesEmbedder(CrossModalEmbedder):
     def _fit_bins(self, time, n):
         """Fit the TimeBins; tiny X (fewer rows than min_bin_size) gives one bin."""
         min_size = max(int(self.min_bin_size), 2)
+        bins = self.bins
+        if isinstance(bins, (str, datetime.timedelta, np.timedelta64)):
+            bins = to_duration(bins, self.time_unit, name="bins")
         if n >= min_size:
-            return TimeBins(self.bins, min_bin_size=min_size).fit(time)
+            return TimeBins(bins, min_bin_size=min_size).fit(time)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", TimeBinWarning)
-            bins = TimeBins(self.bins, min_bin_size=n).fit(time)
+            bins = TimeBins(bins, min_bin_size=n).fit(time)
         warnings.warn(
             f"{type(self).__name__}: X has {n} rows, fewer than min_bin_size={min_size}; "
             f"all rows form a single time bin ({bins.n_bins_} bin(s)).",
@@ -311,7 +324,7 @@ class BinnedProcrustesEmbedder(CrossModalEmbedder):
     def _bin_embed(self, b, modality, A, time):
         """Model b's own (unrotated, L2-normalised) embedding of one modality."""
         est = self.bin_estimators_[b]
-        t = time if getattr(est, "_time_at_inference", False) else None
+        t = time if time_use(est) == "inference" else None
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", TimeRangeWarning)  # we warn once, at our level
             if modality == "image":

@@ -7,7 +7,7 @@ from scipy import linalg
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.extmath import svd_flip
 
-from ..base import CrossModalEmbedder
+from ..base import LAYOUT_CONSTRAINTS, CrossModalEmbedder
 
 #: Components used when ``n_components=None`` (clipped to what the data allows).
 DEFAULT_N_COMPONENTS = 32
@@ -58,8 +58,13 @@ class CCACrossModal(CrossModalEmbedder):
         Scale component j of both projections by :math:`\rho_j^{p}` before
         normalisation (Gong et al. 2014 use p = 4; an option, not in the
         thesis).  0 gives plain CCA.
-    n_image_features : int or None, default=None
-        Leading image columns of X; ``None`` splits the non-time columns in half.
+    n_image_features : int, "auto" or None, default=None
+        Leading image columns of X; ``None`` splits the non-time columns in
+        half; ``"auto"`` reads the blocks from the column names (see
+        :func:`~temporal_xmodal.make_crossmodal_transformer`).
+    time_unit : {"years", "months", "weeks", "days", "hours", "minutes", "seconds"}, default="years"
+        Unit of the time axis: dates are mapped to it, numbers are read in
+        it, and duration parameters given as numbers are in it.
 
     Attributes
     ----------
@@ -92,21 +97,26 @@ class CCACrossModal(CrossModalEmbedder):
     """
 
     _requires_labels = False
+    time_use = "none"
     _parameter_constraints = {
         "n_components": [Interval(Integral, 1, None, closed="left"), None],
         "reg": [Interval(Real, 0, None, closed="left")],
         "correlation_power": [Interval(Real, 0, None, closed="left")],
-        "n_image_features": [Interval(Integral, 1, None, closed="left"), None],
+        **LAYOUT_CONSTRAINTS,
     }
 
     def __init__(self, n_components=None, *, reg=1e-4, correlation_power=0.0,
-                 n_image_features=None):
+                 n_image_features=None,
+                 time_unit="years"):
         self.n_components = n_components
         self.reg = reg
         self.correlation_power = correlation_power
         self.n_image_features = n_image_features
+        self.time_unit = time_unit
 
     def _fit(self, X_image, X_text, time, labels):
+        X_image = np.asarray(X_image, dtype=np.float64)  # closed form in float64
+        X_text = np.asarray(X_text, dtype=np.float64)
         n = X_image.shape[0]
         limit = min(X_image.shape[1], X_text.shape[1], n - 1)
         if self.n_components is None:
@@ -135,8 +145,7 @@ class CCACrossModal(CrossModalEmbedder):
     def _component_scale(self):
         return self.canonical_correlations_ ** self.correlation_power
 
-    def _embed_image(self, X_image, time):
-        return (X_image - self.image_mean_) @ self.image_weights_ * self._component_scale()
-
-    def _embed_text(self, X_text, time):
-        return (X_text - self.text_mean_) @ self.text_weights_ * self._component_scale()
+    def _embed(self, modality, A, time):
+        mean, weights = ((self.image_mean_, self.image_weights_) if modality == "image"
+                         else (self.text_mean_, self.text_weights_))
+        return (np.asarray(A, dtype=np.float64) - mean) @ weights * self._component_scale()

@@ -2,11 +2,14 @@
 
 from numbers import Integral, Real
 
+import datetime
+
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..losses.diachronic import DiachronicRankingLoss
 from ..nn.diachronic import DiachronicNet
+from ..time import TimeEncoding, to_rate
 from ._neural import COMMON_CONSTRAINTS, COMMON_PARAMETERS_DOC, NeuralCrossModalEmbedder
 
 
@@ -28,8 +31,9 @@ class DiachronicEmbedder(NeuralCrossModalEmbedder):
     instant with ``transform_image(X, time=...)`` / ``transform_text(X,
     time=...)``; ``transform`` projects each row at its own time.
 
-    ``window`` and ``decay`` are in the units of the time column (the paper:
-    w = 4 and λ = 0.1 per month).  Defaults are the paper's (§4):
+    ``window`` is a duration and ``decay`` a rate per unit of the time axis
+    (``time_unit``, default years; the paper: w = 4 months and λ = 0.1 per
+    month, i.e. ``window="4M", decay=1.2`` on the default axis).  Defaults are the paper's (§4):
     embedding_dim=200, hidden_dim=1024, time_dim=200, no dropout,
     max_epochs=25, batch_size=64, SGD momentum 0.9, lr=5e-3, no lr decay,
     best checkpoint by validation loss; the loss sum is divided by the batch
@@ -37,22 +41,28 @@ class DiachronicEmbedder(NeuralCrossModalEmbedder):
 
     Parameters
     ----------
-    window : float, default=4.0
-        w: no constraint between same-category items with ``|Δt| ≤ w``.
-    decay : float, default=0.1
-        λ of ρ(Δt) = 1 − exp(−λ|Δt|).
+    window : float, str or timedelta, default=4.0
+        w: no constraint between same-category items with ``|Δt| ≤ w``.  A
+        number is in ``time_unit``; ``"180D"``, ``pandas.Timedelta`` and
+        ``numpy.timedelta64`` are converted (:func:`~temporal_xmodal.time.to_duration`).
+        A window at least the training span warns: the model would be its own
+        static control.
+    decay : float, str or timedelta, default=0.1
+        λ of ρ(Δt) = 1 − exp(−λ|Δt|), a rate per ``time_unit``; a duration is
+        read as the half-life of ρ (λ = ln 2 / half-life).
     margin : float, default=1.0
         m of L_inter.
     intra_margin : float or None, default=None
         Margin of L_intra (``None``: ``margin``, the paper's reading).
     time_dim : int, default=200
         Units of the shared time layer.
-    time_encoding : {"minmax", "zscore", "raw", "onehot"}, default="minmax"
-        Network input for the timestamp, scaled with statistics learned at
-        fit (ambiguity A1; the paper leaves it open).  The loss always uses
-        raw time differences.
+    time_encoding : {"minmax", "zscore", "raw", "onehot", "sinusoidal"}, default="minmax"
+        Network input for the time, with statistics learned at fit
+        (ambiguity A1; the paper leaves it open;
+        :class:`~temporal_xmodal.time.TimeEncoding`).  The loss always uses
+        float64 time differences.
     time_bins : int, default=12
-        Bins of the "onehot" encoding.
+        Bins of "onehot", frequencies of "sinusoidal".
     loss_reduction : {"sum_per_anchor", "sum", "mean_active"}, default="sum_per_anchor"
         Sum of all triplet terms divided by the batch size.  The thesis sums
         without dividing (§2.2.5.3, ``"sum"``); at its lr 5e-3 that trained
@@ -74,14 +84,17 @@ class DiachronicEmbedder(NeuralCrossModalEmbedder):
     (3, 200)
     """
 
-    _time_at_inference = True
+    time_use = "inference"
+    _window_params = ("window",)
     _parameter_constraints = {
         **COMMON_CONSTRAINTS,
-        "window": [Interval(Real, 0, None, closed="left")],
-        "decay": [Interval(Real, 0, None, closed="left")],
+        "window": [Interval(Real, 0, None, closed="left"), str, datetime.timedelta,
+                   np.timedelta64],
+        "decay": [Interval(Real, 0, None, closed="left"), str, datetime.timedelta,
+                  np.timedelta64],
         "intra_margin": [Interval(Real, 0, None, closed="left"), None],
         "time_dim": [Interval(Integral, 1, None, closed="left")],
-        "time_encoding": [StrOptions({"minmax", "zscore", "raw", "onehot"})],
+        "time_encoding": [StrOptions(set(TimeEncoding.ENCODINGS))],
         "time_bins": [Interval(Integral, 1, None, closed="left")],
         "loss_reduction": [StrOptions({"sum", "sum_per_anchor", "mean_active"})],
     }
@@ -92,7 +105,8 @@ class DiachronicEmbedder(NeuralCrossModalEmbedder):
                  batch_size=64, lr=5e-3, optimizer="sgd", momentum=0.9, nesterov=False,
                  lr_decay=0.0, validation_fraction=0.1, patience=None,
                  selection_metric="valid_loss", device="auto", random_state=None, verbose=0,
-                 callbacks=None, warm_start=False, n_image_features=None):
+                 callbacks=None, warm_start=False, n_image_features=None,
+                 time_unit="years"):
         self.window = window
         self.decay = decay
         self.margin = margin
@@ -120,25 +134,24 @@ class DiachronicEmbedder(NeuralCrossModalEmbedder):
         self.callbacks = callbacks
         self.warm_start = warm_start
         self.n_image_features = n_image_features
+        self.time_unit = time_unit
 
-    def _module(self, time):
-        _, params = super()._module(time)
-        return DiachronicNet, {
-            **params,
-            "time_dim": self.time_dim,
-            "time_encoding": self.time_encoding,
-            "time_low": float(np.min(time)),
-            "time_high": float(np.max(time)),
-            "time_mean": float(np.mean(time)),
-            "time_std": float(np.std(time)),
-            "time_bins": self.time_bins,
-        }
+    def _fit_time_encoding(self, centred):
+        self.time_encoding_ = TimeEncoding(self.time_encoding, self.time_bins).fit(centred)
+
+    def _time_inputs(self, centred):
+        return {"time": centred, "time_features": self.time_encoding_.transform(centred)}
+
+    def _module(self):
+        _, params = super()._module()
+        return DiachronicNet, {**params, "time_dim": self.time_dim,
+                               "n_time_features": self.time_encoding_.n_features_out_}
 
     def _loss(self, X_image, X_text, time, labels):
         return DiachronicRankingLoss, {
             "margin": self.margin,
             "intra_margin": self.intra_margin,
-            "window": self.window,
-            "decay": self.decay,
+            "window": self._duration("window"),
+            "decay": to_rate(self.decay, self.time_unit, name="decay"),
             "reduction": self.loss_reduction,
         }

@@ -15,17 +15,18 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from skorch.callbacks import EarlyStopping, LRScheduler
 from skorch.helper import predefined_split
 
-from ..base import CrossModalEmbedder
+from .._validation import label_indicator
+from ..base import LAYOUT_CONSTRAINTS, LAYOUT_PARAMETERS_DOC, CrossModalEmbedder
 from ..nn import TwoTowerNet
 from ..training import (
     BatchIterator,
     CrossModalNet,
     InverseTimeDecay,
     RetrievalScoring,
+    as_tensor,
     embed_batches,
     make_dataset,
 )
-from ..training._net import as_tensor
 
 _OPTIMIZERS = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam, "adamw": torch.optim.AdamW}
 _SELECTION = ("valid_map", "valid_loss")
@@ -50,7 +51,7 @@ COMMON_CONSTRAINTS = {
     "verbose": ["verbose"],
     "callbacks": [list, None],
     "warm_start": ["boolean"],
-    "n_image_features": [Interval(Integral, 1, None, closed="left"), None],
+    **LAYOUT_CONSTRAINTS,
     "margin": [Interval(Real, 0, None, closed="left")],
     "negatives": [StrOptions({"different_category", "all_non_matching"})],
     "loss_reduction": [StrOptions({"sum_per_anchor", "sum", "mean_active"})],
@@ -97,9 +98,11 @@ COMMON_PARAMETERS_DOC = """
     callbacks : list of skorch callbacks or None, default=None
         Extra callbacks, appended to ours.
     warm_start : bool, default=False
-        Continue training the existing net on the next ``fit``.
-    n_image_features : int or None, default=None
-        Leading image columns of X; ``None`` splits the non-time columns in half.
+        Continue training the existing net on the next ``fit``.  X must have
+        the fitted layout (checked before anything changes); the time axis and
+        encoding stay those of the first fit, and new times outside its range
+        warn (:class:`~temporal_xmodal.time.TimeRangeWarning`).
+""" + LAYOUT_PARAMETERS_DOC + """
 
     Attributes
     ----------
@@ -107,7 +110,7 @@ COMMON_PARAMETERS_DOC = """
         The fitted net; ``net_.history`` holds the per-epoch losses,
         ``valid_map`` and (SAM) α.
     embedding_dim_ : int
-    n_features_in_, feature_names_in_, n_image_features_, n_text_features_, time_range_
+    n_features_in_, feature_names_in_, n_image_features_, n_text_features_, time_axis_, time_range_
         See :class:`~temporal_xmodal.base.CrossModalEmbedder`.
 """
 
@@ -119,14 +122,6 @@ def resolve_device(device):
     return device
 
 
-def label_indicator(labels):
-    """(n, C) float indicator from integer codes (1-D) or a boolean indicator (2-D)."""
-    labels = np.asarray(labels)
-    if labels.ndim == 2:
-        return labels.astype(np.float32)
-    return np.eye(labels.max() + 1, dtype=np.float32)[labels]
-
-
 class NeuralCrossModalEmbedder(CrossModalEmbedder):
     """Base of the neural estimators (not used directly).
 
@@ -135,8 +130,10 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
     :meth:`_module` and :meth:`_callbacks`.
     """
 
-    def _module(self, time):
-        """The torch module class and its constructor parameters (``time``: training times)."""
+    _float32_features = True
+
+    def _module(self):
+        """The torch module class and its constructor parameters."""
         return TwoTowerNet, {
             "n_image_features": self.n_image_features_,
             "n_text_features": self.n_text_features_,
@@ -146,11 +143,16 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
         }
 
     def _loss(self, X_image, X_text, time, labels):  # pragma: no cover - abstract
+        """The criterion class and its parameters (``time``: centred training times)."""
         raise NotImplementedError
 
     def _callbacks(self):
         """Method-specific callbacks (e.g. SAM's margin schedule)."""
         return []
+
+    def _time_inputs(self, centred):
+        """Batch entries derived from centred times: ``time`` (float64) for the losses."""
+        return {"time": centred}
 
     # ------------------------------------------------------------------ fit
     def _fit(self, X_image, X_text, time, labels):
@@ -158,12 +160,17 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
         rng = check_random_state(self.random_state)
         seed = int(rng.randint(np.iinfo(np.int32).max))
         train, valid = self._split_rows(len(Y), rng)
-        data_train = make_dataset(X_image[train], X_text[train], time[train], Y[train])
-        data_valid = (make_dataset(X_image[valid], X_text[valid], time[valid], Y[valid])
+        centred = self.time_axis_.centre(time)
+        continuing = self._continues() and hasattr(self, "net_")
+        if not continuing:
+            self._fit_time_encoding(centred[train])
+        inputs = self._time_inputs(centred)
+        data_train = make_dataset(X_image, X_text, Y, _rows(inputs, train), rows=train)
+        data_valid = (make_dataset(X_image, X_text, Y, _rows(inputs, valid), rows=valid)
                       if valid is not None else None)
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
-            if self.warm_start and hasattr(self, "net_"):
+            if continuing:
                 # continue from the current weights, optimiser state and history
                 # (epochs and batch size follow the estimator's current parameters)
                 self.net_.set_params(
@@ -172,11 +179,13 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
                     max_epochs=self.max_epochs, batch_size=self.batch_size)
                 self.net_.partial_fit(data_train.X, data_train.y)
             else:
-                self.net_ = self._build_net(X_image[train], X_text[train], time[train],
-                                            Y[train], data_valid, seed)
+                self.net_ = self._build_net(data_train, centred[train], data_valid, seed)
                 self.net_.fit(data_train.X, data_train.y)
         self.embedding_dim_ = self.embedding_dim
         return self
+
+    def _fit_time_encoding(self, centred):
+        """Fit the network's time encoding (time-conditioned models override)."""
 
     def _split_rows(self, n, rng):
         n_valid = int(round(self.validation_fraction * n))
@@ -185,13 +194,13 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
         order = rng.permutation(n)
         return np.sort(order[n_valid:]), np.sort(order[:n_valid])
 
-    def _build_net(self, X_image, X_text, time, Y, data_valid, seed):
-        module, module_params = self._module(time)
-        loss, loss_params = self._loss(X_image, X_text, time, Y)
+    def _build_net(self, data_train, time, data_valid, seed):
+        module, module_params = self._module()
+        # the training rows as float32 numpy views of the dataset (no copy)
+        loss, loss_params = self._loss(data_train.X["image"].numpy(),
+                                       data_train.X["text"].numpy(), time,
+                                       data_train.y.numpy())
         optimizer = _OPTIMIZERS.get(self.optimizer, self.optimizer)
-        if isinstance(optimizer, str):
-            raise ValueError(f"optimizer must be one of {sorted(_OPTIMIZERS)} or a torch "
-                             f"optimizer class; got {self.optimizer!r}.")
         optimizer_params = ({"optimizer__momentum": self.momentum,
                              "optimizer__nesterov": bool(self.nesterov and self.momentum > 0)}
                             if optimizer is torch.optim.SGD else {})
@@ -201,9 +210,6 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
                 policy=torch.optim.lr_scheduler.LambdaLR,
                 lr_lambda=InverseTimeDecay(self.lr_decay), step_every="batch")))
         if data_valid is not None:
-            if self.selection_metric not in _SELECTION:
-                raise ValueError(f"selection_metric must be one of {_SELECTION}; "
-                                 f"got {self.selection_metric!r}.")
             callbacks.append(("valid_map", RetrievalScoring()))
             callbacks.append(("selection", EarlyStopping(
                 monitor=self.selection_metric,
@@ -235,7 +241,8 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
     def _embed(self, modality, A, time):
         tensors = {modality: as_tensor(A)}
         if time is not None:
-            tensors["time"] = as_tensor(time)
+            tensors.update({k: torch.as_tensor(v) for k, v in
+                            self._time_inputs(self.time_axis_.centre(time)).items()})
         Z = embed_batches(self.net_.module_, tensors, self.net_.device, modality=modality)
         return Z.numpy().astype(np.float64)
 
@@ -243,6 +250,10 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
         tags = super().__sklearn_tags__()
         tags.non_deterministic = self.random_state is None
         return tags
+
+
+def _rows(inputs, rows):
+    return None if rows is None else {k: v[rows] for k, v in inputs.items()}
 
 
 def _silent(*args, **kwargs):

@@ -62,6 +62,7 @@ class SAMEmbedder(NeuralCrossModalEmbedder):
     (300, 32)
     """
 
+    time_use = "none"
     _parameter_constraints = {
         **COMMON_CONSTRAINTS,
         "adaptive_weight": [Interval(Real, 0, 1, closed="both")],
@@ -79,7 +80,8 @@ class SAMEmbedder(NeuralCrossModalEmbedder):
                  momentum=0.9, nesterov=True, lr_decay=1e-6, validation_fraction=0.1,
                  patience=None, selection_metric="valid_map", device="auto",
                  random_state=None, verbose=0, callbacks=None, warm_start=False,
-                 n_image_features=None):
+                 n_image_features=None,
+                 time_unit="years"):
         self.margin = margin
         self.adaptive_weight = adaptive_weight
         self.activation_epoch_fraction = activation_epoch_fraction
@@ -107,6 +109,7 @@ class SAMEmbedder(NeuralCrossModalEmbedder):
         self.callbacks = callbacks
         self.warm_start = warm_start
         self.n_image_features = n_image_features
+        self.time_unit = time_unit
 
     def _loss(self, X_image, X_text, time, labels):
         semantic = None

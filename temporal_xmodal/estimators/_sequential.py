@@ -23,7 +23,7 @@ from ..losses.classification import REDUCTIONS, SINGLE_LABEL_LOSSES, Classificat
 from ..metrics import mean_average_precision, mean_reciprocal_rank
 from ..nn.sequential import MODALITIES, MetaLearner, SequentialNet
 from ..training import embed_batches
-from ..training._net import as_tensor
+from ..training import as_tensor
 from ..training._sequential import (
     LearnedOptimizerNet,
     ModalityPoolIterator,
@@ -167,8 +167,13 @@ class SequentialCrossModal(CrossModalEmbedder):
         sampling; same seed → same codes on CPU.
     verbose : int, default=0
         > 0 prints each stage's skorch epoch table.
-    n_image_features : int or None, default=None
-        Leading image columns of X; ``None`` splits the non-time columns in half.
+    n_image_features : int, "auto" or None, default=None
+        Leading image columns of X; ``None`` splits the non-time columns in
+        half; ``"auto"`` reads the blocks from the column names (see
+        :func:`~temporal_xmodal.make_crossmodal_transformer`).
+    time_unit : {"years", "months", "weeks", "days", "hours", "minutes", "seconds"}, default="years"
+        Unit of the time axis: dates are mapped to it, numbers are read in
+        it, and duration parameters given as numbers are in it.
 
     Attributes
     ----------
@@ -209,6 +214,7 @@ class SequentialCrossModal(CrossModalEmbedder):
     (300, 128)
     """
 
+    time_use = "none"
     _parameter_constraints = {
         "modality_order": [tuple, list],
         "update_rule": [StrOptions({"meta", "sgd", "none"})],
@@ -236,7 +242,7 @@ class SequentialCrossModal(CrossModalEmbedder):
         "stage2_lr": [Interval(Real, 0, None, closed="neither")],
         **{key: COMMON_CONSTRAINTS[key] for key in (
             "embedding_dim", "hidden_dim", "dropout", "max_epochs", "batch_size", "lr",
-            "momentum", "device", "random_state", "verbose", "n_image_features")},
+            "momentum", "device", "random_state", "verbose", "n_image_features", "time_unit")},
     }
 
     def __init__(self, modality_order=("text", "image"), update_rule="meta",
@@ -248,7 +254,8 @@ class SequentialCrossModal(CrossModalEmbedder):
                  lstm_hidden=20, lstm_layers=2, output_scale=0.01, disentangle="auto", *,
                  embedding_dim=64, hidden_dim=1024, common_dim=128, dropout=0.5,
                  max_epochs=150, batch_size=64, lr=0.01, stage2_lr=0.1, momentum=0.0,
-                 device="auto", random_state=None, verbose=0, n_image_features=None):
+                 device="auto", random_state=None, verbose=0, n_image_features=None,
+                 time_unit="years"):
         self.modality_order = modality_order
         self.update_rule = update_rule
         self.paradigm = paradigm
@@ -284,6 +291,7 @@ class SequentialCrossModal(CrossModalEmbedder):
         self.random_state = random_state
         self.verbose = verbose
         self.n_image_features = n_image_features
+        self.time_unit = time_unit
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y=None):

@@ -69,6 +69,7 @@ class TempXNetEmbedder(NeuralCrossModalEmbedder):
     (5, 100)
     """
 
+    time_use = "training"
     _parameter_constraints = {
         **COMMON_CONSTRAINTS,
         "correlation": [StrOptions({"recency", "category", "topic"})],
@@ -89,7 +90,8 @@ class TempXNetEmbedder(NeuralCrossModalEmbedder):
                  batch_size=64, lr=5e-3, optimizer="sgd", momentum=0.9, nesterov=False,
                  lr_decay=1e-6, validation_fraction=0.1, patience=None,
                  selection_metric="valid_map", device="auto", random_state=None, verbose=0,
-                 callbacks=None, warm_start=False, n_image_features=None):
+                 callbacks=None, warm_start=False, n_image_features=None,
+                 time_unit="years"):
         self.correlation = correlation
         self.bandwidth = bandwidth
         self.temporal_weight = temporal_weight
@@ -120,6 +122,7 @@ class TempXNetEmbedder(NeuralCrossModalEmbedder):
         self.callbacks = callbacks
         self.warm_start = warm_start
         self.n_image_features = n_image_features
+        self.time_unit = time_unit
 
     def _loss(self, X_image, X_text, time, labels):
         options = {}

@@ -49,9 +49,10 @@ from collections.abc import Mapping
 
 import numpy as np
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_array
 
 from .._validation import check_labels
+from ..base import embed_with_time, layout_blocks
+from ..time import time_use
 from ..binning import TimeBins
 from ..metrics import cross_modal_scores, mean_average_precision
 from ..metrics._retrieval import _nanmean
@@ -157,11 +158,9 @@ def _project_own_time(estimator, X):
     ``transform`` runs first so that an unfitted estimator raises
     ``NotFittedError`` and a badly shaped X the estimator's own error.
     """
-    Z = np.asarray(estimator.transform(X), dtype=np.float64)
-    A = check_array(X, dtype=np.float64)
-    n_img, n_txt = estimator.n_image_features_, estimator.n_text_features_
-    d = Z.shape[1] // 2
-    return Z[:, :d], Z[:, d:], A[:, :n_img], A[:, -1 - n_txt:-1], A[:, -1]
+    Zi, Zt, time, _ = embed_with_time(estimator, X)
+    X_img, X_txt, _ = layout_blocks(estimator, X)
+    return Zi, Zt, X_img, X_txt, time
 
 
 def _labels(y, n):
@@ -377,7 +376,7 @@ def local_alignment(
     centers = np.asarray(time_bins.centers_, dtype=np.float64)
     n_bins = len(centers)
     q = _sample_queries(labels, queries_per_category, check_random_state(random_state))
-    fixed_queries = mode == "own" or not getattr(estimator, "_time_at_inference", True)
+    fixed_queries = mode == "own" or time_use(estimator) != "inference"
 
     setups = {
         "i2t": (X_img[q], Zi[q], estimator.transform_image, Zt),

@@ -19,6 +19,8 @@ answer (``DESIGN.md``).  This module holds the honest pieces:
 
 import numpy as np
 
+from ..time import time_use
+
 from ..metrics import reciprocal_rank_per_query
 
 
@@ -45,7 +47,7 @@ def query_time_scores(estimator, X_image, X_text, query_time):
     """
     query_time = np.asarray(query_time, dtype=np.float64)
     Z_image = estimator.transform_image(X_image, time=query_time)
-    if not getattr(estimator, "_time_at_inference", True):
+    if time_use(estimator) != "inference":
         return Z_image @ estimator.transform_text(X_text).T
     instants, which = np.unique(query_time, return_inverse=True)
     scores = np.empty((Z_image.shape[0], np.shape(X_text)[0]))

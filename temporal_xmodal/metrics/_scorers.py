@@ -1,12 +1,11 @@
 """Scorers for ``GridSearchCV(scoring=...)`` and ``cross_validate``.
 
 A scorer is a callable ``scorer(estimator, X, y)`` returning one float
-(greater is better).  It embeds ``X`` with ``estimator.transform`` (each row
-at its own time), splits the output into its image and text halves and
-evaluates cross-modal retrieval among the rows of ``X``.
+(greater is better).  It embeds ``X`` (each row at its own time; through a
+Pipeline's preprocessing when the estimator is one), and evaluates
+cross-modal retrieval among the rows of ``X``.
 """
 
-import numpy as np
 
 from ._retrieval import cross_modal_scores
 
@@ -24,9 +23,11 @@ class RetrievalScorer:
         Image→text, text→image, or their mean.
     k : int or None, default=None
         Cut-off (mAP@k, nDCG@k, recall@k).
-    time_window : float or None, default=None
+    time_window : float, str, timedelta or None, default=None
         Time-window relevance: relevant = shares a label and
-        ``|Δt| <= time_window`` (time from the last column of X).
+        ``|Δt| <= time_window``; a number in the estimator's ``time_unit`` or
+        a duration such as ``"180D"``.  Times are read through the fitted
+        layout (also through a Pipeline's preprocessing).
     **metric_params
         Passed to :func:`cross_modal_scores` (e.g. ``ap_at_k_normaliser``).
 
@@ -46,12 +47,16 @@ class RetrievalScorer:
         self.time_window, self.metric_params = time_window, metric_params
 
     def __call__(self, estimator, X, y=None):
-        Z = np.asarray(estimator.transform(X), dtype=np.float64)
-        d = Z.shape[1] // 2
-        time = np.asarray(X, dtype=np.float64)[:, -1] if self.time_window is not None else None
+        from ..base import embed_with_time
+        from ..time import to_duration
+
+        Z_image, Z_text, time, final = embed_with_time(estimator, X)
+        window = None
+        if self.time_window is not None:
+            window = to_duration(self.time_window, final.time_unit, name="time_window")
         out = cross_modal_scores(
-            Z[:, :d], Z[:, d:], y, metrics=(self.metric,), k=self.k, time=time,
-            time_window=self.time_window, **self.metric_params,
+            Z_image, Z_text, y, metrics=(self.metric,), k=self.k,
+            time=None if window is None else time, time_window=window, **self.metric_params,
         )
         key = self.metric if self.direction == "mean" else f"{self.metric}_{self.direction}"
         return out[key]

@@ -1,8 +1,8 @@
 """torch modules: the projection towers of the neural estimators."""
 
-from .diachronic import DiachronicNet, TimeEncoder
+from .diachronic import DiachronicNet
 from .sequential import MetaLearner, SequentialNet, UnifiedModel, preprocess_gradients
 from .towers import ProjectionTower, TwoTowerNet
 
-__all__ = ["DiachronicNet", "MetaLearner", "ProjectionTower", "SequentialNet", "TimeEncoder",
+__all__ = ["DiachronicNet", "MetaLearner", "ProjectionTower", "SequentialNet",
            "TwoTowerNet", "UnifiedModel", "preprocess_gradients"]

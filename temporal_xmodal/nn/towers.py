@@ -61,22 +61,17 @@ class TwoTowerNet(nn.Module):
         self.image_tower = ProjectionTower(n_image_features, hidden_dim, embedding_dim, dropout)
         self.text_tower = ProjectionTower(n_text_features, hidden_dim, embedding_dim, dropout)
 
-    def embed_image(self, image, time=None):
+    def embed_image(self, image, time_features=None):
         """L2-normalised image embeddings, shape (B, embedding_dim)."""
         return F.normalize(self.image_tower(image), dim=1)
 
-    def embed_text(self, text, time=None):
+    def embed_text(self, text, time_features=None):
         """L2-normalised text embeddings, shape (B, embedding_dim)."""
         return F.normalize(self.text_tower(text), dim=1)
 
-    def forward(self, image, text, time=None, **unused):
+    def forward(self, image, text, **unused):
         """Embed both modalities of a batch: ``(z_image, z_text)``."""
-        return self.embed_image(image, time), self.embed_text(text, time)
+        return self.embed_image(image), self.embed_text(text)
 
 
-def pairwise_cosine(z_image, z_text):
-    """Cross-modal similarity matrix S[i, j] = <z_image_i, z_text_j> of normalised embeddings."""
-    return z_image @ z_text.T
-
-
-__all__ = ["ProjectionTower", "TwoTowerNet", "pairwise_cosine"]
+__all__ = ["ProjectionTower", "TwoTowerNet"]

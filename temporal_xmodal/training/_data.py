@@ -11,28 +11,49 @@ import torch
 from skorch.dataset import Dataset
 
 
-def make_dataset(X_image, X_text, time, labels):
+def make_dataset(X_image, X_text, labels, time_inputs=None, rows=None):
     """A skorch ``Dataset`` of the batch dictionary used by every module and loss.
 
     Parameters
     ----------
     X_image, X_text : ndarray of shape (n, d_*)
-    time : ndarray of shape (n,)
+        Cast to float32 (no copy when they already are).
     labels : ndarray of shape (n, C)
         Label indicator (float).
+    time_inputs : dict of str -> ndarray, default=None
+        Time entries of the batch, kept in their dtype: ``"time"`` (float64
+        centred times, for the losses) and, for time-conditioned modules,
+        ``"time_features"`` (float32 encodings, for the network); all
+        entries already restricted to ``rows``.
+    rows : ndarray of int or None, default=None
+        Rows of ``X_image`` / ``X_text`` / ``labels`` to keep (all when None).
 
     Returns
     -------
     dataset : skorch.dataset.Dataset
-        ``X`` is ``{"image", "text", "time"}`` (float32 tensors), ``y`` the
+        ``X`` is ``{"image", "text", **time_inputs}`` (tensors), ``y`` the
         float32 label indicator.
     """
-    X = {
-        "image": torch.as_tensor(np.asarray(X_image, dtype=np.float32)),
-        "text": torch.as_tensor(np.asarray(X_text, dtype=np.float32)),
-        "time": torch.as_tensor(np.asarray(time, dtype=np.float32)),
-    }
-    return Dataset(X, torch.as_tensor(np.asarray(labels, dtype=np.float32)))
+    X = {"image": as_tensor(X_image, rows), "text": as_tensor(X_text, rows)}
+    X.update({key: torch.as_tensor(value) for key, value in (time_inputs or {}).items()})
+    return Dataset(X, as_tensor(labels, rows))
+
+
+def as_tensor(A, rows=None, chunk_rows=65536):
+    """float32 tensor of ``A`` (or of its ``rows``), never holding a float64 copy.
+
+    Shares memory with ``A`` when it is float32 already and no rows are
+    selected; otherwise the float32 copy is filled chunk by chunk, so the
+    peak memory is the float32 result plus one chunk.
+    """
+    A = np.asarray(A)
+    if A.dtype == np.float32 and rows is None:
+        return torch.from_numpy(A) if A.flags.writeable else torch.as_tensor(A.copy())
+    rows = np.arange(len(A)) if rows is None else np.asarray(rows)
+    out = np.empty((len(rows),) + A.shape[1:], dtype=np.float32)
+    for start in range(0, len(rows), chunk_rows):
+        out[start:start + chunk_rows] = A[rows[start:start + chunk_rows]]
+    return torch.from_numpy(out)
 
 
 class BatchIterator:

@@ -1,6 +1,5 @@
 """The skorch net every neural estimator trains through."""
 
-import numpy as np
 import torch
 from skorch import NeuralNet
 
@@ -25,9 +24,11 @@ def embed_batches(module, tensors, device, *, modality=None, batch_size=4096):
     Parameters
     ----------
     module : torch.nn.Module
-        Has ``embed_image(image, time)`` and ``embed_text(text, time)``.
+        Has ``embed_image(image, time_features=None)`` and
+        ``embed_text(text, time_features=None)``.
     tensors : dict of str -> torch.Tensor
-        ``image`` and/or ``text``, optionally ``time``.
+        ``image`` and/or ``text``, optionally ``time_features`` (other
+        entries, such as the losses' ``time``, are ignored).
     device : str or torch.device
     modality : {"image", "text", None}
         Embed one modality, or both (returns a pair).
@@ -46,18 +47,15 @@ def embed_batches(module, tensors, device, *, modality=None, batch_size=4096):
     try:
         with torch.no_grad():
             for start in range(0, n, batch_size):
-                time = tensors.get("time")
-                time = None if time is None else time[start:start + batch_size].to(device)
+                extra = {}
+                if "time_features" in tensors:
+                    extra["time_features"] = \
+                        tensors["time_features"][start:start + batch_size].to(device)
                 for m in modalities:
                     embed = module.embed_image if m == "image" else module.embed_text
                     chunk = tensors[m][start:start + batch_size].to(device)
-                    outputs[m].append(embed(chunk, time).cpu())
+                    outputs[m].append(embed(chunk, **extra).cpu())
     finally:
         module.train(was_training)
     result = tuple(torch.cat(outputs[m]) for m in modalities)
     return result[0] if modality else result
-
-
-def as_tensor(A, dtype=torch.float32):
-    """float32 tensor view of an array (no copy when possible)."""
-    return torch.as_tensor(np.asarray(A, dtype=np.float32), dtype=dtype)
