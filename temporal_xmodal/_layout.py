@@ -228,6 +228,13 @@ def resolve_blocks(n_image_features, n_columns, feature_names=None, time_unit=No
 
 
 def _check_time_name(feature_names, blocks, time_unit):
+    for position, name in enumerate(feature_names[:-1]):
+        match = _UNIT_SUFFIX.search(str(name))
+        if match and match.group(1) in TIME_UNITS:
+            raise ValueError(
+                f"X's column {str(name)!r} (position {position}) is a time column, but only "
+                "the last column of X = [image | text | time] is the time: put it last "
+                "(make_crossmodal_transformer does).")
     last = str(feature_names[-1])
     if blocks is not None and _prefix(last) == blocks[-1][0]:
         raise ValueError(

@@ -125,7 +125,7 @@ def _as_datetime64(values, name):
     if dtype is not None and _is_date_dtype(dtype):
         return np.asarray(values, dtype="datetime64[ns]")
     if isinstance(values, (datetime.datetime, datetime.date, np.datetime64)):
-        return _as_datetime64(np.asarray([values], dtype=object), name)
+        return _as_datetime64(np.asarray([values], dtype=object), name).reshape(())
     arr = np.asarray(values)
     if arr.dtype.kind == "M":
         return arr.astype("datetime64[ns]")

@@ -142,7 +142,7 @@ def test_bad_n_image_features(data, value, exc, match):
 def test_empty_and_too_narrow_X():
     with pytest.raises(ValueError, match="0 sample"):
         CCACrossModal().fit(np.empty((0, 5)))
-    with pytest.raises(ValueError, match="1 column"):
+    with pytest.raises(ValueError, match="1 feature"):
         CCACrossModal().fit(np.ones((5, 1)))
 
 

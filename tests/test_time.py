@@ -1,0 +1,187 @@
+"""The time owner: axis precision, encodings, warm start, range warnings, durations, tags."""
+
+import re
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from temporal_xmodal import (
+    BinnedProcrustesEmbedder,
+    CCACrossModal,
+    DiachronicEmbedder,
+    SAMEmbedder,
+    SequentialCrossModal,
+    TempXNetEmbedder,
+    TimeRangeWarning,
+    TimeUnitWarning,
+    stack_modalities,
+)
+from temporal_xmodal.losses.diachronic import diachronic_weights
+from temporal_xmodal.time import TimeEncoding, time_use, to_duration, to_rate, to_time_axis
+
+PACKAGE = Path(__file__).resolve().parents[1] / "temporal_xmodal"
+SMALL = dict(hidden_dim=8, embedding_dim=4, max_epochs=2, batch_size=16, random_state=0)
+
+
+def _data(n=60, t0=0.0, span=2.0, seed=0, n_img=5, n_txt=4):
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % 3
+    X_img = rng.standard_normal((n, n_img)) + y[:, None]
+    X_txt = rng.standard_normal((n, n_txt)) + y[:, None]
+    t = t0 + np.sort(rng.uniform(0, span, n))
+    return stack_modalities(X_img, X_txt, t), y
+
+
+# ----------------------------------------------------------- precision
+def test_epoch_seconds_keep_exact_window_membership():
+    """Times ≈1.7e9 s with window=60: pairs 59/60/61 s apart are in/in/out of the window."""
+    t0 = 1.7e9
+    X, y = _data(n=40, t0=t0, span=3600.0)
+    model = DiachronicEmbedder(window=60, decay=0.01, time_unit="seconds", **SMALL).fit(X, y)
+    probe = t0 + np.array([1000.0, 1059.0, 1060.0, 1061.0, 1000.5])
+    batch_time = torch.as_tensor(model._time_inputs(model.time_axis_.centre(probe))["time"])
+    assert batch_time.dtype == torch.float64
+    labels = torch.ones(5, 1)
+    _, intra = diachronic_weights(labels, batch_time, model._duration("window"), 0.01)
+    assert intra[0, 1] == 0 and intra[0, 2] == 0  # 59 s and exactly 60 s: inside (≤ w)
+    assert intra[0, 3] > 0  # 61 s: outside
+    assert intra[1, 3] == 0 and intra[0, 4] == 0  # 2 s and 0.5 s apart
+    # the same times cast to float32 before the difference (the old path) lose them
+    t32 = torch.as_tensor(probe, dtype=torch.float32)
+    assert (t32[3] - t32[0]).item() != 61.0
+
+
+def test_dates_and_fractional_years_give_the_same_axis():
+    dates = np.array(["1890-03-05", "1904-07-02", "1913-12-31"], dtype="datetime64[D]")
+    from temporal_xmodal.datasets import fractional_year
+
+    np.testing.assert_array_equal(to_time_axis(dates), fractional_year(dates))
+    ts = pd.Series(pd.to_datetime(dates)).dt.tz_localize("UTC")
+    np.testing.assert_allclose(to_time_axis(ts), fractional_year(dates), atol=1e-12)
+    np.testing.assert_array_equal(to_time_axis(dates.astype(object)), fractional_year(dates))
+    assert to_time_axis(np.datetime64("1970-01-02"), "hours") == 24.0
+
+
+@pytest.mark.parametrize("value, message", [
+    (np.array(["a", "b"]), "numbers on the time axis or dates"),
+    (np.array([1.0, np.nan]), "1 NaN"),
+    (np.array([np.timedelta64(1, "D")]), "time differences"),
+    (np.array([pd.Timestamp("1900-01-01"), 3.0], dtype=object), "mixes dates"),
+])
+def test_bad_times_named(value, message):
+    with pytest.raises((TypeError, ValueError), match=message):
+        to_time_axis(value)
+
+
+@pytest.mark.parametrize("value, unit, expected", [
+    ("180D", "years", 180 / 365.25), ("6M", "years", 0.5), ("1Y", "months", 12.0),
+    ("2W", "days", 14.0), ("12h", "days", 0.5), ("30min", "seconds", 1800.0),
+    ("30m", "seconds", 1800.0), (pd.Timedelta(days=3), "days", 3.0),
+    (np.timedelta64(36, "h"), "days", 1.5), (np.timedelta64(2, "Y"), "months", 24.0),
+    (0.25, "years", 0.25),
+])
+def test_durations(value, unit, expected):
+    assert to_duration(value, unit) == pytest.approx(expected, rel=1e-12)
+
+
+def test_bad_durations_and_rates():
+    with pytest.raises(ValueError, match="not a duration"):
+        to_duration("soon")
+    with pytest.raises(ValueError, match="non-negative"):
+        to_duration(-1.0)
+    assert to_rate(0.1) == 0.1
+    assert to_rate("1Y") == pytest.approx(np.log(2))
+
+
+# ------------------------------------------------------------ encodings
+def test_raw_encoding_on_large_times_warns():
+    with pytest.warns(TimeUnitWarning, match="saturates"):
+        TimeEncoding("raw").fit(np.array([-500.0, 500.0]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        TimeEncoding("raw").fit(np.array([-1.0, 1.0]))
+
+
+@pytest.mark.parametrize("encoding, width", [("minmax", 1), ("zscore", 1), ("raw", 1),
+                                             ("onehot", 12), ("sinusoidal", 25)])
+def test_encodings_shapes_and_one_binning(encoding, width):
+    t = np.linspace(-1, 1, 50)
+    enc = TimeEncoding(encoding).fit(t)
+    F = enc.transform(t)
+    assert F.shape == (50, width) and F.dtype == np.float32 and enc.n_features_out_ == width
+    if encoding == "onehot":  # the one TimeBins decides the bins
+        np.testing.assert_array_equal(F.argmax(1), enc.bins_.transform(t))
+
+
+# ----------------------------------------------------------- warm start
+def test_warm_start_on_shifted_times_keeps_the_encoding_and_warns():
+    X, y = _data()
+    model = DiachronicEmbedder(window=0.2, warm_start=True, **SMALL).fit(X, y)
+    origin, encoding = model.time_axis_.origin_, model.time_encoding_
+    stats = (encoding.low_, encoding.span_)
+    X_shift = X.copy()
+    X_shift[:, -1] += 5.0
+    with pytest.warns(TimeRangeWarning, match=r"continuing training on 60 of 60 row\(s\)"):
+        model.fit(X_shift, y)
+    assert model.time_axis_.origin_ == origin and model.time_encoding_ is encoding
+    assert (encoding.low_, encoding.span_) == stats
+    assert model.time_range_[1] == pytest.approx(X_shift[:, -1].max())
+
+
+def test_warm_start_with_another_width_fails_before_touching_the_model():
+    X, y = _data()
+    model = DiachronicEmbedder(window=0.2, warm_start=True, **SMALL).fit(X, y)
+    before = {k: v.clone() for k, v in model.net_.module_.state_dict().items()}
+    Z = model.transform(X)
+    with pytest.raises(ValueError, match="features"):
+        model.fit(np.hstack([X[:, :1], X]), y)
+    for k, v in model.net_.module_.state_dict().items():
+        assert torch.equal(v, before[k])
+    np.testing.assert_array_equal(model.transform(X), Z)
+
+
+# -------------------------------------------------------- range warning
+def test_time_range_warning_counts_rows_outside_and_points_at_the_caller():
+    X, y = _data()
+    model = DiachronicEmbedder(window=0.2, **SMALL).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TimeRangeWarning)
+        model.transform(X)  # all inside: no warning
+    X_out = X[:10].copy()
+    X_out[:3, -1] = 10.0
+    with pytest.warns(TimeRangeWarning, match=r"3 of 10 row\(s\).*by up to") as record:
+        model.transform(X_out)
+    assert record[0].filename == __file__
+    with pytest.warns(TimeRangeWarning, match=r"2 of 2 row\(s\)") as record:
+        model.transform_text(X[:2, 5:-1], time=-3.0)
+    assert record[0].filename == __file__
+
+
+# --------------------------------------------------------------- tags
+def test_time_use_tags_replace_the_private_flag():
+    assert {type(e).__name__: time_use(e) for e in (
+        CCACrossModal(), SAMEmbedder(), TempXNetEmbedder(), DiachronicEmbedder(),
+        BinnedProcrustesEmbedder(), SequentialCrossModal())} == {
+        "CCACrossModal": "none", "SAMEmbedder": "none", "TempXNetEmbedder": "training",
+        "DiachronicEmbedder": "inference", "BinnedProcrustesEmbedder": "inference",
+        "SequentialCrossModal": "none"}
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import FunctionTransformer
+
+    assert time_use(make_pipeline(FunctionTransformer(), DiachronicEmbedder())) == "inference"
+
+
+def test_one_module_slices_the_time_column():
+    """Only the layout module reads the last column; no private time flag remains."""
+    slice_re = re.compile(r"(?:iloc)?\[\s*:\s*,\s*-1\s*\]")
+    owners = set()
+    for path in PACKAGE.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        assert "_time_at_inference" not in text, path
+        if slice_re.search(text):
+            owners.add(path.relative_to(PACKAGE).as_posix())
+    assert owners <= {"_layout.py"}, owners
