@@ -29,7 +29,12 @@ extensions = [
     "sphinx.ext.autosummary",
     "numpydoc",
     "sphinx.ext.mathjax",
+    "matplotlib.sphinxext.plot_directive",
 ]
+# figures drawn at build time (docs/pipelines.md) are rendered once, as PNG only
+plot_formats = [("png", 100)]
+plot_html_show_formats = False
+plot_html_show_source_link = False
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
