@@ -8,7 +8,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..losses.diachronic import DiachronicRankingLoss
-from ..nn.diachronic import DiachronicNet
+from ..nn.diachronic import CONDITIONINGS, DiachronicNet
 from ..time import TimeEncoding, to_rate
 from ._neural import COMMON_CONSTRAINTS, COMMON_PARAMETERS_DOC, NeuralCrossModalEmbedder
 
@@ -96,11 +96,14 @@ class DiachronicEmbedder(NeuralCrossModalEmbedder):
         "time_dim": [Interval(Integral, 1, None, closed="left")],
         "time_encoding": [StrOptions(set(TimeEncoding.ENCODINGS))],
         "time_bins": [Interval(Integral, 1, None, closed="left")],
+        "conditioning": [StrOptions(set(CONDITIONINGS))],
+        "time_dropout": [Interval(Real, 0, 1, closed="left")],
         "loss_reduction": [StrOptions({"sum", "sum_per_anchor", "mean_active"})],
     }
 
     def __init__(self, window=4.0, decay=0.1, margin=1.0, intra_margin=None, time_dim=200,
-                 time_encoding="minmax", time_bins=12, loss_reduction="sum_per_anchor", *,
+                 time_encoding="minmax", time_bins=12, loss_reduction="sum_per_anchor",
+                 conditioning="film", time_dropout=0.0, *,
                  embedding_dim=200, hidden_dim=1024, dropout=0.0, max_epochs=25,
                  batch_size=64, lr=5e-3, optimizer="sgd", momentum=0.9, nesterov=False,
                  lr_decay=0.0, validation_fraction=0.1, patience=None,
@@ -115,6 +118,8 @@ class DiachronicEmbedder(NeuralCrossModalEmbedder):
         self.time_encoding = time_encoding
         self.time_bins = time_bins
         self.loss_reduction = loss_reduction
+        self.conditioning = conditioning
+        self.time_dropout = time_dropout
         self.embedding_dim = embedding_dim
         self.hidden_dim = hidden_dim
         self.dropout = dropout
@@ -145,7 +150,9 @@ class DiachronicEmbedder(NeuralCrossModalEmbedder):
     def _module(self):
         _, params = super()._module()
         return DiachronicNet, {**params, "time_dim": self.time_dim,
-                               "n_time_features": self.time_encoding_.n_features_out_}
+                               "n_time_features": self.time_encoding_.n_features_out_,
+                               "conditioning": self.conditioning,
+                               "time_dropout": self.time_dropout}
 
     def _loss(self, X_image, X_text, time, labels):
         return DiachronicRankingLoss, {
