@@ -147,6 +147,9 @@ class DatePriorRetrieval(BaseEstimator):
         self.n_image_features = n_image_features
         self.random_state = random_state
 
+    def _estimator(self):
+        return clone(self.estimator).set_params(n_image_features=self.n_image_features)
+
     def _blocks(self, X):
         X = np.asarray(X, dtype=np.float64)
         n_text = X.shape[1] - 1 - self.n_image_features
@@ -172,7 +175,7 @@ class DatePriorRetrieval(BaseEstimator):
         order = rng.permutation(len(y))
         n_val = int(round(self.validation_fraction * len(y)))
         val, fit = np.sort(order[:n_val]), np.sort(order[n_val:])
-        model = clone(self.estimator).fit(stack_modalities(image[fit], text[fit], time[fit]),
+        model = self._estimator().fit(stack_modalities(image[fit], text[fit], time[fit]),
                                           y[fit])
         prior = clone(self.prior or CaptionDatePrior()).fit(text[fit], time[fit])
         content = query_time_scores(model, image[val], text[val], time[val])
@@ -181,7 +184,7 @@ class DatePriorRetrieval(BaseEstimator):
             float(w): float(counterpart_reciprocal_ranks(content + w * log_p)[0].mean())
             for w in self.weights}
         self.weight_ = max(self.validation_mrr_, key=self.validation_mrr_.get)
-        self.estimator_ = clone(self.estimator).fit(X, y)
+        self.estimator_ = self._estimator().fit(X, y)
         self.prior_ = clone(self.prior or CaptionDatePrior()).fit(text, time)
         return self
 
