@@ -15,6 +15,7 @@ from .estimators import (
     SAMEmbedder,
     SequentialCrossModal,
     TempXNetEmbedder,
+    paper_settings,
 )
 
 from .time import TimeRangeWarning, TimeUnitWarning
@@ -32,5 +33,6 @@ __all__ = [
     "TimeRangeWarning",
     "TimeUnitWarning",
     "make_crossmodal_transformer",
+    "paper_settings",
     "stack_modalities",
 ]

@@ -33,7 +33,7 @@ def _meaning_flips_with_time(n=800, seed=0):
 def test_time_conditioning_resolves_meaning_that_changes_over_time():
     X, y = _meaning_flips_with_time()
     kw = dict(random_state=0, n_image_features=4, hidden_dim=64, embedding_dim=16,
-              max_epochs=40, loss_reduction="sum_per_anchor")
+              max_epochs=40, loss_reduction="sum_per_anchor", optimizer="adam", lr=1e-3)
     # window beyond the time span: L_intra never fires, only the time conditioning differs
     dcm = DiachronicEmbedder(window=20.0, time_dim=16, **kw).fit(X[:600], y[:600])
     static = TempXNetEmbedder(temporal_weight=0.0, **kw).fit(X[:600], y[:600])

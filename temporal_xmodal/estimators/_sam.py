@@ -76,7 +76,7 @@ class SAMEmbedder(NeuralCrossModalEmbedder):
                  schedule_slope=0.1, margin_schedule="sigmoid",
                  semantic_normalisation="per_modality", negatives="different_category",
                  loss_reduction="sum_per_anchor", *, embedding_dim=200, hidden_dim=1024,
-                 dropout=0.1, max_epochs=100, batch_size=200, lr=5e-3, optimizer="sgd",
+                 dropout=0.1, max_epochs=100, batch_size=200, lr=1e-4, optimizer="adam",
                  momentum=0.9, nesterov=True, lr_decay=1e-6, validation_fraction=0.1,
                  patience=None, selection_metric="valid_map", device="auto",
                  random_state=None, verbose=0, callbacks=None, warm_start=False,
