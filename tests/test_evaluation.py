@@ -35,7 +35,7 @@ PI = np.pi
 class RotatingEmbedder(CrossModalEmbedder):
     """Embeds the angle feature a at time t as (cos(a + speed t), sin(a + speed t))."""
 
-    _time_at_inference = True
+    time_use = "inference"
     _requires_labels = False
     _parameter_constraints = {"speed": [Real], "n_image_features": [Integral, None]}
 
@@ -50,11 +50,8 @@ class RotatingEmbedder(CrossModalEmbedder):
         angle = A[:, 0] + self.speed * time
         return np.column_stack([np.cos(angle), np.sin(angle)])
 
-    def _embed_image(self, X_image, time):
-        return self._angle_vectors(X_image, time)
-
-    def _embed_text(self, X_text, time):
-        return self._angle_vectors(X_text, time)
+    def _embed(self, modality, A, time):
+        return self._angle_vectors(A, time)
 
 
 def _data(image_angle, text_angle=None, time=None):
