@@ -8,19 +8,24 @@ at another instant rotates it.
 """
 
 from numbers import Integral, Real
+from unittest import mock
 
 import numpy as np
 import pytest
 from sklearn.exceptions import NotFittedError
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import FunctionTransformer
 
 from temporal_xmodal import CCACrossModal
 from temporal_xmodal.base import CrossModalEmbedder
 from temporal_xmodal.binning import TimeBins
 from temporal_xmodal.datasets import make_temporal_crossmodal
 from temporal_xmodal.evaluation import (
+    EmbeddedSplit,
     ResultTable,
     coarse_alignment,
     cross_modal_evolution,
+    embed_split,
     local_alignment,
     plot_dispersion,
     plot_per_bin_map,
@@ -35,7 +40,7 @@ PI = np.pi
 class RotatingEmbedder(CrossModalEmbedder):
     """Embeds the angle feature a at time t as (cos(a + speed t), sin(a + speed t))."""
 
-    _time_at_inference = True
+    time_use = "inference"
     _requires_labels = False
     _parameter_constraints = {"speed": [Real], "n_image_features": [Integral, None]}
 
@@ -50,11 +55,8 @@ class RotatingEmbedder(CrossModalEmbedder):
         angle = A[:, 0] + self.speed * time
         return np.column_stack([np.cos(angle), np.sin(angle)])
 
-    def _embed_image(self, X_image, time):
-        return self._angle_vectors(X_image, time)
-
-    def _embed_text(self, X_text, time):
-        return self._angle_vectors(X_text, time)
+    def _embed(self, modality, A, time):
+        return self._angle_vectors(A, time)
 
 
 def _data(image_angle, text_angle=None, time=None):
@@ -257,6 +259,144 @@ def test_cross_modal_evolution_picks_bins_of_most_similar_items():
                                     "is_query_bin": True}]
 
 
+# ----------------------------------------------------------- embed once
+def _all_protocols(est, X, y):
+    """Every protocol's output on one evaluation set (X may be an EmbeddedSplit)."""
+    bins = np.array([0.0, 1.0, 2.0, 3.0, 4.0])
+    local = local_alignment(est, X, y, bins=bins, queries_per_category=3, random_state=0,
+                            return_details=True)
+    own = local_alignment(est, X, y, bins=bins, queries_per_category=3, random_state=0,
+                          query_time="own")
+    bounded, table = temporally_bounded_retrieval(est, X, y, bins=bins)
+    disp, centers = semantic_dispersion(est, X, [0, 7], bins=bins, k=3, exclude_self=True)
+    evolution = cross_modal_evolution(est, X, [1, 8], bins=bins, top_bins=3, direction="t2i")
+    return {
+        "coarse": coarse_alignment(est, X, y),
+        "local": local[0], "local_ap_i2t": local[1]["ap_i2t"], "local_own": own,
+        "bounded": bounded, "per_bin": dict(table),
+        "tmap": time_period_inference(est, X, y, window=0.5, k=5),
+        "dispersion": disp, "centers": centers,
+        "evolution": [t.records() for t in evolution],
+    }
+
+
+def _assert_same(a, b):
+    assert a.keys() == b.keys()
+    for key in a:
+        if isinstance(a[key], dict):
+            for col in a[key]:
+                np.testing.assert_array_equal(a[key][col], b[key][col], err_msg=key)
+        elif isinstance(a[key], np.ndarray):
+            np.testing.assert_array_equal(a[key], b[key], err_msg=key)
+        else:
+            assert a[key] == b[key], key
+
+
+@pytest.fixture
+def rotating_case():
+    rng = np.random.default_rng(3)
+    X = _data(rng.uniform(0, 2 * PI, 30), rng.uniform(0, 2 * PI, 30),
+              time=rng.uniform(0, 4, 30))
+    y = np.repeat([0, 1, 2], 10)
+    return _fitted(X, speed=0.8), X, y
+
+
+def test_embedded_split_gives_identical_results_and_embeds_once(rotating_case):
+    est, X, y = rotating_case
+    original = RotatingEmbedder._embed_rows
+    with mock.patch.object(RotatingEmbedder, "_embed_rows", autospec=True,
+                           side_effect=original) as embed_rows:
+        direct = _all_protocols(est, X, y)
+        assert embed_rows.call_count == 7  # each of the 7 protocol calls embeds X again
+        embed_rows.reset_mock()
+        split = embed_split(est, X, y)
+        assert embed_rows.call_count == 1
+        from_split = _all_protocols(est, split, None)  # y from the split
+        assert embed_rows.call_count == 1  # ... and never again
+        assert _all_protocols(None, split, None).keys() == from_split.keys()
+        assert embed_rows.call_count == 1
+    _assert_same(direct, from_split)
+    # the local protocol really projected queries at the instants (speed 0.8)
+    assert direct["local"] != direct["local_own"]
+    assert isinstance(split, EmbeddedSplit) and split.n_samples == 30
+    np.testing.assert_allclose(split.time, X[:, -1])
+    np.testing.assert_allclose(np.hstack([split.Z_image, split.Z_text]), est.transform(X))
+    with pytest.raises(ValueError, match="read-only"):
+        split.Z_image[0, 0] = 0.0
+
+
+def test_embedded_split_labels_and_estimator_checks(rotating_case):
+    est, X, y = rotating_case
+    unlabelled = embed_split(est, X)
+    with pytest.raises(ValueError, match="y is required"):
+        coarse_alignment(None, unlabelled)
+    # a y given to the protocol replaces the split's labels
+    assert coarse_alignment(None, unlabelled, y) == coarse_alignment(est, X, y)
+    shuffled = np.roll(y, 1)
+    assert coarse_alignment(est, embed_split(est, X, y), shuffled) == \
+        coarse_alignment(est, X, shuffled)
+    with pytest.raises(ValueError, match="different RotatingEmbedder"):
+        coarse_alignment(_fitted(X), embed_split(est, X, y))
+    with pytest.raises(ValueError, match="rows"):
+        embed_split(est, X, y[:-1])
+    with pytest.raises(ValueError, match="estimator is None"):
+        coarse_alignment(None, X, y)
+
+
+def test_protocols_on_a_pipeline_read_the_final_estimators_layout(rotating_case):
+    # the pipeline's first step turns every angle feature a into a + 0.3 (time untouched):
+    # every protocol on the pipeline equals the bare estimator on the shifted X, and
+    # local alignment projects the *preprocessed* blocks at the instants.
+    est, X, y = rotating_case
+    shift = np.array([0.3, 0.3, 0.0])
+    pipe = make_pipeline(FunctionTransformer(lambda A: A + shift), RotatingEmbedder(speed=0.8))
+    pipe.fit(X)
+    _assert_same(_all_protocols(pipe, X, y), _all_protocols(pipe[-1], X + shift, y))
+    split = embed_split(pipe, X, y)
+    assert split.estimator is pipe[-1]
+    np.testing.assert_allclose(split.X_image[:, 0], X[:, 0] + 0.3)
+    assert coarse_alignment(pipe, split) == coarse_alignment(pipe, X, y)
+
+
+def test_instants_and_windows_as_durations_and_dates():
+    pd = pytest.importorskip("pandas")
+    # the time-period case above, shifted to years 2000 / 2005 (time_unit="years")
+    X = _data([0.0, 0.1, PI], [0.2, 0.07, PI], time=[2000.0, 2005.0, 2000.0])
+    y = [0, 0, 1]
+    est = _fitted(X)
+    one_year = time_period_inference(est, X, y, window=1.0)
+    assert one_year["mean"] == pytest.approx(5 / 6)
+    for window in ("365.25D", "12M", "1Y", pd.Timedelta(days=365.25),
+                   np.timedelta64(1, "Y")):
+        assert time_period_inference(est, X, y, window=window) == one_year, window
+    assert time_period_inference(est, X, y, window="5Y")["mean"] == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="window"):
+        time_period_inference(est, X, y, window="5 fortnights")
+
+    rng = np.random.default_rng(1)
+    years = 2000.0 + rng.uniform(0, 3, 24)
+    X = _data(rng.uniform(0, 2 * PI, 24), time=years)
+    y = np.repeat([0, 1], 12)
+    est = _fitted(X, speed=0.5)
+    numeric, table = temporally_bounded_retrieval(est, X, y, bins=np.array([2000.0, 2001.0,
+                                                                            2002.0, 2003.0]))
+    dated_edges = np.array(["2000-01-01", "2001-01-01", "2002-01-01", "2003-01-01"],
+                           dtype="datetime64[D]")
+    dated, dated_table = temporally_bounded_retrieval(est, X, y, bins=dated_edges)
+    assert dated == numeric
+    np.testing.assert_allclose(dated_table["start"], [2000.0, 2001.0, 2002.0])
+    # a bin width as a duration equals the same width in years
+    by_width = local_alignment(est, X, y, bins=0.5, random_state=0, return_details=True)
+    by_duration = local_alignment(est, X, y, bins="6M", random_state=0, return_details=True)
+    assert by_duration[0] == by_width[0]
+    np.testing.assert_array_equal(by_duration[1]["bin_centers"], by_width[1]["bin_centers"])
+    assert len(by_width[1]["bin_centers"]) == 6
+    disp_w, _ = semantic_dispersion(est, X, 0, bins=pd.Timedelta(days=365.25 / 2))
+    np.testing.assert_array_equal(disp_w, semantic_dispersion(est, X, 0, bins=0.5)[0])
+    with pytest.raises(ValueError, match="bins"):
+        temporally_bounded_retrieval(est, X, y, bins="0D")
+
+
 # ------------------------------------------------------------- validation
 def test_validation_errors():
     X = _data([0.0, 0.2, 0.1], time=[0.0, 1.0, 2.0])
@@ -358,3 +498,16 @@ def test_plotting_smoke(cca_case, tmp_path):
         plot_dispersion(centers, disp, labels=["only one"])
     with pytest.raises(ValueError, match="per-bin"):
         plot_per_bin_map({"x": [1, 2]})
+
+
+def test_undated_query_time_scores_take_dates():
+    from temporal_xmodal.evaluation.undated import query_time_scores
+
+    X = _data([0.0, 0.5, 1.0], time=[2000.0, 2001.0, 2002.0])
+    est = _fitted(X, speed=0.5)
+    dates = np.array(["2000-01-01", "2001-01-01", "2002-01-01"], dtype="datetime64[D]")
+    numeric = query_time_scores(est, X[:, :1], X[:, 1:2], [2000.0, 2001.0, 2002.0])
+    np.testing.assert_allclose(query_time_scores(est, X[:, :1], X[:, 1:2], dates), numeric)
+    # captions are projected at the query's date: the diagonal is the own-time match
+    np.testing.assert_allclose(np.diag(numeric), 1.0)
+    assert numeric[0, 2] == pytest.approx(np.cos(1.0))

@@ -11,25 +11,31 @@
 * :func:`cross_modal_evolution` (§8.7, Op #1 + bin ranking): a :class:`ResultTable`
   of the top bins per query.
 
+:func:`embed_split` embeds an evaluation set once; every protocol accepts the
+:class:`EmbeddedSplit` it returns in place of ``X`` (``estimator`` may then be
+None and ``y`` is taken from the split).
+
 Plots (matplotlib, ``pip install temporal-xmodal[plots]``): :func:`plot_per_bin_map`,
 :func:`plot_dispersion`.
 """
 
+from ._table import ResultTable
+from .dispersion import cross_modal_evolution, semantic_dispersion
+from .embedded import EmbeddedSplit, embed_split
 from .plotting import plot_dispersion, plot_per_bin_map
 from .protocols import (
-    ResultTable,
     coarse_alignment,
-    cross_modal_evolution,
     local_alignment,
-    semantic_dispersion,
     temporally_bounded_retrieval,
     time_period_inference,
 )
 
 __all__ = [
+    "EmbeddedSplit",
     "ResultTable",
     "coarse_alignment",
     "cross_modal_evolution",
+    "embed_split",
     "local_alignment",
     "plot_dispersion",
     "plot_per_bin_map",

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from .protocols import ResultTable
+from ._table import ResultTable
 
 __all__ = ["plot_dispersion", "plot_per_bin_map"]
 

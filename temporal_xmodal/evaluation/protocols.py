@@ -1,31 +1,37 @@
-"""The diachronic evaluation protocols of the DCM spec (``diachronic_and_binned.md`` §8).
+"""The diachronic alignment and retrieval protocols (spec ``diachronic_and_binned.md`` §8.1-8.5).
 
-Every protocol takes any fitted estimator of the library and an evaluation set
-``X = [image | text | time]`` (plus labels where relevance is needed).  The
-estimator is only used through its public projections:
+Every protocol takes any fitted estimator of the library (or a Pipeline
+ending in one) and an evaluation set ``X = [image | text | time]``, plus
+labels where relevance is needed.  ``X`` may also be an
+:class:`~temporal_xmodal.evaluation.EmbeddedSplit` from
+:func:`~temporal_xmodal.evaluation.embed_split`: the set is then embedded
+once for all protocols, ``estimator`` may be None and ``y`` defaults to the
+split's labels.  The estimator is only used through its public projections:
 
 * ``estimator.transform(X)``: every item at its **own** time (Diachronic
   Operation #1 projections, spec §8.0);
 * ``estimator.transform_image(X_image, time=t)`` / ``transform_text``: items
   projected at an arbitrary instant ``t`` (Operation #3).  Static models
-  ignore ``t``; time-conditioned ones (``_time_at_inference = True``) are
-  projected there.
+  ignore ``t``; models whose ``time_use`` is ``"inference"`` are projected
+  there.
 
 Instants
 --------
 The spec's instants are months.  Here they are **time bins**: the ``bins``
 argument of each binned protocol is an int (that many equal-width bins), a
-float (the bin width in the units of the time column, e.g. ``1/12`` for months
-when time is in fractional years), an array of edges, or a fitted
-:class:`~temporal_xmodal.binning.TimeBins` (used as it is, e.g. the bins of a
-binned model).  Anything else but a fitted ``TimeBins`` is fitted on the time
-column of the evaluation X (empty bins are merged into a neighbour by
-``TimeBins``, with a warning).  An item's instant is its bin; "projecting at
-instant b" means projecting at the bin centre ``centers_[b]``.  Candidates
-"of instant b projected at b" are projected at their **own** timestamps (the
-rows of ``transform(X)``), which equal the instant when the time column is
-already discretised at the bin granularity (the spec's monthly setting) and
-keep each candidate at its true time otherwise.
+bin width (a number in the estimator's ``time_unit``, e.g. ``1/12`` for
+months when time is in fractional years, or a duration such as ``"30D"``,
+``pandas.Timedelta(days=30)``), an array of edges (numbers on the time axis
+or dates), or a fitted :class:`~temporal_xmodal.binning.TimeBins` (used as it
+is, e.g. the bins of a binned model).  Anything else but a fitted
+``TimeBins`` is fitted on the times of the evaluation X (empty bins are
+merged into a neighbour by ``TimeBins``, with a warning).  An item's instant
+is its bin; "projecting at instant b" means projecting at the bin centre
+``centers_[b]``.  Candidates "of instant b projected at b" are projected at
+their **own** timestamps (the rows of ``transform(X)``), which equal the
+instant when the time column is already discretised at the bin granularity
+(the spec's monthly setting) and keep each candidate at its true time
+otherwise.
 
 Relevance
 ---------
@@ -38,184 +44,31 @@ their arithmetic mean (``"mean"``).
 Results
 -------
 Scalar results are plain dicts ``{"i2t", "t2i", "mean"}``.  Tabular results
-(per bin, per query) are :class:`ResultTable` objects: a read-only mapping of
-column name → 1-D numpy array that works without pandas and converts with
-:meth:`ResultTable.to_frame` (or ``pandas.DataFrame(dict(table))``).
+(per bin, per query) are :class:`~temporal_xmodal.evaluation.ResultTable`
+objects.  Semantic dispersion and cross-modal evolution live in
+:mod:`temporal_xmodal.evaluation.dispersion`.
 """
-
-import copy
-import numbers
-from collections.abc import Mapping
 
 import numpy as np
 from sklearn.utils import check_random_state
 
-from .._validation import check_labels
-from ..base import embed_with_time, layout_blocks
-from ..time import time_use
-from ..binning import TimeBins
 from ..metrics import cross_modal_scores, mean_average_precision
-from ..metrics._retrieval import _nanmean
+from ..time import to_duration
+from ._bins import evaluate_per_instant, fit_instants, stack_per_instant
+from ._checks import DIRECTIONS, check_choice, check_int, nanmean, scores_dict
+from ._table import ResultTable
+from .embedded import as_split
 
 __all__ = [
-    "ResultTable",
     "coarse_alignment",
-    "cross_modal_evolution",
     "local_alignment",
-    "semantic_dispersion",
     "temporally_bounded_retrieval",
     "time_period_inference",
 ]
 
-_DIRECTIONS = ("i2t", "t2i")
 _QUERY_TIMES = {"instant": "instant", "target_bin": "instant", "own": "own", "own_bin": "own"}
 _AGGREGATES = {"micro": "micro", "macro": "macro", "macro_over_bins": "macro"}
 _AP_NORMALISERS = ("relevant_in_topk", "min_k_total")
-
-
-# ---------------------------------------------------------------- result type
-class ResultTable(Mapping):
-    """A small column table: a read-only mapping of column name → 1-D array.
-
-    Returned by the protocols for per-bin and per-query results so that they
-    need no pandas; ``table["center"]`` gives a column, ``table.to_frame()`` a
-    :class:`pandas.DataFrame` and ``table.records()`` a list of row dicts.
-
-    Parameters
-    ----------
-    columns : mapping of str to array-like
-        Columns of equal length.
-
-    Attributes
-    ----------
-    n_rows : int
-        Number of rows.
-    """
-
-    def __init__(self, columns):
-        self._columns = {str(name): np.asarray(col) for name, col in columns.items()}
-        lengths = {col.shape[0] for col in self._columns.values()}
-        if len(lengths) > 1:
-            raise ValueError(f"All columns must have the same length; got {sorted(lengths)}.")
-        self.n_rows = lengths.pop() if lengths else 0
-
-    def __getitem__(self, name):
-        return self._columns[name]
-
-    def __iter__(self):
-        return iter(self._columns)
-
-    def __len__(self):
-        return len(self._columns)
-
-    @property
-    def columns(self):
-        """Column names, in order (list of str)."""
-        return list(self._columns)
-
-    def records(self):
-        """The rows as a list of ``{column: value}`` dicts (numpy scalars unwrapped).
-
-        Returns
-        -------
-        rows : list of dict
-        """
-        return [
-            {name: col[i].item() if hasattr(col[i], "item") else col[i]
-             for name, col in self._columns.items()}
-            for i in range(self.n_rows)
-        ]
-
-    def to_frame(self):
-        """Convert to a :class:`pandas.DataFrame` (needs pandas).
-
-        Returns
-        -------
-        frame : pandas.DataFrame
-        """
-        try:
-            import pandas as pd
-        except ImportError as exc:  # pragma: no cover - pandas is installed in the tests
-            raise ImportError(
-                "ResultTable.to_frame needs pandas: pip install temporal-xmodal[pandas]"
-            ) from exc
-        return pd.DataFrame(self._columns)
-
-    def __repr__(self):
-        header = " | ".join(self._columns)
-        rows = [
-            " | ".join(f"{v:.4g}" if isinstance(v, float) else str(v) for v in row.values())
-            for row in self.records()[:10]
-        ]
-        more = [f"... ({self.n_rows} rows)"] if self.n_rows > 10 else []
-        return "\n".join([f"ResultTable({self.n_rows} rows)", header, *rows, *more])
-
-
-# ------------------------------------------------------------------- helpers
-def _project_own_time(estimator, X):
-    """Embeddings at own time and the raw blocks: ``(Zi, Zt, X_img, X_txt, time)``.
-
-    ``transform`` runs first so that an unfitted estimator raises
-    ``NotFittedError`` and a badly shaped X the estimator's own error.
-    """
-    Zi, Zt, time, _ = embed_with_time(estimator, X)
-    X_img, X_txt, _ = layout_blocks(estimator, X)
-    return Zi, Zt, X_img, X_txt, time
-
-
-def _labels(y, n):
-    if y is None:
-        raise ValueError(
-            "y is required: relevance in this protocol is 'shares a label' (give class "
-            "labels or a multilabel indicator)."
-        )
-    return check_labels(y, n, required=False)
-
-
-def _resolve_bins(bins, time):
-    """A fitted bin partition: a fitted ``TimeBins`` as is, anything else fitted on ``time``."""
-    if all(hasattr(bins, a) for a in ("edges_", "centers_", "n_bins_", "transform")):
-        return bins
-    if isinstance(bins, TimeBins):
-        return copy.deepcopy(bins).fit(time)
-    return TimeBins(bins=bins).fit(time)
-
-
-def _check_int(value, name, *, allow_none=False, minimum=1):
-    if value is None and allow_none:
-        return None
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) \
-            or value < minimum:
-        kind = f"an int >= {minimum}" + (" or None" if allow_none else "")
-        raise ValueError(f"{name} must be {kind}; got {value!r}.")
-    return int(value)
-
-
-def _check_choice(value, name, choices):
-    if not isinstance(value, str) or value not in choices:
-        raise ValueError(f"{name} must be one of {tuple(choices)}; got {value!r}.")
-    return value
-
-
-def _check_query_index(query_index, n):
-    idx = np.asarray(query_index)
-    scalar = idx.ndim == 0
-    idx = np.atleast_1d(idx)
-    if idx.ndim != 1 or idx.size == 0 or (idx.dtype.kind not in "iu"):
-        raise ValueError(
-            "query_index must be an int or a non-empty 1-D array of ints (row positions "
-            f"of X); got {query_index!r}."
-        )
-    if idx.min() < 0 or idx.max() >= n:
-        raise ValueError(
-            f"query_index out of range: X has {n} rows, so indices must lie in [0, {n - 1}]; "
-            f"got {idx.min() if idx.min() < 0 else idx.max()}."
-        )
-    return idx.astype(np.intp), scalar
-
-
-def _scores_dict(i2t, t2i):
-    return {"i2t": float(i2t), "t2i": float(t2i), "mean": float((i2t + t2i) / 2)}
 
 
 def _sample_queries(labels, per_category, rng):
@@ -232,20 +85,7 @@ def _sample_queries(labels, per_category, rng):
     return np.unique(np.concatenate(chosen)) if chosen else np.empty(0, dtype=np.intp)
 
 
-def _topk_mean(S, k):
-    """Mean of the (at most) ``k`` largest finite entries of each row; NaN if none."""
-    if S.shape[1] == 0:
-        return np.full(S.shape[0], np.nan)
-    kk = min(k, S.shape[1])
-    top = -np.partition(-S, kk - 1, axis=1)[:, :kk]
-    finite = np.isfinite(top)
-    count = finite.sum(axis=1)
-    total = np.where(finite, top, 0.0).sum(axis=1)
-    return np.divide(total, count, out=np.full(S.shape[0], np.nan), where=count > 0)
-
-
-# ----------------------------------------------------------------- protocols
-def coarse_alignment(estimator, X, y, *, k=None):
+def coarse_alignment(estimator, X, y=None, *, k=None):
     """Coarse semantic alignment: full-ranking mAP over all items at their own time.
 
     Spec ``diachronic_and_binned.md`` §8.1, Diachronic Operation #1: every
@@ -257,12 +97,15 @@ def coarse_alignment(estimator, X, y, *, k=None):
 
     Parameters
     ----------
-    estimator : fitted CrossModalEmbedder
-        Any estimator of the library (static ones ignore time).
-    X : array-like of shape (n_samples, n_features_in_)
-        Evaluation items, ``[image | text | time]``.
-    y : array-like of shape (n_samples,) or (n_samples, n_labels)
-        Class labels or a multilabel indicator.
+    estimator : fitted CrossModalEmbedder, Pipeline ending in one, or None
+        Any estimator of the library (static ones ignore time); None when
+        ``X`` is an :class:`EmbeddedSplit`.
+    X : array-like of shape (n_samples, n_features_in_) or EmbeddedSplit
+        Evaluation items, ``[image | text | time]``, or the output of
+        :func:`embed_split` (embedded once for several protocols).
+    y : array-like of shape (n_samples,) or (n_samples, n_labels), default=None
+        Class labels or a multilabel indicator; required unless ``X`` is an
+        ``EmbeddedSplit`` holding labels.
     k : int or None, default=None
         ``None``: full-ranking mAP (the spec).  An int: mAP@k with the
         ``relevant_in_topk`` normaliser (spec A8).
@@ -275,19 +118,18 @@ def coarse_alignment(estimator, X, y, *, k=None):
     Raises
     ------
     ValueError
-        If ``y`` does not match X or ``k`` is not a positive int.
+        If ``y`` is missing or does not match X, or ``k`` is not a positive int.
     sklearn.exceptions.NotFittedError
         If the estimator is not fitted.
     """
-    k = _check_int(k, "k", allow_none=True)
-    Zi, Zt, *_ = _project_own_time(estimator, X)
-    labels = _labels(y, Zi.shape[0])
-    res = cross_modal_scores(Zi, Zt, labels, metrics=("map",), k=k)
-    return _scores_dict(res["map_i2t"], res["map_t2i"])
+    k = check_int(k, "k", allow_none=True)
+    split = as_split(estimator, X, y, need_labels=True)
+    res = cross_modal_scores(split.Z_image, split.Z_text, split.labels, metrics=("map",), k=k)
+    return scores_dict(res["map_i2t"], res["map_t2i"])
 
 
 def local_alignment(
-    estimator, X, y, *, bins=10, queries_per_category=50, k=10, query_time="instant",
+    estimator, X, y=None, *, bins=10, queries_per_category=50, k=10, query_time="instant",
     include_empty=True, ap_at_k_normaliser="relevant_in_topk", random_state=None,
     return_details=False,
 ):
@@ -324,11 +166,15 @@ def local_alignment(
 
     Parameters
     ----------
-    estimator : fitted CrossModalEmbedder
-    X : array-like of shape (n_samples, n_features_in_)
-    y : array-like of shape (n_samples,) or (n_samples, n_labels)
-    bins : int, float, array-like or fitted TimeBins, default=10
-        The instants (see the module notes).
+    estimator : fitted CrossModalEmbedder, Pipeline ending in one, or None
+        None when ``X`` is an :class:`EmbeddedSplit`.
+    X : array-like of shape (n_samples, n_features_in_) or EmbeddedSplit
+    y : array-like of shape (n_samples,) or (n_samples, n_labels), default=None
+        Required unless ``X`` is an ``EmbeddedSplit`` holding labels.
+    bins : int, float, duration, array-like or fitted TimeBins, default=10
+        The instants: a count, a bin width (a number in the estimator's
+        ``time_unit``, or a duration such as ``"30D"``), edges (numbers on
+        the time axis or dates) or a fitted ``TimeBins`` (see the module notes).
     queries_per_category : int or None, default=50
         Random queries per category (all members when a category is smaller;
         a multilabel item may be drawn for several labels and is used once).
@@ -352,63 +198,52 @@ def local_alignment(
         ``{"i2t": float, "t2i": float, "mean": float}``.
     details : dict
         Only with ``return_details``: ``"query_index"`` (rows of X used as
-        queries), ``"bin_centers"``, ``"n_items"`` (items per bin) and
-        ``"ap_i2t"``, ``"ap_t2i"``: arrays of shape (n_queries, n_bins) with
-        NaN for pairs without a relevant candidate and for empty bins.
+        queries), ``"bin_centers"`` (on the time axis), ``"n_items"`` (items
+        per bin) and ``"ap_i2t"``, ``"ap_t2i"``: arrays of shape (n_queries,
+        n_bins) with NaN for pairs without a relevant candidate and for empty
+        bins.
 
     Raises
     ------
     ValueError
-        On mismatched X/y, a bad ``k``, ``queries_per_category``,
-        ``query_time`` or ``ap_at_k_normaliser``.
+        On missing or mismatched y, a bad ``bins``, ``k``,
+        ``queries_per_category``, ``query_time`` or ``ap_at_k_normaliser``.
     sklearn.exceptions.NotFittedError
         If the estimator is not fitted.
     """
-    k = _check_int(k, "k")
-    queries_per_category = _check_int(queries_per_category, "queries_per_category",
-                                      allow_none=True)
-    mode = _QUERY_TIMES[_check_choice(query_time, "query_time", _QUERY_TIMES)]
-    _check_choice(ap_at_k_normaliser, "ap_at_k_normaliser", _AP_NORMALISERS)
-    Zi, Zt, X_img, X_txt, time = _project_own_time(estimator, X)
-    labels = _labels(y, Zi.shape[0])
-    time_bins = _resolve_bins(bins, time)
-    item_bin = time_bins.transform(time)
-    centers = np.asarray(time_bins.centers_, dtype=np.float64)
-    n_bins = len(centers)
+    k = check_int(k, "k")
+    queries_per_category = check_int(queries_per_category, "queries_per_category",
+                                     allow_none=True)
+    mode = _QUERY_TIMES[check_choice(query_time, "query_time", _QUERY_TIMES)]
+    check_choice(ap_at_k_normaliser, "ap_at_k_normaliser", _AP_NORMALISERS)
+    split = as_split(estimator, X, y, need_labels=True)
+    labels = split.labels
+    instants = fit_instants(bins, split.time, split.estimator.time_unit)
     q = _sample_queries(labels, queries_per_category, check_random_state(random_state))
-    fixed_queries = mode == "own" or time_use(estimator) != "inference"
 
-    setups = {
-        "i2t": (X_img[q], Zi[q], estimator.transform_image, Zt),
-        "t2i": (X_txt[q], Zt[q], estimator.transform_text, Zi),
-    }
-    n_items = np.bincount(item_bin, minlength=n_bins)
-    ap = {}
-    for direction, (feats, own_emb, project, gallery) in setups.items():
-        out = np.full((q.size, n_bins), np.nan)
-        for b in np.flatnonzero(n_items):
-            members = np.flatnonzero(item_bin == b)
-            Q = own_emb if fixed_queries else project(feats, time=float(centers[b]))
-            _, out[:, b] = mean_average_precision(
-                Q, gallery[members], labels[q], labels[members], k=k,
-                ap_at_k_normaliser=ap_at_k_normaliser, return_per_query=True,
-            )
-        ap[direction] = out
-    nonempty = n_items > 0
-    means = {}
-    for direction, out in ap.items():
-        pairs = out[:, nonempty]
+    def average_precision(Q, G, rows, members):  # Op #3: AP@k of each query in this instant
+        return mean_average_precision(Q, G, labels[rows], labels[members], k=k,
+                                      ap_at_k_normaliser=ap_at_k_normaliser,
+                                      return_per_query=True)[1]
+
+    ap, means = {}, {}
+    nonempty = instants.n_items > 0
+    for direction in DIRECTIONS:
+        ap[direction] = stack_per_instant(
+            evaluate_per_instant(split, instants, direction, average_precision, query_rows=q,
+                                 project_queries=mode == "instant"), q.size)
+        pairs = ap[direction][:, nonempty]
         means[direction] = (np.nan_to_num(pairs, nan=0.0).mean() if include_empty and pairs.size
-                            else _nanmean(pairs))
-    scores = _scores_dict(means["i2t"], means["t2i"])
+                            else nanmean(pairs))
+    scores = scores_dict(means["i2t"], means["t2i"])
     if not return_details:
         return scores
-    details = {"query_index": q, "bin_centers": centers, "n_items": n_items,
+    details = {"query_index": q, "bin_centers": instants.centers, "n_items": instants.n_items,
                "ap_i2t": ap["i2t"], "ap_t2i": ap["t2i"]}
     return scores, details
 
 
-def temporally_bounded_retrieval(estimator, X, y, *, bins=10, aggregate="micro"):
+def temporally_bounded_retrieval(estimator, X, y=None, *, bins=10, aggregate="micro"):
     """Temporally-bounded retrieval: each query ranks only the items of its own bin.
 
     Spec ``diachronic_and_binned.md`` §8.4, Diachronic Operation #4 (the
@@ -426,11 +261,15 @@ def temporally_bounded_retrieval(estimator, X, y, *, bins=10, aggregate="micro")
 
     Parameters
     ----------
-    estimator : fitted CrossModalEmbedder
-    X : array-like of shape (n_samples, n_features_in_)
-    y : array-like of shape (n_samples,) or (n_samples, n_labels)
-    bins : int, float, array-like or fitted TimeBins, default=10
-        The instants (see the module notes).
+    estimator : fitted CrossModalEmbedder, Pipeline ending in one, or None
+        None when ``X`` is an :class:`EmbeddedSplit`.
+    X : array-like of shape (n_samples, n_features_in_) or EmbeddedSplit
+    y : array-like of shape (n_samples,) or (n_samples, n_labels), default=None
+        Required unless ``X`` is an ``EmbeddedSplit`` holding labels.
+    bins : int, float, duration, array-like or fitted TimeBins, default=10
+        The instants: a count, a bin width (a number in the estimator's
+        ``time_unit``, or a duration such as ``"30D"``), edges (numbers on
+        the time axis or dates) or a fitted ``TimeBins`` (see the module notes).
     aggregate : {"micro", "macro", "macro_over_bins"}, default="micro"
         How the overall figure combines the bins.
 
@@ -439,42 +278,42 @@ def temporally_bounded_retrieval(estimator, X, y, *, bins=10, aggregate="micro")
     scores : dict
         ``{"i2t": float, "t2i": float, "mean": float}``.
     per_bin : ResultTable
-        One row per bin: ``bin``, ``start``, ``end`` (edges), ``center``,
-        ``n_items``, ``map_i2t``, ``map_t2i``, ``map_mean`` (NaN for bins
-        without items).  The per-month curve of P1 Fig. 4.
+        One row per bin: ``bin``, ``start``, ``end`` (edges on the time
+        axis), ``center``, ``n_items``, ``map_i2t``, ``map_t2i``,
+        ``map_mean`` (NaN for bins without items).  The per-month curve of
+        P1 Fig. 4.
 
     Raises
     ------
     ValueError
-        On mismatched X/y or a bad ``aggregate``.
+        On missing or mismatched y, a bad ``bins`` or ``aggregate``.
     sklearn.exceptions.NotFittedError
         If the estimator is not fitted.
     """
-    mode = _AGGREGATES[_check_choice(aggregate, "aggregate", _AGGREGATES)]
-    Zi, Zt, _, _, time = _project_own_time(estimator, X)
-    labels = _labels(y, Zi.shape[0])
-    time_bins = _resolve_bins(bins, time)
-    item_bin = time_bins.transform(time)
-    n_bins = int(time_bins.n_bins_)
-    n_items = np.bincount(item_bin, minlength=n_bins)
-    per_bin = {d: np.full(n_bins, np.nan) for d in _DIRECTIONS}
-    per_query = {d: np.full(Zi.shape[0], np.nan) for d in _DIRECTIONS}
-    for b in np.flatnonzero(n_items):
-        members = np.flatnonzero(item_bin == b)
-        for direction, (Q, G) in {"i2t": (Zi, Zt), "t2i": (Zt, Zi)}.items():
-            m, ap = mean_average_precision(Q[members], G[members], labels[members],
-                                           labels[members], return_per_query=True)
-            per_bin[direction][b] = m
-            per_query[direction][members] = ap
+    mode = _AGGREGATES[check_choice(aggregate, "aggregate", _AGGREGATES)]
+    split = as_split(estimator, X, y, need_labels=True)
+    labels = split.labels
+    instants = fit_instants(bins, split.time, split.estimator.time_unit)
+
+    def ranked_in_bin(Q, G, rows, members):  # Op #4: the bin's items query the bin
+        return members, mean_average_precision(Q, G, labels[rows], labels[members],
+                                               return_per_query=True)
+
+    per_bin = {d: np.full(instants.n_bins, np.nan) for d in DIRECTIONS}
+    per_query = {d: np.full(split.n_samples, np.nan) for d in DIRECTIONS}
+    for direction in DIRECTIONS:
+        for b, result in enumerate(evaluate_per_instant(split, instants, direction,
+                                                        ranked_in_bin)):
+            if result is not None:
+                members, (per_bin[direction][b], per_query[direction][members]) = result
     source = per_query if mode == "micro" else per_bin
-    scores = _scores_dict(_nanmean(source["i2t"]), _nanmean(source["t2i"]))
-    edges = np.asarray(time_bins.edges_, dtype=np.float64)
+    scores = scores_dict(nanmean(source["i2t"]), nanmean(source["t2i"]))
     table = ResultTable({
-        "bin": np.arange(n_bins),
-        "start": edges[:-1],
-        "end": edges[1:],
-        "center": np.asarray(time_bins.centers_, dtype=np.float64),
-        "n_items": n_items,
+        "bin": np.arange(instants.n_bins),
+        "start": instants.edges[:-1],
+        "end": instants.edges[1:],
+        "center": instants.centers,
+        "n_items": instants.n_items,
         "map_i2t": per_bin["i2t"],
         "map_t2i": per_bin["t2i"],
         "map_mean": (per_bin["i2t"] + per_bin["t2i"]) / 2,
@@ -482,7 +321,7 @@ def temporally_bounded_retrieval(estimator, X, y, *, bins=10, aggregate="micro")
     return scores, table
 
 
-def time_period_inference(estimator, X, y, *, window, k=50):
+def time_period_inference(estimator, X, y=None, *, window, k=50):
     """Media time-period inference: t-mAP@k with same-label, same-period relevance.
 
     Spec ``diachronic_and_binned.md`` §8.5, Diachronic Operation #1: every
@@ -494,13 +333,17 @@ def time_period_inference(estimator, X, y, *, window, k=50):
 
     Parameters
     ----------
-    estimator : fitted CrossModalEmbedder
-    X : array-like of shape (n_samples, n_features_in_)
-    y : array-like of shape (n_samples,) or (n_samples, n_labels)
-    window : float
-        Half-width of the relevant period, in the units of the time column.
-        The paper uses 1 month (spec A9): ``window=1`` with a month index,
-        ``1/12`` with fractional years.
+    estimator : fitted CrossModalEmbedder, Pipeline ending in one, or None
+        None when ``X`` is an :class:`EmbeddedSplit`.
+    X : array-like of shape (n_samples, n_features_in_) or EmbeddedSplit
+    y : array-like of shape (n_samples,) or (n_samples, n_labels), default=None
+        Required unless ``X`` is an ``EmbeddedSplit`` holding labels.
+    window : float or duration
+        Half-width of the relevant period: a number in the estimator's
+        ``time_unit``, or a duration (``"30D"``, ``"1M"``,
+        ``pandas.Timedelta``, ``numpy.timedelta64``).  The paper uses 1 month
+        (spec A9): ``window=1`` with ``time_unit="months"``, ``"1M"`` (or
+        ``1/12``) with years.
     k : int or None, default=50
         Cut-off (t-mAP@50 in the thesis); ``None`` ranks everything.
 
@@ -512,169 +355,14 @@ def time_period_inference(estimator, X, y, *, window, k=50):
     Raises
     ------
     ValueError
-        On mismatched X/y, a negative / non-finite ``window`` or a bad ``k``.
+        On missing or mismatched y, a negative, non-finite or unreadable
+        ``window`` or a bad ``k``.
     sklearn.exceptions.NotFittedError
         If the estimator is not fitted.
     """
-    if isinstance(window, (bool, np.bool_)) or not isinstance(window, numbers.Real) \
-            or not np.isfinite(window) or window < 0:
-        raise ValueError(
-            f"window must be a finite non-negative number (time units); got {window!r}."
-        )
-    k = _check_int(k, "k", allow_none=True)
-    Zi, Zt, _, _, time = _project_own_time(estimator, X)
-    labels = _labels(y, Zi.shape[0])
-    res = cross_modal_scores(Zi, Zt, labels, metrics=("map",), time=time,
-                             time_window=float(window), k=k)
-    return _scores_dict(res["map_i2t"], res["map_t2i"])
-
-
-def _query_against_bins(estimator, X, query_index, bins, direction):
-    """Shared set-up of the browsing protocols (Op #1/#2): queries, gallery, bins.
-
-    Returns ``(q, scalar, Q, G, item_bin, centers)``: query rows, whether a
-    scalar index was given, query and gallery embeddings (own-time
-    projections, modalities by ``direction``), each item's bin and the bin
-    centres.
-    """
-    _check_choice(direction, "direction", _DIRECTIONS)
-    Zi, Zt, _, _, time = _project_own_time(estimator, X)
-    q, scalar = _check_query_index(query_index, Zi.shape[0])
-    Q, G = (Zi[q], Zt) if direction == "i2t" else (Zt[q], Zi)
-    time_bins = _resolve_bins(bins, time)
-    centers = np.asarray(time_bins.centers_, dtype=np.float64)
-    return q, scalar, Q, G, time_bins.transform(time), centers
-
-
-def semantic_dispersion(estimator, X, query_index, *, bins=10, k=5, direction="i2t",
-                        exclude_self=False):
-    """Semantic dispersion over time: mean top-k similarity of a query per instant.
-
-    Spec ``diachronic_and_binned.md`` §8.6, Diachronic Operation #2: the
-    query (the image of row ``query_index`` for ``direction="i2t"``, its text
-    for ``"t2i"``) is projected at its own timestamp; for every instant (time
-    bin) the candidates are the other-modality items of that bin at their own
-    timestamps; the value is the mean of the top ``k`` cosine similarities,
-    regardless of category.  Ambiguity choice (spec A11): a bin with fewer
-    than ``k`` candidates averages those available; a bin with none gives NaN.
-    The query's own counterpart is a candidate of its bin unless
-    ``exclude_self``.
-
-    Parameters
-    ----------
-    estimator : fitted CrossModalEmbedder
-    X : array-like of shape (n_samples, n_features_in_)
-    query_index : int or array-like of int
-        Row position(s) of the query item(s) in X.
-    bins : int, float, array-like or fitted TimeBins, default=10
-        The instants (see the module notes).
-    k : int, default=5
-        Number of nearest candidates averaged.
-    direction : {"i2t", "t2i"}, default="i2t"
-        Image query over texts (the spec's figures) or text query over images.
-    exclude_self : bool, default=False
-        Leave the query's own counterpart out of the candidates.
-
-    Returns
-    -------
-    dispersion : ndarray of shape (n_queries, n_bins)
-        Mean top-k similarity in [-1, 1]; NaN for bins without candidates.
-        Shape ``(n_bins,)`` when ``query_index`` is a scalar.
-    centers : ndarray of shape (n_bins,)
-        Bin centres (the x axis of the plot).
-
-    Raises
-    ------
-    ValueError
-        On an out-of-range ``query_index``, a bad ``k`` or ``direction``.
-    sklearn.exceptions.NotFittedError
-        If the estimator is not fitted.
-    """
-    k = _check_int(k, "k")
-    q, scalar, Q, G, item_bin, centers = _query_against_bins(estimator, X, query_index, bins,
-                                                             direction)
-    out = np.full((q.size, len(centers)), np.nan)
-    for b in range(len(centers)):
-        members = np.flatnonzero(item_bin == b)
-        if members.size == 0:
-            continue
-        S = Q @ G[members].T
-        if exclude_self:
-            S[members[None, :] == q[:, None]] = -np.inf
-        out[:, b] = _topk_mean(S, k)
-    return (out[0] if scalar else out), centers
-
-
-def cross_modal_evolution(estimator, X, query_index, *, bins=10, top_bins=20, direction="i2t",
-                          exclude_self=False):
-    """Cross-modal evolution: the bins holding the items closest to a query.
-
-    Spec ``diachronic_and_binned.md`` §8.7, Diachronic Operation #1 plus bin
-    ranking: the query and all items are projected at their own timestamps
-    (``transform(X)``); the score of bin b is the maximum cosine similarity
-    between the query and the other-modality items of b; the ``top_bins``
-    best bins are kept, each with its nearest item.  Bins without candidates
-    are never listed.  The query's own counterpart is a candidate unless
-    ``exclude_self`` (spec §8.0: pools include the counterpart).
-
-    Parameters
-    ----------
-    estimator : fitted CrossModalEmbedder
-    X : array-like of shape (n_samples, n_features_in_)
-    query_index : int or array-like of int
-        Row position(s) of the query item(s) in X.
-    bins : int, float, array-like or fitted TimeBins, default=10
-        The instants (see the module notes).
-    top_bins : int, default=20
-        Number of bins kept per query (fewer when fewer bins have candidates).
-    direction : {"i2t", "t2i"}, default="i2t"
-        Image query over texts or text query over images.
-    exclude_self : bool, default=False
-        Leave the query's own counterpart out of the candidates.
-
-    Returns
-    -------
-    evolution : list of ResultTable
-        One table per query (a single table when ``query_index`` is a
-        scalar), rows sorted by decreasing similarity (ties: earlier bin
-        first), columns ``bin``, ``center``, ``item`` (row position in X of
-        the nearest item), ``similarity`` and ``is_query_bin`` (the bin of the
-        query's own timestamp, black-filled in the paper's figures).
-
-    Raises
-    ------
-    ValueError
-        On an out-of-range ``query_index``, a bad ``top_bins`` or ``direction``.
-    sklearn.exceptions.NotFittedError
-        If the estimator is not fitted.
-    """
-    top_bins = _check_int(top_bins, "top_bins")
-    q, scalar, Q, G, item_bin, centers = _query_against_bins(estimator, X, query_index, bins,
-                                                             direction)
-    n_bins = len(centers)
-    S = Q @ G.T
-    if exclude_self:
-        S[np.arange(q.size), q] = -np.inf
-    best_sim = np.full((q.size, n_bins), -np.inf)
-    best_item = np.full((q.size, n_bins), -1, dtype=np.intp)
-    rows = np.arange(q.size)
-    for b in range(n_bins):
-        members = np.flatnonzero(item_bin == b)
-        if members.size == 0:
-            continue
-        arg = np.argmax(S[:, members], axis=1)
-        best_item[:, b] = members[arg]
-        best_sim[:, b] = S[rows, members[arg]]
-    query_bin = item_bin[q]
-    tables = []
-    for j in range(q.size):
-        valid = np.flatnonzero(np.isfinite(best_sim[j]))
-        order = valid[np.argsort(-best_sim[j, valid], kind="stable")][:top_bins]
-        tables.append(ResultTable({
-            "bin": order,
-            "center": centers[order],
-            "item": best_item[j, order],
-            "similarity": best_sim[j, order],
-            "is_query_bin": order == query_bin[j],
-        }))
-    return tables[0] if scalar else tables
+    k = check_int(k, "k", allow_none=True)
+    split = as_split(estimator, X, y, need_labels=True)
+    window = to_duration(window, split.estimator.time_unit, name="window")
+    res = cross_modal_scores(split.Z_image, split.Z_text, split.labels, metrics=("map",),
+                             time=split.time, time_window=window, k=k)
+    return scores_dict(res["map_i2t"], res["map_t2i"])

@@ -19,9 +19,8 @@ answer (``DESIGN.md``).  This module holds the honest pieces:
 
 import numpy as np
 
-from ..time import time_use
-
 from ..metrics import reciprocal_rank_per_query
+from ..time import time_use, to_time_axis
 
 
 def query_time_scores(estimator, X_image, X_text, query_time):
@@ -39,13 +38,14 @@ def query_time_scores(estimator, X_image, X_text, query_time):
     X_image : array-like of shape (n_queries, n_image_features)
     X_text : array-like of shape (n_candidates, n_text_features)
     query_time : array-like of shape (n_queries,)
-        The date of each query picture (the estimator's time scale).
+        The date of each query picture: numbers on the estimator's time axis
+        (its ``time_unit``) or dates.
 
     Returns
     -------
     scores : ndarray of shape (n_queries, n_candidates)
     """
-    query_time = np.asarray(query_time, dtype=np.float64)
+    query_time = to_time_axis(query_time, estimator.time_unit, name="query_time")
     Z_image = estimator.transform_image(X_image, time=query_time)
     if time_use(estimator) != "inference":
         return Z_image @ estimator.transform_text(X_text).T

@@ -1,0 +1,140 @@
+"""Instants of the binned protocols and the one per-instant evaluation loop.
+
+:func:`fit_instants` turns a protocol's ``bins`` argument into a fitted
+:class:`~temporal_xmodal.binning.TimeBins` over the evaluation set's times
+and each item's instant; :func:`evaluate_per_instant` evaluates a query set
+against the gallery of every instant (spec ``diachronic_and_binned.md`` §8.0,
+Diachronic Operations #2-#4).  The protocols differ only in the function they
+evaluate per instant.
+"""
+
+import copy
+import datetime
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..binning import TimeBins
+from ..time import time_use, to_duration, to_time_axis
+
+
+@dataclass(frozen=True, eq=False)
+class Instants:
+    """A fitted bin partition of an evaluation set's times."""
+
+    bins: object            # the fitted TimeBins (or TimeBins-like object)
+    item_bin: np.ndarray    # (n_samples,) bin of each row
+    centers: np.ndarray     # (n_bins,) float64 on the time axis
+    edges: np.ndarray       # (n_bins + 1,)
+    n_items: np.ndarray     # (n_bins,) rows per bin
+
+    @property
+    def n_bins(self):
+        return len(self.centers)
+
+
+def _is_fitted_bins(bins):
+    return all(hasattr(bins, a) for a in ("edges_", "centers_", "n_bins_", "transform"))
+
+
+def _bins_on_axis(bins, unit):
+    """A ``bins`` argument in :class:`TimeBins` terms: a count, a width or edges on the axis."""
+    if isinstance(bins, (str, np.timedelta64, datetime.timedelta)):
+        width = to_duration(bins, unit, name="bins")
+    elif isinstance(bins, (bool, np.bool_)):
+        raise ValueError(f"bins must be a number of bins, a bin width or edges; got {bins!r}.")
+    elif isinstance(bins, numbers.Integral):
+        return int(bins)
+    elif isinstance(bins, numbers.Real):
+        width = to_duration(bins, unit, name="bins")
+    else:
+        return to_time_axis(bins, unit, name="bins (the edges)")
+    if width == 0:
+        raise ValueError(f"bins as a bin width must be positive; got {bins!r}.")
+    return width
+
+
+def fit_instants(bins, time, unit):
+    """The instants of an evaluation set: ``bins`` fitted on ``time`` (already on the axis).
+
+    A fitted ``TimeBins`` is used as it is (its edges are on the axis); an
+    unfitted one and anything else (int count; bin width as a number in
+    ``unit`` or a duration such as ``"30D"``; edges as numbers or dates) is
+    fitted on ``time``.
+    """
+    if _is_fitted_bins(bins):
+        fitted = bins
+    elif isinstance(bins, TimeBins):
+        fitted = copy.deepcopy(bins)
+        fitted.bins = _bins_on_axis(bins.bins, unit)
+        fitted.fit(time)
+    else:
+        fitted = TimeBins(bins=_bins_on_axis(bins, unit)).fit(time)
+    centers = np.asarray(fitted.centers_, dtype=np.float64)
+    item_bin = np.asarray(fitted.transform(time), dtype=np.intp)
+    return Instants(bins=fitted, item_bin=item_bin, centers=centers,
+                    edges=np.asarray(fitted.edges_, dtype=np.float64),
+                    n_items=np.bincount(item_bin, minlength=len(centers)))
+
+
+def evaluate_per_instant(split, instants, direction, evaluate, *, query_rows=None,
+                         project_queries=False):
+    """Evaluate a query set against the gallery of each instant: the protocols' per-bin loop.
+
+    For every instant b that holds evaluation items:
+
+    * the gallery is the other modality of b's rows, at their own times (the
+      rows of ``transform(X)``);
+    * the queries are rows ``query_rows`` of the query modality (b's own rows
+      when None, Operation #4), at their own times (Operations #1/#2), or
+      projected at the bin centre ``centers[b]`` when ``project_queries`` and
+      the estimator's projections depend on time (Operation #3).
+
+    Parameters
+    ----------
+    split : EmbeddedSplit
+    instants : Instants
+    direction : {"i2t", "t2i"}
+        Image queries over texts, or text queries over images.
+    evaluate : callable
+        ``evaluate(Q, G, rows, members)`` with the query and gallery
+        embeddings and their row positions in the split; returns the
+        instant's result.
+    query_rows : ndarray of int or None, default=None
+    project_queries : bool, default=False
+
+    Returns
+    -------
+    results : list of length n_bins
+        ``evaluate``'s result per instant, None for instants without items.
+    """
+    if direction == "i2t":
+        Z_query, Z_gallery, X_query = split.Z_image, split.Z_text, split.X_image
+        project = split.estimator.transform_image
+    else:
+        Z_query, Z_gallery, X_query = split.Z_text, split.Z_image, split.X_text
+        project = split.estimator.transform_text
+    project_queries = project_queries and time_use(split.estimator) == "inference"
+    fixed = None if query_rows is None else Z_query[query_rows]
+    order = np.argsort(instants.item_bin, kind="stable")
+    bounds = np.concatenate([[0], np.cumsum(instants.n_items)])
+    results = [None] * instants.n_bins
+    for b in np.flatnonzero(instants.n_items):
+        members = order[bounds[b]:bounds[b + 1]]
+        rows = members if query_rows is None else query_rows
+        if project_queries:
+            Q = np.asarray(project(X_query[rows], time=float(instants.centers[b])))
+        else:
+            Q = Z_query[rows] if fixed is None else fixed
+        results[b] = evaluate(Q, Z_gallery[members], rows, members)
+    return results
+
+
+def stack_per_instant(results, n_rows):
+    """Per-instant 1-D results as columns of an (n_rows, n_bins) array, NaN for empty instants."""
+    out = np.full((n_rows, len(results)), np.nan)
+    for b, column in enumerate(results):
+        if column is not None:
+            out[:, b] = column
+    return out
