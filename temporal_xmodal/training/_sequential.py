@@ -263,10 +263,10 @@ class LearnedOptimizerNet(InterruptibleStage, NeuralNet):
         losses, grads = {}, {}
         for m in modalities:
             losses[m] = self._task_losses(u[m], Xi[f"{m}_labels"], params_t)
-            # allow_unused: a part may not depend on θ (the negative part of a
-            # single-label cross-entropy is 0), its gradient is then 0
-            grads[m] = [torch.autograd.grad(l, theta_t, retain_graph=True, allow_unused=True,
-                                            materialize_grads=True)[0]
+            # a part that does not depend on θ (the negative part of a
+            # single-label cross-entropy is 0) has gradient 0
+            grads[m] = [torch.autograd.grad(l, theta_t, retain_graph=True)[0]
+                        if l.requires_grad else torch.zeros_like(theta)
                         for l in losses[m]]
         n_parts = 2 if self.disentangle else 1
         if not self.use_memory:
