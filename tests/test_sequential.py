@@ -1,15 +1,18 @@
 """SequentialCrossModal (SCML): modules, eq. 10, the learned optimiser, the stages."""
 
 import copy
+import pickle
 
 import numpy as np
 import pytest
 import torch
 from sklearn.exceptions import NotFittedError
+from skorch.callbacks import Callback
 from torch.nn import functional as F
 
 from temporal_xmodal import SequentialCrossModal
 from temporal_xmodal.datasets import make_temporal_crossmodal
+from temporal_xmodal.estimators._sequential import TrainingInterruptedWarning
 from temporal_xmodal.losses.classification import ClassificationLoss, classification_loss
 from temporal_xmodal.metrics import mean_average_precision
 from temporal_xmodal.nn.sequential import MetaLearner, SequentialNet, preprocess_gradients
@@ -265,3 +268,86 @@ def test_bad_modality_order_is_rejected(data):
     X, y, _, _, _ = data
     with pytest.raises(ValueError, match="modality_order"):
         SequentialCrossModal(modality_order=("text", "text")).fit(X, y)
+
+
+# ------------------------------------------------ entry points, interrupts, pickling
+TINY = {**FAST, "max_epochs": 2, "meta_steps": 2, "meta_steps_unit": "steps"}
+
+
+class _InterruptAt(Callback):
+    """Raise KeyboardInterrupt at the end of the first epoch of the n-th stage net."""
+
+    def __init__(self, stage):
+        self.stage = stage
+        self.started = 0
+
+    def on_train_begin(self, net, **kwargs):
+        self.started += 1
+
+    def on_epoch_end(self, net, **kwargs):
+        if self.started == self.stage:
+            raise KeyboardInterrupt
+
+
+def test_interrupt_stops_the_whole_sequence_and_warns(data):
+    X, y, X_te, _, d = data
+    est = SequentialCrossModal(**TINY, callbacks=[_InterruptAt(2)], n_image_features=d)
+    with pytest.warns(TrainingInterruptedWarning, match="Stage II.*usable but partial"):
+        est.fit(X, y)
+    # Stages III and IV were not run; Stage II stopped after its first epoch
+    assert list(est.nets_) == ["stage1", "stage2"] and len(est.nets_["stage2"].history) == 1
+    assert est.meta_learner_ is None
+    assert est.transform(X_te).shape == (len(X_te), 2 * est.embedding_dim_)
+    first = SequentialCrossModal(**TINY, callbacks=[_InterruptAt(1)], n_image_features=d)
+    with pytest.warns(TrainingInterruptedWarning, match="Stage I .*unfitted"):
+        first.fit(X, y)
+    assert list(first.nets_) == ["stage1"]
+    with pytest.raises(NotFittedError):
+        first.transform(X_te)
+
+
+def test_pickle_keeps_only_inference_state_and_partial_fit_continues(data):
+    X, y, X_te, _, d = data
+    slim = SequentialCrossModal(**TINY, n_image_features=d).fit(X, y)
+    full = SequentialCrossModal(**TINY, keep_training_state=True, n_image_features=d).fit(X, y)
+    np.testing.assert_array_equal(slim.transform(X_te), full.transform(X_te))
+    assert slim.nets_["stage4"].state_ is None and full.nets_["stage4"].state_ is not None
+    n_theta = sum(p.numel() for p in slim.module_.unified.parameters())
+    lstm_state = 2 * 2 * slim.lstm_layers * slim.lstm_hidden * n_theta * 4  # h, c of 2 nets
+    assert len(pickle.dumps(full)) - len(pickle.dumps(slim)) > lstm_state
+    back = pickle.loads(pickle.dumps(slim))
+    np.testing.assert_array_equal(back.transform(X_te), slim.transform(X_te))
+    np.testing.assert_array_equal(back.transform_fused(X_te), slim.transform_fused(X_te))
+    # continuation after unpickling = continuation of the original
+    back.partial_fit(X_te[:, :d], y[:len(X_te)], modality="image")
+    slim.partial_fit(X_te[:, :d], y[:len(X_te)], modality="image")
+    np.testing.assert_array_equal(back.transform(X_te), slim.transform(X_te))
+
+
+def test_entry_points_validate_layout_and_labels(data):
+    X, y, X_te, y_te, d = data
+    # text block alone, then the full layout: the image block of X is used
+    mixed = SequentialCrossModal(**TINY, n_image_features=d)
+    mixed.partial_fit(X[:, d:-1], y, modality="text").partial_fit(X, y)
+    full = SequentialCrossModal(**TINY, n_image_features=d).fit(X, y)
+    np.testing.assert_array_equal(mixed.transform(X_te), full.transform(X_te))
+    wrong = SequentialCrossModal(**TINY, n_image_features=d - 2)
+    wrong.partial_fit(X[:, d:-1], y, modality="text")
+    with pytest.raises(ValueError, match=f"{X.shape[1] - 1 - d} columns.*n_image_features"):
+        wrong.partial_fit(X, y)
+    with pytest.raises(ValueError, match="X_image has 3 columns"):
+        full.partial_fit(X[:, :3], y, modality="image")
+    # disentangle=True with single-label y: the negative parts are 0, training works
+    dis = SequentialCrossModal(**TINY, disentangle=True, n_image_features=d).fit(X, y)
+    assert dis.meta_learner_.lstm.input_size == 16
+    assert np.isfinite(dis.nets_["stage3"].history[:, "train_loss"]).all()
+    assert dis.score(X_te, y_te) > 0.2
+    labels = np.array([f"c{v}" for v in y], dtype=object)
+    labels[[3, 7]] = None
+    with pytest.raises(ValueError, match=r"y holds 2 missing label\(s\) \(None\)"):
+        SequentialCrossModal(**TINY, n_image_features=d).fit(X, labels)
+    with pytest.raises(ValueError, match="y holds 2 missing"):
+        SequentialCrossModal(**TINY).partial_fit(X[:, d:-1], labels, modality="text")
+    labels[[3, 7]] = 5
+    with pytest.raises(TypeError, match="y mixes label types"):
+        SequentialCrossModal(**TINY, n_image_features=d).fit(X, labels)

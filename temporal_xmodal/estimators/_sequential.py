@@ -1,49 +1,34 @@
 """SequentialCrossModal: modality-by-modality learning with a meta-learner (SCML).
 
-Spec ``sequential_ticrc_cca.md`` §A (Song & Tan).  The stages are skorch nets
-of :mod:`temporal_xmodal.training._sequential`; the modules are in
+Spec ``sequential_ticrc_cca.md`` §A (Song & Tan).  This module holds the
+public estimator (parameters, entry points); inference is in
+:mod:`temporal_xmodal.estimators._sequential_inference`, the stages in
+:mod:`temporal_xmodal.estimators._sequential_stages`, their skorch nets in
+:mod:`temporal_xmodal.training._sequential`, the modules in
 :mod:`temporal_xmodal.nn.sequential`, eq. 10 in
 :mod:`temporal_xmodal.losses.classification`.
 """
 
 import contextlib
-import copy
-import time
 from numbers import Integral, Real
 
-import numpy as np
-import torch
-from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_array, check_is_fitted
 
 from .._validation import check_labels
-from ..base import CrossModalEmbedder, l2_normalize
-from ..losses.classification import REDUCTIONS, SINGLE_LABEL_LOSSES, ClassificationLoss
-from ..metrics import mean_average_precision, mean_reciprocal_rank
-from ..nn.sequential import MODALITIES, MetaLearner, SequentialNet
-from ..training import embed_batches
-from ..training import as_tensor
-from ..training._sequential import (
-    LearnedOptimizerNet,
-    ModalityPoolIterator,
-    ModalityPools,
-    StageNet,
+from ..base import CrossModalEmbedder
+from ..losses.classification import REDUCTIONS, SINGLE_LABEL_LOSSES
+from ..nn.sequential import MODALITIES
+from ._neural import COMMON_CONSTRAINTS
+from ._sequential_inference import SequentialInference
+from ._sequential_stages import (
+    SequentialStages,
+    StageInterrupted,
+    TrainingInterruptedWarning,
+    check_label_values,
 )
-from ._neural import COMMON_CONSTRAINTS, resolve_device
-
-_STAGES = ("stage1", "stage2", "stage3", "stage4")
 
 
-@contextlib.contextmanager
-def _seeded(seed):
-    """Run a block under torch's global RNG seeded with ``seed``, then restore it."""
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(int(seed))
-        yield
-
-
-class SequentialCrossModal(CrossModalEmbedder):
+class SequentialCrossModal(SequentialStages, SequentialInference, CrossModalEmbedder):
     r"""Sequential Cross-Modal Learning (SCML): one modality now, the other later.
 
     The two modalities arrive one after the other, each with class labels
@@ -77,6 +62,14 @@ class SequentialCrossModal(CrossModalEmbedder):
     retrieval; the L2-normalised codes rank exactly as Hamming distance).
     Time is ignored (the column is required and dropped, so the estimator
     stays a drop-in replacement).
+
+    Interrupting: Ctrl-C during a stage stops the whole fit (the later
+    stages are not run) and warns with a :class:`TrainingInterruptedWarning`
+    instead of raising.  Interrupted in Stage I, the estimator is left
+    unfitted (the next ``fit``/``partial_fit`` starts over); interrupted in a
+    later stage, it is fitted and usable but partial: the interrupted stage
+    keeps the weights it had reached (``nets_`` and ``stage_seconds_`` show
+    how far training got).
 
     Sequential use: ``partial_fit(X_first, y_first, modality="text")`` runs
     Stage I and keeps only the memory; a later
@@ -167,6 +160,17 @@ class SequentialCrossModal(CrossModalEmbedder):
         sampling; same seed → same codes on CPU.
     verbose : int, default=0
         > 0 prints each stage's skorch epoch table.
+    callbacks : list of skorch callbacks or None, default=None
+        Extra callbacks given to every stage's net (they see each stage's
+        ``on_train_begin`` … ``on_train_end``).
+    keep_training_state : bool, default=False
+        Keep, in each stage net of ``nets_``, what only more training of that
+        net would need: its optimiser state and, for Stages III/IV, M's LSTM
+        state over the coordinates of θ (8 MB per stage at the defaults).
+        ``False`` drops them when the stage ends, so a pickled SCML holds
+        the model, M, the memory and the stage histories only; inference,
+        :meth:`transform_fused` and further :meth:`partial_fit` calls need
+        nothing more (every stage builds a fresh net).
     n_image_features : int, "auto" or None, default=None
         Leading image columns of X; ``None`` splits the non-time columns in
         half; ``"auto"`` reads the blocks from the column names (see
@@ -187,7 +191,8 @@ class SequentialCrossModal(CrossModalEmbedder):
     nets_ : dict of str -> skorch.NeuralNet
         The net of every stage run (``stage1`` … ``stage4`` or ``parallel``);
         ``nets_[s].history`` holds its losses (and, for the learned optimiser,
-        ``old_loss``, ``new_loss``, ``update_l1`` per batch).
+        ``old_loss``, ``new_loss``, ``update_l1`` per batch).  Their optimiser
+        states are dropped unless ``keep_training_state``.
     stage_seconds_ : dict of str -> float
         Wall time of each stage.
     n_modalities_seen_ : int
@@ -240,9 +245,11 @@ class SequentialCrossModal(CrossModalEmbedder):
         "disentangle": ["boolean", StrOptions({"auto"})],
         "common_dim": [Interval(Integral, 1, None, closed="left")],
         "stage2_lr": [Interval(Real, 0, None, closed="neither")],
+        "keep_training_state": ["boolean"],
         **{key: COMMON_CONSTRAINTS[key] for key in (
             "embedding_dim", "hidden_dim", "dropout", "max_epochs", "batch_size", "lr",
-            "momentum", "device", "random_state", "verbose", "n_image_features", "time_unit")},
+            "momentum", "device", "random_state", "verbose", "callbacks", "n_image_features",
+            "time_unit")},
     }
 
     def __init__(self, modality_order=("text", "image"), update_rule="meta",
@@ -254,8 +261,8 @@ class SequentialCrossModal(CrossModalEmbedder):
                  lstm_hidden=20, lstm_layers=2, output_scale=0.01, disentangle="auto", *,
                  embedding_dim=64, hidden_dim=1024, common_dim=128, dropout=0.5,
                  max_epochs=150, batch_size=64, lr=0.01, stage2_lr=0.1, momentum=0.0,
-                 device="auto", random_state=None, verbose=0, n_image_features=None,
-                 time_unit="years"):
+                 device="auto", random_state=None, verbose=0, callbacks=None,
+                 keep_training_state=False, n_image_features=None, time_unit="years"):
         self.modality_order = modality_order
         self.update_rule = update_rule
         self.paradigm = paradigm
@@ -290,12 +297,16 @@ class SequentialCrossModal(CrossModalEmbedder):
         self.device = device
         self.random_state = random_state
         self.verbose = verbose
+        self.callbacks = callbacks
+        self.keep_training_state = keep_training_state
         self.n_image_features = n_image_features
         self.time_unit = time_unit
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y=None):
         """Run the whole sequence (or the parallel paradigm) on the two blocks of X.
+
+        Equals ``partial_fit(X, y)`` twice (same seed → same model).
 
         Parameters
         ----------
@@ -308,16 +319,27 @@ class SequentialCrossModal(CrossModalEmbedder):
         -------
         self : object
         """
-        self._reset()
-        if self.paradigm == "parallel":
-            self._validate_params()
-            X_image, X_text, _ = self._validate_layout(X)
-            Y = self._encode_labels(y, len(X_image), first=True)
-            self._start()
-            self._fit_parallel({"image": X_image, "text": X_text}, Y)
-            return self
-        self.partial_fit(X, y)
-        return self.partial_fit(X, y)
+        check_label_values(y)
+        self._y_fit = y  # the base passes codes to _fit; classes_ keeps the labels
+        try:
+            return super().fit(X, y)
+        finally:
+            self._y_fit = None
+
+    def _fit(self, X_image, X_text, time, labels):
+        self._check_order()
+        self._first_as_block = False
+        Y = self._learn_categories(self._y_fit, labels)
+        self._start()
+        blocks = {"image": X_image, "text": X_text}
+        first, second = self.modality_order
+        with self._interruptible():
+            if self.paradigm == "parallel":
+                self._fit_parallel(blocks, Y)
+            else:
+                self._fit_first(first, blocks[first], Y)
+                self._fit_second(second, blocks[second], Y)
+        return self
 
     def partial_fit(self, X, y=None, modality=None):
         """Learn the next modality of ``modality_order``.
@@ -327,13 +349,15 @@ class SequentialCrossModal(CrossModalEmbedder):
         Later calls bring more items of the second modality: S is updated
         as in Stage IV (learned optimiser or SGD) on the memory and the new
         items (with ``update_rule="none"`` only the second plug trains).
+        Works on an unpickled estimator too.
 
         Parameters
         ----------
         X : array-like
             Either the full layout ``[image | text | time]`` (``modality=None``:
             the block of the next modality is used), or the feature block of
-            one modality alone (``modality`` given; no time column).
+            one modality alone (``modality`` given; no time column).  The
+            calls may mix both forms; the block widths must agree.
         y : array-like of shape (n_samples,) or (n_samples, n_labels)
             Labels of these items, over the same categories in both calls.
         modality : {"image", "text"} or None, default=None
@@ -348,40 +372,40 @@ class SequentialCrossModal(CrossModalEmbedder):
         if stage == 0:
             self._validate_params()
             self._check_order()
-        if self.paradigm == "parallel" and stage != 1:  # stage 1 is never reached in parallel
+        if self.paradigm == "parallel":
             raise ValueError("paradigm='parallel' trains both modalities at once: use fit.")
         expected = self.modality_order[min(stage, 1)]
-        if modality is None:
-            X_image, X_text, _ = self._validate_layout(X, reset=stage == 0)
-            A = X_image if expected == "image" else X_text
-        else:
-            if modality != expected:
-                raise ValueError(f"The next modality in modality_order={self.modality_order!r} "
-                                 f"is {expected!r}; got modality={modality!r}.")
-            if stage >= 2:
-                A = self._check_modality_block(X, modality, ensure_min_samples=2)
-            else:
-                A = check_array(X, dtype=np.float64, ensure_min_samples=2,
-                                input_name=f"X_{modality}")
-                setattr(self, f"n_{modality}_features_", A.shape[1])
-            if stage == 1:
-                self.n_features_in_ = self.n_image_features_ + self.n_text_features_ + 1
-        Y = self._encode_labels(y, A.shape[0], first=stage == 0)
+        if modality is not None and modality != expected:
+            raise ValueError(f"The next modality in modality_order={self.modality_order!r} "
+                             f"is {expected!r}; got modality={modality!r}.")
         if stage == 0:
+            self._first_as_block = modality is not None
+        A = (self._next_block_of_layout(X, expected, stage) if modality is None
+             else self._next_block(X, expected, stage))
+        if stage == 0:
+            check_label_values(y)
+            labels = check_labels(y, A.shape[0], required=True,
+                                  estimator_name=type(self).__name__)
+            Y = self._learn_categories(y, labels)
             self._start()
-            self._fit_first(expected, A, Y)
-        elif stage == 1:
-            self._fit_second(expected, A, Y)
         else:
-            self._update_more(expected, A, Y)
-        self.n_modalities_seen_ = stage + 1
+            Y = self._labels_of_next(y, A.shape[0])
+        with self._interruptible():
+            if stage == 0:
+                self._fit_first(expected, A, Y)
+            elif stage == 1:
+                self._fit_second(expected, A, Y)
+            else:
+                self._update_more(expected, A, Y)
         return self
 
-    def _reset(self):
-        for attr in ("n_modalities_seen_", "n_features_in_", "n_image_features_",
-                     "n_text_features_", "feature_names_in_", "module_"):
-            if hasattr(self, attr):
-                delattr(self, attr)
+    @contextlib.contextmanager
+    def _interruptible(self):
+        """Turn a stage's Ctrl-C into a :class:`TrainingInterruptedWarning`."""
+        try:
+            yield
+        except StageInterrupted as exc:
+            self._warn_interrupted(exc.stage)
 
     def _check_order(self):
         order = tuple(self.modality_order)
@@ -389,273 +413,14 @@ class SequentialCrossModal(CrossModalEmbedder):
             raise ValueError(f"modality_order must hold 'image' and 'text' once each; "
                              f"got {self.modality_order!r}.")
 
-    def _encode_labels(self, y, n_samples, first):
-        """Label indicator (n, C), with the categories fixed by the first call."""
-        check_labels(y, n_samples, required=True, estimator_name=type(self).__name__)
-        y = np.asarray(y)
-        if y.ndim == 2 and y.shape[1] == 1:
-            y = y.ravel()
-        if first:
-            self.multilabel_ = y.ndim == 2
-            self.classes_ = None if self.multilabel_ else np.unique(y)
-            self.n_classes_ = y.shape[1] if self.multilabel_ else len(self.classes_)
-        if self.multilabel_:
-            if y.ndim != 2 or y.shape[1] != self.n_classes_:
-                raise ValueError(f"y must be a multilabel indicator with {self.n_classes_} "
-                                 "columns, as in the first modality.")
-            return y.astype(np.float32)
-        if y.ndim != 1:
-            raise ValueError("y must hold class labels, as in the first modality.")
-        unseen = ~np.isin(y, self.classes_)
-        if unseen.any():
-            raise ValueError(f"y holds classes not seen with the first modality: "
-                             f"{np.unique(y[unseen])[:5].tolist()}.")
-        return np.eye(self.n_classes_, dtype=np.float32)[np.searchsorted(self.classes_, y)]
-
-    # --------------------------------------------------------------- stages
-    def _start(self):
-        """Seeds, device and S (first call); plugs are added as modalities arrive."""
-        rng = check_random_state(self.random_state)
-        self._seeds = rng.randint(np.iinfo(np.int32).max, size=len(_STAGES) + 1)
-        self.device_ = resolve_device(self.device)
-        self.embedding_dim_ = self.embedding_dim
-        with _seeded(self._seeds[-1]):
-            self.module_ = SequentialNet(None, None, self.hidden_dim, self.common_dim,
-                                         self.embedding_dim, self.n_classes_, self.dropout)
-        self.nets_, self.stage_seconds_ = {}, {}
-        self.meta_learner_ = None
-        self.memory_ = None
-
-    def _criterion(self):
-        w = self.positive_weight
-        if w == "auto":
-            w = 20.0 if self.multilabel_ else 1.0
-        return {"multilabel": self.multilabel_, "positive_weight": float(w),
-                "reduction": self.loss_reduction,
-                "single_label_loss": self.single_label_loss}
-
-    def _trainable(self, *modules):
-        """Freeze every parameter of ``module_`` except those of ``modules``."""
-        self.module_.requires_grad_(False)
-        for m in modules:
-            m.requires_grad_(True)
-
-    def _pools(self, data, driver):
-        return ModalityPools({m: (as_tensor(np.ascontiguousarray(X)), as_tensor(Y))
-                              for m, (X, Y) in data.items()},
-                             driver)
-
-    def _run(self, name, net, dataset, seed):
-        """Fit a stage's net under its own seed and record its time."""
-        start = time.perf_counter()
-        with _seeded(seed):
-            net.fit(dataset, None)
-        self.nets_[name] = net
-        self.stage_seconds_[name] = time.perf_counter() - start
-        return net
-
-    def _iterator_params(self, seed, steps_per_epoch=None):
-        return {"iterator_train": ModalityPoolIterator,
-                "iterator_train__generator": torch.Generator().manual_seed(int(seed)),
-                "iterator_train__steps_per_epoch": steps_per_epoch}
-
-    def _stage_net(self, lr, max_epochs, seed, steps_per_epoch=None):
-        """A :class:`StageNet` minimising eq. 10 with SGD over the trainable parameters."""
-        return StageNet(
-            module=self.module_, criterion=ClassificationLoss, optimizer=torch.optim.SGD,
-            lr=lr, optimizer__momentum=self.momentum, max_epochs=max_epochs,
-            batch_size=self.batch_size, train_split=None, device=self.device_,
-            verbose=self.verbose, **self._iterator_params(seed, steps_per_epoch),
-            **{f"criterion__{k}": v for k, v in self._criterion().items()})
-
-    def _fit_first(self, modality, A, Y):
-        """Stage I on the first modality, then keep the episodic memory."""
-        with _seeded(self._seeds[0] + 1):
-            self.module_.add_plug(modality, A.shape[1])
-        self._trainable(self.module_.plugs[modality], self.module_.unified)
-        self._run("stage1", self._stage_net(self.lr, self.max_epochs, self._seeds[0]),
-                  self._pools({modality: (A, Y)}, modality), self._seeds[0])
-        rng = np.random.default_rng(self._seeds[-1])
-        keep = np.sort(rng.choice(len(A), size=min(self.n_memory, len(A)), replace=False))
-        self.memory_ = {"modality": modality, "X": A[keep].astype(np.float32),
-                        "labels": Y[keep]}
-
-    def _meta_steps(self):
-        T = self.max_epochs if self.meta_steps is None else self.meta_steps
-        return T, (1 if self.meta_steps_unit == "steps" else None)
-
-    def _fit_second(self, modality, A, Y):
-        """Stages II–IV on the second modality (the first is seen only via the memory)."""
-        with _seeded(self._seeds[1] + 1):
-            plug = self.module_.add_plug(modality, A.shape[1])
-        self._trainable(*((plug, self.module_.unified) if self.stage2_scope == "joint"
-                          else (plug,)))
-        self._run("stage2", self._stage_net(self.stage2_lr, self.max_epochs, self._seeds[1]),
-                  self._pools({modality: (A, Y)}, modality), self._seeds[1])
-        self.module_.requires_grad_(False)
-        if self.update_rule == "meta":
-            rng = np.random.default_rng(self._seeds[-1] + 1)
-            subset = rng.choice(len(A), size=min(self.n_meta_train, len(A)), replace=False)
-            with _seeded(self._seeds[2] + 1):
-                learner = MetaLearner(n_inputs=4 * (2 if self._disentangle() else 1),
-                                      hidden_size=self.lstm_hidden,
-                                      num_layers=self.lstm_layers, p=self.preprocessing_p,
-                                      output_scale=self.output_scale)
-            # Stage III trains M on a copy of S (S itself is not changed, §A.5)
-            self._run("stage3", self._learned_optimizer(learner, copy.deepcopy(self.module_),
-                                                        modality, True, self._seeds[2]),
-                      self._pools({**self._memory(), modality: (A[subset], Y[subset])},
-                                  modality), self._seeds[2])
-            self.meta_learner_ = learner.requires_grad_(False)
-        if self.update_rule != "none":
-            self._update_unified(modality, A, Y, self._seeds[3])
-
-    def _update_more(self, modality, A, Y):
-        """A further batch of the second modality after the sequence (``partial_fit``).
-
-        S is updated as in Stage IV (learned optimiser or SGD, on the memory and
-        the new items); with ``update_rule="none"`` only the plug is trained.
-        """
-        seed = self._seeds[3] + self.n_modalities_seen_
-        if self.update_rule == "none":
-            self._trainable(self.module_.plugs[modality])
-            self._run("stage2", self._stage_net(self.stage2_lr, self.max_epochs, seed),
-                      self._pools({modality: (A, Y)}, modality), seed)
-            self.module_.requires_grad_(False)
-        else:
-            self._update_unified(modality, A, Y, seed)
-
-    def _update_unified(self, modality, A, Y, seed):
-        """Stage IV: S updated on the memory and ``(A, Y)``, plugs frozen."""
-        pools = self._pools({**self._memory(), modality: (A, Y)}, modality)
-        if self.update_rule == "sgd":
-            T, steps_per_epoch = self._meta_steps()
-            self._trainable(self.module_.unified)
-            self._run("stage4", self._stage_net(self.lr, T, seed, steps_per_epoch), pools, seed)
-            self.module_.requires_grad_(False)
-        else:
-            self._run("stage4", self._learned_optimizer(self.meta_learner_, self.module_,
-                                                        modality, False, seed), pools, seed)
-
-    def _memory(self):
-        if not self.n_memory:
-            return {}
-        return {self.memory_["modality"]: (self.memory_["X"], self.memory_["labels"])}
-
-    def _disentangle(self):
-        return self.multilabel_ if self.disentangle == "auto" else bool(self.disentangle)
-
-    def _learned_optimizer(self, learner, target, new, meta_train, seed):
-        T, steps_per_epoch = self._meta_steps()
-        return LearnedOptimizerNet(
-            learner, criterion=ClassificationLoss, optimizer=torch.optim.Adam, lr=self.meta_lr,
-            max_epochs=T, batch_size=self.batch_size, train_split=None, device=self.device_,
-            verbose=self.verbose, target=target, old_modality=self.memory_["modality"],
-            new_modality=new, l1_weight=self.l1_weight, l1_reduction=self.l1_reduction,
-            evaluate_at=self.meta_loss_at, meta_train=meta_train,
-            disentangle=self._disentangle(), use_memory=self.n_memory > 0,
-            **self._iterator_params(seed, steps_per_epoch),
-            **{f"criterion__{k}": v for k, v in self._criterion().items()})
-
-    def _fit_parallel(self, blocks, Y):
-        """PCML: both plugs and S in one stage on unpaired batches of both modalities."""
-        first = self.modality_order[0]
-        with _seeded(self._seeds[0] + 1):
-            for m in self.modality_order:
-                self.module_.add_plug(m, blocks[m].shape[1])
-        self._trainable(self.module_)
-        self._run("parallel", self._stage_net(self.lr, self.max_epochs, self._seeds[0]),
-                  self._pools({m: (blocks[m], Y) for m in MODALITIES}, first), self._seeds[0])
-        self.module_.requires_grad_(False)
-        self.n_modalities_seen_ = 2
-
     # ------------------------------------------------------------ transform
     def __sklearn_is_fitted__(self):
         return getattr(self, "n_modalities_seen_", 0) >= 2
-
-    def _embed(self, modality, A, time):
-        h = self._hidden(modality, A)
-        return np.where(h >= 0, 1.0, -1.0) if self.codes == "sign" else h
-
-    def _hidden(self, modality, A):
-        """h ∈ (−1, 1)^K of one modality (eval mode)."""
-        h = embed_batches(self.module_, {modality: as_tensor(A)}, self.device_,
-                          modality=modality)
-        return h.numpy().astype(np.float64)
-
-    def transform_fused(self, X):
-        """Unified binary codes of items observed in both modalities (A-14).
-
-        Per bit, ``+1`` when P(b=+1 | image) · P(b=+1 | text) ≥
-        P(b=−1 | image) · P(b=−1 | text) with P(b=+1 | x) = (1 + h)/2, which for
-        two modalities is ``sign(h_image + h_text)`` (spec §A.7).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features_in_)
-
-        Returns
-        -------
-        codes : ndarray of shape (n_samples, embedding_dim_)
-            L2-normalised ±1 codes (ranked by dot product = by Hamming distance).
-        """
-        X_image, X_text, _ = self._validate_transform(X)
-        h = self._hidden("image", X_image) + self._hidden("text", X_text)
-        return l2_normalize(np.where(h >= 0, 1.0, -1.0))
-
-    def class_probabilities(self, X_modality, modality):
-        """S's classifier output for one modality's feature block.
-
-        Parameters
-        ----------
-        X_modality : array-like of shape (n_samples, n_<modality>_features_)
-        modality : {"image", "text"}
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes_)
-            Softmax (single-label) or per-label sigmoid (multilabel)
-            probabilities; columns follow ``classes_``.
-        """
-        check_is_fitted(self)
-        if modality not in MODALITIES:
-            raise ValueError(f"modality must be 'image' or 'text'; got {modality!r}.")
-        A = self._check_modality_block(X_modality, modality, dtype=np.float32)
-        self.module_.eval()
-        with torch.no_grad():
-            logits = self.module_(**{modality: as_tensor(A).to(self.device_)})[modality]
-        proba = torch.sigmoid(logits) if self.multilabel_ else torch.softmax(logits, dim=1)
-        return proba.cpu().numpy().astype(np.float64)
-
-    def score(self, X, y=None):
-        """Mean of image→text and text→image retrieval quality over the rows of X.
-
-        With ``database_codes="single_modality"`` as
-        :meth:`CrossModalEmbedder.score`; with ``"fused"`` each direction's
-        queries (one modality) retrieve from the fused codes of the rows.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features_in_)
-        y : array-like, default=None
-            Labels (mAP); ``None``: counterpart MRR.
-
-        Returns
-        -------
-        score : float
-        """
-        if self.database_codes == "single_modality":
-            return super().score(X, y)
-        Z = self.transform(X)
-        F = self.transform_fused(X)
-        d = Z.shape[1] // 2
-        labels = check_labels(y, Z.shape[0], required=False)
-        metric = (mean_reciprocal_rank if labels is None
-                  else lambda q, g: mean_average_precision(q, g, labels, labels))
-        return float(np.mean([metric(Z[:, :d], F), metric(Z[:, d:], F)]))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.non_deterministic = self.random_state is None
         return tags
 
+
+__all__ = ["SequentialCrossModal", "TrainingInterruptedWarning"]

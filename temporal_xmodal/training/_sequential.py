@@ -107,7 +107,32 @@ class ModalityPoolIterator:
             yield batch, None
 
 
-class StageNet(CrossModalNet):
+class InterruptibleStage:
+    """Mixin of the stage nets: record a Ctrl-C and drop training-only state.
+
+    skorch's ``partial_fit`` swallows ``KeyboardInterrupt`` and returns as if
+    training had ended; a sequence of stages must know, so the interrupt is
+    recorded in ``interrupted_`` before skorch swallows it.
+    """
+
+    interrupted_ = False
+
+    def fit_loop(self, X, y=None, epochs=None, **fit_params):
+        self.interrupted_ = False
+        try:
+            return super().fit_loop(X, y, epochs=epochs, **fit_params)
+        except KeyboardInterrupt:
+            self.interrupted_ = True
+            raise
+
+    def release_training_state(self):
+        """Drop what only further training of this net would need (the optimiser
+        and its state); the history, the modules and the criterion stay."""
+        self.optimizer_ = None
+        return self
+
+
+class StageNet(InterruptibleStage, CrossModalNet):
     """:class:`CrossModalNet` that optimises only the parameters left trainable.
 
     A stage freezes modules by setting ``requires_grad = False`` before
@@ -131,7 +156,7 @@ def _unflat(flat, names, shapes):
     return {name: c.view(s) for name, c, s in zip(names, chunks, shapes)}
 
 
-class LearnedOptimizerNet(NeuralNet):
+class LearnedOptimizerNet(InterruptibleStage, NeuralNet):
     """skorch net of SCML Stages III and IV: S updated by the meta-learner M.
 
     The module is the :class:`~temporal_xmodal.nn.sequential.MetaLearner`
@@ -196,6 +221,12 @@ class LearnedOptimizerNet(NeuralNet):
         self.use_memory = use_memory
         super().__init__(module, *args, **kwargs)
 
+    def release_training_state(self):
+        """Drop φ's optimiser and M's hidden state over the coordinates of θ
+        (2 · layers · hidden · |θ| floats, 8 MB at the defaults)."""
+        self.state_ = None
+        return super().release_training_state()
+
     # ---------------------------------------------------------------- hooks
     def on_train_begin(self, net, X=None, y=None, **kwargs):
         super().on_train_begin(net, X=X, y=y, **kwargs)
@@ -232,7 +263,10 @@ class LearnedOptimizerNet(NeuralNet):
         losses, grads = {}, {}
         for m in modalities:
             losses[m] = self._task_losses(u[m], Xi[f"{m}_labels"], params_t)
+            # a part that does not depend on θ (the negative part of a
+            # single-label cross-entropy is 0) has gradient 0
             grads[m] = [torch.autograd.grad(l, theta_t, retain_graph=True)[0]
+                        if l.requires_grad else torch.zeros_like(theta)
                         for l in losses[m]]
         n_parts = 2 if self.disentangle else 1
         if not self.use_memory:
@@ -273,4 +307,4 @@ class LearnedOptimizerNet(NeuralNet):
         return {"loss": loss.detach(), "y_pred": None}
 
 
-__all__ = ["LearnedOptimizerNet", "ModalityPoolIterator", "ModalityPools", "StageNet"]
+__all__ = ["InterruptibleStage", "LearnedOptimizerNet", "ModalityPoolIterator", "ModalityPools", "StageNet"]
