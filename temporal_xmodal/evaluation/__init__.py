@@ -11,11 +11,15 @@
 * :func:`cross_modal_evolution` (§8.7, Op #1 + bin ranking): a :class:`ResultTable`
   of the top bins per query.
 
+Report of one fitted estimator (the figures of ``python -m temporal_xmodal compare``):
+:func:`evaluate_estimator` (labelled relevance), :func:`evaluate_undated` (TICRC).
+
 Plots (matplotlib, ``pip install temporal-xmodal[plots]``): :func:`plot_per_bin_map`,
 :func:`plot_dispersion`.
 """
 
 from .plotting import plot_dispersion, plot_per_bin_map
+from .report import evaluate_estimator, evaluate_undated
 from .protocols import (
     ResultTable,
     coarse_alignment,
@@ -30,6 +34,8 @@ __all__ = [
     "ResultTable",
     "coarse_alignment",
     "cross_modal_evolution",
+    "evaluate_estimator",
+    "evaluate_undated",
     "local_alignment",
     "plot_dispersion",
     "plot_per_bin_map",
