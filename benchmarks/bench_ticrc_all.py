@@ -9,7 +9,7 @@ TF-IDF of the captions (≤ 4096 terms, min_df 2, sublinear tf) fitted on the fi
 captions.  Time: the issue date in fractional years.  Labels: the pairs
 (``y = arange(n)``: the counterpart is the only positive).
 
-Evaluation (TICRC's task; :func:`temporal_xmodal.compare.evaluate_undated`): each
+Evaluation (TICRC's task; :func:`temporal_xmodal.evaluation.evaluate_undated`): each
 held-out picture, projected at its own date, ranks ALL held-out captions, each
 caption projected AT THE QUERY PICTURE'S DATE (captions carry no date of their own).
 Score: MRR of the gold caption (ties count against the query).  Also recorded: the
@@ -17,7 +17,7 @@ caption → picture MRR and "Δ date" (MRR minus the MRR obtained with the query
 shuffled among the queries).
 
 Estimators: the registry of ``python -m temporal_xmodal compare`` with its TICRC
-settings (:func:`temporal_xmodal.compare.estimator_registry`, dataset ``"ticrc"``:
+settings (:func:`temporal_xmodal.comparison.estimator_registry`, dataset ``"ticrc"``:
 Adam, lr 1e-4 for the neural ones — SGD at lr 5e-3 collapses SAM and TempXNet with
 pair labels; Diachronic window 2 years, decay 0.5 / year; Binned 10 bins of ≥ 50
 pairs over the dates; otherwise each estimator's defaults).  Each estimator that uses
@@ -69,13 +69,14 @@ from _common import make_parser, print_header, print_targets, target, write_resu
 from threadpoolctl import threadpool_limits
 
 from temporal_xmodal.binning import TimeBinWarning
-from temporal_xmodal.compare import (
+from temporal_xmodal.comparison import (
     DATE_PRIOR,
     compare,
     estimator_registry,
     load_comparison_data,
     set_matching_params,
     undated_references,
+    with_constant_time,
 )
 from temporal_xmodal.datasets._ticrc import default_cache_dir, image_feature_throughput
 from temporal_xmodal.evaluation.undated import counterpart_reciprocal_ranks
@@ -83,13 +84,6 @@ from temporal_xmodal.evaluation.undated import counterpart_reciprocal_ranks
 DATA = Path(os.environ.get("TEMPORAL_XMODAL_DATA",
                            Path(__file__).resolve().parents[2] / "shared" / "data"))
 VARIANTS = {"real dates": False, "without time": True}  # name -> constant time column
-
-
-def _constant_time(X):
-    """The same rows with a constant (zero) time column."""
-    X = X.copy()
-    X[:, -1] = 0.0
-    return X
 
 
 def _leak_mrr(time_test):
@@ -117,17 +111,17 @@ def _fit_all(data, seeds, overrides):
                                           dataset="ticrc")
             chosen = {name: set_matching_params(entry.estimator, **overrides)
                       for name, entry in registry.items()
-                      if not constant or entry.time_use != "ignored"}
+                      if not constant or entry.time_use != "none"}
             X_train, X_test = data.X_train, data.X_test
             if constant:
-                X_train, X_test = _constant_time(X_train), _constant_time(X_test)
+                X_train = with_constant_time(data.blocks_train)
+                X_test = with_constant_time(data.blocks_test)
             print(f"  seed {seed}, {variant}:")
             with warnings.catch_warnings():
                 # without time every item falls in one bin: Binned merges them (expected)
                 warnings.simplefilter("ignore", TimeBinWarning)
                 rows = compare(chosen, X_train, data.y_train, X_test, data.y_test,
                                time_window=None, protocol="undated",
-                               n_image_features=data.n_image_features,
                                log=lambda message: print(f"    {message}", flush=True))
             for row in rows:
                 runs.setdefault(row["name"], {}).setdefault(variant, []).append(row)
@@ -197,9 +191,8 @@ def main():
               f"{probe_n} images): {rate:.1f} images/s")
     torch.set_num_threads(args.threads)
 
-    references = undated_references(data.X_train, data.X_test,
-                                    n_image_features=data.n_image_features)
-    references["leak_upper_bound"] = _leak_mrr(data.X_test[:, -1])
+    references = undated_references(data.blocks_train, data.blocks_test)
+    references["leak_upper_bound"] = _leak_mrr(data.blocks_test[2])
 
     print_header(f"Fits (seeds {seeds}, overrides {overrides or 'none'}, torch threads "
                  f"{args.threads})")

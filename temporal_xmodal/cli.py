@@ -1,9 +1,91 @@
-"""Command line: ``python -m temporal_xmodal compare [options]``."""
+"""Command line: ``python -m temporal_xmodal compare [options]``.
+
+Every argument and the output folder are checked before any data is loaded or
+any model fitted; a bad one is reported in one line (``error: ...``) with exit
+status 2, like argparse's own errors.
+"""
 
 import argparse
 import sys
+import uuid
+from pathlib import Path
 
-from .compare import DATASETS, run_compare
+from .comparison import DATASETS, MIN_SAMPLES, estimator_registry, run_compare
+from .comparison.data import data_folder
+
+__all__ = ["main"]
+
+#: Display names of the compared estimators (the registry's keys).
+ESTIMATOR_NAMES = tuple(estimator_registry(1))
+
+
+def _parser():
+    parser = argparse.ArgumentParser(prog="python -m temporal_xmodal",
+                                     description="Cross-modal embeddings over time.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    cmp_ = sub.add_parser("compare", help="fit every estimator side by side and compare them")
+    cmp_.add_argument("--dataset", choices=DATASETS, default="synthetic",
+                      help="synthetic (embedded, default), wiki (Wikipedia benchmark, undated) "
+                           "or ticrc (dated newspaper pictures and captions)")
+    cmp_.add_argument("--data-dir", default=None,
+                      help="folder holding wiki/ and ticrc/ (default: $TEMPORAL_XMODAL_DATA, "
+                           "else ../shared/data relative to the current directory)")
+    cmp_.add_argument("--cache-dir", default=None,
+                      help="ticrc image feature cache (default: $TEMPORAL_XMODAL_CACHE, else "
+                           "~/.cache/temporal_xmodal)")
+    cmp_.add_argument("--output", default="compare_output",
+                      help="folder for results.json and the plots (default: %(default)s)")
+    cmp_.add_argument("--n-samples", type=int, default=None,
+                      help=f"items used, train + test, at least {MIN_SAMPLES}: synthetic data set "
+                           "size (default 3000); wiki/ticrc: a random subset in the split's "
+                           "proportions (default: all)")
+    cmp_.add_argument("--seed", type=int, default=0)
+    cmp_.add_argument("--max-epochs", type=int, default=None,
+                      help="epochs of the neural estimators, at least 1 (default: the papers' "
+                           "values)")
+    cmp_.add_argument("--estimators", default=None,
+                      help="comma-separated subset to run, among "
+                           f"{','.join(ESTIMATOR_NAMES)} (default: all)")
+    cmp_.add_argument("--n-jobs", type=int, default=1,
+                      help="estimators fitted in parallel (joblib; -1: every core; default 1)")
+    cmp_.add_argument("--verbose", action="store_true", help="print the training epochs")
+    cmp_.add_argument("--no-plots", action="store_true")
+    return parser
+
+
+def _check_output(output):
+    """Create the output folder and a probe file in it; the problem in words, or None."""
+    folder = Path(output)
+    if folder.exists() and not folder.is_dir():
+        return f"--output {output}: an existing file, not a folder"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / f".write-probe-{uuid.uuid4().hex}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        return f"--output {output}: cannot write there ({exc.strerror or exc})"
+    return None
+
+
+def _check_compare_args(args):
+    """The first problem with the arguments of ``compare`` in words, or None; sets ``args.names``."""
+    if args.n_samples is not None and args.n_samples < MIN_SAMPLES:
+        return (f"--n-samples must be at least {MIN_SAMPLES} (items, train + test); "
+                f"got {args.n_samples}")
+    if args.max_epochs is not None and args.max_epochs < 1:
+        return f"--max-epochs must be at least 1; got {args.max_epochs}"
+    if args.n_jobs == 0 or args.n_jobs < -1:
+        return f"--n-jobs must be a positive number of workers or -1 (every core); got {args.n_jobs}"
+    args.names = None
+    if args.estimators is not None:
+        names = [name.strip() for name in args.estimators.split(",") if name.strip()]
+        unknown = [name for name in names if name not in ESTIMATOR_NAMES]
+        if unknown or not names:
+            return (f"--estimators: unknown name(s) {', '.join(unknown) or '(none given)'}; "
+                    f"choose among {', '.join(ESTIMATOR_NAMES)}")
+        args.names = names
+    return _check_output(args.output)
 
 
 def main(argv=None):
@@ -19,37 +101,35 @@ def main(argv=None):
     status : int
         0 on success, 2 when the data folder (or an optional dependency of
         the data set) is missing.
+
+    Raises
+    ------
+    SystemExit
+        With status 2 on a bad argument or an unusable output folder (one
+        ``error:`` line on stderr, checked before any fit).
     """
-    parser = argparse.ArgumentParser(prog="python -m temporal_xmodal",
-                                     description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
-    cmp_ = sub.add_parser("compare", help="fit every estimator side by side and compare them")
-    cmp_.add_argument("--dataset", choices=DATASETS, default="synthetic",
-                      help="synthetic (embedded, default), wiki (Wikipedia benchmark, undated) "
-                           "or ticrc (dated newspaper pictures and captions)")
-    cmp_.add_argument("--data-dir", default=None,
-                      help="folder holding wiki/ and ticrc/ (default: $TEMPORAL_XMODAL_DATA, "
-                           "else ../shared/data relative to the current directory)")
-    cmp_.add_argument("--cache-dir", default=None,
-                      help="ticrc image feature cache (default: $TEMPORAL_XMODAL_CACHE, else "
-                           "~/.cache/temporal_xmodal)")
-    cmp_.add_argument("--output", default="compare_output",
-                      help="folder for results.json and the plots (default: %(default)s)")
-    cmp_.add_argument("--n-samples", type=int, default=None,
-                      help="items used, train + test: synthetic data set size (default 3000); "
-                           "wiki/ticrc: a random subset in the split's proportions (default: all)")
-    cmp_.add_argument("--seed", type=int, default=0)
-    cmp_.add_argument("--max-epochs", type=int, default=None,
-                      help="epochs of the neural estimators (default: the papers' values)")
-    cmp_.add_argument("--no-plots", action="store_true")
+    parser = _parser()
     args = parser.parse_args(argv)
-    if args.command == "compare":
-        try:
-            run_compare(args.dataset, args.output, n_samples=args.n_samples,
-                        random_state=args.seed, plots=not args.no_plots,
-                        max_epochs=args.max_epochs, data_dir=args.data_dir,
-                        cache_dir=args.cache_dir)
-        except (FileNotFoundError, ImportError) as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
+    try:
+        if args.dataset != "synthetic":  # before the output folder is created
+            data_folder(args.data_dir, args.dataset)
+    except FileNotFoundError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    problem = _check_compare_args(args)
+    if problem:
+        parser.error(problem)
+    try:
+        run_compare(args.dataset, args.output, n_samples=args.n_samples,
+                    random_state=args.seed, plots=not args.no_plots,
+                    max_epochs=args.max_epochs, data_dir=args.data_dir,
+                    cache_dir=args.cache_dir, estimators=args.names, n_jobs=args.n_jobs,
+                    verbose=args.verbose, log=_flushed_print)
+    except (FileNotFoundError, ImportError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     return 0
+
+
+def _flushed_print(message):
+    print(message, flush=True)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import DATA_DIR
 
-from temporal_xmodal.compare import estimator_registry
+from temporal_xmodal.comparison import estimator_registry
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
@@ -33,7 +33,7 @@ def test_quick_run_writes_results(tmp_path):
     models = data["results"]["models"]
     assert set(models) == set(registry)
     for name, entry in registry.items():
-        expected = {"real dates"} | ({"without time"} if entry.time_use != "ignored" else set())
+        expected = {"real dates"} | ({"without time"} if entry.time_use != "none" else set())
         assert set(models[name]) == expected
         assert 0 < models[name]["real dates"]["mrr"]["mean"] <= 1
         assert name in proc.stdout

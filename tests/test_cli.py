@@ -1,4 +1,5 @@
-"""The main job and the README's commands."""
+"""The main job's command line: argument checks before any fit, subsets, parallel fits, Δ-time,
+and the README's commands."""
 
 import json
 import re
@@ -6,24 +7,124 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
+import pytest
+
+from temporal_xmodal import CCACrossModal, DiachronicEmbedder
+from temporal_xmodal.cli import main
+from temporal_xmodal.comparison import (
+    MIN_SAMPLES,
+    compare,
+    estimator_registry,
+    load_comparison_data,
+    with_constant_time,
+)
+
 ROOT = Path(__file__).resolve().parents[1]
+NAMES = set(estimator_registry(4))
 
 
 def test_compare_prints_table_and_writes_outputs(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "temporal_xmodal", "compare", "--output", str(tmp_path),
-         "--n-samples", "800", "--max-epochs", "3"],
+         "--n-samples", "400", "--max-epochs", "1"],
         capture_output=True, text=True, check=True, cwd=ROOT,
     )
-    assert "I→T mAP" in proc.stdout
+    assert "I→T mAP" in proc.stdout and "Δ-time" in proc.stdout
     results = json.loads((tmp_path / "results.json").read_text())
+    assert results["meta"]["delta_time_score"] == "map"
     rows = {row["name"]: row for row in results["rows"]}
-    assert set(rows) == {"CCA", "SAM", "TempXNet-Rec", "Diachronic", "Binned+Procrustes", "SCML"}
+    assert set(rows) == NAMES
     for name, row in rows.items():
-        assert name in proc.stdout
-        assert 0.2 < row["map_i2t"] <= 1 and len(row["per_bin"]["map_mean"]) == 10
+        line = next(line for line in proc.stdout.splitlines() if line.startswith(name + " "))
+        assert 0.2 < row["map_i2t"] <= 1 and len(row["per_bin"]["map_mean"]) >= 8
         assert 0 < row["tmap50"] <= 1 and 0 < row["local_map10"] <= 1
+        if row["time_use"] == "none":
+            assert row["delta_time"] is None and line.split()[-1] == "n/a"
+        else:
+            assert row["delta_time"] == pytest.approx(row["map"] - row["control"]["value"])
+            assert line.split()[-1] == f"{row['delta_time']:+.3f}"
+    assert {row["time_use"] for row in rows.values()} == {"none", "training", "inference"}
     assert (tmp_path / "comparison.png").stat().st_size > 10_000
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--n-samples", "0"], f"--n-samples must be at least {MIN_SAMPLES}"),
+    (["--n-samples", "5"], f"--n-samples must be at least {MIN_SAMPLES}"),
+    (["--n-samples", "-5"], "got -5"),
+    (["--dataset", "wiki", "--data-dir", "DATA", "--n-samples", "0"], "--n-samples"),
+    (["--max-epochs", "0"], "--max-epochs must be at least 1; got 0"),
+    (["--max-epochs", "-1"], "--max-epochs must be at least 1; got -1"),
+    (["--n-jobs", "0"], "--n-jobs"),
+    (["--estimators", "CCA,Foo"], "unknown name(s) Foo; choose among CCA, SAM"),
+    (["--estimators", ","], "(none given)"),
+    (["--output", "FILE"], "an existing file, not a folder"),
+    (["--output", "FILE/sub"], "cannot write there"),
+])
+def test_bad_arguments_are_one_line_errors_before_any_fit(args, message, tmp_path, capsys):
+    (tmp_path / "FILE").write_text("not a folder")
+    (tmp_path / "DATA" / "wiki").mkdir(parents=True)  # an empty folder: never read
+    args = [str(tmp_path / a) if a in ("FILE", "FILE/sub", "DATA") else a for a in args]
+    if "--output" not in args:
+        args += ["--output", str(tmp_path / "out")]
+    with pytest.raises(SystemExit) as exit_info:
+        main(["compare", *args])
+    assert exit_info.value.code == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""  # nothing ran: no data line, no fit
+    error = captured.err.strip().splitlines()[-1]
+    assert error.startswith("python -m temporal_xmodal: error:") and message in error
+    assert "Traceback" not in captured.err
+    assert not (tmp_path / "out" / "results.json").exists()
+
+
+def test_subset_in_parallel_reports_progress_and_delta_time(tmp_path, capsys):
+    status = main(["compare", "--estimators", "CCA,Diachronic", "--n-jobs", "2",
+                   "--n-samples", "150", "--max-epochs", "1", "--no-plots",
+                   "--output", str(tmp_path)])
+    assert status == 0
+    out = capsys.readouterr().out
+    assert "fitting 3 models on 2 parallel workers" in out  # CCA, Diachronic and its control
+    done = re.findall(r"\[\d/3\] (.+) done: fit (\d+\.\d) s", out)
+    assert sorted(name for name, _ in done) == [
+        "CCA", "Diachronic", "Diachronic (constant-time control)"]
+    rows = {row["name"]: row for row in json.loads((tmp_path / "results.json").read_text())["rows"]}
+    assert list(rows) == ["CCA", "Diachronic"]
+    assert rows["CCA"]["delta_time"] is None and "control" not in rows["CCA"]
+    control = rows["Diachronic"]["control"]
+    assert control["score"] == "map" and control["fit_seconds"] > 0
+    assert rows["Diachronic"]["delta_time"] == pytest.approx(rows["Diachronic"]["map"]
+                                                             - control["value"])
+    assert not (tmp_path / "comparison.png").exists()
+
+
+def test_sequential_progress_lines(tmp_path, capsys):
+    assert main(["compare", "--estimators", "CCA", "--n-samples", "120", "--no-plots",
+                 "--output", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "[1/1] fitting CCA ..." in out and re.search(r"\[1/1\] CCA done: fit \d+\.\d s", out)
+
+
+def test_delta_time_is_zero_when_the_control_sees_the_same_data():
+    """Same estimator, same seed, same rows: the control reproduces the fit exactly."""
+    data = load_comparison_data(n_samples=150)
+    diachronic = DiachronicEmbedder(n_image_features=data.n_image_features, hidden_dim=16,
+                                    time_dim=4, embedding_dim=8, max_epochs=2, random_state=0,
+                                    window=data.time_window)
+    estimators = {"CCA": CCACrossModal(n_image_features=data.n_image_features),
+                  "Diachronic": diachronic}
+    same = compare(estimators, data.X_train, data.y_train, data.X_test, data.y_test,
+                   time_window=data.eval_window, controls=(data.X_train, data.X_test),
+                   log=lambda message: None)
+    assert same[1]["delta_time"] == 0 and same[1]["control"]["value"] == same[1]["map"]
+    assert np.isnan(same[0]["delta_time"])
+    constant = (with_constant_time(data.blocks_train), with_constant_time(data.blocks_test))
+    assert np.ptp(constant[0][:, -1]) == 0 and np.array_equal(constant[0][:, :-1],
+                                                             data.X_train[:, :-1])
+    rows = compare({"Diachronic": diachronic}, data.X_train, data.y_train, data.X_test,
+                   data.y_test, time_window=data.eval_window, controls=constant,
+                   log=lambda message: None)
+    assert rows[0]["control"]["value"] != rows[0]["map"]  # the time column mattered
 
 
 def _readme_commands():
@@ -33,8 +134,8 @@ def _readme_commands():
 
 
 def test_readme_opens_with_two_commands_and_ci_runs_the_second():
-    main, tests = _readme_commands()
-    assert main.endswith("python -m temporal_xmodal compare")
+    main_job, tests = _readme_commands()
+    assert main_job.endswith("python -m temporal_xmodal compare")
     assert "pytest" in tests and "torch==2.13.0" in tests
     ci = (ROOT / ".ci" / "run").read_text().splitlines()
     assert tests in ci

@@ -12,7 +12,7 @@ import pytest
 from conftest import DATA_DIR
 
 from temporal_xmodal.cli import main
-from temporal_xmodal.compare import (
+from temporal_xmodal.comparison import (
     COLUMNS,
     TEMPORAL_KEYS,
     default_estimators,
@@ -46,8 +46,9 @@ def test_wiki_end_to_end(tmp_path):
     table = stdout[stdout.index("estimator"):]
     for name, row in rows.items():
         line = next(line for line in table.splitlines() if line.startswith(name))
-        assert line.split()[-3:] == ["n/a"] * 3  # t-mAP@50, local@10, bin mAP
+        assert line.split()[-4:] == ["n/a"] * 4  # t-mAP@50, local@10, bin mAP, Δ-time
         assert all(row[key] is None for key in TEMPORAL_KEYS)  # null in the JSON
+        assert row["delta_time"] is None and "control" not in row  # time is constant: no control
         assert 0 < row["map_i2t"] <= 1 and 0 < row["map_t2i"] <= 1 and 0 < row["mrr"] <= 1
         assert "per_bin" not in row  # no empty per-bin panel: per category instead
         per_cat = row["per_category"]
@@ -64,7 +65,8 @@ def test_ticrc_end_to_end(tmp_path):
     stdout, results = _run_compare("ticrc", tmp_path, "--n-samples", "120")
     meta = results["meta"]
     assert meta["protocol"] == "undated" and meta["n_train"] + meta["n_test"] == 120
-    assert meta["columns"] == ["fit_seconds", "mrr", "mrr_t2i", "date_gain"]
+    assert meta["columns"] == ["fit_seconds", "mrr", "mrr_t2i", "date_gain", "delta_time"]
+    assert meta["delta_time_score"] == "mrr"
     n_test = meta["n_test"]
     assert meta["references"]["random"] == pytest.approx(
         np.sum(1 / np.arange(1, n_test + 1)) / n_test)
@@ -78,8 +80,12 @@ def test_ticrc_end_to_end(tmp_path):
         assert 0 < row["mrr"] <= 1 and row["mrr"] == row["map_i2t"]
         assert 0 < row["mrr_t2i"] <= 1
         assert sum(row["per_period"]["count"]) == n_test
-        if time_use[name] != "training+inference":  # the date cannot change the ranking
+        if time_use[name] != "inference":  # the date cannot change the ranking
             assert row["date_gain"] == 0
+        if time_use[name] == "none":
+            assert row["delta_time"] is None
+        else:  # Δ-time: MRR minus the constant-time control's MRR
+            assert row["delta_time"] == pytest.approx(row["mrr"] - row["control"]["value"])
     assert (tmp_path / "comparison.png").stat().st_size > 10_000
 
 
@@ -96,8 +102,10 @@ def test_missing_data_folder_is_a_clear_error(dataset, tmp_path, capsys):
 
 def test_registry_settings_per_dataset():
     ticrc = estimator_registry(8, dataset="ticrc")
-    assert ticrc["CCA"].time_use == "ignored"
-    assert ticrc["Diachronic"].time_use == "training+inference"
+    assert ticrc["CCA"].time_use == "none"
+    assert ticrc["TempXNet-Rec"].time_use == "training"
+    assert ticrc["Diachronic"].time_use == "inference"
+    assert all(entry.time_use == entry.estimator.time_use for entry in ticrc.values())
     binned = ticrc["Binned+Procrustes"].estimator
     assert binned.get_params()["base_estimator__optimizer"] == "adam"
     assert ticrc["SAM"].estimator.lr == 1e-4
@@ -109,6 +117,8 @@ def test_registry_settings_per_dataset():
 
 def test_format_table_shows_nan_as_na():
     row = {"name": "X", "fit_seconds": 1.0, "map_i2t": 0.5, "map_t2i": 0.25, "mrr": 0.1,
-           **dict.fromkeys(TEMPORAL_KEYS, float("nan"))}
+           **dict.fromkeys(TEMPORAL_KEYS, float("nan")), "delta_time": -0.0125}
     line = format_table([row], COLUMNS).splitlines()[-1]
-    assert line.split() == ["X", "1.0", "0.500", "0.250", "0.100", "n/a", "n/a", "n/a"]
+    assert line.split() == ["X", "1.0", "0.500", "0.250", "0.100", "n/a", "n/a", "n/a", "-0.013"]
+    row["delta_time"] = None
+    assert format_table([row], COLUMNS).splitlines()[-1].split()[-1] == "n/a"

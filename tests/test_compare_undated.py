@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from temporal_xmodal import CCACrossModal, DiachronicEmbedder, stack_modalities
-from temporal_xmodal.compare import evaluate_undated
+from temporal_xmodal.evaluation import evaluate_undated
 from temporal_xmodal.datasets._ticrc import ticrc_holdout_split
 from temporal_xmodal.evaluation.undated import (
     counterpart_reciprocal_ranks,
@@ -44,9 +44,9 @@ def test_query_time_scores_project_captions_at_the_query_date(dated_pairs, diach
 
 def test_static_estimator_date_gain_is_zero(dated_pairs, diachronic):
     cca = CCACrossModal(n_image_features=6).fit(dated_pairs)
-    figures = evaluate_undated(cca, dated_pairs, n_image_features=6)
+    figures = evaluate_undated(cca, dated_pairs)
     assert figures["date_gain"] == 0 and figures["mrr"] == figures["map_i2t"]
-    dated = evaluate_undated(diachronic, dated_pairs, n_image_features=6, period=5)
+    dated = evaluate_undated(diachronic, dated_pairs, period=5)
     assert dated["per_period"]["start"] == [1900.0, 1905.0]
     assert sum(dated["per_period"]["count"]) == 60
     counts = np.array(dated["per_period"]["count"])

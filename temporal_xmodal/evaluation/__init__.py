@@ -15,6 +15,9 @@
 :class:`EmbeddedSplit` it returns in place of ``X`` (``estimator`` may then be
 None and ``y`` is taken from the split).
 
+Report of one fitted estimator (the figures of ``python -m temporal_xmodal compare``):
+:func:`evaluate_estimator` (labelled relevance), :func:`evaluate_undated` (TICRC).
+
 Plots (matplotlib, ``pip install temporal-xmodal[plots]``): :func:`plot_per_bin_map`,
 :func:`plot_dispersion`.
 """
@@ -23,6 +26,7 @@ from ._table import ResultTable
 from .dispersion import cross_modal_evolution, semantic_dispersion
 from .embedded import EmbeddedSplit, embed_split
 from .plotting import plot_dispersion, plot_per_bin_map
+from .report import evaluate_estimator, evaluate_undated
 from .protocols import (
     coarse_alignment,
     local_alignment,
@@ -36,6 +40,8 @@ __all__ = [
     "coarse_alignment",
     "cross_modal_evolution",
     "embed_split",
+    "evaluate_estimator",
+    "evaluate_undated",
     "local_alignment",
     "plot_dispersion",
     "plot_per_bin_map",

@@ -1,0 +1,61 @@
+"""The comparison table: columns per protocol and fixed-width text rendering (NaN as ``n/a``)."""
+
+import numpy as np
+
+__all__ = ["COLUMNS", "DELTA_TIME_SCORE", "UNDATED_COLUMNS", "format_table", "is_na"]
+
+#: Columns of the comparison table for labelled data: (key, header, format).
+COLUMNS = (
+    ("fit_seconds", "fit [s]", "{:.1f}"),
+    ("map_i2t", "I→T mAP", "{:.3f}"),
+    ("map_t2i", "T→I mAP", "{:.3f}"),
+    ("mrr", "MRR", "{:.3f}"),
+    ("tmap50", "t-mAP@50", "{:.3f}"),
+    ("local_map10", "local@10", "{:.3f}"),
+    ("bounded_map", "bin mAP", "{:.3f}"),
+    ("delta_time", "Δ-time", "{:+.3f}"),
+)
+#: Columns for the undated-caption protocol (TICRC).
+UNDATED_COLUMNS = (
+    ("fit_seconds", "fit [s]", "{:.1f}"),
+    ("mrr", "I→T MRR", "{:.3f}"),
+    ("mrr_t2i", "T→I MRR", "{:.3f}"),
+    ("date_gain", "Δ date", "{:+.3f}"),
+    ("delta_time", "Δ-time", "{:+.3f}"),
+)
+#: The score whose difference to the constant-time control is Δ-time, per protocol:
+#: coarse mAP (mean of I→T and T→I; its relevance ignores time, so the control is
+#: scored on the same relevance) and TICRC's I→T MRR.
+DELTA_TIME_SCORE = {"labels": "map", "undated": "mrr"}
+
+
+def is_na(value):
+    """Whether a figure is not applicable (None or NaN)."""
+    return value is None or (isinstance(value, (float, np.floating)) and np.isnan(value))
+
+
+def _cell(value, fmt):
+    return "n/a" if is_na(value) else fmt.format(value)
+
+
+def format_table(rows, columns=COLUMNS):
+    """Render comparison rows as a fixed-width text table (NaN / None as ``n/a``).
+
+    Parameters
+    ----------
+    rows : list of dict
+        Rows of :func:`temporal_xmodal.comparison.compare`.
+    columns : sequence of (key, header, format), default=COLUMNS
+        :data:`COLUMNS` or :data:`UNDATED_COLUMNS`.
+
+    Returns
+    -------
+    table : str
+    """
+    width = max([len("estimator")] + [len(r["name"]) for r in rows])
+    header = f"{'estimator':<{width}}  " + "  ".join(f"{h:>9}" for _, h, _ in columns)
+    lines = [header, "-" * len(header)]
+    for r in rows:
+        cells = "  ".join(f"{_cell(r.get(key), fmt):>9}" for key, _, fmt in columns)
+        lines.append(f"{r['name']:<{width}}  {cells}")
+    return "\n".join(lines)

@@ -1,0 +1,161 @@
+"""The evaluation report of one fitted estimator: the figures of ``python -m temporal_xmodal compare``.
+
+:func:`evaluate_estimator` (labelled relevance) and :func:`evaluate_undated`
+(one gold caption per picture, undated captions: the TICRC protocol) each
+embed the test split **once** (:func:`temporal_xmodal.base.embed_with_time`:
+every item at its own time) and derive the own-time figures from that one
+embedding; only the protocols whose definition projects items at other
+instants (local alignment, §8.2) or within time bins (temporally bounded
+retrieval, §8.4) call the estimator again, through their public functions in
+:mod:`temporal_xmodal.evaluation.protocols`.
+"""
+
+import warnings
+
+import numpy as np
+
+from .._validation import check_labels
+from ..base import layout_blocks
+from ..metrics import average_precision_per_query, cross_modal_scores
+from ..time import TimeRangeWarning, time_use
+from .embedded import embed_split
+from .protocols import local_alignment, temporally_bounded_retrieval
+from .undated import counterpart_reciprocal_ranks, query_time_scores
+
+__all__ = ["TEMPORAL_KEYS", "evaluate_estimator", "evaluate_undated"]
+
+#: The diachronic protocols of :func:`evaluate_estimator` (NaN when the data is undated).
+TEMPORAL_KEYS = ("tmap50", "local_map10", "bounded_map")
+
+
+def _per_category_map(Z_image, Z_text, y):
+    """mAP (mean of I→T and T→I) of the queries of each class."""
+    scores = Z_image @ Z_text.T
+    relevance = y[:, None] == y[None, :]
+    ap = 0.5 * (average_precision_per_query(scores, relevance)
+                + average_precision_per_query(scores.T, relevance))
+    categories, which = np.unique(y, return_inverse=True)
+    counts = np.bincount(which)
+    return {"category": categories.tolist(),
+            "map_mean": (np.bincount(which, weights=ap) / counts).tolist(),
+            "count": counts.tolist()}
+
+
+def evaluate_estimator(estimator, X, y, *, time_window, n_bins=10, random_state=0):
+    """Retrieval figures and diachronic protocols of a fitted estimator on ``(X, y)``.
+
+    The split is embedded once at its own times (:func:`embed_split`); coarse alignment (spec
+    ``diachronic_and_binned.md`` §8.1), counterpart MRR and time-period
+    inference (§8.5, t-mAP@50) are computed from that embedding with
+    :func:`temporal_xmodal.metrics.cross_modal_scores`.  Test times outside
+    the training range are expected here and do not warn.
+
+    Parameters
+    ----------
+    estimator : fitted CrossModalEmbedder or Pipeline ending in one
+    X : array-like of shape (n_samples, n_features)
+        ``[image | text | time]`` as the estimator takes it.
+    y : array-like of shape (n_samples,)
+        Class labels (relevance: same label).
+    time_window : float or None
+        Half-width of the relevant period of t-mAP@50 (same label and
+        ``|Δt| <= time_window``), in time-axis units.  ``None``: the data is
+        undated; the diachronic protocols are NaN (n/a) and the breakdown is
+        per category.
+    n_bins : int, default=10
+        Time bins of the local-alignment and temporally-bounded protocols.
+    random_state : int, default=0
+        Query sampling of the local-alignment protocol.
+
+    Returns
+    -------
+    figures : dict
+        ``map_i2t``, ``map_t2i``, ``map`` (coarse alignment, mean of both),
+        ``mrr`` (counterpart, mean of both directions), ``tmap50``,
+        ``local_map10`` (§8.2, mAP@10), ``bounded_map`` (§8.4, micro) and
+        ``per_bin`` (its per-bin table as lists); undated: NaN protocols and
+        ``per_category`` (``category``, ``map_mean``, ``count``) instead of
+        ``per_bin``.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TimeRangeWarning)
+        split = embed_split(estimator, X, y)  # the one embedding every figure uses
+        Z_image, Z_text, time = split.Z_image, split.Z_text, split.time
+        labels = check_labels(y, Z_image.shape[0], required=False)
+        coarse = cross_modal_scores(Z_image, Z_text, labels, metrics=("map",))
+        figures = {
+            "map_i2t": float(coarse["map_i2t"]),
+            "map_t2i": float(coarse["map_t2i"]),
+            "map": float((coarse["map_i2t"] + coarse["map_t2i"]) / 2),
+            "mrr": float(cross_modal_scores(Z_image, Z_text, None, metrics=("mrr",))["mrr"]),
+        }
+        if time_window is None:
+            figures.update(dict.fromkeys(TEMPORAL_KEYS, float("nan")))
+            figures["per_category"] = _per_category_map(Z_image, Z_text, np.asarray(y))
+            return figures
+        period = cross_modal_scores(Z_image, Z_text, labels, metrics=("map",), time=time,
+                                    time_window=float(time_window), k=50)
+        bounded, per_bin = temporally_bounded_retrieval(estimator, split, bins=n_bins)
+        local = local_alignment(estimator, split, bins=n_bins, random_state=random_state)
+    figures.update({
+        "tmap50": float((period["map_i2t"] + period["map_t2i"]) / 2),
+        "local_map10": local["mean"],
+        "bounded_map": bounded["mean"],
+        "per_bin": {key: np.asarray(per_bin[key]).tolist()
+                    for key in ("center", "map_i2t", "map_t2i", "map_mean")},
+    })
+    return figures
+
+
+def evaluate_undated(estimator, X, *, period=10.0, random_state=0):
+    """Counterpart retrieval against undated captions (the TICRC protocol).
+
+    Row ``i`` of ``X`` is a dated picture and its gold caption.  Every picture
+    ranks all captions, each projected at the picture's date
+    (:func:`~temporal_xmodal.evaluation.undated.query_time_scores`).
+
+    Parameters
+    ----------
+    estimator : fitted CrossModalEmbedder
+    X : array-like of shape (n, n_features)
+        ``[image | text | time]``; the time is the picture's date.
+    period : float, default=10.0
+        Width of the date periods of the breakdown, in time-axis units
+        (decades for years).
+    random_state : int, default=0
+        Permutation of the dates for ``date_gain``.
+
+    Returns
+    -------
+    figures : dict
+        ``mrr`` (picture → caption MRR, the TICRC metric), ``mrr_t2i``
+        (caption → picture), ``map_i2t`` / ``map_t2i`` (equal to them: with
+        one relevant item AP = RR), ``map`` the mean of both,
+        ``date_gain`` (``mrr`` minus the MRR with the query dates randomly
+        permuted among the queries; exactly 0 for a model whose projection
+        ignores time) and ``per_period`` (``start``, ``mrr``, ``count`` per
+        period of the query date).
+    """
+    X_image, X_text, t = layout_blocks(estimator, X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TimeRangeWarning)
+        rr_i2t, rr_t2i = counterpart_reciprocal_ranks(
+            query_time_scores(estimator, X_image, X_text, t))
+        if time_use(estimator) == "inference":
+            shuffled = np.random.default_rng(random_state).permutation(t)
+            wrong = counterpart_reciprocal_ranks(
+                query_time_scores(estimator, X_image, X_text, shuffled))[0]
+            date_gain = float(rr_i2t.mean() - wrong.mean())
+        else:
+            date_gain = 0.0
+    starts, which = np.unique(np.floor(t / period) * period, return_inverse=True)
+    counts = np.bincount(which)
+    return {
+        "mrr": float(rr_i2t.mean()), "mrr_t2i": float(rr_t2i.mean()),
+        "map_i2t": float(rr_i2t.mean()), "map_t2i": float(rr_t2i.mean()),
+        "map": float(0.5 * (rr_i2t.mean() + rr_t2i.mean())),
+        "date_gain": date_gain,
+        "per_period": {"start": starts.tolist(),
+                       "mrr": (np.bincount(which, weights=rr_i2t) / counts).tolist(),
+                       "count": counts.tolist()},
+    }
