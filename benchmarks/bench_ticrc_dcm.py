@@ -79,7 +79,7 @@ from temporal_xmodal.datasets._ticrc import (
     image_feature_throughput,
     ticrc_features,
 )
-from temporal_xmodal.compare import DATE_PRIOR
+from temporal_xmodal.comparison import DATE_PRIOR
 from temporal_xmodal.evaluation.undated import (
     counterpart_reciprocal_ranks,
     date_prior_scores,
