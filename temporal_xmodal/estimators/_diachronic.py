@@ -79,7 +79,7 @@ class DiachronicEmbedder(NeuralCrossModalEmbedder):
     time_dropout : float, default=0.5
         Training-time probability of replacing an item's time embedding by zeros (the static
         path), so the model keeps a static fallback and time must earn its place.
-    time_lr_scale : float, default=1.0
+    time_lr_scale : float, default=3.0
         Learning rate of the time pathway (time layer and FiLM) relative to ``lr``.
     loss_reduction : {"sum_per_anchor", "sum", "mean_active"}, default="sum_per_anchor"
         Sum of all triplet terms divided by the batch size.  The thesis sums
@@ -122,7 +122,7 @@ class DiachronicEmbedder(NeuralCrossModalEmbedder):
 
     def __init__(self, window=4.0, decay=0.1, margin=1.0, intra_margin=None, time_dim=200,
                  time_encoding="minmax", time_bins=12, loss_reduction="sum_per_anchor",
-                 conditioning="film", time_dropout=0.5, time_lr_scale=1.0, *,
+                 conditioning="film", time_dropout=0.5, time_lr_scale=3.0, *,
                  embedding_dim=200, hidden_dim=1024, dropout=0.0, max_epochs=25,
                  batch_size=64, lr=1e-4, optimizer="adam", momentum=0.9, nesterov=False,
                  lr_decay=0.0, validation_fraction=0.1, patience=None,
