@@ -151,8 +151,8 @@ def _shared_counts(A, B, block_entries=2**24):
 def _topk_sets(Z, G, k, exclude_self, working_memory):
     """Top-k gallery rows of each row of ``Z``; the item itself left out if asked."""
     if not exclude_self:
-        return topk_torch(Z, G, k, working_memory=working_memory)[1].cpu().numpy()
-    idx = topk_torch(Z, G, k + 1, working_memory=working_memory)[1].cpu().numpy()
+        return topk_torch(Z, G, k, working_memory=working_memory)[1]
+    idx = topk_torch(Z, G, k + 1, working_memory=working_memory)[1]
     own = idx == np.arange(len(idx))[:, None]
     # drop the item itself where found, otherwise the (k+1)-th neighbour
     drop = np.where(own.any(axis=1), own.argmax(axis=1), idx.shape[1] - 1)

@@ -203,7 +203,7 @@ class CrossModalIndex(BaseEstimator):
         else:
             scores, indices = topk_torch(Q, self.embeddings_, k,
                                          working_memory=self.working_memory)
-        return SearchResult(scores.cpu().numpy(), indices.cpu().numpy(), self.payload_)
+        return SearchResult(scores, indices, self.payload_)
 
 
 @validate_params(

@@ -17,8 +17,9 @@ import torch
 
 #: Default memory budget of one score block, in MiB.
 DEFAULT_WORKING_MEMORY = 256
-#: Most queries per block (larger blocks do not make the matrix product faster).
-_MAX_QUERY_BLOCK = 2048
+#: Most queries per block: few queries and many gallery columns per block keep
+#: the running top-k merges few; the matrix product stays efficient.
+_MAX_QUERY_BLOCK = 256
 _BACKENDS = ("torch", "faiss")
 _SIMILARITIES = ("dot", "cosine")
 FAISS_MISSING = (
@@ -77,17 +78,19 @@ def block_sizes(n_query, n_gallery, itemsize, working_memory):
 
 
 def _sort_ties_by_index(scores, indices):
-    """Order each row by decreasing score, equal scores by increasing index (deterministic)."""
-    by_index = torch.argsort(indices, dim=1)
-    scores, indices = scores.gather(1, by_index), indices.gather(1, by_index)
-    order = torch.argsort(scores, dim=1, descending=True, stable=True)
-    return scores.gather(1, order), indices.gather(1, order)
+    """Order each row by decreasing score, equal scores by increasing index (deterministic).
+
+    Returns NumPy arrays (the results are small: n_queries x k).
+    """
+    scores, indices = scores.cpu().numpy(), indices.cpu().numpy()
+    order = np.lexsort((indices, -scores), axis=1)
+    return np.take_along_axis(scores, order, 1), np.take_along_axis(indices, order, 1)
 
 
 def topk_torch(Q, G, k, *, working_memory=None):
     """Exact top-``k`` of ``Q @ G.T`` per row, chunked (tensors on one device, same dtype).
 
-    Returns ``(scores, indices)`` tensors of shape ``(n_query, min(k, n_gallery))``.
+    Returns ``(scores, indices)`` arrays of shape ``(n_query, min(k, n_gallery))``.
     """
     n_q, n_g = Q.shape[0], G.shape[0]
     k = min(k, n_g)
@@ -216,4 +219,4 @@ def search_embeddings(query, gallery, k=10, *, similarity="dot", backend="torch"
         scores, indices = topk_faiss(Q, G, k)
     else:
         scores, indices = topk_torch(Q, G, k, working_memory=working_memory)
-    return scores.cpu().numpy(), indices.cpu().numpy()
+    return scores, indices
