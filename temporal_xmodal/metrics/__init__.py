@@ -22,7 +22,7 @@ from ._retrieval import (
     recall_at_k,
 )
 from ._scorers import SCORERS, RetrievalScorer, make_retrieval_scorer
-from ._topk import TOPK_METRICS, retrieval_metrics_at_k
+from ._topk import retrieval_metrics_at_k
 
 __all__ = [
     "SCORERS",
@@ -39,5 +39,4 @@ __all__ = [
     "recall_per_query",
     "reciprocal_rank_per_query",
     "retrieval_metrics_at_k",
-    "TOPK_METRICS",
 ]

@@ -21,8 +21,8 @@ def plot_neighbourhood_over_time(table, *, label=None, width=40, ax=None):
     """Rank chart of :func:`neighbourhood_over_time`: each neighbour's rank per instant.
 
     One line per neighbour that is in the top-k at some instant, through its
-    rank at every instant where it is in the top-k (rank 1 at the top); a
-    neighbour is labelled where it first appears.
+    rank at every instant where it is in the top-k (rank 1 at the top); the
+    legend (right of the axes) names the neighbours by colour.
 
     Parameters
     ----------
@@ -51,22 +51,21 @@ def plot_neighbourhood_over_time(table, *, label=None, width=40, ax=None):
     instants = list(dict.fromkeys(table["instant"]))
     x_of = {t: i for i, t in enumerate(instants)}
     k = int(ranked["rank"].max())
-    colours = plt.get_cmap("tab20")
+    colours = plt.get_cmap("tab10")
     for n, (neighbour, rows) in enumerate(ranked.groupby("neighbour", sort=False)):
         xs = np.array([x_of[t] for t in rows["instant"]])
         ys = rows["rank"].to_numpy(dtype=float)
-        colour = colours(n % 20)
-        ax.plot(xs, ys, "-o", color=colour, lw=1.5, ms=5)
-        ax.annotate(_short(rows[label].iloc[0], width), (xs[0], ys[0]),
-                    xytext=(6, 3), textcoords="offset points", fontsize=7, color=colour)
+        ax.plot(xs, ys, "-o", color=colours(n % 10), lw=1.8, ms=6,
+                ls="-" if n < 10 else "--", label=_short(rows[label].iloc[0], width))
     ax.set_xticks(range(len(instants)), [str(t) for t in instants])
     ax.set_xlim(-0.3, len(instants) - 0.2)
     ax.set_ylim(k + 0.7, 0.3)
     ax.set_yticks(range(1, k + 1))
     ax.set_xlabel("instant at which the item and the gallery are projected")
     ax.set_ylabel("rank among the item's neighbours")
-    ax.set_title("neighbourhood over time (label at a neighbour's first appearance)", fontsize=9)
+    ax.set_title("neighbourhood over time", fontsize=9)
     ax.grid(axis="y", lw=0.3)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
     return ax
 
 
@@ -113,6 +112,7 @@ def plot_neighbourhood_shift(table, *, n=10, label=None, width=45, axes=None):
     ax_bar.set_xlabel("neighbourhood shift, 1 − Jaccard of the top-k sets")
     twin = ax_bar.twiny()
     twin.plot(top["displacement"], y, "o", color="tab:red", label="displacement (1 − cos)")
+    twin.set_xlim(0, max(float(top["displacement"].max()), 1e-12) * 1.1)
     twin.set_xlabel("displacement of the item's own embedding, 1 − cos", color="tab:red")
     twin.tick_params(axis="x", colors="tab:red")
     ax_all.scatter(table["neighbourhood_shift"], table["displacement"], s=6, color="grey",
