@@ -60,8 +60,8 @@ FULL = {
     "metric_k": 100,
     "seed": 0,
 }
-QUICK = {**FULL, "n_queries": 500, "n_gallery": 20_000, "dim": 64, "n_clusters": 50,
-         "sklearn_queries": 100, "metric_queries": 200}
+QUICK = {**FULL, "n_queries": 300, "n_gallery": 10_000, "dim": 64, "n_clusters": 50,
+         "sklearn_queries": 100, "metric_queries": 100}
 FAISS_RATIO_TARGET = 0.8
 SKLEARN_RATIO_TARGET = 10.0
 MEMORY_TARGET_MIB = 1024.0

@@ -55,7 +55,7 @@ def plot_neighbourhood_over_time(table, *, label=None, width=40, ax=None):
     for n, (neighbour, rows) in enumerate(ranked.groupby("neighbour", sort=False)):
         xs = np.array([x_of[t] for t in rows["instant"]])
         ys = rows["rank"].to_numpy(dtype=float)
-        ax.plot(xs, ys, "-o", color=colours(n % 10), lw=1.8, ms=6,
+        ax.plot(xs, ys, marker="o", color=colours(n % 10), lw=1.8, ms=6,
                 ls="-" if n < 10 else "--", label=_short(rows[label].iloc[0], width))
     ax.set_xticks(range(len(instants)), [str(t) for t in instants])
     ax.set_xlim(-0.3, len(instants) - 0.2)
