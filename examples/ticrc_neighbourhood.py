@@ -173,9 +173,9 @@ def plot(archive, query, table, shift, path):
 
     from temporal_xmodal.search import plot_neighbourhood_over_time, plot_neighbourhood_shift
 
-    fig = plt.figure(figsize=(15, 9.5))
-    grid = fig.add_gridspec(2, 3, width_ratios=[1, 1.2, 1], height_ratios=[1, 1])
-    ax_pic, ax_rank = fig.add_subplot(grid[0, 0]), fig.add_subplot(grid[0, 1])
+    fig = plt.figure(figsize=(15, 10), layout="constrained")  # room for the outside legend
+    grid = fig.add_gridspec(2, 3, width_ratios=[1, 1.4, 1], height_ratios=[1, 1])
+    ax_pic, ax_rank = fig.add_subplot(grid[0, 0]), fig.add_subplot(grid[0, 1:])
     ax_bar, ax_all = fig.add_subplot(grid[1, :2]), fig.add_subplot(grid[1, 2])
     with Image.open(archive.paths[query]) as picture:
         ax_pic.imshow(picture.convert("RGB"))
@@ -189,7 +189,6 @@ def plot(archive, query, table, shift, path):
     years = sorted(set(table["instant"]))
     ax_bar.set_title(f"captions whose nearest captions change most, {years[0]:g} vs "
                      f"{years[-1]:g}", fontsize=9)
-    fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
     print(f"\nfigure written to {path}")
