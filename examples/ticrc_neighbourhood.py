@@ -18,11 +18,15 @@ caption of the archive at that year.  This script
 4. checks the model on the held-out pictures (MRR of the true caption among the
    held-out captions, each projected at the query picture's date: captions carry no
    date of their own) against a random ranking;
-5. picks a held-out picture and prints its top captions when the picture and the
-   whole archive of captions are projected at several years, how much of the
-   neighbourhood is kept from one year to the next, and where the picture's own
-   caption ranks.  ``--plot out.png`` also draws the picture and the similarity of
-   its nearest captions as the projection year moves.
+5. picks a held-out picture and prints its top captions (``neighbourhood_over_time``)
+   when the picture and the whole archive of captions are projected at 1870, 1890
+   and 1910, what entered and left from one year to the next, and where the
+   picture's own caption ranks;
+6. prints the ten captions whose nearest captions change most between the first
+   and the last year (``neighbourhood_shift``: 1 - Jaccard of the top-10 sets, and
+   the displacement of the caption's own embedding).  ``--plot out.png`` draws the
+   picture, the ranks of its nearest captions across the years and the shifting
+   captions.
 
 Without the data folder the script prints where it looked and exits with status 0.
 
@@ -46,6 +50,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import torch
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils import Bunch
@@ -54,6 +59,7 @@ from threadpoolctl import threadpool_limits
 from temporal_xmodal import DiachronicEmbedder, TimeRangeWarning, stack_modalities
 from temporal_xmodal.datasets import load_ticrc, ticrc_training_pairs
 from temporal_xmodal.metrics import reciprocal_rank_per_query
+from temporal_xmodal.search import neighbourhood_over_time, neighbourhood_shift
 
 DATA_DIR = Path(os.environ.get("TEMPORAL_XMODAL_DATA",
                                Path(__file__).resolve().parents[2] / "shared" / "data"))
@@ -105,12 +111,13 @@ def heldout_ranks(model, images, texts, dates):
 
 
 # --------------------------------------------------------------------------------------
-# The neighbourhood of one picture at several instants
+# The neighbourhood of one picture at several instants, and the captions that shift most
 # --------------------------------------------------------------------------------------
-def neighbourhood(model, image, texts, year):
-    """Cosine of every caption to the picture, both projected at ``year``."""
-    z_image = model.transform_image(image[None, :], time=year)
-    return (model.transform_text(texts, time=year) @ z_image.T).ravel()
+def own_rank(model, archive, query, year):
+    """Rank of the picture's own caption among all captions, everything projected at ``year``."""
+    z_image = model.transform_image(archive.images[query][None, :], time=year)
+    scores = (model.transform_text(archive.texts, time=year) @ z_image.T).ravel()
+    return int(np.sum(scores >= scores[query]))  # ties count against the caption
 
 
 def browse(model, archive, query, years, top_k):
@@ -119,55 +126,69 @@ def browse(model, archive, query, years, top_k):
     print(f"\nPicture #{query} ({Path(archive.paths[query]).name}), issue of {dates[query]:.2f}")
     print(f"  its caption: {short(captions[query], 90)!r}")
     print(f"  candidates: all {len(captions)} captions of the archive; (year) = issue date "
-          "of the caption's own picture, shown for reading only")
-    tops = {}
+          "of the caption's own picture, shown for reading only; + entered, = kept since "
+          "the previous year")
+    table = neighbourhood_over_time(model, archive.images[query], archive.texts, years,
+                                    k=top_k, payload=pd.Series(captions, name="caption"))
     for year in years:
-        scores = neighbourhood(model, archive.images[query], archive.texts, year)
-        order = np.argsort(-scores)
-        own_rank = int(np.flatnonzero(order == query)[0]) + 1
-        tops[year] = order[:top_k]
-        print(f"\n  projected at {year:g}: own caption ranked {own_rank}; mean issue year of the "
-              f"top {top_k}: {dates[order[:top_k]].mean():.0f}")
-        for rank, j in enumerate(order[:top_k], 1):
-            mark = "*" if j == query else " "
-            print(f"   {rank:2d}.{mark} {scores[j]:.3f}  ({dates[j]:.0f})  {short(captions[j])}")
+        rows = table[table["instant"] == year]
+        ranked, left = rows[rows["status"] != "left"], rows[rows["status"] == "left"]
+        print(f"\n  projected at {year:g}: own caption ranked {own_rank(model, archive, query, year)}"
+              f"; mean issue year of the top {top_k}: {dates[ranked['neighbour']].mean():.0f}")
+        for row in ranked.itertuples():
+            mark = {"entered": "+", "kept": "="}.get(row.status, " ")
+            own = "*" if row.neighbour == query else " "
+            print(f"   {row.rank:2d}.{mark}{own} {row.score:.3f}  ({dates[row.neighbour]:.0f})  "
+                  f"{short(row.caption)}")
+        for row in left.itertuples():
+            print(f"     left: {row.score:.3f}  ({dates[row.neighbour]:.0f})  {short(row.caption)}")
     print(f"\n  neighbourhood kept between consecutive years (shared captions among the top "
           f"{top_k}):")
     for a, b in zip(years[:-1], years[1:]):
-        shared = len(set(tops[a]) & set(tops[b]))
-        print(f"    {a:g} -> {b:g}: {shared}/{top_k}")
-    return tops
+        kept = int(((table["instant"] == b) & (table["status"] == "kept")).sum())
+        print(f"    {a:g} -> {b:g}: {kept}/{top_k}")
+    return table
 
 
-def plot(model, archive, query, tops, path):
-    """The picture and the similarity of its nearest captions along the years."""
+def shifting_captions(model, archive, years, k=10, n=10):
+    """The captions whose caption-to-caption neighbourhood changes most between two years."""
+    t1, t2 = years[0], years[-1]
+    shift = neighbourhood_shift(model, archive.texts, (t1, t2), k=k,
+                                payload=pd.Series(archive.captions, name="caption"))
+    print(f"\nThe {n} captions whose {k} nearest captions change most between {t1:g} and "
+          f"{t2:g} (1 - Jaccard of the two top-{k} sets; displacement = 1 - cos of the "
+          "caption's own embeddings at the two years):")
+    for row in shift.head(n).itertuples():
+        print(f"  shift {row.neighbourhood_shift:.2f}  displacement {row.displacement:.3f}  "
+              f"({archive.dates[row.item]:.0f})  {short(row.caption, 70)}")
+    print(f"  over all {len(shift)} captions: mean shift {shift['neighbourhood_shift'].mean():.2f}, "
+          f"mean displacement {shift['displacement'].mean():.3f}")
+    return shift
+
+
+def plot(archive, query, table, shift, path):
+    """The picture, its neighbourhood's ranks over the years, and the shifting captions."""
     import matplotlib.pyplot as plt
     from PIL import Image
 
-    captions, dates, years = archive.captions, archive.dates, list(tops)
-    grid = np.linspace(dates.min(), dates.max(), 60)
-    shown = list(dict.fromkeys(j for year in years for j in tops[year][:3]))  # top 3 per year
-    curves = np.array([neighbourhood(model, archive.images[query], archive.texts[shown], t)
-                       for t in grid])
+    from temporal_xmodal.search import plot_neighbourhood_over_time, plot_neighbourhood_shift
 
-    fig, (ax_pic, ax) = plt.subplots(1, 2, figsize=(13, 4.8), width_ratios=[1, 2.6])
+    fig = plt.figure(figsize=(15, 10), layout="constrained")  # room for the outside legend
+    grid = fig.add_gridspec(2, 3, width_ratios=[1, 1.4, 1], height_ratios=[1, 1])
+    ax_pic, ax_rank = fig.add_subplot(grid[0, 0]), fig.add_subplot(grid[0, 1:])
+    ax_bar, ax_all = fig.add_subplot(grid[1, :2]), fig.add_subplot(grid[1, 2])
     with Image.open(archive.paths[query]) as picture:
         ax_pic.imshow(picture.convert("RGB"))
-    ax_pic.set_title(f"picture #{query}, issue of {dates[query]:.0f}\n"
-                     + textwrap.fill(short(captions[query], 80), 32), fontsize=9)
+    ax_pic.set_title(f"picture #{query}, issue of {archive.dates[query]:.0f}\n"
+                     + textwrap.fill(short(archive.captions[query], 80), 32), fontsize=9)
     ax_pic.axis("off")
-    for k, j in enumerate(shown):
-        style = dict(lw=3, color="k") if j == query else dict(lw=1.5)
-        ax.plot(grid, curves[:, k], label=f"({dates[j]:.0f}) {short(captions[j], 45)}", **style)
-    for year in years:
-        ax.axvline(year, color="grey", lw=0.8, ls=":")
-    ax.axvline(dates[query], color="k", lw=0.8, ls="--")
-    ax.set_xlabel("year at which picture and captions are projected")
-    ax.set_ylabel("cosine similarity to the picture")
-    ax.set_title("nearest captions of the picture as the projection year moves "
-                 "(thick: its own caption; dashed: its issue date)", fontsize=9)
-    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
-    fig.tight_layout()
+    plot_neighbourhood_over_time(table, label="caption", width=48, ax=ax_rank)
+    ax_rank.set_title("the picture's nearest captions, picture and captions projected at each "
+                      "year", fontsize=9)
+    plot_neighbourhood_shift(shift, n=10, label="caption", width=60, axes=(ax_bar, ax_all))
+    years = sorted(set(table["instant"]))
+    ax_bar.set_title(f"captions whose nearest captions change most, {years[0]:g} vs "
+                     f"{years[-1]:g}", fontsize=9)
     fig.savefig(path, dpi=110)
     plt.close(fig)
     print(f"\nfigure written to {path}")
@@ -180,8 +201,8 @@ def main():
     parser.add_argument("--picture", type=int, default=None,
                         help="index of the picture to browse (default: the held-out picture "
                              "whose caption the model ranks best)")
-    parser.add_argument("--years", type=float, nargs="+", default=[1870, 1890, 1905, 1920],
-                        help="instants at which to project (default 1870 1890 1905 1920)")
+    parser.add_argument("--years", type=float, nargs="+", default=[1870, 1890, 1910],
+                        help="instants at which to project (default 1870 1890 1910)")
     parser.add_argument("--top-k", type=int, default=5, help="captions shown per year")
     parser.add_argument("--plot", metavar="PNG", help="also write a figure to this file")
     parser.add_argument("--threads", type=int, default=1,
@@ -240,9 +261,11 @@ def main():
 
     # ---------------------------------------------------------------- browse
     query = held[np.argmin(ranks)] if args.picture is None else args.picture
-    tops = browse(model, archive, query, sorted(args.years), args.top_k)
+    years = sorted(args.years)
+    table = browse(model, archive, query, years, args.top_k)
+    shift = shifting_captions(model, archive, years)
     if args.plot:
-        plot(model, archive, query, tops, args.plot)
+        plot(archive, query, table, shift, args.plot)
 
 
 if __name__ == "__main__":

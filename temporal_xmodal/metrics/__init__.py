@@ -3,7 +3,8 @@
 Vectorised and memory-bounded (queries are processed in blocks), exactly equal
 to :func:`sklearn.metrics.average_precision_score` where both apply, with
 optional time-window relevance.  See :mod:`._ranking` for the definitions and
-the tie convention.
+the tie convention.  :func:`retrieval_metrics_at_k` gives the @k figures (and
+MRR) from a chunked top-k instead of full rankings, for galleries of 10^6 items.
 """
 
 from ._ranking import (
@@ -21,6 +22,7 @@ from ._retrieval import (
     recall_at_k,
 )
 from ._scorers import SCORERS, RetrievalScorer, make_retrieval_scorer
+from ._topk import retrieval_metrics_at_k
 
 __all__ = [
     "SCORERS",
@@ -36,4 +38,5 @@ __all__ = [
     "recall_at_k",
     "recall_per_query",
     "reciprocal_rank_per_query",
+    "retrieval_metrics_at_k",
 ]

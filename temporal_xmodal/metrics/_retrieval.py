@@ -6,6 +6,7 @@ query-gallery pair) stay under ``working_memory`` MiB.  A 20,000 x 20,000
 evaluation therefore never materialises the 400-million-entry score matrix.
 """
 
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -25,6 +26,7 @@ _BYTES_PER_PAIR = 64
 #: Default memory budget of one block, in MiB.
 DEFAULT_WORKING_MEMORY = 64
 _SIMILARITIES = ("dot", "cosine", "hamming")
+_NAN_POLICIES = ("raise", "omit")
 
 
 def _as_embeddings(A, name):
@@ -81,6 +83,55 @@ def _prepare_time(query_time, gallery_time, time_window, n_query, n_gallery):
     return lambda rows: np.abs(tq[rows, None] - tg[None, :]) <= time_window
 
 
+def _missing(values, n):
+    """Rows of ``values`` (1-D, or 2-D: any column) that are NaN / None; all False for None."""
+    if values is None:
+        return np.zeros(n, dtype=bool)
+    a = np.asarray(values)
+    if a.dtype.kind == "f":
+        bad = np.isnan(a)
+    elif a.dtype.kind == "O":
+        bad = np.frompyfunc(lambda v: v is None or v != v, 1, 1)(a).astype(bool)
+    else:
+        return np.zeros(n, dtype=bool)
+    return bad.reshape(len(a), -1).any(axis=1)
+
+
+def _nan_masks(query_labels, gallery_labels, query_time, gallery_time, time_window,
+               nan_policy, n_query, n_gallery):
+    """Queries and gallery items whose label, or time under a window, is missing.
+
+    Returns ``(bad_queries, kept_gallery)``: a boolean mask of the queries to
+    report as NaN, and the boolean mask of the gallery items to keep (``None``
+    when all are kept).  ``nan_policy="raise"`` raises instead when any is
+    missing; ``"omit"`` warns with the counts.
+    """
+    if nan_policy not in _NAN_POLICIES:
+        raise ValueError(f"nan_policy must be one of {_NAN_POLICIES}; got {nan_policy!r}.")
+    bad_q = _missing(query_labels, n_query)
+    bad_g = _missing(gallery_labels, n_gallery)
+    what = "label"
+    if time_window is not None:
+        bad_q = bad_q | _missing(None if query_time is None else
+                                 np.asarray(query_time, dtype=np.float64).ravel(), n_query)
+        bad_g = bad_g | _missing(None if gallery_time is None else
+                                 np.asarray(gallery_time, dtype=np.float64).ravel(), n_gallery)
+        what = "label or time (time_window is set)"
+    n_bad_q, n_bad_g = int(bad_q.sum()), int(bad_g.sum())
+    if not (n_bad_q or n_bad_g):
+        return bad_q, None
+    message = (f"{n_bad_q} of {n_query} queries and {n_bad_g} of {n_gallery} gallery items "
+               f"have a missing (NaN) {what}")
+    if nan_policy == "raise":
+        raise ValueError(message + "; they cannot be scored. Fix them, or pass "
+                         "nan_policy='omit' to leave them out (with a warning).")
+    if n_bad_g == n_gallery:
+        raise ValueError(message + "; no gallery item is left to rank.")
+    warnings.warn(message + "; nan_policy='omit': those queries are left out of the means "
+                  "(NaN per query) and those gallery items out of the rankings.", stacklevel=4)
+    return bad_q, (~bad_g if n_bad_g else None)
+
+
 def _similarity(Q, G, similarity):
     if similarity not in _SIMILARITIES:
         raise ValueError(f"similarity must be one of {_SIMILARITIES}; got {similarity!r}.")
@@ -100,7 +151,7 @@ class _Blocks:
 
     def __init__(self, query, gallery, query_labels=None, gallery_labels=None, *,
                  query_time=None, gallery_time=None, time_window=None, similarity="dot",
-                 working_memory=None, n_jobs=None):
+                 working_memory=None, n_jobs=None, nan_policy="raise"):
         Q = _as_embeddings(query, "query")
         G = _as_embeddings(gallery, "gallery")
         if Q.shape[1] != G.shape[1]:
@@ -108,6 +159,15 @@ class _Blocks:
                 f"query and gallery embeddings differ in dimension: {Q.shape[1]} vs "
                 f"{G.shape[1]}."
             )
+        self.bad_queries, keep = _nan_masks(query_labels, gallery_labels, query_time,
+                                            gallery_time, time_window, nan_policy, len(Q),
+                                            len(G))
+        if keep is not None:
+            G = G[keep]
+            gallery_labels = np.asarray(gallery_labels)[keep] if gallery_labels is not None \
+                else None
+            gallery_time = np.asarray(gallery_time).ravel()[keep] if gallery_time is not None \
+                else None
         self.Q, self.G = _similarity(Q, G, similarity)
         self.relevance_of = _prepare_labels(query_labels, gallery_labels, len(Q), len(G))
         self.in_window = _prepare_time(query_time, gallery_time, time_window, len(Q), len(G))
@@ -136,6 +196,7 @@ class _Blocks:
         else:  # numpy's sort and ufuncs release the GIL
             with ThreadPoolExecutor(self.n_jobs) as pool, threadpool_limits(1):
                 list(pool.map(work, self.row_blocks))
+        out[self.bad_queries] = np.nan
         return out
 
 
@@ -165,6 +226,11 @@ def iter_score_blocks(query, gallery, query_labels=None, gallery_labels=None, **
         Budget of the blocks in flight, in MiB (default ``DEFAULT_WORKING_MEMORY``).
     n_jobs : int or None, default=None
         Threads evaluating blocks in parallel (``None``: 1, ``-1``: all cores).
+    nan_policy : {"raise", "omit"}, default="raise"
+        Items whose label, or time when ``time_window`` is set, is NaN (or
+        None) cannot be scored.  ``"raise"``: a ValueError that counts them.
+        ``"omit"``: a warning that counts them; such queries get NaN (left out
+        of the means) and such gallery items are removed from the rankings.
 
     Yields
     ------
@@ -202,7 +268,8 @@ _BLOCK_DOC = """query : array-like of shape (n_queries, dim)
         is gallery item ``i`` (its counterpart).
     **kwargs
         ``query_time``, ``gallery_time``, ``time_window``, ``similarity``,
-        ``working_memory``, ``n_jobs``: see :func:`iter_score_blocks`."""
+        ``working_memory``, ``n_jobs``, ``nan_policy`` (``"raise"`` by default,
+        or ``"omit"``): see :func:`iter_score_blocks`."""
 
 
 def mean_average_precision(
@@ -332,14 +399,15 @@ def cross_modal_scores(
     labels : array-like or None
         Labels of the items (relevance = shared label); ``None``: counterpart
         relevance.
-    metrics : sequence of {"map", "mrr", "ndcg", "recall"}
-        Figures to compute.  ``k`` truncates "map" (mAP@k) and sets the cut-off
+    metrics : str or sequence of {"map", "mrr", "ndcg", "recall"}
+        Figure(s) to compute (``"map"`` alone is accepted).  ``k`` truncates "map" (mAP@k) and sets the cut-off
         of "ndcg" and "recall" (default 50 and 10 when ``k`` is None).
     time : array-like of shape (n,), optional
         Item timestamps, with ``time_window`` for time-window relevance.
     time_window : float, optional
     **kwargs
-        Passed on (``similarity``, ``working_memory``, ``ap_at_k_normaliser``...).
+        Passed on (``similarity``, ``working_memory``, ``nan_policy``,
+        ``ap_at_k_normaliser``...).
 
     Returns
     -------
@@ -355,6 +423,7 @@ def cross_modal_scores(
         "ndcg": lambda q, g, ll, **kw: ndcg_at_k(q, g, ll, ll, k=k or 50, **ndcg_opts, **kw),
         "recall": lambda q, g, ll, **kw: recall_at_k(q, g, ll, ll, k=k or 10, **kw),
     }
+    metrics = (metrics,) if isinstance(metrics, str) else tuple(metrics)
     unknown = set(metrics) - set(funcs)
     if unknown:
         raise ValueError(f"Unknown metrics {sorted(unknown)}; choose from {sorted(funcs)}.")

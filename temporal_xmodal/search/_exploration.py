@@ -1,0 +1,253 @@
+"""Exploring an embedding space over time: neighbourhoods at instants, and their shifts.
+
+Two questions a historian asks of a time-conditioned model:
+
+* *What did this item's neighbourhood look like at each of these instants?*
+  (:func:`neighbourhood_over_time`: the item and the gallery are projected at
+  each instant, the item's top-k is listed with what entered and left since the
+  previous instant.)
+* *Which items changed most between two instants?*
+  (:func:`neighbourhood_shift`: 1 − Jaccard of each item's top-k sets at the two
+  instants, and the displacement 1 − cos(e(x, t1), e(x, t2)) of its own
+  embedding, after the semantic-change measures of diachronic word embeddings:
+  Hamilton et al., 2016, "Diachronic word embeddings reveal statistical laws of
+  semantic change"; Gonen et al., 2020, "Simple, interpretable and stable method
+  for detecting words with usage change across corpora".)
+
+Both work with the six estimators; for static ones (CCA, SAM, ...) every
+instant gives the same neighbourhood, so shifts are 0.
+"""
+
+import numpy as np
+import torch
+
+from ._index import CrossModalIndex, embed, estimator_device
+from ._results import _payload_columns, check_payload, pandas_or_none
+from ._topk import as_embedding_tensor, check_k, topk_torch
+
+_DIRECTIONS = {"i2t": ("image", "text"), "t2i": ("text", "image"),
+               "i2i": ("image", "image"), "t2t": ("text", "text")}
+_STATUSES = ("initial", "kept", "entered", "left")
+
+
+def _require_pandas(name):
+    pd = pandas_or_none()
+    if pd is None:
+        raise ImportError(f"{name} returns a pandas DataFrame; install pandas "
+                          "(pip install temporal-xmodal[pandas]).")
+    return pd
+
+
+def _check_direction(direction):
+    if direction not in _DIRECTIONS:
+        raise ValueError(f"direction must be one of {sorted(_DIRECTIONS)}; got {direction!r}.")
+    return _DIRECTIONS[direction]
+
+
+def _as_row(x):
+    x = np.asarray(x)
+    if x.ndim == 1:
+        x = x[None, :]
+    if x.ndim != 2 or x.shape[0] != 1:
+        raise ValueError(f"x must be one item's feature row (1-D, or shape (1, n_features)); "
+                         f"got shape {x.shape}.")
+    return x
+
+
+def neighbourhood_over_time(estimator, x, X_gallery, times, k=10, *, direction="i2t",
+                            payload=None, working_memory=None):
+    """An item's top-k neighbourhood at each of several instants.
+
+    At every instant ``t`` of ``times`` the item ``x`` and the whole gallery
+    are projected at ``t`` (``transform_<modality>(..., time=t)``) and the
+    item's ``k`` nearest gallery items are found by exact search.  Each
+    neighbour is marked against the previous instant: ``"kept"`` (in both
+    top-k), ``"entered"`` (new), and the previous neighbours that dropped out
+    are listed as ``"left"`` rows (with their score at ``t`` and no rank).
+
+    Parameters
+    ----------
+    estimator : fitted cross-modal estimator
+    x : array-like of shape (n_features,) or (1, n_features)
+        The item's feature row of the query modality (no time column).
+    X_gallery : array-like of shape (n_gallery, n_gallery_features)
+        Feature block of the gallery modality (no time column).
+    times : sequence of scalars
+        Instants at which to project, on the estimator's time axis (e.g.
+        years), passed unchanged to the estimator; listed in the given order.
+    k : int, default=10
+        Neighbours per instant.
+    direction : {"i2t", "t2i", "i2i", "t2t"}, default="i2t"
+        Modality of ``x`` → modality of the gallery.
+    payload : sequence, pandas Series/DataFrame or None, default=None
+        One entry per gallery item (e.g. its caption), joined as column(s).
+    working_memory : float or None, default=None
+        Budget of one score block in MiB (default 256).
+
+    Returns
+    -------
+    table : pandas.DataFrame
+        One row per (instant, neighbour): ``instant``, ``rank`` (1 = nearest;
+        missing for ``"left"`` rows), ``neighbour`` (gallery row), ``score``
+        (cosine at that instant), ``status`` (``"initial"`` at the first
+        instant, then ``"kept"``, ``"entered"`` or ``"left"``), then the
+        payload column(s).
+
+    See Also
+    --------
+    plot_neighbourhood_over_time : Its rank chart.
+    """
+    pd = _require_pandas("neighbourhood_over_time")
+    k = check_k(k)
+    query_modality, gallery_modality = _check_direction(direction)
+    times = list(times)
+    if not times:
+        raise ValueError("times is empty; give at least one instant.")
+    x = _as_row(x)
+    payload = check_payload(payload, len(X_gallery))
+    frames, previous = [], None
+    for t in times:
+        index = CrossModalIndex(estimator, modality=gallery_modality,
+                                query_modality=query_modality, time=t,
+                                working_memory=working_memory).fit(X_gallery)
+        q = as_embedding_tensor(embed(estimator, x, query_modality, t), "x embedding",
+                                index.device_).to(index.embeddings_.dtype)
+        result = index.search_embeddings(q, k)
+        top, scores = result.indices[0], result.scores[0]
+        if previous is None:
+            status = np.full(len(top), "initial", dtype=object)
+            left = np.empty(0, dtype=np.int64)
+        else:
+            status = np.where(np.isin(top, previous), "kept", "entered").astype(object)
+            left = previous[~np.isin(previous, top)]
+        left_scores = (index.embeddings_[torch.as_tensor(left, device=index.device_)]
+                       @ q[0]).cpu().numpy()
+        frames.append(pd.DataFrame({
+            "instant": [t] * (len(top) + len(left)),
+            "rank": pd.array(list(range(1, len(top) + 1)) + [None] * len(left), dtype="Int64"),
+            "neighbour": np.concatenate([top, left]),
+            "score": np.concatenate([scores, left_scores]),
+            "status": np.concatenate([status, np.full(len(left), "left", dtype=object)]),
+        }))
+        previous = top
+    table = pd.concat(frames, ignore_index=True)
+    if payload is not None:
+        for name, values in _payload_columns(payload).items():
+            table[name] = values[table["neighbour"].to_numpy()]
+    return table
+
+
+def _shared_counts(A, B, block_entries=2**24):
+    """Per row, how many entries of ``A`` also appear in ``B`` (rows are sets)."""
+    n, k = A.shape
+    rows = max(1, block_entries // (k * B.shape[1]))
+    shared = np.empty(n, dtype=np.int64)
+    for r in range(0, n, rows):
+        a, b = A[r:r + rows], B[r:r + rows]
+        shared[r:r + rows] = (a[:, :, None] == b[:, None, :]).any(axis=2).sum(axis=1)
+    return shared
+
+
+def _topk_sets(Z, G, k, exclude_self, working_memory):
+    """Top-k gallery rows of each row of ``Z``; the item itself left out if asked."""
+    if not exclude_self:
+        return topk_torch(Z, G, k, working_memory=working_memory)[1]
+    idx = topk_torch(Z, G, k + 1, working_memory=working_memory)[1]
+    own = idx == np.arange(len(idx))[:, None]
+    # drop the item itself where found, otherwise the (k+1)-th neighbour
+    drop = np.where(own.any(axis=1), own.argmax(axis=1), idx.shape[1] - 1)
+    keep = np.ones_like(idx, dtype=bool)
+    keep[np.arange(len(idx)), drop] = False
+    return idx[keep].reshape(len(idx), -1)
+
+
+def neighbourhood_shift(estimator, X, times, k=10, *, modality="text", X_gallery=None,
+                        gallery_modality=None, payload=None, working_memory=None):
+    """Items ranked by how much their neighbourhood changes between two instants.
+
+    For each item ``x`` of ``X`` (projected at ``t1`` and at ``t2``), with
+    ``N_t(x)`` its ``k`` nearest gallery items when everything is projected
+    at ``t``:
+
+    * ``neighbourhood_shift = 1 − |N_t1 ∩ N_t2| / |N_t1 ∪ N_t2|`` (1 − Jaccard;
+      the local-neighbourhood measure of semantic change);
+    * ``displacement = 1 − cos(e(x, t1), e(x, t2))``: how far the item's own
+      embedding moves (0 for estimators that ignore time at inference).
+
+    Parameters
+    ----------
+    estimator : fitted cross-modal estimator
+    X : array-like of shape (n_items, n_features)
+        Feature block of ``modality`` (no time column).
+    times : pair of scalars (t1, t2)
+        The two instants, on the estimator's time axis (e.g. years), passed
+        unchanged to the estimator.
+    k : int, default=10
+        Size of the neighbourhoods.
+    modality : {"text", "image"}, default="text"
+        Modality of ``X``.
+    X_gallery : array-like or None, default=None
+        Where neighbours are looked up.  ``None``: among the items of ``X``
+        themselves (same modality, each item's own row left out), as for word
+        embeddings.  Otherwise a feature block of ``gallery_modality``.
+    gallery_modality : {"text", "image"} or None, default=None
+        Modality of ``X_gallery`` (default: the other modality, i.e.
+        cross-modal neighbourhoods).  Ignored without ``X_gallery``.
+    payload : sequence, pandas Series/DataFrame or None, default=None
+        One entry per item of ``X`` (e.g. its caption), joined as column(s).
+    working_memory : float or None, default=None
+        Budget of one score block in MiB (default 256).
+
+    Returns
+    -------
+    table : pandas.DataFrame
+        One row per item, sorted by decreasing ``neighbourhood_shift`` (then
+        ``displacement``): ``item`` (row of ``X``), ``neighbourhood_shift``,
+        ``displacement``, ``shared`` (neighbours in both top-k), then the
+        payload column(s).
+
+    See Also
+    --------
+    plot_neighbourhood_shift : Its chart.
+    """
+    pd = _require_pandas("neighbourhood_shift")
+    k = check_k(k)
+    times = list(times)
+    if len(times) != 2:
+        raise ValueError(f"times must hold exactly two instants (t1, t2); got {len(times)}.")
+    if modality not in ("image", "text"):
+        raise ValueError(f"modality must be 'image' or 'text'; got {modality!r}.")
+    payload = check_payload(payload, len(X))
+    device = estimator_device(estimator)
+    exclude_self = X_gallery is None
+    if exclude_self:
+        gallery_modality, X_gallery = modality, X
+        if len(X) < k + 1:
+            raise ValueError(f"X has {len(X)} items; neighbourhoods of k={k} among them "
+                             f"need at least {k + 1}.")
+    elif gallery_modality is None:
+        gallery_modality = "image" if modality == "text" else "text"
+    Z, sets = [], []
+    for t in times:
+        Zt = as_embedding_tensor(embed(estimator, X, modality, t), "item embeddings", device)
+        Gt = Zt if exclude_self else as_embedding_tensor(
+            embed(estimator, X_gallery, gallery_modality, t), "gallery embeddings", device)
+        Z.append(Zt)
+        sets.append(_topk_sets(Zt, Gt.to(Zt.dtype), min(k, len(Gt) - exclude_self),
+                               exclude_self, working_memory))
+    shared = _shared_counts(sets[0], sets[1])
+    size = sets[0].shape[1]
+    jaccard = shared / (2 * size - shared)
+    cos = torch.nn.functional.cosine_similarity(Z[0], Z[1].to(Z[0].dtype), dim=1)
+    table = pd.DataFrame({
+        "item": np.arange(len(shared)),
+        "neighbourhood_shift": 1.0 - jaccard,
+        "displacement": (1.0 - cos).clamp_min(0.0).cpu().numpy().astype(np.float64),
+        "shared": shared,
+    })
+    if payload is not None:
+        for name, values in _payload_columns(payload).items():
+            table[name] = values
+    table = table.sort_values(["neighbourhood_shift", "displacement", "item"],
+                              ascending=[False, False, True], kind="stable")
+    return table.reset_index(drop=True)

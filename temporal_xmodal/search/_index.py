@@ -1,0 +1,265 @@
+"""Cross-modal search with a fitted estimator: a reusable index and a one-shot function.
+
+Queries and gallery are each projected at the instants the user chooses (passed
+unchanged to the estimator's ``transform_image`` / ``transform_text``), then
+searched exactly with :func:`~temporal_xmodal.search.search_embeddings`.
+"""
+
+from numbers import Integral, Real
+
+import torch
+from sklearn.base import BaseEstimator
+from sklearn.utils._param_validation import Interval, StrOptions, validate_params
+from sklearn.utils.validation import check_is_fitted
+
+from ._results import SearchResult, check_as_frame, check_payload, format_result
+from ._topk import (
+    as_embedding_tensor,
+    build_faiss_index,
+    check_k,
+    import_faiss,
+    topk_faiss,
+    topk_torch,
+)
+
+_MODALITIES = ("image", "text")
+
+
+def estimator_device(estimator):
+    """The torch device an estimator computes on (its net's; the CPU otherwise)."""
+    net = getattr(estimator, "net_", None)
+    device = getattr(net, "device", None)
+    return torch.device(device) if device is not None else torch.device("cpu")
+
+
+def embed(estimator, X, modality, time):
+    """``estimator.transform_<modality>(X, time=time)`` (time passed through unchanged)."""
+    transform = estimator.transform_image if modality == "image" else estimator.transform_text
+    return transform(X, time=time)
+
+
+def _other(modality):
+    return "text" if modality == "image" else "image"
+
+
+class CrossModalIndex(BaseEstimator):
+    """A gallery embedded once at chosen instants, searched many times.
+
+    ``CrossModalIndex(est, modality="text", time=1890).fit(X_text)`` projects
+    every gallery caption at 1890 once; ``.search(X_image, k, time=1910)``
+    then projects the query pictures at 1910 and returns each one's ``k``
+    nearest captions (exact inner-product search, chunked: memory stays
+    bounded by ``working_memory`` whatever the gallery size).
+
+    Parameters
+    ----------
+    estimator : fitted cross-modal estimator
+        Any of the library's estimators (or an object with ``transform_image``
+        and ``transform_text``).  It is not refitted.
+    modality : {"text", "image"}, default="text"
+        Modality of the gallery.
+    query_modality : {"image", "text"} or None, default=None
+        Modality of the queries; ``None``: the other one (cross-modal
+        search).  Same-modality search (e.g. caption → caption) is allowed.
+    time : scalar, array-like of shape (n_gallery,) or None, default=None
+        Instant(s) at which the gallery is projected, on the estimator's time
+        axis (e.g. years); passed unchanged to ``transform_<modality>``.
+        Required by time-conditioned estimators, ignored by static ones.
+    backend : {"torch", "faiss"}, default="torch"
+        Search engine: chunked :func:`torch.topk` on the estimator's device,
+        or ``faiss.IndexFlatIP`` (exact, float32, CPU; the ``faiss`` extra).
+    working_memory : float or None, default=None
+        Budget of one score block in MiB (default 256).
+
+    Attributes
+    ----------
+    embeddings_ : torch.Tensor of shape (n_gallery, embedding_dim)
+        The gallery's embeddings, on :attr:`device_`.
+    device_ : torch.device
+        Where the similarities are computed (the estimator's device).
+    n_items_ : int
+        Gallery size.
+    payload_ : object or None
+        The payload given to :meth:`fit`.
+    faiss_index_ : faiss.IndexFlatIP
+        Only with ``backend="faiss"``.
+
+    See Also
+    --------
+    cross_modal_search : One-shot search without keeping the index.
+    search_embeddings : The same search on raw embedding matrices.
+
+    Examples
+    --------
+    >>> from temporal_xmodal import CCACrossModal
+    >>> from temporal_xmodal.datasets import make_temporal_crossmodal
+    >>> from temporal_xmodal.search import CrossModalIndex
+    >>> X, y, info = make_temporal_crossmodal(200, return_info=True, random_state=0)
+    >>> est = CCACrossModal(n_image_features=info.n_image_features).fit(X)
+    >>> X_img, X_txt = X[:, :info.n_image_features], X[:, info.n_image_features:-1]
+    >>> index = CrossModalIndex(est, modality="text").fit(X_txt)
+    >>> index.search(X_img[:2], k=3, as_frame=False).indices.shape
+    (2, 3)
+    """
+
+    _parameter_constraints = {
+        "estimator": "no_validation",
+        "modality": [StrOptions(set(_MODALITIES))],
+        "query_modality": [StrOptions(set(_MODALITIES)), None],
+        "time": "no_validation",
+        "backend": [StrOptions({"torch", "faiss"})],
+        "working_memory": [Interval(Real, 0, None, closed="neither"), None],
+    }
+
+    def __init__(self, estimator, *, modality="text", query_modality=None, time=None,
+                 backend="torch", working_memory=None):
+        self.estimator = estimator
+        self.modality = modality
+        self.query_modality = query_modality
+        self.time = time
+        self.backend = backend
+        self.working_memory = working_memory
+
+    def fit(self, X, y=None, *, payload=None):
+        """Embed the gallery ``X`` at :attr:`time` and keep it.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_gallery, n_<modality>_features)
+            The gallery's feature block of :attr:`modality` (no time column).
+        y : None
+            Ignored (scikit-learn convention).
+        payload : sequence, pandas Series/DataFrame or None, default=None
+            One entry per gallery item (caption, file path, ...), joined to
+            the search results.
+
+        Returns
+        -------
+        self : CrossModalIndex
+        """
+        self._validate_params()
+        if self.backend == "faiss":
+            import_faiss()
+        check_is_fitted(self.estimator)
+        self.device_ = estimator_device(self.estimator)
+        Z = embed(self.estimator, X, self.modality, self.time)
+        self.embeddings_ = as_embedding_tensor(Z, "gallery embeddings", self.device_)
+        self.n_items_ = self.embeddings_.shape[0]
+        self.payload_ = check_payload(payload, self.n_items_)
+        if self.backend == "faiss":
+            self.faiss_index_ = build_faiss_index(self.embeddings_)
+        return self
+
+    def search(self, X, k=10, *, time=None, as_frame="auto"):
+        """The ``k`` nearest gallery items of each query, queries projected at ``time``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_queries, n_<query modality>_features)
+            Query feature block (no time column).
+        k : int, default=10
+            Neighbours per query (at most the gallery size).
+        time : scalar, array-like of shape (n_queries,) or None, default=None
+            Instant(s) at which the queries are projected; passed unchanged
+            to the estimator.
+        as_frame : {"auto", True, False}, default="auto"
+            Return a DataFrame (``True``, or ``"auto"`` when pandas is
+            installed) or a :class:`SearchResult`.
+
+        Returns
+        -------
+        result : pandas.DataFrame or SearchResult
+            Columns ``query, rank, index, score`` (+ payload); see
+            :meth:`SearchResult.to_frame`.
+        """
+        check_is_fitted(self, "embeddings_")
+        k = check_k(k)
+        check_as_frame(as_frame)
+        modality = self.query_modality or _other(self.modality)
+        Z = embed(self.estimator, X, modality, time)
+        return format_result(self.search_embeddings(Z, k), as_frame)
+
+    def search_embeddings(self, query, k=10):
+        """Search the gallery with already-embedded queries.
+
+        Parameters
+        ----------
+        query : array-like of shape (n_queries, embedding_dim)
+        k : int, default=10
+
+        Returns
+        -------
+        result : SearchResult
+        """
+        check_is_fitted(self, "embeddings_")
+        k = check_k(k)
+        Q = as_embedding_tensor(query, "query embeddings", self.device_)
+        if Q.shape[1] != self.embeddings_.shape[1]:
+            raise ValueError(f"query embeddings have {Q.shape[1]} columns; the gallery's have "
+                             f"{self.embeddings_.shape[1]}.")
+        Q = Q.to(self.embeddings_.dtype)
+        if self.backend == "faiss":
+            scores, indices = topk_faiss(Q, None, k, index=self.faiss_index_)
+        else:
+            scores, indices = topk_torch(Q, self.embeddings_, k,
+                                         working_memory=self.working_memory)
+        return SearchResult(scores, indices, self.payload_)
+
+
+@validate_params(
+    {
+        "estimator": "no_validation",
+        "X_query": ["array-like"],
+        "X_gallery": ["array-like"],
+        "k": [Interval(Integral, 1, None, closed="left")],
+        "direction": [StrOptions({"i2t", "t2i", "i2i", "t2t"})],
+        "query_time": "no_validation",
+        "gallery_time": "no_validation",
+        "payload": "no_validation",
+        "backend": [StrOptions({"torch", "faiss"})],
+        "working_memory": [Interval(Real, 0, None, closed="neither"), None],
+        "as_frame": [StrOptions({"auto"}), "boolean"],
+    },
+    prefer_skip_nested_validation=True,
+)
+def cross_modal_search(estimator, X_query, X_gallery, k=10, *, direction="i2t",
+                       query_time=None, gallery_time=None, payload=None, backend="torch",
+                       working_memory=None, as_frame="auto"):
+    """One-shot top-k search: project queries and gallery at their instants, then search.
+
+    Equivalent to ``CrossModalIndex(...).fit(X_gallery).search(X_query, k)``
+    without keeping the index.
+
+    Parameters
+    ----------
+    estimator : fitted cross-modal estimator
+    X_query : array-like of shape (n_queries, n_query_features)
+        Query feature block (image block for ``"i2t"``), no time column.
+    X_gallery : array-like of shape (n_gallery, n_gallery_features)
+        Gallery feature block (text block for ``"i2t"``), no time column.
+    k : int, default=10
+        Neighbours per query.
+    direction : {"i2t", "t2i", "i2i", "t2t"}, default="i2t"
+        Query modality → gallery modality.
+    query_time, gallery_time : scalar, array-like or None, default=None
+        Instant(s) at which queries / gallery are projected (one value, or
+        one per row), on the estimator's time axis; passed unchanged to
+        ``transform_image`` / ``transform_text``.
+    payload : sequence, pandas Series/DataFrame or None, default=None
+        One entry per gallery item, joined to the results.
+    backend : {"torch", "faiss"}, default="torch"
+    working_memory : float or None, default=None
+        Budget of one score block in MiB (default 256).
+    as_frame : {"auto", True, False}, default="auto"
+
+    Returns
+    -------
+    result : pandas.DataFrame or SearchResult
+    """
+    names = {"i": "image", "t": "text"}
+    index = CrossModalIndex(estimator, modality=names[direction[2]],
+                            query_modality=names[direction[0]], time=gallery_time,
+                            backend=backend, working_memory=working_memory)
+    return index.fit(X_gallery, payload=payload).search(X_query, k, time=query_time,
+                                                        as_frame=as_frame)
+

@@ -1,0 +1,125 @@
+"""Charts of the exploration tables (matplotlib, optional)."""
+
+import numpy as np
+
+
+def _pyplot():
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError as exc:
+        raise ImportError("The plots need matplotlib (pip install temporal-xmodal[plots]).") \
+            from exc
+    return plt
+
+
+def _short(value, width):
+    text = " ".join(str(value).split())
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
+def plot_neighbourhood_over_time(table, *, label=None, width=40, ax=None):
+    """Rank chart of :func:`neighbourhood_over_time`: each neighbour's rank per instant.
+
+    One line per neighbour that is in the top-k at some instant, through its
+    rank at every instant where it is in the top-k (rank 1 at the top); the
+    legend (right of the axes) names the neighbours by colour.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        Output of :func:`neighbourhood_over_time`.
+    label : str or None, default=None
+        Column used to label neighbours (e.g. the payload's ``"caption"``);
+        ``None``: the payload column if there is one, else the gallery row.
+    width : int, default=40
+        Labels are cut to this many characters.
+    ax : matplotlib Axes or None, default=None
+        Where to draw (a new figure when ``None``).
+
+    Returns
+    -------
+    ax : matplotlib Axes
+    """
+    plt = _pyplot()
+    if ax is None:
+        _, ax = plt.subplots(figsize=(10, 5))
+    base = {"instant", "rank", "neighbour", "score", "status"}
+    if label is None:
+        extra = [c for c in table.columns if c not in base]
+        label = extra[0] if extra else "neighbour"
+    ranked = table[table["status"] != "left"]
+    instants = list(dict.fromkeys(table["instant"]))
+    x_of = {t: i for i, t in enumerate(instants)}
+    k = int(ranked["rank"].max())
+    colours = plt.get_cmap("tab10")
+    for n, (neighbour, rows) in enumerate(ranked.groupby("neighbour", sort=False)):
+        xs = np.array([x_of[t] for t in rows["instant"]])
+        ys = rows["rank"].to_numpy(dtype=float)
+        ax.plot(xs, ys, marker="o", color=colours(n % 10), lw=1.8, ms=6,
+                ls="-" if n < 10 else "--", label=_short(rows[label].iloc[0], width))
+    ax.set_xticks(range(len(instants)), [str(t) for t in instants])
+    ax.set_xlim(-0.3, len(instants) - 0.2)
+    ax.set_ylim(k + 0.7, 0.3)
+    ax.set_yticks(range(1, k + 1))
+    ax.set_xlabel("instant at which the item and the gallery are projected")
+    ax.set_ylabel("rank among the item's neighbours")
+    ax.set_title("neighbourhood over time", fontsize=9)
+    ax.grid(axis="y", lw=0.3)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    return ax
+
+
+def plot_neighbourhood_shift(table, *, n=10, label=None, width=45, axes=None):
+    """Chart of :func:`neighbourhood_shift`: the ``n`` most shifted items and all items.
+
+    Left: horizontal bars of the neighbourhood shift (1 − Jaccard) of the
+    ``n`` items that shift most, with their displacement (1 − cos) as dots on
+    a second axis.  Right: displacement against neighbourhood shift for all
+    items (the ``n`` first in colour).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        Output of :func:`neighbourhood_shift` (sorted by shift).
+    n : int, default=10
+        Items shown on the left.
+    label : str or None, default=None
+        Column used to label items; ``None``: the payload column if any,
+        else the item's row.
+    width : int, default=45
+        Labels are cut to this many characters.
+    axes : pair of matplotlib Axes or None, default=None
+        Where to draw (a new figure when ``None``).
+
+    Returns
+    -------
+    axes : pair of matplotlib Axes
+    """
+    plt = _pyplot()
+    if axes is None:
+        _, axes = plt.subplots(1, 2, figsize=(13, 4.5), width_ratios=[1.6, 1])
+    ax_bar, ax_all = axes
+    base = {"item", "neighbourhood_shift", "displacement", "shared"}
+    if label is None:
+        extra = [c for c in table.columns if c not in base]
+        label = extra[0] if extra else "item"
+    top = table.head(n)
+    y = np.arange(len(top))[::-1]
+    ax_bar.barh(y, top["neighbourhood_shift"], color="tab:blue", alpha=0.8,
+                label="neighbourhood shift (1 − Jaccard)")
+    ax_bar.set_yticks(y, [_short(v, width) for v in top[label]], fontsize=7)
+    ax_bar.set_xlim(0, 1.05)
+    ax_bar.set_xlabel("neighbourhood shift, 1 − Jaccard of the top-k sets")
+    twin = ax_bar.twiny()
+    twin.plot(top["displacement"], y, "o", color="tab:red", label="displacement (1 − cos)")
+    twin.set_xlim(0, max(float(top["displacement"].max()), 1e-12) * 1.1)
+    twin.set_xlabel("displacement of the item's own embedding, 1 − cos", color="tab:red")
+    twin.tick_params(axis="x", colors="tab:red")
+    ax_all.scatter(table["neighbourhood_shift"], table["displacement"], s=6, color="grey",
+                   alpha=0.4, label="all items")
+    ax_all.scatter(top["neighbourhood_shift"], top["displacement"], s=18, color="tab:red",
+                   label=f"the {len(top)} most shifted")
+    ax_all.set_xlabel("neighbourhood shift (1 − Jaccard)")
+    ax_all.set_ylabel("displacement (1 − cos)")
+    ax_all.legend(fontsize=7)
+    return ax_bar, ax_all

@@ -1,0 +1,142 @@
+"""Search results: the top-k arrays, and their table with payload columns."""
+
+import numpy as np
+
+_AS_FRAME = ("auto", True, False)
+
+
+def pandas_or_none():
+    """The :mod:`pandas` module, or None when it is not installed."""
+    try:
+        import pandas
+    except ImportError:
+        return None
+    return pandas
+
+
+class SearchResult:
+    """Top-k neighbours of a batch of queries.
+
+    Parameters
+    ----------
+    scores : ndarray of shape (n_queries, k)
+        Similarity of each neighbour, decreasing along each row.
+    indices : ndarray of int, shape (n_queries, k)
+        Gallery row of each neighbour.
+    payload : sequence, pandas Series/DataFrame or None, default=None
+        One entry (row) per gallery item, joined to the neighbours by
+        :meth:`to_frame` (e.g. captions or file paths).
+
+    Attributes
+    ----------
+    scores, indices : ndarray
+    payload : object or None
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from temporal_xmodal.search import SearchResult
+    >>> r = SearchResult(np.array([[0.9, 0.5]]), np.array([[2, 0]]), payload=["a", "b", "c"])
+    >>> r.payload_of()[0].tolist()
+    ['c', 'a']
+    """
+
+    def __init__(self, scores, indices, payload=None):
+        self.scores = scores
+        self.indices = indices
+        self.payload = payload
+
+    def __len__(self):
+        return len(self.indices)
+
+    def __repr__(self):
+        n, k = self.indices.shape
+        return f"SearchResult({n} queries x top {k})"
+
+    def payload_of(self):
+        """The payload of every neighbour: an array shaped like :attr:`indices`.
+
+        Returns
+        -------
+        values : ndarray of shape (n_queries, k)
+            For a DataFrame payload, its first column.
+
+        Raises
+        ------
+        ValueError
+            Without a payload.
+        """
+        if self.payload is None:
+            raise ValueError("This SearchResult has no payload; pass payload= when searching.")
+        values = _payload_columns(self.payload)
+        first = next(iter(values.values()))
+        return first[self.indices]
+
+    def to_frame(self, query_ids=None):
+        """One row per (query, neighbour): ``query, rank, index, score`` and the payload.
+
+        Parameters
+        ----------
+        query_ids : array-like of shape (n_queries,), default=None
+            Values of the ``query`` column (default ``0 .. n_queries - 1``).
+
+        Returns
+        -------
+        frame : pandas.DataFrame
+            Columns ``query``, ``rank`` (1 = nearest), ``index`` (gallery
+            row), ``score``, then the payload column(s): a Series' name (or
+            ``payload``), a DataFrame's columns, or ``payload`` for a sequence.
+        """
+        pd = pandas_or_none()
+        if pd is None:
+            raise ImportError("SearchResult.to_frame needs pandas (pip install pandas); "
+                              "the arrays are in .indices and .scores.")
+        n, k = self.indices.shape
+        query_ids = np.arange(n) if query_ids is None else np.asarray(query_ids)
+        columns = {
+            "query": np.repeat(query_ids, k),
+            "rank": np.tile(np.arange(1, k + 1), n),
+            "index": self.indices.ravel(),
+            "score": self.scores.ravel(),
+        }
+        if self.payload is not None:
+            for name, values in _payload_columns(self.payload).items():
+                columns[name] = values[self.indices.ravel()]
+        return pd.DataFrame(columns)
+
+
+def _payload_columns(payload):
+    """``{column name: ndarray}`` of a sequence, Series or DataFrame payload."""
+    if hasattr(payload, "columns") and hasattr(payload, "to_numpy"):  # DataFrame
+        return {str(c): payload[c].to_numpy() for c in payload.columns}
+    if hasattr(payload, "to_numpy"):  # Series
+        return {str(payload.name) if payload.name is not None else "payload":
+                payload.to_numpy()}
+    values = np.empty(len(payload), dtype=object)
+    values[:] = list(payload)
+    return {"payload": values}
+
+
+def check_payload(payload, n_gallery):
+    """Check that ``payload`` has one entry per gallery item (None passes)."""
+    if payload is None:
+        return None
+    if len(payload) != n_gallery:
+        raise ValueError(
+            f"payload has {len(payload)} entries but the gallery has {n_gallery} items; "
+            "give one entry (caption, path, ...) per gallery row."
+        )
+    return payload
+
+
+def check_as_frame(as_frame):
+    if as_frame not in _AS_FRAME:
+        raise ValueError(f"as_frame must be 'auto', True or False; got {as_frame!r}.")
+    return as_frame
+
+
+def format_result(result, as_frame):
+    """A DataFrame (``as_frame`` True, or "auto" with pandas) or the SearchResult."""
+    if as_frame is True or (as_frame == "auto" and pandas_or_none() is not None):
+        return result.to_frame()
+    return result

@@ -1,0 +1,246 @@
+"""Top-k search, the cross-modal index, exploration over time, and the search benchmark."""
+
+import builtins
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from temporal_xmodal import CCACrossModal, DiachronicEmbedder
+from temporal_xmodal.datasets import make_temporal_crossmodal
+from temporal_xmodal.search import (
+    CrossModalIndex,
+    SearchResult,
+    cross_modal_search,
+    neighbourhood_over_time,
+    neighbourhood_shift,
+    plot_neighbourhood_over_time,
+    plot_neighbourhood_shift,
+    search_embeddings,
+)
+
+pd = pytest.importorskip("pandas")
+BENCHMARK = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_search.py"
+
+
+def _brute(Q, G, k):
+    S = Q @ G.T
+    order = np.lexsort((np.broadcast_to(np.arange(G.shape[0]), S.shape), -S), axis=1)[:, :k]
+    return np.take_along_axis(S, order, 1), order
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("working_memory", [0.5, None])  # 0.5 MiB: 7 gallery chunks
+def test_search_embeddings_equals_brute_force(dtype, working_memory):
+    rng = np.random.default_rng(0)
+    Q = rng.standard_normal((70, 12)).astype(dtype)
+    G = rng.standard_normal((3001, 12)).astype(dtype)
+    scores, idx = search_embeddings(Q, G, k=15, working_memory=working_memory)
+    ref_s, ref_i = _brute(Q.astype(np.float64), G.astype(np.float64), 15)
+    np.testing.assert_array_equal(idx, ref_i)
+    np.testing.assert_allclose(scores, ref_s, atol=1e-5 if dtype == np.float32 else 1e-12)
+    assert scores.dtype == dtype and idx.dtype == np.int64
+
+
+def test_ties_are_ordered_by_index_and_k_is_capped():
+    G = np.array([[1.0, 0], [0, 1], [1, 0], [1, 0]])
+    scores, idx = search_embeddings(np.array([[1.0, 0.0]]), G, k=10, working_memory=1e-5)
+    assert idx.tolist() == [[0, 2, 3, 1]]  # 3 tied at 1.0 by increasing index; k capped at 4
+    assert scores.tolist() == [[1.0, 1.0, 1.0, 0.0]]
+
+
+def test_cosine_similarity_and_bad_arguments():
+    rng = np.random.default_rng(1)
+    Q, G = rng.standard_normal((5, 4)), rng.standard_normal((50, 4)) * rng.uniform(0.1, 9, (50, 1))
+    _, idx = search_embeddings(Q, G, k=3, similarity="cosine")
+    Gn = G / np.linalg.norm(G, axis=1, keepdims=True)
+    np.testing.assert_array_equal(idx, _brute(Q, Gn, 3)[1])
+    with pytest.raises(ValueError, match="k must be a positive int"):
+        search_embeddings(Q, G, k=0)
+    with pytest.raises(ValueError, match="differ in dimension: 4 vs 3"):
+        search_embeddings(Q, G[:, :3])
+    with pytest.raises(ValueError, match="gallery contains NaN or infinity in 1 of its 50 rows"):
+        search_embeddings(Q, np.where(np.arange(50)[:, None] == 7, np.nan, G))
+    with pytest.raises(ValueError, match="backend must be one of"):
+        search_embeddings(Q, G, backend="annoy")
+
+
+def test_faiss_backend_gives_the_same_topk():
+    pytest.importorskip("faiss")
+    rng = np.random.default_rng(2)
+    Q = rng.standard_normal((40, 16)).astype(np.float32)
+    G = rng.standard_normal((2000, 16)).astype(np.float32)
+    s_t, i_t = search_embeddings(Q, G, k=20)
+    s_f, i_f = search_embeddings(Q, G, k=20, backend="faiss")
+    np.testing.assert_array_equal(i_t, i_f)
+    np.testing.assert_allclose(s_t, s_f, atol=1e-5)
+
+
+def test_missing_faiss_gives_an_actionable_import_error(monkeypatch):
+    real_import = builtins.__import__
+
+    def no_faiss(name, *args, **kwargs):
+        if name == "faiss":
+            raise ImportError("No module named 'faiss'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_faiss)
+    with pytest.raises(ImportError, match=r"pip install temporal-xmodal\[faiss\]"):
+        search_embeddings(np.eye(3), np.eye(3), k=1, backend="faiss")
+
+
+@pytest.fixture(scope="module")
+def cca_data():
+    X, y, info = make_temporal_crossmodal(300, return_info=True, random_state=0)
+    est = CCACrossModal(n_image_features=info.n_image_features).fit(X)
+    n_img = info.n_image_features
+    return est, X[:, :n_img], X[:, n_img:-1], X[:, -1]
+
+
+def test_index_search_matches_brute_force_with_payload(cca_data):
+    est, X_img, X_txt, _ = cca_data
+    captions = pd.Series([f"caption {i}" for i in range(len(X_txt))], name="caption")
+    index = CrossModalIndex(est, modality="text").fit(X_txt, payload=captions)
+    frame = index.search(X_img[:4], k=5)
+    assert list(frame.columns) == ["query", "rank", "index", "score", "caption"]
+    assert len(frame) == 20 and frame["rank"].tolist()[:5] == [1, 2, 3, 4, 5]
+    Zi, Zt = est.transform_image(X_img[:4]), est.transform_text(X_txt)
+    ref_s, ref_i = _brute(Zi, Zt, 5)
+    np.testing.assert_array_equal(frame["index"].to_numpy().reshape(4, 5), ref_i)
+    np.testing.assert_allclose(frame["score"].to_numpy().reshape(4, 5), ref_s, atol=1e-12)
+    assert (frame["caption"] == [f"caption {i}" for i in frame["index"]]).all()
+    arrays = index.search(X_img[:4], k=5, as_frame=False)
+    assert isinstance(arrays, SearchResult) and arrays.payload_of().shape == (4, 5)
+    # the one-shot function gives the same, text -> image too
+    once = cross_modal_search(est, X_img[:4], X_txt, k=5, payload=captions, as_frame=False)
+    np.testing.assert_array_equal(once.indices, arrays.indices)
+    t2i = cross_modal_search(est, X_txt[:3], X_img, k=2, direction="t2i", as_frame=False)
+    np.testing.assert_array_equal(t2i.indices, _brute(est.transform_text(X_txt[:3]),
+                                                      est.transform_image(X_img), 2)[1])
+
+
+def test_index_validation(cca_data):
+    est, X_img, X_txt, _ = cca_data
+    with pytest.raises(ValueError, match="payload has 3 entries but the gallery has 300"):
+        CrossModalIndex(est).fit(X_txt, payload=["a", "b", "c"])
+    with pytest.raises(ValueError, match="modality"):
+        CrossModalIndex(est, modality="audio").fit(X_txt)
+    with pytest.raises(ValueError, match="k must be a positive int"):
+        CrossModalIndex(est).fit(X_txt).search(X_img[:2], k=0)
+
+
+@pytest.fixture(scope="module")
+def diachronic_data():
+    X, y, info = make_temporal_crossmodal(300, return_info=True, random_state=1)
+    est = DiachronicEmbedder(n_image_features=info.n_image_features, hidden_dim=16,
+                             embedding_dim=8, time_dim=4, max_epochs=1, random_state=0)
+    with torch.random.fork_rng():
+        est.fit(X, y)
+    n_img = info.n_image_features
+    return est, X[:, :n_img], X[:, n_img:-1], X[:, -1]
+
+
+def test_queries_and_gallery_are_projected_at_their_own_instants(diachronic_data):
+    est, X_img, X_txt, t = diachronic_data
+    t0, t1 = float(np.quantile(t, 0.1)), float(np.quantile(t, 0.9))
+    index = CrossModalIndex(est, modality="text", time=t0).fit(X_txt)
+    res = index.search(X_img[:6], k=4, time=t1, as_frame=False)
+    ref = _brute(est.transform_image(X_img[:6], time=t1), est.transform_text(X_txt, time=t0), 4)
+    np.testing.assert_array_equal(res.indices, ref[1])
+    # per-row query times are passed through unchanged
+    rows = np.linspace(t0, t1, 6)
+    res_rows = index.search(X_img[:6], k=4, time=rows, as_frame=False)
+    ref_rows = _brute(est.transform_image(X_img[:6], time=rows),
+                      est.transform_text(X_txt, time=t0), 4)
+    np.testing.assert_array_equal(res_rows.indices, ref_rows[1])
+    with pytest.raises(ValueError, match="projects items at an instant"):
+        index.search(X_img[:2], k=2)
+
+
+def test_neighbourhood_over_time_table_and_plot(diachronic_data, tmp_path):
+    est, X_img, X_txt, t = diachronic_data
+    times = [float(np.quantile(t, q)) for q in (0.0, 0.5, 1.0)]
+    payload = [f"c{i}" for i in range(len(X_txt))]
+    table = neighbourhood_over_time(est, X_img[0], X_txt, times, k=5, payload=payload)
+    assert list(table.columns) == ["instant", "rank", "neighbour", "score", "status", "payload"]
+    for i, instant in enumerate(times):
+        rows = table[table["instant"] == instant]
+        ranked = rows[rows["status"] != "left"]
+        ref_s, ref_i = _brute(est.transform_image(X_img[:1], time=instant),
+                              est.transform_text(X_txt, time=instant), 5)
+        assert ranked["neighbour"].tolist() == ref_i[0].tolist()
+        np.testing.assert_allclose(ranked["score"], ref_s[0], atol=1e-6)
+        if i == 0:
+            assert set(rows["status"]) == {"initial"}
+        else:  # entered/left against the previous instant's top 5
+            prev = set(table[(table["instant"] == times[i - 1])
+                             & (table["status"] != "left")]["neighbour"])
+            now = set(ranked["neighbour"])
+            assert set(ranked[ranked["status"] == "entered"]["neighbour"]) == now - prev
+            assert set(rows[rows["status"] == "left"]["neighbour"]) == prev - now
+            assert rows[rows["status"] == "left"]["rank"].isna().all()
+    assert (table["payload"] == [f"c{j}" for j in table["neighbour"]]).all()
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    ax = plot_neighbourhood_over_time(table)
+    assert len(ax.lines) == table[table["status"] != "left"]["neighbour"].nunique()
+    ax.figure.savefig(tmp_path / "nb.png")
+
+
+def test_neighbourhood_shift_measures(diachronic_data, cca_data):
+    est, X_img, X_txt, t = diachronic_data
+    t1, t2 = float(t.min()), float(t.max())
+    table = neighbourhood_shift(est, X_txt[:120], (t1, t2), k=6)
+    assert list(table.columns) == ["item", "neighbourhood_shift", "displacement", "shared"]
+    assert table["neighbourhood_shift"].is_monotonic_decreasing
+    # recompute one item's figures by hand
+    row = table.iloc[0]
+    item = int(row["item"])
+    sets = []
+    for tt in (t1, t2):
+        Z = est.transform_text(X_txt[:120], time=tt)
+        s = Z @ Z[item]
+        s[item] = -np.inf  # its own row is left out
+        sets.append(set(np.argsort(-s)[:6]))
+    shared = len(sets[0] & sets[1])
+    assert row["shared"] == shared
+    assert row["neighbourhood_shift"] == pytest.approx(1 - shared / (12 - shared))
+    e1 = est.transform_text(X_txt[item:item + 1], time=t1)[0]
+    e2 = est.transform_text(X_txt[item:item + 1], time=t2)[0]
+    assert row["displacement"] == pytest.approx(1 - e1 @ e2, abs=1e-6)
+    assert table["displacement"].max() > 1e-4  # a time-conditioned model moves items
+    # a static model: nothing shifts
+    cca, _, X_txt_c, _ = cca_data
+    static = neighbourhood_shift(cca, X_txt_c[:100], (0.0, 1.0), k=5, X_gallery=X_txt_c[:80],
+                                 gallery_modality="text")
+    assert (static["neighbourhood_shift"] == 0).all() and static["displacement"].max() < 1e-9
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    ax_bar, ax_all = plot_neighbourhood_shift(table, n=5)
+    assert len(ax_bar.patches) == 5
+    with pytest.raises(ValueError, match="exactly two instants"):
+        neighbourhood_shift(est, X_txt[:50], (t1,), k=3)
+
+
+def test_benchmark_quick_run(tmp_path):
+    root = BENCHMARK.parents[1]  # import this checkout's package, as `python -m` would
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
+    proc = subprocess.run([sys.executable, str(BENCHMARK), "--quick", "--output-dir",
+                           str(tmp_path)], capture_output=True, text=True, timeout=240,
+                          cwd=root, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads((tmp_path / "bench_search.json").read_text())
+    assert data["quick"] is True and data["parameters"]["k"] == 100
+    search = data["results"]["search"]
+    assert search["sklearn_agreement"]["differences_not_ties"] == 0
+    if "faiss_agreement" in search:
+        assert search["faiss_agreement"]["differences_not_ties"] == 0
+    assert data["targets"]["search_memory"]["passed"]
+    assert set(data["results"]["metrics"]["scores"]) == {"map", "recall", "mrr", "ndcg"}
+    assert "throughput ratio ours / sklearn" in proc.stdout
