@@ -180,9 +180,13 @@ def test_profile_names_list_and_single_name():
 
 
 def _early_late_r2(drift, profiles, seed, n_samples=3000):
-    """R^2 of an image->text least-squares map fitted on the first fifth."""
+    """R^2 of an image->text least-squares map fitted on the first fifth.
+
+    ``meaning_shift=0``: these tests isolate the wording rotation; the era
+    meaning shifts (tested below) would break the map on their own.
+    """
     X, _, info = make_temporal_crossmodal(
-        n_samples=n_samples, drift=drift, profiles=profiles,
+        n_samples=n_samples, drift=drift, profiles=profiles, meaning_shift=0.0,
         return_info=True, random_state=seed,
     )
     X_img, X_txt, t = _split(X, info)
@@ -235,7 +239,7 @@ def test_topic_drift_moves_text_but_not_image():
     def shift(topic_drift):
         X, _, info = make_temporal_crossmodal(
             n_samples=3000, n_categories=3, profiles="steady", drift=0.0,
-            topic_drift=topic_drift, return_info=True, random_state=0,
+            meaning_shift=0.0, topic_drift=topic_drift, return_info=True, random_state=0,
         )
         X_img, X_txt, t = _split(X, info)
         c0 = info.category == 0
@@ -249,6 +253,84 @@ def test_topic_drift_moves_text_but_not_image():
     img1, txt1 = shift(1.0)
     assert txt1 > 3 * txt0
     assert abs(img1 - img0) < 0.05
+
+
+# --------------------------------------------------------------------------
+# Eras: caption wording moves between categories
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("meaning_shift, n_moving", [(1.0, 8), (0.5, 4), (0.1, 2), (0.0, 0)])
+def test_eras_and_wordings_ground_truth(meaning_shift, n_moving):
+    _, _, info = make_temporal_crossmodal(
+        n_samples=900, n_eras=4, meaning_shift=meaning_shift, time_range=(1900.0, 1940.0),
+        return_info=True, random_state=0,
+    )
+    np.testing.assert_allclose(info.era_edges, [1900, 1910, 1920, 1930, 1940])
+    np.testing.assert_array_equal(info.era, np.searchsorted(info.era_edges[1:-1], info.time,
+                                                            side="right"))
+    assert info.wording.shape == info.meaning_moved.shape == (4, 8)
+    assert info.wording[0].tolist() == list(range(8)) and not info.meaning_moved[0].any()
+    for e in range(1, 4):
+        assert sorted(info.wording[e]) == list(range(8))  # a permutation of the wordings
+        moved = info.wording[e] != info.wording[e - 1]
+        np.testing.assert_array_equal(moved, info.meaning_moved[e])
+        assert moved.sum() == n_moving  # one cycle: every member of it moves
+    np.testing.assert_array_equal(info.text_category, info.wording[info.era, info.category])
+
+
+def test_a_moved_wording_is_the_other_category_s_old_caption():
+    # Noiseless, no events, no rotation: a caption is exactly its wording's
+    # first-era caption, while pictures stay with their own category.
+    X, _, info = make_temporal_crossmodal(
+        n_samples=600, n_categories=4, profiles="steady", noise=0.0, latent_noise=0.0,
+        event_strength=0.0, drift=0.0, return_info=True, random_state=0,
+    )
+    X_img, X_txt, _ = _split(X, info)
+    first = info.era == 0
+    moved = info.text_category != info.category
+    assert moved.mean() > 0.5  # eras 1 and 2 of 3, every wording moved
+    for i in np.flatnonzero(moved)[:50]:
+        ref = np.flatnonzero(first & (info.category == info.text_category[i]))[0]
+        np.testing.assert_allclose(X_txt[i], X_txt[ref], atol=1e-10)
+        same_cat = np.flatnonzero(first & (info.category == info.category[i]))[0]
+        np.testing.assert_allclose(X_img[i], X_img[same_cat], atol=1e-10)
+
+
+def _probe_gain(seed, **kwargs):
+    """Held-out accuracy of per-era text->category probes minus one static probe.
+
+    Returns the gain over all items and over the routine (steady) captions.
+    """
+    from sklearn.linear_model import LogisticRegression
+
+    n = 2000
+    X, _, info = make_temporal_crossmodal(
+        n_samples=n, label_noise=0.0, return_info=True, random_state=seed, **kwargs
+    )
+    X_txt, c = _split(X, info)[1], info.category
+    train, test = np.arange(n) % 2 == 0, np.arange(n) % 2 == 1
+    static = LogisticRegression(max_iter=1000).fit(X_txt[train], c[train]).predict(X_txt) == c
+    per_era = np.zeros(n, dtype=bool)
+    for e in range(info.era.max() + 1):
+        era = info.era == e
+        fit = LogisticRegression(max_iter=1000).fit(X_txt[train & era], c[train & era])
+        per_era[era] = fit.predict(X_txt[era]) == c[era]
+    steady = np.array(info.profiles)[c] == "steady"
+    return (per_era[test].mean() - static[test].mean(),
+            per_era[test & steady].mean() - static[test & steady].mean())
+
+
+def test_per_era_probe_beats_a_static_one_only_when_meanings_move():
+    seed = 0  # one seed keeps the test fast; the ranges below are over seeds 0-5
+    # Default world: per-era probes are right ~100% of the time; a static
+    # probe loses 0.085-0.126 of accuracy over 6 seeds (0.14-0.22 on routine
+    # captions, which have no event words to give the event away).
+    gain, gain_routine = _probe_gain(seed)
+    assert gain > 0.05 and gain_routine > 0.1, (gain, gain_routine)
+    # Static world: time buys nothing (|gain| <= 0.004 over 6 seeds).
+    gain0, gain0_routine = _probe_gain(seed, drift=0.0, meaning_shift=0.0)
+    assert abs(gain0) < 0.02 and abs(gain0_routine) < 0.02, (gain0, gain0_routine)
 
 
 # --------------------------------------------------------------------------
@@ -377,6 +459,10 @@ def test_label_noise_spreads_over_other_categories():
         (dict(burst_width=0.0), ValueError, r"burst_width must be in \(0, 0.5\]"),
         (dict(burst_width=0.7), ValueError, "burst_width must be in"),
         (dict(second_label_rate=1.5), ValueError, "second_label_rate must be in"),
+        (dict(n_eras=0), ValueError, "n_eras must be >= 1"),
+        (dict(n_eras=2.5), TypeError, "n_eras must be an int"),
+        (dict(meaning_shift=1.5), ValueError, r"meaning_shift must be in \[0.0, 1.0\]"),
+        (dict(meaning_shift=-0.1), ValueError, "meaning_shift must be in"),
         (dict(multilabel="yes"), TypeError, "multilabel must be a bool"),
         (dict(return_info=1), TypeError, "return_info must be a bool"),
         (dict(random_state="seed"), ValueError, "cannot be used to seed"),

@@ -186,3 +186,30 @@ def test_training_pairs_need_target(tmp_path):
     _make_split(tmp_path, "test-A", expected=False)
     with pytest.raises(ValueError, match="with_target=False"):
         ticrc_training_pairs(load_ticrc(tmp_path, "test-A", with_target=False))
+
+
+# --------------------------------------------------------------- encodings
+def test_byte_order_mark_accepted(tmp_path):
+    # A BOM used to stay in the first picture name ("\ufeffa.png": "picture missing").
+    folder = _make_split(tmp_path)
+    for name in ("in.tsv", "captions.tsv", "expected.tsv"):
+        (folder / name).write_bytes(b"\xef\xbb\xbf" + (folder / name).read_bytes())
+    data = load_ticrc(tmp_path, "train")
+    assert data.picture_paths[0] == str(folder / "pictures" / "a.png")
+    assert data.captions[0] == "first\ncaption" and data.target.tolist() == [1, 0]
+
+
+@pytest.mark.parametrize("name, line, bad, column", [
+    ("in.tsv", b"b.png\t1901-06-15", b"b\xff.png\t1901-06-15", 2),
+    ("captions.tsv", b"2\tsecond", b"2\tsecond caf\xe9", 13),
+    ("captions.tsv", b"2\tsecond", b"2\tsecond \xe2\x82", 10),  # truncated 3-byte sequence
+    ("expected.tsv", b"1", b"\x81", 1),
+])
+def test_non_utf8_byte_names_file_line_and_column(tmp_path, name, line, bad, column):
+    folder = _make_split(tmp_path)
+    path = folder / name
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes().replace(line, bad))  # BOM too
+    byte = f"0x{bad[column - 1]:02x}"
+    with pytest.raises(ValueError, match=re.escape(f"{path}:2: ") + f"bytes? {byte}"
+                       + f".* at column {column} is not valid UTF-8"):
+        load_ticrc(tmp_path, "train")

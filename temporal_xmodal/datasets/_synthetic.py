@@ -3,11 +3,10 @@
 :func:`make_temporal_crossmodal` draws a cross-modal collection whose
 categories live on different temporal profiles (one-off spikes, recurrent
 bursts, steady background), whose items from the same burst share an event
-offset, whose image features are stable over time and whose text wording
-drifts.  It is the embedded default data set of the demo and of the tests.
+offset, whose image features are stable over time and whose caption wording
+changes meaning from one era to the next (and drifts smoothly).  It is the
+embedded default data set of the demo and of the tests.
 """
-
-import numbers
 
 import numpy as np
 from scipy.special import ndtr, ndtri
@@ -15,9 +14,9 @@ from sklearn.utils import Bunch, check_random_state
 
 from temporal_xmodal._layout import stack_modalities
 
-__all__ = ["make_temporal_crossmodal"]
+from ._synthetic_params import validate_params as _validate
 
-_PROFILES = ("spike", "recurrent", "steady")
+__all__ = ["make_temporal_crossmodal"]
 
 # Scale of the event offsets relative to the (unit-variance) prototypes when
 # ``event_strength=1`` and weight of the secondary prototype of a two-label
@@ -45,6 +44,8 @@ def make_temporal_crossmodal(
     latent_noise=0.3,
     topic_drift=0.0,
     second_label_rate=0.3,
+    n_eras=3,
+    meaning_shift=1.0,
     return_info=False,
     random_state=None,
 ):
@@ -54,9 +55,36 @@ def make_temporal_crossmodal(
     categories follow different temporal profiles, items of the same burst
     share an event-specific offset (so same-category items close in time are
     more alike than far-apart ones), image features are a fixed linear view
-    of the item's latent vector and text features are a linear view whose
-    mixing matrix rotates smoothly with time (wording drift).  The full
-    generative model is given in the Notes.
+    of the item's latent vector and text features are a linear view of the
+    latent vector *as worded in the item's era*: caption wording moves
+    between categories from one era to the next, so the same caption denotes
+    a different category in different eras (no static map undoes this), and
+    the text mixing matrix also rotates smoothly with time (wording drift).
+
+    **The story.**  The collection is a newspaper picture archive spanning
+    ``n_eras`` eras (equal slices of ``time_range``, e.g. decades).  A
+    photograph of a given kind of scene looks the same in every era: image
+    features are stable.  Caption writers draw on a stock of phrases whose
+    meaning is not fixed: when an era ends, phrases move on to another
+    kind of scene (*broadcast* went from sowing a field to radio, *the
+    front* from a seaside promenade to a battle line, *a liner* from a
+    ruled line to an ocean steamer).  Here every category has, in each era,
+    the wording that category :math:`w_e(c)` had in the first era; at each
+    era boundary a random ``meaning_shift`` fraction of the categories pass
+    their wordings round among themselves in one cycle (none keeps its own),
+    the others keep theirs.  The stock of category wordings never changes,
+    only who uses it, so nothing in a routine caption tells which meaning it
+    has but its date: a text-to-category reader or an image-to-text map must
+    depend on the era.  Items of one burst share event-specific words (the
+    event offset, also seen in their pictures), which let a reader who saw
+    the event recognise its captions whatever their wording; routine
+    captions (steady categories) have no such clue.  The rotation of the
+    writing style (``drift``) comes on top and partly dates a caption by its
+    style, as does the per-category topic drift (``topic_drift``).
+    ``drift=0, meaning_shift=0`` (with the default ``topic_drift=0``) is a
+    static world in which time says nothing about how pictures and captions
+    relate (the categories' time profiles and burst offsets remain).  The
+    full generative model is given in the Notes.
 
     Parameters
     ----------
@@ -128,6 +156,18 @@ def make_temporal_crossmodal(
     second_label_rate : float, default=0.3
         Probability that an item gets a second category when
         ``multilabel=True``; ignored otherwise.
+    n_eras : int, default=3
+        Number :math:`E \ge 1` of eras: equal, contiguous slices of
+        ``time_range`` (era :math:`e` covers
+        :math:`[t_0 + eT/E,\, t_0 + (e+1)T/E)`, in the time units of
+        ``time_range``).  ``1`` removes the meaning shifts.
+    meaning_shift : float, default=1.0
+        Fraction :math:`\mu \in [0, 1]` of the categories whose caption
+        wording moves at each era boundary: :math:`m =
+        \max(2, \mathrm{round}(\mu C))` categories (``0`` moves none) pass
+        their wordings round in one cycle.  ``1`` (default): every
+        category's wording moves at every boundary; ``0`` keeps every
+        wording in every era.
     return_info : bool, default=False
         If True, also return the ground truth as a :class:`~sklearn.utils.Bunch`.
     random_state : int, RandomState instance or None, default=None
@@ -157,6 +197,16 @@ def make_temporal_crossmodal(
           corrupted.
         - ``latent`` (n_samples, n_latent): the latent vectors :math:`z_i`.
         - ``theta`` (n_samples,): wording rotation angle :math:`\theta(t_i)`.
+        - ``era`` (n_samples,): era :math:`e_i` of each item, ``0 .. n_eras - 1``.
+        - ``era_edges`` (n_eras + 1,): era boundaries, from ``t0`` to ``t1``.
+        - ``wording`` (n_eras, n_categories): :math:`w_e(c)`, the category
+          whose first-era wording category ``c`` uses in era ``e`` (row 0 is
+          ``0 .. C - 1``).
+        - ``meaning_moved`` (n_eras, n_categories): True where category
+          ``c``'s wording changed at the start of era ``e`` (row 0 all
+          False).
+        - ``text_category`` (n_samples,): :math:`w_{e_i}(c_i)`, the category
+          the caption's words denote in the first era.
         - ``profiles``: list of the profile name of each category.
         - ``prototypes`` (n_categories, n_latent): :math:`\mu_c`.
         - ``event_category``, ``event_center`` (n_events,): category and
@@ -210,6 +260,20 @@ def make_temporal_crossmodal(
     **Image features** (stable over time):
     :math:`x^V_i = A^\top z_i / s_V + \sigma \varepsilon_i`.
 
+    **Eras and wordings.**  Item :math:`i` lies in era
+    :math:`e_i = \min(\lfloor E (t_i - t_0) / T \rfloor, E - 1)`.
+    :math:`w_0(c) = c`; at each boundary :math:`e \ge 1`, a uniformly drawn
+    set :math:`\{c_1, \dots, c_m\}` of categories (in random order) takes
+    :math:`w_e(c_j) = w_{e-1}(c_{j-1})` (indices mod :math:`m`, a single
+    cycle), every other category keeps :math:`w_e(c) = w_{e-1}(c)`.  The
+    caption's latent vector swaps the category prototypes for the era's
+    wordings:
+
+    .. math::
+
+        z^T_i = z_i - \mu_{c_i} + \mu_{w_{e_i}(c_i)}
+        - \tfrac12 \mu_{c'_i} + \tfrac12 \mu_{w_{e_i}(c'_i)}.
+
     **Text features** (wording drifts):
 
     .. math::
@@ -217,14 +281,18 @@ def make_temporal_crossmodal(
         \theta(t) = \delta \frac{\pi}{2} \frac{t - t_0}{T}, \qquad
         B(t) = \cos\theta(t)\, B_0 + \sin\theta(t)\, B_1,
 
-        \tilde z_i = z_i + \kappa \left(2 \frac{t_i - t_0}{T} - 1\right)
+        \tilde z_i = z^T_i + \kappa \left(2 \frac{t_i - t_0}{T} - 1\right)
         u_{c_i}, \qquad
         x^T_i = B(t_i)^\top \tilde z_i / s_T + \sigma \varepsilon'_i.
 
     :math:`B(t)` has the same entry distribution for every :math:`t`, so
     the text scale does not change with time, but a linear image-to-text
     map fitted at :math:`t` degrades as :math:`|\theta(t') - \theta(t)|`
-    grows.  :math:`s_V, s_T` are the root-mean-square values of the
+    grows.  A moved wording defeats any static map outright: the same
+    caption direction :math:`B^\top \mu_j` denotes category :math:`c` with
+    :math:`w_e(c) = j`, a different one in each era where :math:`j` moved,
+    so a text-to-category probe fitted per era is right where a single one
+    must be wrong on all but one of those eras.  :math:`s_V, s_T` are the root-mean-square values of the
     noiseless features over the sample, so both modalities have unit
     signal scale; :math:`\varepsilon, \varepsilon'` are standard normal.
 
@@ -268,6 +336,7 @@ def make_temporal_crossmodal(
     drift, event_strength, noise = p["drift"], p["event_strength"], p["noise"]
     latent_noise, topic_drift = p["latent_noise"], p["topic_drift"]
     burst_width, label_noise = p["burst_width"], p["label_noise"]
+    n_eras = p["n_eras"]
 
     # Structure shared by all items.
     prototypes = rng.standard_normal((C, L))
@@ -293,6 +362,14 @@ def make_temporal_crossmodal(
         other = (category + rng.randint(1, C, size=n)) % C
         secondary[has_second] = other[has_second]
 
+    # Eras and the wording each category uses in each era (drawn only when
+    # some wording moves, so static settings keep the random stream).
+    n_moving = 0 if p["meaning_shift"] == 0 else max(2, round(p["meaning_shift"] * C))
+    wording, meaning_moved = _draw_wordings(rng, C, n_eras, n_moving)
+    era_edges = t0 + span * np.arange(n_eras + 1) / n_eras
+    era = np.minimum(((time - t0) * n_eras / span).astype(int), n_eras - 1)
+    text_category = wording[era, category]
+
     # Latent vectors; the appended zero row makes event == -1 a zero offset.
     offsets = np.vstack([event_offset, np.zeros((1, L))])
     latent = prototypes[category] + offsets[event]
@@ -300,12 +377,15 @@ def make_temporal_crossmodal(
     has_second = secondary >= 0
     latent[has_second] += _SECOND_WEIGHT * prototypes[secondary[has_second]]
 
-    # Image: fixed map.  Text: rotating map plus optional topic drift.
+    # Image: fixed map.  Text: the era's wordings, rotating map, topic drift.
     X_image = _add_noise(rng, latent @ image_map, noise)
+    text_latent = latent + prototypes[text_category] - prototypes[category]
+    second_words = wording[era[has_second], secondary[has_second]]
+    text_latent[has_second] += _SECOND_WEIGHT * (
+        prototypes[second_words] - prototypes[secondary[has_second]])
     progress = (time - t0) / span
     theta = drift * (np.pi / 2) * progress
-    topic_shift = topic_drift * (2 * progress - 1)[:, None] * topic_dirs[category]
-    text_latent = latent + topic_shift
+    text_latent += topic_drift * (2 * progress - 1)[:, None] * topic_dirs[category]
     text_signal = np.cos(theta)[:, None] * (text_latent @ text_maps[0])
     text_signal += np.sin(theta)[:, None] * (text_latent @ text_maps[1])
     X_text = _add_noise(rng, text_signal, noise)
@@ -322,6 +402,11 @@ def make_temporal_crossmodal(
         label_noise_mask=noisy,
         latent=latent,
         theta=theta,
+        era=era,
+        era_edges=era_edges,
+        wording=wording,
+        meaning_moved=meaning_moved,
+        text_category=text_category,
         profiles=list(profile_list),
         prototypes=prototypes,
         event_category=event_category,
@@ -357,6 +442,24 @@ def _draw_bursts(rng, profile_list, t0, span, n_recurrences):
         categories.extend([c] * len(c_centers))
         centers.extend(c_centers)
     return np.asarray(categories, dtype=int), np.asarray(centers, dtype=float)
+
+
+def _draw_wordings(rng, n_categories, n_eras, n_moving):
+    """Wording w_e(c) of every category in every era, and where it moved.
+
+    At each era boundary ``n_moving`` distinct categories, in random order,
+    take the previous wording of their predecessor in that order (one cycle,
+    so none keeps its own); ``n_moving < 2`` moves nothing.
+    """
+    wording = np.tile(np.arange(n_categories), (n_eras, 1))
+    moved = np.zeros((n_eras, n_categories), dtype=bool)
+    for e in range(1, n_eras):
+        wording[e] = wording[e - 1]
+        if n_moving >= 2:
+            cycle = rng.choice(n_categories, n_moving, replace=False)
+            wording[e, cycle] = wording[e - 1, np.roll(cycle, 1)]
+            moved[e, cycle] = True
+    return wording, moved
 
 
 def _balanced_counts(rng, n, n_categories):
@@ -425,113 +528,3 @@ def _make_labels(rng, category, secondary, n_categories, label_noise, multilabel
     ok = allowed.any(axis=1)
     Y[noisy_idx[ok], replacement[ok]] = 1
     return Y, noisy
-
-
-# --------------------------------------------------------------------------
-# Parameter validation
-# --------------------------------------------------------------------------
-
-
-def _validate(params):
-    """Check every parameter and return the cleaned values."""
-    out = dict(params)
-    out["n_categories"] = _check_int(params["n_categories"], "n_categories", 2)
-    out["n_samples"] = _check_int(params["n_samples"], "n_samples", 1)
-    if out["n_samples"] < out["n_categories"]:
-        raise ValueError(
-            f"n_samples must be >= n_categories so that every category has an "
-            f"item; got n_samples={out['n_samples']} < "
-            f"n_categories={out['n_categories']}."
-        )
-    for name in ("n_image_features", "n_text_features", "n_latent"):
-        out[name] = _check_int(params[name], name, 1)
-    out["n_recurrences"] = _check_int(params["n_recurrences"], "n_recurrences", 2)
-    out["time_range"] = _check_time_range(params["time_range"])
-    out["profiles"] = _check_profiles(params["profiles"], out["n_categories"])
-    for name in ("drift", "event_strength", "noise", "latent_noise", "topic_drift"):
-        out[name] = _check_real(params[name], name, low=0.0)
-    out["label_noise"] = _check_real(
-        params["label_noise"], "label_noise", low=0.0, high=1.0, high_open=True
-    )
-    out["burst_width"] = _check_real(params["burst_width"], "burst_width", high=0.5)
-    if out["burst_width"] <= 0:
-        raise ValueError(
-            f"burst_width must be in (0, 0.5]; got {params['burst_width']!r}."
-        )
-    out["second_label_rate"] = _check_real(
-        params["second_label_rate"], "second_label_rate", low=0.0, high=1.0
-    )
-    for name in ("multilabel", "return_info"):
-        if not isinstance(params[name], (bool, np.bool_)):
-            raise TypeError(f"{name} must be a bool; got {params[name]!r}.")
-    return out
-
-
-def _check_int(value, name, minimum):
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(
-            f"{name} must be an int; got {value!r} ({type(value).__name__})."
-        )
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}; got {value}.")
-    return int(value)
-
-
-def _check_real(value, name, low=None, high=None, high_open=False):
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(
-            f"{name} must be a real number; got {value!r} ({type(value).__name__})."
-        )
-    value = float(value)
-    if not np.isfinite(value):
-        raise ValueError(f"{name} must be finite; got {value}.")
-    too_high = high is not None and (value >= high if high_open else value > high)
-    if (low is not None and value < low) or too_high:
-        lo = "-inf" if low is None else low
-        hi = "inf" if high is None else high
-        bracket = ")" if high_open or high is None else "]"
-        raise ValueError(f"{name} must be in [{lo}, {hi}{bracket}; got {value}.")
-    return value
-
-
-def _check_time_range(time_range):
-    try:
-        t0, t1 = time_range
-    except (TypeError, ValueError):
-        raise TypeError(
-            f"time_range must be a pair (t0, t1) of numbers; got {time_range!r}."
-        ) from None
-    t0 = _check_real(t0, "time_range[0]")
-    t1 = _check_real(t1, "time_range[1]")
-    if not t0 < t1:
-        raise ValueError(
-            f"time_range must be increasing (t0 < t1); got ({t0}, {t1})."
-        )
-    return t0, t1
-
-
-def _check_profiles(profiles, n_categories):
-    if isinstance(profiles, str):
-        if profiles == "mixed":
-            return [_PROFILES[c % len(_PROFILES)] for c in range(n_categories)]
-        names = [profiles] * n_categories
-    else:
-        try:
-            names = list(profiles)
-        except TypeError:
-            raise TypeError(
-                f"profiles must be 'mixed', a profile name or a list of profile "
-                f"names; got {profiles!r}."
-            ) from None
-        if len(names) != n_categories:
-            raise ValueError(
-                f"profiles must have one entry per category ({n_categories}); "
-                f"got {len(names)}."
-            )
-    bad = [name for name in names if not isinstance(name, str) or name not in _PROFILES]
-    if bad:
-        raise ValueError(
-            f"Unknown profile name(s) {bad!r}; valid names are {list(_PROFILES)} "
-            f"(or 'mixed' for all categories)."
-        )
-    return names

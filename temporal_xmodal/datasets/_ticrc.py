@@ -25,23 +25,15 @@ from pathlib import Path
 import numpy as np
 from sklearn.utils import Bunch
 
+from ._reading import read_lines
+
 #: ``YYYY-MM-DD`` (files, paper) or ``YYYYMMDD`` (README; spec ambiguity B-4).
 _DATE = re.compile(r"^(\d{4})-?(\d{2})-?(\d{2})$")
 
 
 def _read_lines(path):
-    """Lines of a UTF-8 TSV file, split on ``\\n`` only, trailing empty lines dropped.
-
-    ``str.splitlines`` would also split on form feeds, ``\\x1c``… and U+2028,
-    which may occur inside OCR-era caption text.
-    """
-    if not path.is_file():
-        raise FileNotFoundError(f"TICRC file missing: {path}")
-    lines = [line[:-1] if line.endswith("\r") else line
-             for line in path.read_text(encoding="utf-8").split("\n")]
-    while lines and not lines[-1]:
-        lines.pop()
-    return lines
+    """Lines of a TICRC TSV file (:func:`._reading.read_lines`)."""
+    return read_lines(path, dataset="TICRC")
 
 
 def _parse_date(text, path, lineno):
@@ -187,10 +179,11 @@ def load_ticrc(path, split, *, with_target=True):
         The split folder, a TSV file or a picture is missing (the message
         names it).
     ValueError
-        A malformed line: wrong number of fields, a bad date, a non-integer,
-        repeated or out-of-range caption id (the message names the file and
-        the 1-based line); or ``expected.tsv`` and ``in.tsv`` disagree in
-        length.
+        A byte that is not UTF-8 or a malformed line: wrong number of fields,
+        a bad date, a non-integer, repeated or out-of-range caption id (the
+        message names the file and the 1-based line); or ``expected.tsv`` and
+        ``in.tsv`` disagree in length.  A UTF-8 byte-order mark at the start
+        of a file is accepted and dropped.
 
     Examples
     --------

@@ -6,13 +6,47 @@ import numpy as np
 from sklearn.utils import Bunch
 
 from .._layout import stack_modalities
+from ._reading import read_lines, read_mat
 
+_DATASET = "Wikipedia benchmark"
 _LISTS = {"train": "trainset_txt_img_cat.list", "test": "testset_txt_img_cat.list"}
+_MATRICES = ("I_tr", "T_tr", "I_te", "T_te")
+
+
+def _read_categories(path):
+    """Category names, one per non-blank line; class ``k`` is line ``k``'s name."""
+    names, first_line = [], {}
+    for lineno, line in enumerate(read_lines(path, dataset=_DATASET), 1):
+        name = line.strip()
+        if not name:
+            continue
+        if name in first_line:
+            raise ValueError(f"{path}:{lineno}: category {name!r} repeated "
+                             f"(first on line {first_line[name]}).")
+        first_line[name] = lineno
+        names.append(name)
+    if not names:
+        raise ValueError(f"{path}: no category names (expected one per line, e.g. 'art').")
+    return names
+
+
+def _check_matrices(path, mat):
+    """Image and text matrices agree: rows per split, columns across splits."""
+    for key in ("tr", "te"):
+        image, text = mat[f"I_{key}"], mat[f"T_{key}"]
+        if len(image) != len(text):
+            raise ValueError(f"{path}: I_{key} has {len(image)} rows but T_{key} has "
+                             f"{len(text)}; row i of both must describe the same document.")
+    for modality in ("I", "T"):
+        n_train, n_test = mat[f"{modality}_tr"].shape[1], mat[f"{modality}_te"].shape[1]
+        if n_train != n_test:
+            raise ValueError(f"{path}: {modality}_tr has {n_train} columns but "
+                             f"{modality}_te has {n_test}.")
 
 
 def _read_list(path, n_rows, n_classes):
     labels = []
-    for lineno, line in enumerate(path.read_text().splitlines(), 1):
+    for lineno, line in enumerate(read_lines(path, dataset=_DATASET), 1):
         if not line.strip():
             continue
         parts = line.split("\t")
@@ -56,16 +90,21 @@ def load_wiki(path):
     FileNotFoundError
         A file is missing (the message names it).
     ValueError
-        A malformed list (the message names the file and line).
+        The message names the file, and the 1-based line where there is one:
+        a byte that is not UTF-8, a malformed list line, an empty or repeated
+        category list, a list whose row count differs from its matrices, or a
+        ``raw_features.mat`` that cannot be read (empty, truncated, another
+        format), lacks one of the four matrices or has matrices that disagree
+        in shape.  A UTF-8 byte-order mark at the start of a text file is
+        accepted and dropped.
     """
-    from scipy.io import loadmat
-
     folder = Path(path)
     for name in ("raw_features.mat", "categories.list", *_LISTS.values()):
         if not (folder / name).is_file():
-            raise FileNotFoundError(f"Wikipedia benchmark file missing: {folder / name}")
-    mat = loadmat(folder / "raw_features.mat")
-    categories = [c for c in (folder / "categories.list").read_text().split() if c]
+            raise FileNotFoundError(f"{_DATASET} file missing: {folder / name}")
+    categories = _read_categories(folder / "categories.list")
+    mat = read_mat(folder / "raw_features.mat", _MATRICES, dataset=_DATASET)
+    _check_matrices(folder / "raw_features.mat", mat)
     out = Bunch(n_image_features=mat["I_tr"].shape[1], categories=categories)
     for split, key in (("train", "tr"), ("test", "te")):
         I, T = mat[f"I_{key}"], mat[f"T_{key}"]

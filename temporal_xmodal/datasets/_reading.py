@@ -1,0 +1,117 @@
+"""Reading the benchmark loaders' files: every failure names the file (and line).
+
+Both loaders (:func:`~temporal_xmodal.datasets.load_wiki`,
+:func:`~temporal_xmodal.datasets.load_ticrc`) read their text files and the
+Wikipedia ``.mat`` file through these two functions, so a broken download is
+reported the same way everywhere: ``FileNotFoundError`` for a missing file,
+``ValueError`` naming the file — and the 1-based line where there is one — for
+anything unreadable in it.
+"""
+
+import numpy as np
+
+
+def read_lines(path, *, dataset):
+    """Lines of a UTF-8 text file, split on ``\\n`` only, trailing empty lines dropped.
+
+    The file is decoded as UTF-8; a leading byte-order mark (``\\ufeff``, as
+    written by some Windows editors) is dropped rather than becoming part of
+    the first field.  A trailing ``\\r`` (Windows line ends) is dropped from
+    every line.  ``str.splitlines`` is not used: it would also split on form
+    feeds, ``\\x1c``… and U+2028, which may occur inside OCR-era caption text.
+
+    Parameters
+    ----------
+    path : Path
+        The file.
+    dataset : str
+        Name of the data set, for the messages (e.g. ``"TICRC"``).
+
+    Returns
+    -------
+    lines : list of str
+        Line ``i`` (1-based in messages) at index ``i - 1``.
+
+    Raises
+    ------
+    FileNotFoundError
+        ``path`` is not a file.
+    ValueError
+        A byte sequence that is not UTF-8; the message names the file, the
+        line, the column (1-based byte offset within the line) and the bytes.
+    """
+    if not path.is_file():
+        raise FileNotFoundError(f"{dataset} file missing: {path}")
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raw = exc.object  # offsets count from after a byte-order mark
+        line_start = raw.rfind(b"\n", 0, exc.start) + 1
+        lineno = raw.count(b"\n", 0, exc.start) + 1
+        bad = raw[exc.start:exc.end]
+        raise ValueError(
+            f"{path}:{lineno}: byte{'s' if len(bad) > 1 else ''} "
+            f"{' '.join(f'0x{b:02x}' for b in bad)} at column {exc.start - line_start + 1} "
+            f"is not valid UTF-8 ({exc.reason}); {dataset} text files must be UTF-8 "
+            "(re-encode the file, e.g. with iconv -f latin1 -t utf-8).") from None
+    lines = [line[:-1] if line.endswith("\r") else line for line in text.split("\n")]
+    while lines and not lines[-1]:
+        lines.pop()
+    return lines
+
+
+def read_mat(path, names, *, dataset):
+    """The named 2-D numeric variables of a MATLAB ``.mat`` file (format v4–v7.2).
+
+    Parameters
+    ----------
+    path : Path
+        The file.
+    names : sequence of str
+        Variables that must be present.
+    dataset : str
+        Name of the data set, for the messages.
+
+    Returns
+    -------
+    variables : dict of str -> ndarray of float64, each 2-D
+
+    Raises
+    ------
+    FileNotFoundError
+        ``path`` is not a file.
+    ValueError
+        The file cannot be read as a ``.mat`` file (empty, truncated, not a
+        MATLAB file, or v7.3/HDF5): the message names the file and the
+        reader's own complaint; or a variable is missing, not numeric or not
+        2-D (the message names the variable and lists those present).
+    """
+    from scipy.io import loadmat
+
+    if not path.is_file():
+        raise FileNotFoundError(f"{dataset} file missing: {path}")
+    try:
+        mat = loadmat(path)
+    # scipy's reader reports damage as MatReadError, OSError, ValueError,
+    # IndexError or TypeError depending on where the file ends; all of them
+    # mean the same thing to the caller, so all become one ValueError.
+    except Exception as exc:  # noqa: BLE001
+        size = path.stat().st_size
+        raise ValueError(
+            f"{path}: not a readable MATLAB .mat file ({size} bytes; the reader said "
+            f"{type(exc).__name__}: {exc}); the file is empty, truncated or of another "
+            "format: download it again.") from exc
+    present = sorted(k for k in mat if not k.startswith("__"))
+    missing = [name for name in names if name not in mat]
+    if missing:
+        raise ValueError(f"{path}: variable(s) {', '.join(missing)} missing; the file holds "
+                         f"{', '.join(present) if present else 'no variables'}.")
+    out = {}
+    for name in names:
+        value = np.asarray(mat[name])
+        if value.ndim != 2 or not np.issubdtype(value.dtype, np.number):
+            raise ValueError(f"{path}: variable {name} must be a 2-D numeric matrix; got "
+                             f"shape {value.shape} of dtype {value.dtype}.")
+        out[name] = value.astype(np.float64, copy=False)
+    return out
