@@ -141,10 +141,11 @@ def test_temporal_soft_constraint_by_hand():
 def test_tempxnet_loss_reduces_to_triplet_with_zero_weight():
     zi, zt, labels = _batch()
     batch = {"time": torch.arange(12.0), "text": torch.randn(12, 3)}
-    static = TempXNetLoss(RecencyCorrelation(), temporal_weight=0.0)((zi, zt), labels, batch)
+    recency = RecencyCorrelation().fit(np.arange(12.0))
+    static = TempXNetLoss(recency, temporal_weight=0.0)((zi, zt), labels, batch)
     triplet = bidirectional_triplet_loss(zi, zt, 1.0, negative_mask(labels))
     assert static.item() == pytest.approx(triplet.item())
-    temporal = TempXNetLoss(RecencyCorrelation(), temporal_weight=1.0)((zi, zt), labels, batch)
+    temporal = TempXNetLoss(recency, temporal_weight=1.0)((zi, zt), labels, batch)
     assert temporal.item() > static.item()
     assert math.isfinite(temporal.item())
 
