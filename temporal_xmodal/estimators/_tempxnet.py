@@ -38,9 +38,10 @@ class TempXNetEmbedder(NeuralCrossModalEmbedder):
     **Deviation from the thesis** (``temporal_normalisation``): the thesis'
     eq. 4.18 has κ = 1, so the summed triplet term L is ~100× the averaged
     temporal term and λ = 1 changes nothing measurable.  By default κ is the
-    number of triplets over the batch size, n_triplets / b, which puts both
-    terms on a per-pair scale (λ weighs one temporal pair term against one
-    triplet hinge); ``temporal_normalisation="literal"`` restores κ = 1.
+    batch's number of active triplets (positive hinge) over the batch size,
+    n_active / b, which puts both terms on a per-pair scale (λ weighs one
+    temporal pair term against one active triplet);
+    ``temporal_normalisation="literal"`` restores κ = 1.
 
     Time is used in training only: after ``fit`` the towers embed items
     without their timestamp.  Defaults are the thesis' values (spec §4):
@@ -66,13 +67,13 @@ class TempXNetEmbedder(NeuralCrossModalEmbedder):
         thesis' value (0.3 for recency, 1 for category and topic).
     temporal_weight : float, default=1.0
         λ; 0 gives the static triplet-loss control.
-    temporal_normalisation : {"triplets", "active_triplets", "literal"}, default="triplets"
+    temporal_normalisation : {"active_triplets", "triplets", "literal"}, default="active_triplets"
         κ, the scale of the temporal term against the summed triplet term
-        (**deviation**, see above): "triplets" multiplies the thesis' term by
-        the batch's number of (anchor, negative) triplets of both directions
-        over b; "active_triplets" by the number of triplets with a positive
-        hinge over b (shrinks as the triplets are satisfied); "literal" is
-        eq. 4.18 as printed.
+        (**deviation**, see above): "active_triplets" multiplies the thesis'
+        term by the batch's number of (anchor, negative) triplets of both
+        directions with a positive hinge over b (it shrinks as the triplets
+        are satisfied); "triplets" by the number of all triplets over b (at
+        λ = 1 it costs category mAP); "literal" is eq. 4.18 as printed.
     margin : float, default=1.0
         Fixed triplet margin m.
     correlation_normalisation : {"max", "sum", "none"}, default="max"
@@ -120,7 +121,7 @@ class TempXNetEmbedder(NeuralCrossModalEmbedder):
                  correlation_normalisation="max", topic_aggregation="product",
                  similarity_mode="clamp", eps=1e-6, exclude_self=False,
                  negatives="different_category", loss_reduction="sum_per_anchor",
-                 temporal_normalisation="triplets", *,
+                 temporal_normalisation="active_triplets", *,
                  embedding_dim=100, hidden_dim=1024, dropout=0.0, max_epochs=25,
                  batch_size=64, lr=5e-3, optimizer="sgd", momentum=0.9, nesterov=False,
                  lr_decay=1e-6, validation_fraction=0.1, patience=None,
