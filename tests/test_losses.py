@@ -217,6 +217,10 @@ def test_tempxnet_normalised_term_is_on_the_triplet_scale():
         assert triplet.item() == pytest.approx(hinges / B, rel=1e-5)  # the same triplet term
         assert temporal.item() == pytest.approx(kappa * l_temp / B, rel=1e-5)
         ratios[mode] = triplet.item() / temporal.item()
+    # averaged triplet term: the temporal term is the mean over anchors of their means
+    triplet, temporal = TempXNetLoss(recency, reduction="mean_active").terms((zi, zt), labels, batch)
+    assert triplet.item() == pytest.approx(hinges / active, rel=1e-5)
+    assert temporal.item() == pytest.approx(l_temp / B, rel=1e-5)
     # eq. 4.18 as printed: the summed triplet term dwarfs the averaged temporal term
     assert ratios["literal"] > 50
     # normalised: one temporal pair term weighs as much as one (active) triplet

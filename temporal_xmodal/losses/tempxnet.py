@@ -156,8 +156,8 @@ class TempXNetLoss(nn.Module):
         if self.temporal_normalisation == "literal":
             return triplet, temporal if self.reduction == "sum" else temporal / b
         with torch.no_grad():
-            needs_active = "active_triplets" in (self.temporal_normalisation, self.reduction) \
-                or self.reduction == "mean_active"
+            needs_active = (self.temporal_normalisation == "active_triplets"
+                            or self.reduction == "mean_active")
             active = _active_triplets(z_image, z_text, self.margin, mask) if needs_active else None
             count = 2 * mask.sum() if self.temporal_normalisation == "triplets" else active
             divisor = {"sum_per_anchor": b, "sum": 1}.get(self.reduction) or active.clamp(min=1)
