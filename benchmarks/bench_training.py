@@ -74,11 +74,11 @@ from temporal_xmodal import SAMEmbedder, TempXNetEmbedder
 from temporal_xmodal.datasets import make_temporal_crossmodal
 from temporal_xmodal.estimators._neural import label_indicator
 from temporal_xmodal.losses import (
+    RecencyCorrelation,
     SAMLoss,
     SemanticDistance,
     TempXNetLoss,
     bidirectional_triplet_loss,
-    make_temporal_correlation,
     negative_mask,
 )
 from temporal_xmodal.nn import TwoTowerNet
@@ -332,7 +332,7 @@ def make_losses(params):
     protos = [torch.nn.functional.normalize(torch.randn(params["n_classes"], 200, generator=gen),
                                             dim=1) for _ in range(2)]
     sam.refresh(params["sam_refresh_epoch"], *protos)
-    recency = make_temporal_correlation("recency").fit(t, labels, X_text)
+    recency = RecencyCorrelation().fit(t, labels, X_text)
     return sam, TempXNetLoss(correlation=recency)
 
 

@@ -12,7 +12,7 @@ from conftest import DATA_DIR
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 CASES = {
     "bench_wiki_sam": {"sam_beats_fixed_margin", "sam_beats_cca"},
-    "bench_tempxnet_synthetic": {"recency λ=1_beats_static", "recency λ=20_beats_static"},
+    "bench_tempxnet_synthetic": {"default_beats_static_by_2std", "default_keeps_category_map"},
     "bench_wiki_scml": {"meta_forgets_less_than_sgd_accuracy", "meta_beats_sgd_final_map",
                         "vectorised_step_vs_coordinate_loop"},
 }

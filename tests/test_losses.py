@@ -7,6 +7,8 @@ import pytest
 import torch
 from torch.nn import functional as F
 
+from temporal_xmodal import TempXNetEmbedder
+from temporal_xmodal.datasets import make_temporal_crossmodal
 from temporal_xmodal.losses import (
     RecencyCorrelation,
     SAMLoss,
@@ -17,6 +19,7 @@ from temporal_xmodal.losses import (
     cross_modality_similarity,
     margin_schedule,
     negative_mask,
+    shared_label_mask,
     temporal_soft_constraint,
 )
 
@@ -141,12 +144,111 @@ def test_temporal_soft_constraint_by_hand():
 def test_tempxnet_loss_reduces_to_triplet_with_zero_weight():
     zi, zt, labels = _batch()
     batch = {"time": torch.arange(12.0), "text": torch.randn(12, 3)}
-    static = TempXNetLoss(RecencyCorrelation(), temporal_weight=0.0)((zi, zt), labels, batch)
+    recency = RecencyCorrelation().fit(np.arange(12.0))
+    static = TempXNetLoss(recency, temporal_weight=0.0)((zi, zt), labels, batch)
     triplet = bidirectional_triplet_loss(zi, zt, 1.0, negative_mask(labels))
     assert static.item() == pytest.approx(triplet.item())
-    temporal = TempXNetLoss(RecencyCorrelation(), temporal_weight=1.0)((zi, zt), labels, batch)
+    temporal = TempXNetLoss(recency, temporal_weight=1.0)((zi, zt), labels, batch)
     assert temporal.item() > static.item()
     assert math.isfinite(temporal.item())
+
+
+def _loop_tempxnet_terms(zi, zt, labels, f_t, margin=1.0, eps=1e-6):
+    """Eqs. 4.4, 4.6-4.11 by explicit loops: (Σ hinges, L_temp, number of active triplets)."""
+    S = (zi @ zt.T).detach().double().numpy()
+    Y = labels.numpy() > 0
+    B = len(S)
+    hinges, active, l_temp = 0.0, 0, 0.0
+    for a in range(B):
+        positives = [j for j in range(B) if (Y[a] & Y[j]).any()]
+        for n in range(B):
+            if n in positives:
+                continue
+            for h in (margin - S[a, a] + S[a, n], margin - S[a, a] + S[n, a]):
+                hinges += max(h, 0.0)
+                active += h > 0
+        terms = []
+        for j in positives:
+            s1, s2 = min(max(S[a, j], eps), 1.0), min(max(S[j, a], eps), 1.0)  # "clamp" mode
+            fs = 2.0 / (1.0 / (s1 + eps) + 1.0 / (s2 + eps))
+            ft = float(f_t[a, j])
+            terms.append(ft * (1 - fs) + (1 - ft) * fs)
+        l_temp += np.mean(terms)
+    return hinges, l_temp, active
+
+
+def _tempxnet_batch(B=64, C=8, seed=0):
+    zi, zt, _ = _batch(B=B, D=16, C=C, seed=seed)
+    labels = F.one_hot(torch.arange(B) % C, C).float()
+    time = torch.linspace(0.0, 10.0, B, dtype=torch.float64)
+    recency = RecencyCorrelation(bandwidth=1.0).fit(time.numpy())
+    return zi, zt, labels, {"time": time}, recency
+
+
+def test_tempxnet_literal_normalisation_is_eq_4_18_and_the_previous_loss():
+    zi, zt, labels, batch, recency = _tempxnet_batch()
+    B, lam = 64, 0.7
+    literal = TempXNetLoss(recency, temporal_weight=lam, temporal_normalisation="literal")
+    value = literal((zi, zt), labels, batch)
+    # the loss before temporal_normalisation existed, expression for expression
+    f_t = recency.batch_matrix(batch["time"])
+    previous = (bidirectional_triplet_loss(zi, zt, 1.0, negative_mask(labels))
+                + lam * temporal_soft_constraint(f_t, cross_modality_similarity(zi, zt),
+                                                 shared_label_mask(labels)) / B)
+    assert torch.equal(value, previous)
+    hinges, l_temp, _ = _loop_tempxnet_terms(zi, zt, labels, f_t)
+    assert value.item() == pytest.approx((hinges + lam * l_temp) / B, rel=1e-5)  # eq. 4.18
+    summed = TempXNetLoss(recency, temporal_weight=lam, temporal_normalisation="literal",
+                          reduction="sum")((zi, zt), labels, batch)
+    assert summed.item() == pytest.approx(hinges + lam * l_temp, rel=1e-5)
+
+
+def test_tempxnet_normalised_term_is_on_the_triplet_scale():
+    zi, zt, labels, batch, recency = _tempxnet_batch()
+    B = 64
+    f_t = recency.batch_matrix(batch["time"])
+    hinges, l_temp, active = _loop_tempxnet_terms(zi, zt, labels, f_t)
+    n_triplets = 2 * int(negative_mask(labels).sum())
+    ratios = {}
+    for mode, kappa in (("literal", 1.0), ("active_triplets", active / B),
+                        ("triplets", n_triplets / B)):
+        triplet, temporal = TempXNetLoss(recency, temporal_normalisation=mode).terms(
+            (zi, zt), labels, batch)
+        assert triplet.item() == pytest.approx(hinges / B, rel=1e-5)  # the same triplet term
+        assert temporal.item() == pytest.approx(kappa * l_temp / B, rel=1e-5)
+        ratios[mode] = triplet.item() / temporal.item()
+    # averaged triplet term: the temporal term is the mean over anchors of their means
+    triplet, temporal = TempXNetLoss(recency, reduction="mean_active").terms((zi, zt), labels, batch)
+    assert triplet.item() == pytest.approx(hinges / active, rel=1e-5)
+    assert temporal.item() == pytest.approx(l_temp / B, rel=1e-5)
+    # eq. 4.18 as printed: the summed triplet term dwarfs the averaged temporal term
+    assert ratios["literal"] > 50
+    # normalised: one temporal pair term weighs as much as one (active) triplet
+    assert 0.1 < ratios["active_triplets"] < 10
+    assert 0.1 < ratios["triplets"] < 10
+
+
+def test_tempxnet_terms_stay_comparable_after_training():
+    # a few epochs of a small model: the active-triplet normalisation keeps the
+    # temporal term on the triplet term's scale (ratio ~0.6 here) while the literal
+    # one stays more than ten times smaller (~24 here; ~500 at initialisation)
+    X, y, info = make_temporal_crossmodal(400, n_categories=8, return_info=True, random_state=0)
+    model = TempXNetEmbedder(hidden_dim=32, embedding_dim=16, max_epochs=3, random_state=0,
+                             validation_fraction=0, n_image_features=info.n_image_features)
+    model.fit(X, y)
+    d = info.n_image_features
+    rows = np.arange(64)
+    zi = torch.from_numpy(model.transform_image(X[rows, :d])).float()
+    zt = torch.from_numpy(model.transform_text(X[rows, d:-1])).float()
+    labels = F.one_hot(torch.from_numpy(y[rows]), 8).float()
+    batch = {"time": torch.from_numpy(X[rows, -1])}
+    ratio = {}
+    for mode in ("literal", "active_triplets"):
+        loss = TempXNetLoss(model.correlation_, temporal_normalisation=mode)
+        triplet, temporal = loss.terms((zi, zt), labels, batch)
+        ratio[mode] = triplet.item() / temporal.item()
+    assert ratio["literal"] > 10, ratio
+    assert 0.1 < ratio["active_triplets"] < 10, ratio
 
 
 def test_diachronic_loss_equals_branch_definition():

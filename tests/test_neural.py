@@ -10,6 +10,7 @@ from skorch.callbacks import Callback
 
 from temporal_xmodal import CCACrossModal, SAMEmbedder, TempXNetEmbedder
 from temporal_xmodal.datasets import make_temporal_crossmodal
+from temporal_xmodal.losses import CategoryKDECorrelation, WordTopicCorrelation
 from temporal_xmodal.metrics import cross_modal_scores
 
 SMALL = dict(embedding_dim=32, hidden_dim=64, max_epochs=6, batch_size=64)
@@ -157,15 +158,34 @@ def _tmap50(est, X, y, window=0.5):
 
 
 def test_tempxnet_beats_its_static_control_on_time_window_map():
-    # Averaged over seeds.  The thesis' lambda = 1 gives a small gain here (the
-    # summed triplet term dominates, spec ambiguity 7); the benchmark reports it.
-    # This test uses lambda = 20, where the temporal term is felt.
+    # Averaged over seeds, at the default weight lambda = 1: the temporal term is
+    # normalised by the active triplets, so it is felt (with the thesis' literal
+    # eq. 4.18 the summed triplet term dominates; the benchmark reports both).
     gains = []
     for seed in range(2):
         X, y, info = make_temporal_crossmodal(1500, return_info=True, random_state=seed)
         kw = dict(random_state=seed, n_image_features=info.n_image_features, max_epochs=10,
                   hidden_dim=256)
         static = TempXNetEmbedder(temporal_weight=0.0, **kw).fit(X[:1000], y[:1000])
-        temporal = TempXNetEmbedder(temporal_weight=20.0, **kw).fit(X[:1000], y[:1000])
+        temporal = TempXNetEmbedder(**kw).fit(X[:1000], y[:1000])
         gains.append(_tmap50(temporal, X[1000:], y[1000:]) - _tmap50(static, X[1000:], y[1000:]))
-    assert np.mean(gains) > 0.01, gains
+    assert np.mean(gains) > 0.02, gains
+
+
+def test_tempxnet_correlation_given_as_object_is_cloned():
+    X, y, info = make_temporal_crossmodal(300, return_info=True, random_state=0)
+    kw = dict(random_state=0, n_image_features=info.n_image_features, max_epochs=2,
+              hidden_dim=16, embedding_dim=8)
+    corr = CategoryKDECorrelation(bandwidth=0.5, n_grid=128)
+    by_object = TempXNetEmbedder(correlation=corr, **kw).fit(X, y)
+    by_name = TempXNetEmbedder(correlation="category", bandwidth=0.5, **kw)
+    assert not hasattr(corr, "density_")  # the given object stays unfitted
+    assert by_object.correlation_ is not corr and by_object.correlation_.n_grid == 128
+    assert isinstance(by_name.fit(X, y).correlation_, CategoryKDECorrelation)
+    assert by_name.correlation_.bandwidth == 0.5 and by_name.correlation_.n_grid == 512
+    default = TempXNetEmbedder(correlation="topic", **kw).fit(X, y).correlation_
+    assert isinstance(default, WordTopicCorrelation) and default.bandwidth == 1.0
+    with pytest.raises(ValueError, match="bandwidth"):
+        TempXNetEmbedder(correlation=corr, bandwidth=2.0, **kw).fit(X, y)
+    with pytest.raises(ValueError, match="'correlation' parameter"):
+        TempXNetEmbedder(correlation="rec", **kw).fit(X, y)

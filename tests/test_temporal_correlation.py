@@ -7,15 +7,14 @@ import numpy as np
 import pytest
 import torch
 from scipy.stats import gaussian_kde
+from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 
 from temporal_xmodal.losses.temporal_correlation import (
-    DEFAULT_BANDWIDTHS,
     CategoryKDECorrelation,
     RecencyCorrelation,
     TemporalCorrelation,
     WordTopicCorrelation,
-    make_temporal_correlation,
 )
 
 
@@ -42,7 +41,7 @@ def two_bursts():
 def test_recency_exact_values():
     f = RecencyCorrelation(bandwidth=0.5).fit(np.array([0.0, 1.0]))
     F = f.batch_matrix(torch.tensor([0.0, 0.5, 1.5, 0.0]))
-    assert F.shape == (4, 4) and F.dtype == torch.float32
+    assert F.shape == (4, 4) and F.dtype == torch.float32  # the default dtype
     assert F[0, 0].item() == pytest.approx(1.0)
     assert F[0, 3].item() == pytest.approx(1.0)  # Δt = 0
     assert F[0, 1].item() == pytest.approx(math.exp(-1.0), rel=1e-6)  # Δt = h
@@ -50,25 +49,39 @@ def test_recency_exact_values():
 
 
 def test_recency_default_bandwidth_one_day_apart():
-    F = RecencyCorrelation().batch_matrix(torch.tensor([3.0, 4.0]))
+    F = RecencyCorrelation().fit(np.array([3.0, 4.0])).batch_matrix(torch.tensor([3.0, 4.0]))
     assert F[0, 1].item() == pytest.approx(math.exp(-1 / 0.3), rel=1e-6)  # ≈ 0.036 (spec §2.1)
 
 
 def test_recency_symmetric_and_bounded():
     t = torch.rand(50, dtype=torch.float64) * 10
-    F = RecencyCorrelation(0.3).batch_matrix(t)
+    F = RecencyCorrelation(0.3).fit(t.numpy()).batch_matrix(t, dtype=torch.float64)
     assert F.dtype == torch.float64
     assert torch.equal(F, F.T)
     assert float(F.min()) >= 0.0 and float(F.max()) <= 1.0
     assert torch.all(torch.diagonal(F) == 1.0)
 
 
-def test_recency_large_absolute_times_are_precise():
-    # float32 years: differences computed in float64
-    t = torch.tensor([2005.0, 2005.1], dtype=torch.float64)
-    F = RecencyCorrelation(0.1).batch_matrix(t, text=torch.zeros(2, 3))
-    assert F.dtype == torch.float32  # follows the text dtype
-    assert F[0, 1].item() == pytest.approx(math.exp(-1.0), rel=1e-5)
+def test_epoch_seconds_lose_no_precision():
+    # times ~1.7e9 s, one second apart: float32 (spacing 128 s there) would make them equal
+    rng = np.random.default_rng(7)
+    t = 1.7e9 + rng.uniform(0, 30 * 86400, 300)
+    t[1] = t[0] + 1.0
+    F = RecencyCorrelation(bandwidth=1.0).fit(t).batch_matrix(torch.from_numpy(t[:2]))
+    assert F[0, 1].item() == pytest.approx(math.exp(-1.0), rel=1e-6)
+    # the density functions depend on differences only: epoch seconds == days from 0
+    labels = np.eye(3)[rng.integers(3, size=300)]
+    days = (t - 1.7e9) / 86400
+    f_sec = CategoryKDECorrelation(bandwidth=86400.0).fit(t, labels)
+    f_day = CategoryKDECorrelation(bandwidth=1.0).fit(days, labels)
+    assert f_sec.time_origin_ == pytest.approx(1.7e9 + 86400 * f_day.time_origin_, abs=1e-3)
+    lab = torch.from_numpy(labels[:50])
+    torch.testing.assert_close(f_sec.batch_matrix(torch.from_numpy(t[:50]), lab),
+                               f_day.batch_matrix(torch.from_numpy(days[:50]), lab))
+    w_sec = WordTopicCorrelation(bandwidth=86400.0).fit(t, None, labels)
+    w_day = WordTopicCorrelation(bandwidth=1.0).fit(days, None, labels)
+    torch.testing.assert_close(w_sec.batch_matrix(torch.from_numpy(t[:50]), text=lab),
+                               w_day.batch_matrix(torch.from_numpy(days[:50]), text=lab))
 
 
 # ----------------------------------------------------------------------------- category KDE
@@ -129,7 +142,7 @@ def test_kde_grid_matches_direct_kde():
         scipy_kde = gaussian_kde(samples, bw_method=h / samples.std(ddof=1))(t)
         np.testing.assert_allclose(exact, scipy_kde, rtol=1e-10)
         # error <= 1e-3 relative to the curve's peak everywhere (the scale of max-normalised f_t) ...
-        peak = f.density_table_[c].max()
+        peak = f.density_[c].max()
         assert np.max(np.abs(P[:, c] - exact)) / peak < 1e-3
         # ... and <= 1e-3 pointwise relative wherever the density is >= 10 % of its peak
         # (in far tails linear interpolation of a Gaussian has a larger *relative* error)
@@ -139,8 +152,8 @@ def test_kde_grid_matches_direct_kde():
     # max-normalised grid values are the same curves divided by the grid peak
     g = CategoryKDECorrelation(bandwidth=h).fit(time, labels)
     Pm = g.density(torch.from_numpy(t)).numpy()
-    np.testing.assert_allclose(Pm * f.density_table_.max(1), P, rtol=1e-10)
-    assert g.density_table_.max(1) == pytest.approx([1.0, 1.0, 1.0])
+    np.testing.assert_allclose(Pm * f.density_.max(1), P, rtol=1e-10)
+    assert g.density_.max(1) == pytest.approx([1.0, 1.0, 1.0])
 
 
 def test_kde_none_normalisation_is_raw_eq_4_14(two_bursts):
@@ -159,7 +172,7 @@ def test_kde_none_normalisation_is_raw_eq_4_14(two_bursts):
 def test_kde_sum_normalisation_and_outside_grid(two_bursts):
     time, labels = two_bursts
     f = CategoryKDECorrelation(normalisation="sum", n_grid=300).fit(time, labels)
-    assert f.density_table_.sum(1) == pytest.approx([1.0, 1.0])
+    assert f.density_.sum(1) == pytest.approx([1.0, 1.0])
     assert f.grid_[0] == pytest.approx(time.min() - 3.0)
     assert f.grid_[-1] == pytest.approx(time.max() + 3.0)
     # times beyond training range + 3 h have density 0
@@ -167,7 +180,7 @@ def test_kde_sum_normalisation_and_outside_grid(two_bursts):
     assert torch.all(P == 0)
 
 
-@pytest.mark.parametrize("max_labels", [2, None])  # sparse label sets (slot path) and dense (C path)
+@pytest.mark.parametrize("max_labels", [2, None])  # few labels per item, and many
 def test_kde_values_in_unit_interval_and_vectorised_large_batch(max_labels):
     rng = np.random.default_rng(2)
     time = rng.uniform(0, 30, 1000)
@@ -193,15 +206,15 @@ def test_kde_values_in_unit_interval_and_vectorised_large_batch(max_labels):
 def test_kde_shape_errors(two_bursts):
     time, labels = two_bursts
     f = CategoryKDECorrelation().fit(time, labels)
-    with pytest.raises(ValueError, match="category columns"):
+    with pytest.raises(ValueError, match="2 category columns"):
         f.batch_matrix(torch.zeros(3), torch.ones(3, 5))
-    with pytest.raises(ValueError, match="rows"):
-        f.batch_matrix(torch.zeros(3), torch.ones(4, 2))
-    with pytest.raises(ValueError, match="needs"):
+    with pytest.raises(ValueError, match="needs labels"):
         f.batch_matrix(torch.zeros(3))
+    with pytest.raises(ValueError, match="needs labels"):
+        CategoryKDECorrelation().fit(time)
     with pytest.raises(ValueError, match="rows"):
         CategoryKDECorrelation().fit(time, labels[:10])
-    with pytest.raises(ValueError, match="2-D"):
+    with pytest.raises(ValueError, match="2D array"):
         CategoryKDECorrelation().fit(time, labels[:, 0])
     with pytest.raises(ValueError, match="NaN"):
         CategoryKDECorrelation().fit(np.array([1.0, np.nan]), np.ones((2, 1)))
@@ -284,17 +297,15 @@ def test_topic_unknown_words_skipped_and_empty_text(word_data):
     torch.testing.assert_close(base, neg)
 
 
-def test_topic_normalisations_and_sparse_fit(word_data):
-    import scipy.sparse as sp
-
+def test_topic_normalisations(word_data):
     time, X = word_data
     fm = WordTopicCorrelation(normalisation="max").fit(time, None, X)
     fs = WordTopicCorrelation(normalisation="sum").fit(time, None, X)
-    fn = WordTopicCorrelation(normalisation="none").fit(time, None, sp.csr_matrix(X))
+    fn = WordTopicCorrelation(normalisation="none").fit(time, None, X)
     known = fm.word_weights_ > 0
     assert known.tolist() == [True, True, True, False]
-    assert fm.density_table_[known].max(1) == pytest.approx([1.0] * 3)
-    assert fs.density_table_[known].sum(1) == pytest.approx([1.0] * 3)
+    assert fm.density_[known].max(1) == pytest.approx([1.0] * 3)
+    assert fs.density_[known].sum(1) == pytest.approx([1.0] * 3)
     # "none" is the raw (weighted) KDE of the word's usage times
     t = np.array([0.5, 1.0, 1.5])
     phi = fn.density(torch.from_numpy(t)).numpy()[:, 0]
@@ -306,9 +317,9 @@ def test_topic_normalisations_and_sparse_fit(word_data):
 def test_topic_shape_errors(word_data):
     time, X = word_data
     f = WordTopicCorrelation().fit(time, None, X)
-    with pytest.raises(ValueError, match="feature columns"):
+    with pytest.raises(ValueError, match="4 feature columns"):
         f.batch_matrix(torch.zeros(2), text=torch.ones(2, 7))
-    with pytest.raises(ValueError, match="needs"):
+    with pytest.raises(ValueError, match="needs text"):
         f.batch_matrix(torch.zeros(2))
     with pytest.raises(ValueError, match="X_text"):
         WordTopicCorrelation().fit(time, None, None)
@@ -316,49 +327,40 @@ def test_topic_shape_errors(word_data):
         WordTopicCorrelation().fit(time, None, X[:5])
 
 
-# ----------------------------------------------------------------------------- factory, params, pickle
-def test_factory_defaults():
-    r = make_temporal_correlation("recency")
-    c = make_temporal_correlation("category")
-    w = make_temporal_correlation("topic", aggregation="geometric_mean")
-    assert isinstance(r, RecencyCorrelation) and r.bandwidth == 0.3
-    assert isinstance(c, CategoryKDECorrelation) and c.bandwidth == 1.0 and c.normalisation == "max"
-    assert isinstance(w, WordTopicCorrelation) and w.bandwidth == 1.0 and w.aggregation == "geometric_mean"
-    assert DEFAULT_BANDWIDTHS == {"recency": 0.3, "category": 1.0, "topic": 1.0}
-    assert make_temporal_correlation("Cat", bandwidth=2.5).bandwidth == 2.5
-    assert isinstance(make_temporal_correlation("lat"), WordTopicCorrelation)
-    assert make_temporal_correlation(r) is r
-    for obj in (r, c, w):
-        assert isinstance(obj, TemporalCorrelation)
+# ----------------------------------------------------------------------------- scikit-learn objects
+def test_defaults_and_sklearn_protocol(two_bursts):
+    time, labels = two_bursts
+    r, c, w = RecencyCorrelation(), CategoryKDECorrelation(), WordTopicCorrelation()
+    assert r.get_params() == {"bandwidth": 0.3}  # the thesis' bandwidths (spec §4)
+    assert c.get_params() == {"bandwidth": 1.0, "normalisation": "max", "n_grid": 512}
+    assert w.get_params() == {"bandwidth": 1.0, "aggregation": "product", "normalisation": "max",
+                              "n_grid": 256}
+    assert all(isinstance(f, TemporalCorrelation) for f in (r, c, w))
+    assert repr(CategoryKDECorrelation(0.5)) == "CategoryKDECorrelation(bandwidth=0.5)"
+    fitted = CategoryKDECorrelation(0.5).fit(time, labels)
+    fresh = clone(fitted)
+    assert fresh.get_params() == fitted.get_params() and not hasattr(fresh, "density_")
+    assert fitted.set_params(n_grid=64) is fitted and fitted.n_grid == 64
 
 
 @pytest.mark.parametrize(
-    "build",
+    "build, match",
     [
-        lambda: RecencyCorrelation(bandwidth=0),
-        lambda: RecencyCorrelation(bandwidth=-1.0),
-        lambda: RecencyCorrelation(bandwidth=float("nan")),
-        lambda: RecencyCorrelation(bandwidth="1"),
-        lambda: CategoryKDECorrelation(normalisation="l2"),
-        lambda: CategoryKDECorrelation(n_grid=1),
-        lambda: WordTopicCorrelation(aggregation="mean"),
-        lambda: WordTopicCorrelation(normalisation=None),
-        lambda: make_temporal_correlation("burst"),
-        lambda: make_temporal_correlation("recency", bandwidth=-0.3),
-        lambda: make_temporal_correlation("recency", n_grid=3),
+        (lambda: RecencyCorrelation(bandwidth=0), "'bandwidth' parameter"),
+        (lambda: RecencyCorrelation(bandwidth=-1.0), "'bandwidth' parameter"),
+        (lambda: RecencyCorrelation(bandwidth=float("nan")), "'bandwidth' parameter"),
+        (lambda: RecencyCorrelation(bandwidth="1"), "'bandwidth' parameter"),
+        (lambda: CategoryKDECorrelation(normalisation="l2"), "'normalisation' parameter"),
+        (lambda: CategoryKDECorrelation(n_grid=1), "'n_grid' parameter"),
+        (lambda: WordTopicCorrelation(aggregation="mean"), "'aggregation' parameter"),
+        (lambda: WordTopicCorrelation(normalisation=None), "'normalisation' parameter"),
     ],
 )
-def test_bad_params_raise(build):
-    with pytest.raises(ValueError):
-        build()
-
-
-def test_bandwidth_changed_after_init_is_validated_in_fit(two_bursts):
-    time, labels = two_bursts
-    f = CategoryKDECorrelation()
-    f.bandwidth = -2
-    with pytest.raises(ValueError, match="bandwidth"):
-        f.fit(time, labels)
+def test_bad_params_raise_at_fit(build, match, word_data):
+    time, X = word_data
+    f = build()  # scikit-learn style: __init__ stores, fit validates
+    with pytest.raises(ValueError, match=match):
+        f.fit(time, (X > 0).astype(float), X)
 
 
 def test_not_fitted_raises():
@@ -366,8 +368,10 @@ def test_not_fitted_raises():
         CategoryKDECorrelation().batch_matrix(torch.zeros(2), torch.ones(2, 1))
     with pytest.raises(NotFittedError, match="fit"):
         WordTopicCorrelation().batch_matrix(torch.zeros(2), text=torch.ones(2, 1))
-    # recency has nothing to fit
-    assert RecencyCorrelation().batch_matrix(torch.zeros(2)).shape == (2, 2)
+    with pytest.raises(NotFittedError, match="fit"):
+        RecencyCorrelation().batch_matrix(torch.zeros(2))
+    with pytest.raises(NotFittedError, match="fit"):
+        CategoryKDECorrelation().density(torch.zeros(2))
 
 
 def test_pickle_round_trip(two_bursts, word_data):
@@ -382,7 +386,7 @@ def test_pickle_round_trip(two_bursts, word_data):
          None, torch.from_numpy(rng.random((50, 4)))),
     ]
     for f, t, lab, text in cases:
-        before = f.batch_matrix(t, lab, text)  # fills the device cache
+        before = f.batch_matrix(t, lab, text)
         g = pickle.loads(pickle.dumps(f))
         assert repr(g) == repr(f)
         assert torch.equal(g.batch_matrix(t, lab, text), before)
@@ -390,7 +394,7 @@ def test_pickle_round_trip(two_bursts, word_data):
 
 def test_output_has_no_grad_and_follows_device():
     t = torch.tensor([0.0, 1.0], requires_grad=True)
-    F = RecencyCorrelation().batch_matrix(t)
+    F = RecencyCorrelation().fit(np.array([0.0, 1.0])).batch_matrix(t)
     assert not F.requires_grad and F.device == t.device
 
 
@@ -410,5 +414,5 @@ def test_cuda_matches_cpu(two_bursts, word_data):
     Fw = w.batch_matrix(tt.cuda(), text=text.cuda())
     assert Fw.is_cuda
     torch.testing.assert_close(Fw.cpu(), w.batch_matrix(tt, text=text))
-    Fr = RecencyCorrelation().batch_matrix(tt.cuda())
-    torch.testing.assert_close(Fr.cpu(), RecencyCorrelation().batch_matrix(tt))
+    r = RecencyCorrelation().fit(tw)
+    torch.testing.assert_close(r.batch_matrix(tt.cuda()).cpu(), r.batch_matrix(tt))

@@ -2,10 +2,23 @@
 
 from numbers import Real
 
+from sklearn.base import clone
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ..losses.temporal_correlation import make_temporal_correlation
-from ..losses.tempxnet import TempXNetLoss
+from ..losses.temporal_correlation import (
+    CategoryKDECorrelation,
+    RecencyCorrelation,
+    TemporalCorrelation,
+    WordTopicCorrelation,
+)
+from ..losses.tempxnet import TEMPORAL_NORMALISATIONS, TempXNetLoss
+
+#: The ``correlation`` strings and the objects they stand for.
+CORRELATIONS = {
+    "recency": RecencyCorrelation,
+    "category": CategoryKDECorrelation,
+    "topic": WordTopicCorrelation,
+}
 from ._neural import COMMON_CONSTRAINTS, COMMON_PARAMETERS_DOC, NeuralCrossModalEmbedder
 
 
@@ -19,8 +32,16 @@ class TempXNetEmbedder(NeuralCrossModalEmbedder):
 
     .. math::
 
-        \mathcal{L} = \frac{1}{b}\Big(L + \lambda \sum_i \frac{1}{|P_i|}
+        \mathcal{L} = \frac{1}{b}\Big(L + \lambda \, \kappa \sum_i \frac{1}{|P_i|}
         \sum_{j \in P_i} f_t(i,j)(1 - f_s(i,j)) + (1 - f_t(i,j)) f_s(i,j)\Big)
+
+    **Deviation from the thesis** (``temporal_normalisation``): the thesis'
+    eq. 4.18 has κ = 1, so the summed triplet term L is ~100× the averaged
+    temporal term and λ = 1 changes nothing measurable.  By default κ is the
+    batch's number of active triplets (positive hinge) over the batch size,
+    n_active / b, which puts both terms on a per-pair scale (λ weighs one
+    temporal pair term against one active triplet);
+    ``temporal_normalisation="literal"`` restores κ = 1.
 
     Time is used in training only: after ``fit`` the towers embed items
     without their timestamp.  Defaults are the thesis' values (spec §4):
@@ -29,16 +50,30 @@ class TempXNetEmbedder(NeuralCrossModalEmbedder):
 
     Parameters
     ----------
-    correlation : {"recency", "category", "topic"}, default="recency"
+    correlation : {"recency", "category", "topic"} or TemporalCorrelation, default="recency"
         Temporal correlation f_t: exp(−|Δt|/h) (TempXNet-Rec, eq. 4.12),
         per-category KDE products (TempXNet-Cat, eqs. 4.13–4.14), or per-word
         temporal densities of the anchor's text (TempXNet-Lat, eqs.
         4.15–4.16; estimated by kernel densities instead of Dynamic LDA).
+        A string stands for :class:`~temporal_xmodal.losses.RecencyCorrelation`,
+        :class:`~temporal_xmodal.losses.CategoryKDECorrelation` or
+        :class:`~temporal_xmodal.losses.WordTopicCorrelation` built from
+        ``bandwidth``, ``correlation_normalisation`` and ``topic_aggregation``;
+        an (unfitted) object is cloned and fitted on the training rows, and
+        carries its own parameters (``bandwidth`` must then be None).  The
+        fitted object is ``correlation_``.
     bandwidth : float or None, default=None
-        h in the units of the time column; ``None`` uses the thesis' value
-        (0.3 for recency, 1 for category and topic).
+        h, a duration in the units of the time column; ``None`` uses the
+        thesis' value (0.3 for recency, 1 for category and topic).
     temporal_weight : float, default=1.0
         λ; 0 gives the static triplet-loss control.
+    temporal_normalisation : {"active_triplets", "triplets", "literal"}, default="active_triplets"
+        κ, the scale of the temporal term against the summed triplet term
+        (**deviation**, see above): "active_triplets" multiplies the thesis'
+        term by the batch's number of (anchor, negative) triplets of both
+        directions with a positive hinge over b (it shrinks as the triplets
+        are satisfied); "triplets" by the number of all triplets over b (at
+        λ = 1 it costs category mAP); "literal" is eq. 4.18 as printed.
     margin : float, default=1.0
         Fixed triplet margin m.
     correlation_normalisation : {"max", "sum", "none"}, default="max"
@@ -72,9 +107,10 @@ class TempXNetEmbedder(NeuralCrossModalEmbedder):
     time_use = "training"
     _parameter_constraints = {
         **COMMON_CONSTRAINTS,
-        "correlation": [StrOptions({"recency", "category", "topic"})],
+        "correlation": [StrOptions(set(CORRELATIONS)), TemporalCorrelation],
         "bandwidth": [Interval(Real, 0, None, closed="neither"), None],
         "temporal_weight": [Interval(Real, 0, None, closed="left")],
+        "temporal_normalisation": [StrOptions(set(TEMPORAL_NORMALISATIONS))],
         "correlation_normalisation": [StrOptions({"max", "sum", "none"})],
         "topic_aggregation": [StrOptions({"product", "geometric_mean"})],
         "similarity_mode": [StrOptions({"clamp", "literal", "shift"})],
@@ -85,7 +121,8 @@ class TempXNetEmbedder(NeuralCrossModalEmbedder):
     def __init__(self, correlation="recency", bandwidth=None, temporal_weight=1.0, margin=1.0,
                  correlation_normalisation="max", topic_aggregation="product",
                  similarity_mode="clamp", eps=1e-6, exclude_self=False,
-                 negatives="different_category", loss_reduction="sum_per_anchor", *,
+                 negatives="different_category", loss_reduction="sum_per_anchor",
+                 temporal_normalisation="active_triplets", *,
                  embedding_dim=100, hidden_dim=1024, dropout=0.0, max_epochs=25,
                  batch_size=64, lr=5e-3, optimizer="sgd", momentum=0.9, nesterov=False,
                  lr_decay=1e-6, validation_fraction=0.1, patience=None,
@@ -95,6 +132,7 @@ class TempXNetEmbedder(NeuralCrossModalEmbedder):
         self.correlation = correlation
         self.bandwidth = bandwidth
         self.temporal_weight = temporal_weight
+        self.temporal_normalisation = temporal_normalisation
         self.margin = margin
         self.correlation_normalisation = correlation_normalisation
         self.topic_aggregation = topic_aggregation
@@ -124,18 +162,28 @@ class TempXNetEmbedder(NeuralCrossModalEmbedder):
         self.n_image_features = n_image_features
         self.time_unit = time_unit
 
-    def _loss(self, X_image, X_text, time, labels):
-        options = {}
+    def _correlation(self):
+        """The unfitted f_t: ``correlation`` cloned, or the object its string stands for."""
+        if isinstance(self.correlation, TemporalCorrelation):
+            if self.bandwidth is not None:
+                raise ValueError("bandwidth applies to a correlation given by name; the "
+                                 f"{type(self.correlation).__name__} object has its own "
+                                 "bandwidth (leave bandwidth=None)")
+            return clone(self.correlation)
+        options = {} if self.bandwidth is None else {"bandwidth": self.bandwidth}
         if self.correlation != "recency":
             options["normalisation"] = self.correlation_normalisation
         if self.correlation == "topic":
             options["aggregation"] = self.topic_aggregation
-        correlation = make_temporal_correlation(self.correlation, self.bandwidth, **options)
-        correlation.fit(time, labels > 0, X_text)
+        return CORRELATIONS[self.correlation](**options)
+
+    def _loss(self, X_image, X_text, time, labels):
+        self.correlation_ = self._correlation().fit(time, labels > 0, X_text)
         return TempXNetLoss, {
-            "correlation": correlation,
+            "correlation": self.correlation_,
             "margin": self.margin,
             "temporal_weight": self.temporal_weight,
+            "temporal_normalisation": self.temporal_normalisation,
             "eps": self.eps,
             "similarity_mode": self.similarity_mode,
             "exclude_self": self.exclude_self,

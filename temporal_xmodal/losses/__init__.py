@@ -16,7 +16,6 @@ from .temporal_correlation import (
     RecencyCorrelation,
     TemporalCorrelation,
     WordTopicCorrelation,
-    make_temporal_correlation,
 )
 from .tempxnet import TempXNetLoss, cross_modality_similarity, temporal_soft_constraint
 from .triplet import bidirectional_triplet_loss, negative_mask, shared_label_mask
@@ -27,6 +26,6 @@ __all__ = [
     "TempXNetLoss", "TemporalCorrelation", "WordTopicCorrelation",
     "bidirectional_triplet_loss", "category_distance_matrix", "cross_modality_similarity",
     "diachronic_weights",
-    "make_temporal_correlation", "margin_schedule", "negative_mask", "shared_label_mask",
+    "margin_schedule", "negative_mask", "shared_label_mask",
     "temporal_soft_constraint",
 ]
