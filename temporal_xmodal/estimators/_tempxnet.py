@@ -1,7 +1,9 @@
 """TempXNetEmbedder: triplet loss + temporal soft-smoothing (spec ``tempxnet.md``)."""
 
+import datetime
 from numbers import Real
 
+import numpy as np
 from sklearn.base import clone
 from sklearn.utils._param_validation import Interval, StrOptions
 
@@ -62,9 +64,10 @@ class TempXNetEmbedder(NeuralCrossModalEmbedder):
         an (unfitted) object is cloned and fitted on the training rows, and
         carries its own parameters (``bandwidth`` must then be None).  The
         fitted object is ``correlation_``.
-    bandwidth : float or None, default=None
-        h, a duration in the units of the time column; ``None`` uses the
-        thesis' value (0.3 for recency, 1 for category and topic).
+    bandwidth : float, str, timedelta or None, default=None
+        h, a duration: a number in ``time_unit`` or ``"90D"`` /
+        ``pandas.Timedelta``; ``None`` uses the thesis' value (0.3 for
+        recency, 1 for category and topic, in ``time_unit``).
     temporal_weight : float, default=1.0
         λ; 0 gives the static triplet-loss control.
     temporal_normalisation : {"active_triplets", "triplets", "literal"}, default="active_triplets"
@@ -108,7 +111,8 @@ class TempXNetEmbedder(NeuralCrossModalEmbedder):
     _parameter_constraints = {
         **COMMON_CONSTRAINTS,
         "correlation": [StrOptions(set(CORRELATIONS)), TemporalCorrelation],
-        "bandwidth": [Interval(Real, 0, None, closed="neither"), None],
+        "bandwidth": [Interval(Real, 0, None, closed="neither"), str, datetime.timedelta,
+                      np.timedelta64, None],
         "temporal_weight": [Interval(Real, 0, None, closed="left")],
         "temporal_normalisation": [StrOptions(set(TEMPORAL_NORMALISATIONS))],
         "correlation_normalisation": [StrOptions({"max", "sum", "none"})],
@@ -170,7 +174,7 @@ class TempXNetEmbedder(NeuralCrossModalEmbedder):
                                  f"{type(self.correlation).__name__} object has its own "
                                  "bandwidth (leave bandwidth=None)")
             return clone(self.correlation)
-        options = {} if self.bandwidth is None else {"bandwidth": self.bandwidth}
+        options = {} if self.bandwidth is None else {"bandwidth": self._duration("bandwidth")}
         if self.correlation != "recency":
             options["normalisation"] = self.correlation_normalisation
         if self.correlation == "topic":
