@@ -1,0 +1,57 @@
+"""Time: the one owner of the time axis, durations, encodings and out-of-range checks.
+
+Every estimator, scorer, protocol and the comparison job reads time through
+this module (and the layout module :mod:`temporal_xmodal._layout`, which
+finds the time column); nothing else converts or checks it.
+
+The time axis
+-------------
+Times are numbers on a **time axis** whose unit is ``time_unit`` (default
+``"years"``).  A number is taken as it is (fractional years, a day index,
+epoch seconds with ``time_unit="seconds"``...).  A date (numpy
+``datetime64``, ``pandas.Timestamp``, a ``datetime64`` column, naive or
+tz-aware) is mapped onto the axis:
+
+* ``"years"``: ``year + (instant - 1 January) / length of that year``, so
+  1900-01-01 → 1900.0 and 1904-07-02 → 1904.5 (the same as
+  :func:`temporal_xmodal.datasets.fractional_year`);
+* ``"months"``: fractional years × 12;
+* ``"weeks"``, ``"days"``, ``"hours"``, ``"minutes"``, ``"seconds"``: time
+  since 1970-01-01 in that unit.
+
+Axis values are float64.  Before anything is cast to float32 (the networks),
+an estimator subtracts its origin (the midpoint of the training range,
+:class:`TimeAxis`), so epoch seconds (≈1.7e9) keep sub-second resolution and
+the losses take differences of float64 centred times.
+
+Durations
+---------
+``window``, ``bandwidth``, bin widths (and ``decay`` as a half-life) are
+numbers on the axis, or ``pandas.Timedelta`` / ``numpy.timedelta64`` /
+``datetime.timedelta`` / strings such as ``"180D"``, ``"6M"``, ``"1Y"``,
+``"12h"`` (:func:`to_duration`; as in numpy, ``"M"`` is months and ``"m"``
+minutes).  A year is 365.25 days and a month a twelfth
+of it.
+"""
+
+from ._axis import TimeAxis, TimeRangeWarning, TimeUnitWarning, check_axis_plausible
+from ._encoding import TimeEncoding
+from ._stack import external_stacklevel
+from ._units import TIME_UNITS, is_datetime_like, to_duration, to_rate, to_time_axis
+from ._use import TIME_USES, time_use
+
+__all__ = [
+    "TIME_UNITS",
+    "TIME_USES",
+    "TimeAxis",
+    "TimeEncoding",
+    "TimeRangeWarning",
+    "TimeUnitWarning",
+    "check_axis_plausible",
+    "external_stacklevel",
+    "is_datetime_like",
+    "time_use",
+    "to_duration",
+    "to_rate",
+    "to_time_axis",
+]

@@ -1,0 +1,91 @@
+"""Network input features of the time, fitted once per estimator."""
+
+import warnings
+
+import numpy as np
+
+from ._axis import TimeUnitWarning
+from ._stack import external_stacklevel
+
+
+class TimeEncoding:
+    """Network input features of the time, fitted on the training times.
+
+    Parameters
+    ----------
+    encoding : {"minmax", "zscore", "raw", "onehot", "sinusoidal"}, default="minmax"
+        ``minmax``: (t − t_min) / (t_max − t_min), one feature in [0, 1] on
+        the training range; ``zscore``: (t − mean) / std; ``raw``: the centred
+        time t − origin in axis units (warned when it exceeds 10 in magnitude,
+        where tanh saturates); ``onehot``: one-hot over ``n_bins`` equal-width
+        bins of :class:`~temporal_xmodal.binning.TimeBins`; ``sinusoidal``:
+        the minmax scalar plus sin / cos of it at ``n_bins`` frequencies
+        (periods span / 1 … span / n_bins), for smooth multi-scale
+        interactions.
+    n_bins : int, default=12
+        Bins (``onehot``) or frequencies (``sinusoidal``).
+
+    Attributes
+    ----------
+    n_features_out_ : int
+    """
+
+    ENCODINGS = ("minmax", "zscore", "raw", "onehot", "sinusoidal")
+
+    def __init__(self, encoding="minmax", n_bins=12):
+        self.encoding = encoding
+        self.n_bins = n_bins
+
+    def fit(self, centred):
+        """Learn the statistics from centred training times (float64).
+
+        Parameters
+        ----------
+        centred : ndarray of float64
+
+        Returns
+        -------
+        self : TimeEncoding
+        """
+        from ..binning import TimeBins
+
+        self.low_, high = float(np.min(centred)), float(np.max(centred))
+        self.span_ = high - self.low_ if high > self.low_ else 1.0
+        self.mean_ = float(np.mean(centred))
+        std = float(np.std(centred))
+        self.std_ = std if std > 0 else 1.0
+        if self.encoding == "onehot":
+            self.bins_ = TimeBins(bins=self.n_bins).fit(centred)
+        if self.encoding == "raw" and max(abs(self.low_), abs(high)) > 10:
+            warnings.warn(
+                f"time_encoding='raw' feeds centred times up to {max(abs(self.low_), abs(high)):.3g} "
+                "into the time layer's tanh, which saturates; use 'minmax' (or express time in a "
+                "coarser unit).", TimeUnitWarning, stacklevel=external_stacklevel())
+        self.n_features_out_ = {"onehot": self.n_bins, "sinusoidal": 1 + 2 * self.n_bins}.get(
+            self.encoding, 1)
+        return self
+
+    def transform(self, centred):
+        """Encode centred times.
+
+        Parameters
+        ----------
+        centred : ndarray of float64 of shape (n,)
+
+        Returns
+        -------
+        features : ndarray of float32 of shape (n, n_features_out_)
+        """
+        t = np.asarray(centred, dtype=np.float64).reshape(-1, 1)
+        if self.encoding == "zscore":
+            out = (t - self.mean_) / self.std_
+        elif self.encoding == "raw":
+            out = t
+        elif self.encoding == "onehot":
+            out = np.eye(self.n_bins)[self.bins_.transform(t.ravel())]
+        else:
+            out = (t - self.low_) / self.span_
+            if self.encoding == "sinusoidal":
+                angle = 2 * np.pi * out * np.arange(1, self.n_bins + 1)
+                out = np.hstack([out, np.sin(angle), np.cos(angle)])
+        return out.astype(np.float32)

@@ -1,0 +1,265 @@
+"""Units and conversions: times (numbers or dates) onto the axis, durations, rates."""
+
+import datetime
+import math
+import numbers
+import re
+
+import numpy as np
+
+_SECONDS = {
+    "years": 365.25 * 86400.0,
+    "months": 365.25 * 86400.0 / 12.0,
+    "weeks": 7 * 86400.0,
+    "days": 86400.0,
+    "hours": 3600.0,
+    "minutes": 60.0,
+    "seconds": 1.0,
+}
+TIME_UNITS = tuple(_SECONDS)
+
+
+_UNIT_WORDS = {
+    "y": "years", "yr": "years", "year": "years", "years": "years", "a": "years",
+    "mo": "months", "month": "months", "months": "months",
+    "w": "weeks", "week": "weeks", "weeks": "weeks",
+    "d": "days", "day": "days", "days": "days",
+    "h": "hours", "hr": "hours", "hour": "hours", "hours": "hours",
+    "m": "minutes", "min": "minutes", "t": "minutes", "minute": "minutes", "minutes": "minutes",
+    "s": "seconds", "sec": "seconds", "second": "seconds", "seconds": "seconds",
+}
+_DURATION = re.compile(r"^\s*([+]?\d*\.?\d+(?:[eE][+-]?\d+)?)\s*([A-Za-z]+)\s*$")
+
+
+
+# --------------------------------------------------------------------- units
+def _check_unit(unit):
+    if unit not in _SECONDS:
+        raise ValueError(f"time_unit must be one of {TIME_UNITS}; got {unit!r}.")
+    return unit
+
+
+def _is_date_dtype(dtype):
+    return getattr(dtype, "kind", None) == "M" or str(dtype).startswith("datetime64")
+
+
+def _dates_to_axis(values, unit):
+    """datetime64[ns] values (numpy, naive UTC) → float64 numbers on the axis."""
+    ns = np.asarray(values, dtype="datetime64[ns]")
+    if unit in ("years", "months"):
+        year = ns.astype("datetime64[Y]")
+        start = year.astype("datetime64[ns]")
+        length = ((year + 1).astype("datetime64[ns]") - start).astype(np.float64)
+        elapsed = (ns - start).astype(np.float64)
+        years = (year.astype(np.int64) + 1970).astype(np.float64) + elapsed / length
+        return years * 12.0 if unit == "months" else years
+    return ns.astype(np.int64).astype(np.float64) / (_SECONDS[unit] * 1e9)
+
+
+def _as_datetime64(values, name):
+    """Dates of any accepted kind as a naive (UTC) ``datetime64[ns]`` ndarray, or None."""
+    dtype = getattr(values, "dtype", None)
+    tz = getattr(dtype, "tz", None)
+    if tz is not None:  # pandas tz-aware column or index
+        import pandas as pd
+
+        return np.asarray(pd.Series(values).dt.tz_convert("UTC").dt.tz_localize(None)
+                          .to_numpy(dtype="datetime64[ns]"))
+    if dtype is not None and _is_date_dtype(dtype):
+        return np.asarray(values, dtype="datetime64[ns]")
+    if isinstance(values, (datetime.datetime, datetime.date, np.datetime64)):
+        return _as_datetime64(np.asarray([values], dtype=object), name).reshape(())
+    arr = np.asarray(values)
+    if arr.dtype.kind == "M":
+        return arr.astype("datetime64[ns]")
+    if arr.dtype.kind != "O" or arr.size == 0:
+        return None
+    flat = arr.ravel()
+    is_date = np.array([isinstance(v, (datetime.datetime, datetime.date, np.datetime64))
+                        for v in flat])
+    if not is_date.any():
+        return None
+    if not is_date.all():
+        bad = flat[~is_date][0]
+        raise TypeError(f"{name} mixes dates with other values (e.g. {bad!r}); give all "
+                        "times as dates or all as numbers.")
+    out = np.empty(flat.shape, dtype="datetime64[ns]")
+    for i, v in enumerate(flat):
+        if getattr(v, "tzinfo", None) is not None:
+            v = v.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+        out[i] = np.datetime64(v, "ns")
+    return out.reshape(arr.shape)
+
+
+def is_datetime_like(values):
+    """Whether ``values`` (a column, array or scalar) holds dates.
+
+    Parameters
+    ----------
+    values : array-like, pandas object or scalar
+
+    Returns
+    -------
+    bool
+    """
+    try:
+        return _as_datetime64(values, "time") is not None
+    except TypeError:
+        return True
+
+
+def to_time_axis(values, unit="years", *, name="time"):
+    """Map times (numbers or dates) to float64 numbers on the time axis.
+
+    Parameters
+    ----------
+    values : scalar or array-like
+        Numbers on the axis (taken as they are), or dates: ``datetime64``
+        arrays or columns (naive or tz-aware; tz-aware dates are converted to
+        UTC), ``pandas.Timestamp``, ``datetime.date``/``datetime`` objects.
+    unit : {"years", "months", "weeks", "days", "hours", "minutes", "seconds"}, default="years"
+        Unit of the axis; dates are converted into it (see the module
+        docstring).
+    name : str, default="time"
+        Used in error messages.
+
+    Returns
+    -------
+    time : ndarray of float64
+        Same shape as ``values`` (0-d for a scalar).
+
+    Raises
+    ------
+    TypeError
+        For strings, timedeltas, booleans or other non-time values.
+    ValueError
+        For NaN, infinite or missing (NaT) times; the message counts them.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> to_time_axis(np.array(["1900-01-01", "1904-07-02"], dtype="datetime64[D]"))
+    array([1900. , 1904.5])
+    >>> float(to_time_axis(np.datetime64("1970-01-02"), unit="hours"))
+    24.0
+    """
+    _check_unit(unit)
+    dates = _as_datetime64(values, name)
+    if dates is not None:
+        bad = np.isnat(dates)
+        if bad.any():
+            raise ValueError(f"{name} has {int(bad.sum())} missing date(s) (NaT); every "
+                             "row needs a date.")
+        return _dates_to_axis(dates, unit)
+    arr = np.asarray(values)
+    if arr.dtype.kind == "m":
+        raise TypeError(f"{name} holds time differences (dtype {arr.dtype}); times must be "
+                        "dates or numbers on the time axis.")
+    if arr.dtype.kind == "b":
+        raise TypeError(f"{name} holds booleans; times must be dates or numbers.")
+    if arr.dtype.kind not in "iuf":
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError):
+            example = next((v for v in arr.ravel() if not isinstance(v, numbers.Real)),
+                           arr.ravel()[0] if arr.size else None)
+            raise TypeError(
+                f"{name} must hold numbers on the time axis or dates; got dtype {arr.dtype} "
+                f"with values such as {example!r}. Convert date strings with "
+                "pandas.to_datetime first.") from None
+    arr = np.asarray(arr, dtype=np.float64)
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        raise ValueError(f"{name} has {int(bad.sum())} NaN or infinite value(s) "
+                         f"(first at position {int(np.flatnonzero(bad.ravel())[0])}); every "
+                         "row needs a finite time.")
+    return arr
+
+
+def _is_plain_number(value):
+    """A real number that is not a bool or a numpy timedelta (an integer subclass)."""
+    return (isinstance(value, numbers.Real) and not isinstance(value, (bool, np.timedelta64)))
+
+
+def to_duration(value, unit="years", *, name="duration"):
+    """A duration as a non-negative float on the time axis.
+
+    Parameters
+    ----------
+    value : float, str, pandas.Timedelta, numpy.timedelta64 or datetime.timedelta
+        A number is already on the axis (in ``unit``).  A string is a number
+        and a unit: ``"180D"``, ``"6M"`` (months), ``"1Y"``, ``"2W"``,
+        ``"12h"``, ``"30min"``, ``"90s"`` (words such as ``"3 days"`` work
+        too).  A year is 365.25 days and a month 365.25 / 12 days.
+    unit : str, default="years"
+        Unit of the time axis.
+    name : str, default="duration"
+        The parameter's name, for messages.
+
+    Returns
+    -------
+    duration : float
+
+    Examples
+    --------
+    >>> to_duration("180D")
+    0.4928131416837782
+    >>> to_duration("1Y", unit="months")
+    12.0
+    """
+    _check_unit(unit)
+    if _is_plain_number(value):
+        out = float(value)
+    elif isinstance(value, str):
+        match = _DURATION.match(value)
+        word = None
+        if match:  # numpy's convention: "M" is months, "m" minutes
+            word = "months" if match.group(2) == "M" else _UNIT_WORDS.get(match.group(2).lower())
+        if not word:
+            raise ValueError(
+                f"{name}={value!r} is not a duration: write a number and a unit, e.g. "
+                "'180D', '6M', '1Y', '2W', '12h', '30min', '90s'.")
+        out = float(match.group(1)) * _SECONDS[word] / _SECONDS[unit]
+    elif isinstance(value, np.timedelta64):
+        base, _ = np.datetime_data(value.dtype)
+        if base in ("Y", "M"):
+            count = value.astype(np.int64)
+            seconds = float(count) * _SECONDS["years" if base == "Y" else "months"]
+        else:
+            seconds = value / np.timedelta64(1, "s")
+        out = seconds / _SECONDS[unit]
+    elif isinstance(value, datetime.timedelta):  # includes pandas.Timedelta
+        seconds = value.total_seconds()
+        out = seconds / _SECONDS[unit]
+    else:
+        raise TypeError(f"{name} must be a number on the time axis ({unit}) or a duration "
+                        f"(pandas.Timedelta, numpy.timedelta64, '180D'); got {value!r}.")
+    if not math.isfinite(out) or out < 0:
+        raise ValueError(f"{name} must be a finite non-negative duration; got {value!r}.")
+    return out
+
+
+def to_rate(value, unit="years", *, name="decay"):
+    """A decay rate per time unit; a duration is read as a half-life.
+
+    Parameters
+    ----------
+    value : float or duration
+        A number is a rate λ per unit of the axis.  A duration (see
+        :func:`to_duration`) is the half-life h, i.e. λ = ln 2 / h, the lag at
+        which ρ = 1 − exp(−λ Δt) reaches 0.5.
+    unit : str, default="years"
+    name : str, default="decay"
+
+    Returns
+    -------
+    rate : float
+    """
+    if _is_plain_number(value):
+        if not math.isfinite(value) or value < 0:
+            raise ValueError(f"{name} must be a finite non-negative rate; got {value!r}.")
+        return float(value)
+    half_life = to_duration(value, unit, name=name)
+    if half_life == 0:
+        raise ValueError(f"{name} as a half-life must be positive; got {value!r}.")
+    return math.log(2.0) / half_life

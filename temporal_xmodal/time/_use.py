@@ -1,0 +1,29 @@
+"""How an estimator uses time: the public ``time_use`` tag."""
+
+#: The ways an estimator can use time (its public ``time_use`` attribute).
+TIME_USES = ("none", "training", "inference")
+
+
+def time_use(estimator):
+    """How an estimator (or a Pipeline ending in one) uses time.
+
+    Parameters
+    ----------
+    estimator : estimator or Pipeline
+
+    Returns
+    -------
+    use : {"none", "training", "inference"}
+        ``"inference"``: projections depend on the time (items can be
+        projected at any instant); ``"training"``: time shapes training only;
+        ``"none"``: time is required by the layout and ignored.  Objects that
+        do not declare it are ``"none"``.
+    """
+    steps = getattr(estimator, "steps", None)
+    if steps:
+        estimator = steps[-1][1]
+    use = getattr(estimator, "time_use", "none")
+    if use not in TIME_USES:
+        raise ValueError(f"{type(estimator).__name__}.time_use must be one of {TIME_USES}; "
+                         f"got {use!r}.")
+    return use
