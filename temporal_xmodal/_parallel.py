@@ -13,18 +13,21 @@ Policy (chosen after joblib's own ``inner_max_num_threads``):
   threading, dask: joblib runs the job under a nested backend whose
   ``nesting_level`` is ≥ 1) or a Dask worker — torch
   (``torch.set_num_threads``) and the BLAS/OpenMP pools (``threadpoolctl``)
-  are limited to the worker's share: the ``OMP_NUM_THREADS`` that the
-  launcher sets for its workers when there is one (joblib's loky backend sets
-  ``cpu_count() // n_jobs``, or ``inner_max_num_threads`` when the user
-  passes it to :func:`joblib.parallel_config`; Dask's nanny sets 1), else 1
-  (threads of one process — the threading backend, an in-process Dask
-  cluster — share the cores, so each runs single-threaded).
+  are limited to the worker's share:
 
-Loky workers are fresh processes that read ``OMP_NUM_THREADS`` when torch
-starts, but the threading backend and in-process Dask workers share the
-parent's pools: there the limit is what makes ``n_jobs`` help.  The limits
-are process-wide, so concurrent fits in threads share one reference count:
-the first to enter saves the settings, the last to leave restores them.
+  - a worker *thread* (joblib's threading backend, Dask's worker threads)
+    shares the process's cores with the other workers: 1 thread;
+  - a worker *process* (loky, multiprocessing) gets the ``OMP_NUM_THREADS``
+    its launcher set when it started (joblib's loky backend sets
+    ``cpu_count() // n_jobs``, or ``inner_max_num_threads`` when the user
+    passes it to :func:`joblib.parallel_config`); without it nothing changes.
+
+Loky workers are fresh processes whose torch reads ``OMP_NUM_THREADS`` at
+start, so there the limit only keeps that share; the threading backend and
+Dask's worker threads share the parent's pools, and there the limit is what
+makes ``n_jobs`` help.  The limits are process-wide, so concurrent fits in
+threads share one reference count: the first to enter saves the settings,
+the last to leave restores them.
 """
 
 import os
@@ -41,23 +44,24 @@ _state = {"depth": 0, "torch": None, "blas": None}
 
 
 def worker_threads():
-    """Threads one fit may use here: an int inside a parallel worker, ``None`` outside.
+    """Threads one fit may use here: an int inside a parallel worker, ``None`` for no limit.
 
     Returns
     -------
     n_threads : int or None
-        ``OMP_NUM_THREADS`` when set (joblib's ``inner_max_num_threads``, Dask's
-        one thread per worker process), else 1; ``None`` when not running inside
-        a joblib or Dask worker.
+        1 in a worker thread; the launcher's ``OMP_NUM_THREADS`` in a worker
+        process (``None`` when unset); ``None`` outside joblib and Dask workers.
     """
     backend, _ = get_active_backend()
     in_joblib_worker = getattr(backend, "nesting_level", 0) >= 1
     if not (in_joblib_worker or _in_dask_worker()):
         return None
-    try:
-        return max(1, int(os.environ.get("OMP_NUM_THREADS", "1")))
-    except ValueError:
+    if threading.current_thread() is not threading.main_thread():
         return 1
+    try:
+        return max(1, int(os.environ["OMP_NUM_THREADS"]))
+    except (KeyError, ValueError):
+        return None
 
 
 def _in_dask_worker():
