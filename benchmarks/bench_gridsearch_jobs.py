@@ -4,8 +4,8 @@ What it measures
 ----------------
 A grid of 8 candidates (``window`` × ``margin`` × ``lr``, 2 values each) of a
 small ``DiachronicEmbedder`` (hidden 128, time 32, D 64, batch 64,
-``max_epochs`` 4, ``validation_fraction=0``, ``device="cpu"``) on
-``make_temporal_crossmodal(3000)`` (64 image + 48 text features), 3-fold CV,
+``max_epochs`` 3, ``validation_fraction=0``, ``device="cpu"``) on
+``make_temporal_crossmodal(2000)`` (64 image + 48 text features), 3-fold CV,
 scored by the estimator's ``score`` (retrieval mAP), refit on the best.
 Wall time of ``GridSearchCV.fit`` with:
 
@@ -40,7 +40,7 @@ from temporal_xmodal import DiachronicEmbedder
 from temporal_xmodal.datasets import make_temporal_crossmodal
 
 NAME = "bench_gridsearch_jobs"
-FULL = {"n_samples": 3000, "max_epochs": 4, "cv": 3, "repeats": 2}
+FULL = {"n_samples": 2000, "max_epochs": 3, "cv": 3, "repeats": 1}
 QUICK = {"n_samples": 400, "max_epochs": 1, "cv": 2, "repeats": 1}
 GRID = {"window": [0.5, 2.0], "margin": [0.5, 1.0], "lr": [5e-3, 2e-2]}
 
