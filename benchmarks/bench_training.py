@@ -72,7 +72,7 @@ from sklearn.utils import check_random_state
 
 from temporal_xmodal import SAMEmbedder, TempXNetEmbedder
 from temporal_xmodal.datasets import make_temporal_crossmodal
-from temporal_xmodal.estimators._neural import label_indicator
+from temporal_xmodal._validation import label_indicator
 from temporal_xmodal.losses import (
     RecencyCorrelation,
     SAMLoss,

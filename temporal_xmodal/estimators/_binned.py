@@ -17,6 +17,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from .._layout import stack_modalities
+from .._parallel import limit_worker_threads
 from ..base import LAYOUT_CONSTRAINTS, CrossModalEmbedder
 from ..binning import TimeBins, TimeBinWarning
 from ..time import TimeRangeWarning, time_use, to_duration
@@ -46,8 +47,13 @@ def default_base_estimator():
 
 
 def _fit_bin(estimator, X, y):
-    """Fit one bin's model (module level so that joblib can ship it to workers)."""
-    return estimator.fit(X, y)
+    """Fit one bin's model (module level so that joblib can ship it to workers).
+
+    Inside a worker the fit's torch/BLAS threads are limited to the worker's
+    share (:func:`~temporal_xmodal._parallel.limit_worker_threads`).
+    """
+    with limit_worker_threads():
+        return estimator.fit(X, y)
 
 
 class BinnedProcrustesEmbedder(CrossModalEmbedder):

@@ -104,6 +104,7 @@ class DiachronicEmbedder(NeuralCrossModalEmbedder):
 
     time_use = "inference"
     _window_params = ("window",)
+    _loss_uses_features = False
     _parameter_constraints = {
         **COMMON_CONSTRAINTS,
         "window": [Interval(Real, 0, None, closed="left"), str, datetime.timedelta,

@@ -15,7 +15,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from skorch.callbacks import EarlyStopping, LRScheduler
 from skorch.helper import predefined_split
 
-from .._validation import label_indicator
+from .._parallel import limit_worker_threads
 from ..base import LAYOUT_CONSTRAINTS, LAYOUT_PARAMETERS_DOC, CrossModalEmbedder
 from ..nn import TwoTowerNet
 from ..training import (
@@ -26,6 +26,7 @@ from ..training import (
     as_tensor,
     embed_batches,
     make_dataset,
+    shared_dataset,
 )
 
 _OPTIMIZERS = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam, "adamw": torch.optim.AdamW}
@@ -135,6 +136,9 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
     """
 
     _float32_features = True
+    #: Whether :meth:`_loss` reads the training features (otherwise it gets
+    #: ``None`` for them, and the fit copies nothing of size n × d).
+    _loss_uses_features = True
 
     def _module(self):
         """The torch module class and its constructor parameters."""
@@ -147,7 +151,12 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
         }
 
     def _loss(self, X_image, X_text, time, labels):  # pragma: no cover - abstract
-        """The criterion class and its parameters (``time``: centred training times)."""
+        """The criterion class and its parameters, from the training rows.
+
+        ``X_image``, ``X_text``: float32 features (``None`` when the class sets
+        ``_loss_uses_features = False``); ``time``: centred times;
+        ``labels``: bool indicator (n_train, C).
+        """
         raise NotImplementedError
 
     def _callbacks(self):
@@ -164,17 +173,23 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
 
     # ------------------------------------------------------------------ fit
     def _fit(self, X_image, X_text, time, labels):
-        Y = label_indicator(labels)
+        with limit_worker_threads():
+            return self._fit_net(X_image, X_text, time, labels)
+
+    def _fit_net(self, X_image, X_text, time, labels):
+        # Memory: the training and validation datasets share the (float32)
+        # features and index them by row; nothing of size n × d is copied
+        # (docs/training.md, "Memory").
+        Y = torch.from_numpy(_bool_indicator(labels))
         rng = check_random_state(self.random_state)
         seed = int(rng.randint(np.iinfo(np.int32).max))
         train, valid = self._split_rows(len(Y), rng)
         centred = self.time_axis_.centre(time)
         continuing = self._continues() and hasattr(self, "net_")
         if not continuing:
-            self._fit_time_encoding(centred[train])
-        inputs = self._time_inputs(centred)
-        data_train = make_dataset(X_image, X_text, Y, _rows(inputs, train), rows=train)
-        data_valid = (make_dataset(X_image, X_text, Y, _rows(inputs, valid), rows=valid)
+            self._fit_time_encoding(centred if train is None else centred[train])
+        data_train = make_dataset(X_image, X_text, Y, self._time_inputs(centred), rows=train)
+        data_valid = (shared_dataset(data_train.X, Y, rows=valid)
                       if valid is not None else None)
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
@@ -185,10 +200,11 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
                     train_split=(predefined_split(data_valid) if data_valid is not None
                                  else None),
                     max_epochs=self.max_epochs, batch_size=self.batch_size)
-                self.net_.partial_fit(data_train.X, data_train.y)
+                self.net_.partial_fit(data_train)
             else:
-                self.net_ = self._build_net(data_train, centred[train], data_valid, seed)
-                self.net_.fit(data_train.X, data_train.y)
+                self.net_ = self._build_net(X_image, X_text, train, centred, Y, data_valid,
+                                            seed)
+                self.net_.fit(data_train)
         self.embedding_dim_ = self.embedding_dim
         return self
 
@@ -196,18 +212,21 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
         """Fit the network's time encoding (time-conditioned models override)."""
 
     def _split_rows(self, n, rng):
+        """Sorted training and validation row indices; ``(None, None)``: all rows train."""
         n_valid = int(round(self.validation_fraction * n))
         if self.validation_fraction == 0 or n_valid < 2 or n - n_valid < 2:
-            return np.arange(n), None
+            return None, None
         order = rng.permutation(n)
         return np.sort(order[n_valid:]), np.sort(order[:n_valid])
 
-    def _build_net(self, data_train, time, data_valid, seed):
+    def _build_net(self, X_image, X_text, train, centred, Y, data_valid, seed):
         module, module_params = self._module()
-        # the training rows as float32 numpy views of the dataset (no copy)
-        loss, loss_params = self._loss(data_train.X["image"].numpy(),
-                                       data_train.X["text"].numpy(), time,
-                                       data_train.y.numpy())
+        features = (None, None)
+        if self._loss_uses_features:
+            # the training rows' features as float32 arrays (views when all rows train)
+            features = tuple(as_tensor(A, train).numpy() for A in (X_image, X_text))
+        rows = slice(None) if train is None else train
+        loss, loss_params = self._loss(*features, centred[rows], Y[rows].numpy())
         optimizer = _OPTIMIZERS.get(self.optimizer, self.optimizer)
         optimizer_params = ({"optimizer__momentum": self.momentum,
                              "optimizer__nesterov": bool(self.nesterov and self.momentum > 0)}
@@ -219,7 +238,7 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
                 policy=torch.optim.lr_scheduler.LambdaLR,
                 lr_lambda=InverseTimeDecay(self.lr_decay), step_every="batch")))
         if data_valid is not None:
-            callbacks.append(("valid_map", RetrievalScoring()))
+            callbacks.append(("valid_map", RetrievalScoring(random_state=seed)))
             callbacks.append(("selection", EarlyStopping(
                 monitor=self.selection_metric,
                 lower_is_better=self.selection_metric == "valid_loss",
@@ -261,8 +280,19 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
         return tags
 
 
-def _rows(inputs, rows):
-    return None if rows is None else {k: v[rows] for k, v in inputs.items()}
+def _bool_indicator(labels):
+    """(n, C) bool indicator from :func:`check_labels`' integer codes or boolean indicator.
+
+    Batches are cast to float32 one at a time; the whole indicator is held
+    as 1 byte per entry (a float32 indicator of 700,000 items and 100
+    categories would take 280 MB).
+    """
+    labels = np.asarray(labels)
+    if labels.ndim == 2:
+        return labels.astype(bool, copy=False)
+    Y = np.zeros((len(labels), labels.max() + 1), dtype=bool)
+    Y[np.arange(len(labels)), labels] = True
+    return Y
 
 
 def _silent(*args, **kwargs):

@@ -1,10 +1,10 @@
 """The training loop shared by every neural estimator: a skorch net behind hooks."""
 
 from ._callbacks import InverseTimeDecay, RetrievalScoring, ScheduledMargin
-from ._data import BatchIterator, as_tensor, make_dataset
+from ._data import BatchIterator, CrossModalDataset, as_tensor, make_dataset, shared_dataset
 from ._net import CrossModalNet, embed_batches
 from ._sequential import LearnedOptimizerNet, ModalityPoolIterator, ModalityPools, StageNet
 
-__all__ = ["BatchIterator", "as_tensor", "CrossModalNet", "InverseTimeDecay", "LearnedOptimizerNet",
-           "ModalityPoolIterator", "ModalityPools", "RetrievalScoring", "ScheduledMargin",
-           "StageNet", "embed_batches", "make_dataset"]
+__all__ = ["BatchIterator", "CrossModalDataset", "as_tensor", "CrossModalNet", "InverseTimeDecay",
+           "LearnedOptimizerNet", "ModalityPoolIterator", "ModalityPools", "RetrievalScoring",
+           "ScheduledMargin", "StageNet", "embed_batches", "make_dataset", "shared_dataset"]

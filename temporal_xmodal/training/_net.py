@@ -18,7 +18,7 @@ class CrossModalNet(NeuralNet):
         return self.criterion_(y_pred, y_true, X)
 
 
-def embed_batches(module, tensors, device, *, modality=None, batch_size=4096):
+def embed_batches(module, tensors, device, *, modality=None, batch_size=4096, rows=None):
     """Embed tensors with a module in eval mode, chunk by chunk, without gradients.
 
     Parameters
@@ -33,6 +33,10 @@ def embed_batches(module, tensors, device, *, modality=None, batch_size=4096):
     modality : {"image", "text", None}
         Embed one modality, or both (returns a pair).
     batch_size : int, default=4096
+    rows : torch.Tensor of int64 or None, default=None
+        Embed only these rows of the tensors (gathered chunk by chunk, so a
+        :class:`~temporal_xmodal.training.CrossModalDataset`'s rows are never
+        copied whole); all rows when None.
 
     Returns
     -------
@@ -43,17 +47,18 @@ def embed_batches(module, tensors, device, *, modality=None, batch_size=4096):
     module.eval()
     modalities = ("image", "text") if modality is None else (modality,)
     outputs = {m: [] for m in modalities}
-    n = len(next(iter(tensors.values())))
+    n = len(next(iter(tensors.values()))) if rows is None else len(rows)
     try:
         with torch.no_grad():
             for start in range(0, n, batch_size):
+                index = (slice(start, start + batch_size) if rows is None
+                         else rows[start:start + batch_size])
                 extra = {}
                 if "time_features" in tensors:
-                    extra["time_features"] = \
-                        tensors["time_features"][start:start + batch_size].to(device)
+                    extra["time_features"] = tensors["time_features"][index].to(device)
                 for m in modalities:
                     embed = module.embed_image if m == "image" else module.embed_text
-                    chunk = tensors[m][start:start + batch_size].to(device)
+                    chunk = tensors[m][index].to(device)
                     outputs[m].append(embed(chunk, **extra).cpu())
     finally:
         module.train(was_training)

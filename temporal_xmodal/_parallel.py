@@ -1,0 +1,110 @@
+"""Threads per parallel worker: torch and BLAS limited inside joblib / Dask workers.
+
+``GridSearchCV(n_jobs=k)``, ``cross_validate(n_jobs=k)`` and
+``BinnedProcrustesEmbedder(n_jobs=k)`` run k fits at once.  Each fit must then
+use about ``cores / k`` threads, or k fits × all cores of threads fight for
+the cores (oversubscription), and ``n_jobs=2`` is slower than ``n_jobs=1``.
+
+Policy (chosen after joblib's own ``inner_max_num_threads``):
+
+* **outside a worker** nothing changes: a plain ``fit`` uses every thread
+  torch and BLAS were given;
+* **inside a worker** — a joblib worker (any backend: loky, multiprocessing,
+  threading, dask: joblib runs the job under a nested backend whose
+  ``nesting_level`` is ≥ 1) or a Dask worker — torch
+  (``torch.set_num_threads``) and the BLAS/OpenMP pools (``threadpoolctl``)
+  are limited to the worker's share:
+
+  - a worker *thread* (joblib's threading backend, Dask's worker threads)
+    shares the process's cores with the other workers: 1 thread;
+  - a worker *process* (loky, multiprocessing) gets the ``OMP_NUM_THREADS``
+    its launcher set when it started (joblib's loky backend sets
+    ``cpu_count() // n_jobs``, or ``inner_max_num_threads`` when the user
+    passes it to :func:`joblib.parallel_config`); without it nothing changes.
+
+Loky workers are fresh processes whose torch reads ``OMP_NUM_THREADS`` at
+start, so there the limit only keeps that share; the threading backend and
+Dask's worker threads share the parent's pools, and there the limit is what
+makes ``n_jobs`` help.  The limits are process-wide, so concurrent fits in
+threads share one reference count: the first to enter saves the settings,
+the last to leave restores them.
+"""
+
+import os
+import sys
+import threading
+from contextlib import contextmanager
+
+import torch
+from joblib.parallel import get_active_backend
+from threadpoolctl import threadpool_limits
+
+_lock = threading.Lock()
+_state = {"depth": 0, "torch": None, "blas": None}
+
+
+def worker_threads():
+    """Threads one fit may use here: an int inside a parallel worker, ``None`` for no limit.
+
+    Returns
+    -------
+    n_threads : int or None
+        1 in a worker thread; the launcher's ``OMP_NUM_THREADS`` in a worker
+        process (``None`` when unset); ``None`` outside joblib and Dask workers.
+    """
+    backend, _ = get_active_backend()
+    in_joblib_worker = getattr(backend, "nesting_level", 0) >= 1
+    if not (in_joblib_worker or _in_dask_worker()):
+        return None
+    if threading.current_thread() is not threading.main_thread():
+        return 1
+    try:
+        return max(1, int(os.environ["OMP_NUM_THREADS"]))
+    except (KeyError, ValueError):
+        return None
+
+
+def _in_dask_worker():
+    if "distributed" not in sys.modules:
+        return False
+    try:
+        sys.modules["distributed"].get_worker()
+    except (ValueError, AttributeError):
+        return False
+    return True
+
+
+@contextmanager
+def limit_worker_threads(n_threads=None):
+    """Limit torch and BLAS threads for the duration of a fit run inside a worker.
+
+    Parameters
+    ----------
+    n_threads : int or None, default=None
+        Threads to allow; ``None``: :func:`worker_threads` (no limit outside
+        a worker).
+
+    Notes
+    -----
+    Restores the previous ``torch.get_num_threads()`` and BLAS/OpenMP limits
+    on exit (reference-counted across threads of one process).
+    """
+    n_threads = worker_threads() if n_threads is None else n_threads
+    if n_threads is None:
+        yield
+        return
+    with _lock:
+        if _state["depth"] == 0:
+            _state["torch"] = torch.get_num_threads()
+            _state["blas"] = threadpool_limits(limits=n_threads)
+            torch.set_num_threads(n_threads)
+        _state["depth"] += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _state["depth"] -= 1
+            if _state["depth"] == 0:
+                torch.set_num_threads(_state["torch"])
+                _state["blas"].restore_original_limits()
+                _state["torch"] = _state["blas"] = None

@@ -1,0 +1,211 @@
+"""Scaling: fits that copy nothing of size n × d, threads per worker, the Dask backend."""
+
+import threading
+
+import numpy as np
+import pytest
+import torch
+from skorch.callbacks import Callback
+from joblib import Parallel, delayed, parallel_config
+from sklearn.model_selection import GridSearchCV
+from threadpoolctl import threadpool_info
+
+from temporal_xmodal import BinnedProcrustesEmbedder, CCACrossModal, DiachronicEmbedder
+from temporal_xmodal._parallel import limit_worker_threads, worker_threads
+from temporal_xmodal.datasets import make_temporal_crossmodal
+from temporal_xmodal.metrics import cross_modal_scores, mean_average_precision
+from temporal_xmodal.training import BatchIterator, RetrievalScoring, make_dataset
+
+TINY = dict(hidden_dim=16, time_dim=8, embedding_dim=8, batch_size=32, device="cpu",
+            random_state=0)
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y, info = make_temporal_crossmodal(240, n_image_features=12, n_text_features=10,
+                                          return_info=True, random_state=0)
+    return X, y, info.n_image_features
+
+
+# ------------------------------------------------------------------- memory
+def test_datasets_index_the_shared_features_without_copying():
+    rng = np.random.default_rng(0)
+    X_img = rng.standard_normal((50, 6), dtype=np.float32)
+    X_txt = rng.standard_normal((50, 4), dtype=np.float32)
+    Y = np.eye(3, dtype=bool)[rng.integers(3, size=50)]
+    rows = np.array([3, 7, 8, 20, 41])
+    data = make_dataset(X_img, X_txt, Y, {"time": np.arange(50.0)}, rows=rows)
+    assert len(data) == 5
+    assert data.X["image"].data_ptr() == X_img.ctypes.data  # shared, not copied
+    batches = list(BatchIterator(data, batch_size=2))
+    assert [len(b[1]) for b in batches] == [2, 2, 1]
+    np.testing.assert_array_equal(torch.cat([b[0]["image"] for b in batches]), X_img[rows])
+    np.testing.assert_array_equal(torch.cat([b[0]["time"] for b in batches]), rows)
+    assert batches[0][1].dtype == torch.float32
+    np.testing.assert_array_equal(torch.cat([b[1] for b in batches]), Y[rows])
+    shuffled = list(BatchIterator(data, batch_size=2, shuffle=True,
+                                  generator=torch.Generator().manual_seed(0)))
+    assert sorted(torch.cat([b[0]["time"] for b in shuffled]).tolist()) == rows.tolist()
+
+
+def test_fit_trains_on_the_callers_float32_features_without_a_copy(data):
+    """Training and validation datasets are row indices into the caller's X.
+
+    (Before: the training and validation rows were copied, 1 × the features,
+    and the label indicator was float32, n × C × 4 bytes.)
+    """
+    X, y, n_img = data
+    X = np.ascontiguousarray(X, dtype=np.float32)
+    seen = {}
+
+    class Inspect(Callback):
+        def on_epoch_begin(self, net, dataset_train=None, dataset_valid=None, **kwargs):
+            seen.update(train=dataset_train, valid=dataset_valid)
+
+    DiachronicEmbedder(max_epochs=1, validation_fraction=0.25, n_image_features=n_img,
+                       callbacks=[Inspect()], **TINY).fit(X, y)
+    train, valid = seen["train"], seen["valid"]
+    for dataset in (train, valid):
+        assert np.shares_memory(dataset.X["image"].numpy(), X)
+        assert np.shares_memory(dataset.X["text"].numpy(), X)
+        assert dataset.y.dtype == torch.bool
+    assert train.X["image"] is valid.X["image"]
+    rows = np.concatenate([train.rows.numpy(), valid.rows.numpy()])
+    assert len(valid) == 60 and np.array_equal(np.sort(rows), np.arange(len(X)))
+
+
+def test_validation_map_on_a_query_sample():
+    rng = np.random.default_rng(1)
+    n = 300
+    labels = np.eye(4, dtype=bool)[rng.integers(4, size=n)]
+    data = make_dataset(rng.standard_normal((n, 5), dtype=np.float32),
+                        rng.standard_normal((n, 5), dtype=np.float32), labels,
+                        rows=np.arange(0, n, 2))
+
+    class Identity(torch.nn.Module):
+        def embed_image(self, x):
+            return x
+
+        def embed_text(self, x):
+            return x
+
+    class Net:
+        module_, device = Identity(), "cpu"
+
+        def __init__(self):
+            self.recorded = []
+            self.history = self
+
+        def record(self, key, value):
+            self.recorded.append(value)
+
+    z_img = data.X["image"].numpy()[::2]
+    z_txt = data.X["text"].numpy()[::2]
+    lab = labels[::2]
+    net = Net()
+    exact = RetrievalScoring(max_queries=None)
+    exact.on_train_begin(net)
+    exact.on_epoch_end(net, dataset_valid=data)
+    assert net.recorded[0] == pytest.approx(
+        cross_modal_scores(z_img, z_txt, lab, metrics=("map",))["map"], abs=1e-12)
+    sampled = RetrievalScoring(max_queries=40, random_state=3)
+    sampled.on_train_begin(net)
+    sampled.on_epoch_end(net, dataset_valid=data)
+    sampled.on_epoch_end(net, dataset_valid=data)
+    q = sampled.queries_
+    assert len(q) == 40 and len(set(q.tolist())) == 40
+    expected = 0.5 * (mean_average_precision(z_img[q], z_txt, lab[q], lab)
+                      + mean_average_precision(z_txt[q], z_img, lab[q], lab))
+    assert net.recorded[1] == pytest.approx(expected, abs=1e-12)
+    assert net.recorded[2] == net.recorded[1]  # the same queries every epoch
+    assert net.recorded[1] != net.recorded[0]
+
+
+# ------------------------------------------------------------------ threads
+def _pools():
+    return {pool["internal_api"]: pool["num_threads"] for pool in threadpool_info()}
+
+
+def test_no_limit_outside_a_worker():
+    assert worker_threads() is None
+    before = torch.get_num_threads()
+    with limit_worker_threads():
+        assert torch.get_num_threads() == before
+
+
+def test_fits_in_threading_workers_run_single_threaded_and_restore(data):
+    X, y, n_img = data
+    original = torch.get_num_threads()
+    torch.set_num_threads(2)
+    seen = []
+    lock = threading.Lock()
+
+    def fit(seed):
+        est = DiachronicEmbedder(max_epochs=1, validation_fraction=0, n_image_features=n_img,
+                                 **{**TINY, "random_state": seed})
+        fit_net = est._fit_net
+
+        def recording(*args):
+            with lock:
+                seen.append((torch.get_num_threads(), _pools()))
+            return fit_net(*args)
+
+        est._fit_net = recording
+        return est.fit(X, y)
+
+    try:
+        with parallel_config(backend="threading"):
+            Parallel(n_jobs=2)(delayed(fit)(seed) for seed in range(4))
+        assert len(seen) == 4
+        assert all(threads == 1 for threads, _ in seen)
+        assert all(set(pools.values()) == {1} for _, pools in seen)
+        assert torch.get_num_threads() == 2  # restored after the last concurrent fit
+    finally:
+        torch.set_num_threads(original)
+
+
+def test_explicit_thread_count_and_restore():
+    original = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        with limit_worker_threads(1):
+            assert torch.get_num_threads() == 1
+            assert set(_pools().values()) == {1}
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(original)
+
+
+# --------------------------------------------------------------------- Dask
+@pytest.fixture(scope="module")
+def dask_client():
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        yield client
+
+
+def test_gridsearch_on_dask_matches_sequential(data, dask_client):
+    X, y, n_img = data
+    est = DiachronicEmbedder(max_epochs=2, validation_fraction=0, n_image_features=n_img,
+                             **TINY)
+    grid = {"window": [0.5, 3.0], "lr": [5e-3, 2e-2]}
+    with limit_worker_threads(1):  # the workers' thread count: same arithmetic
+        reference = GridSearchCV(est, grid, cv=2, n_jobs=1).fit(X, y)
+    with parallel_config(backend="dask"):
+        on_dask = GridSearchCV(est, grid, cv=2, n_jobs=2).fit(X, y)
+    assert on_dask.best_params_ == reference.best_params_
+    np.testing.assert_allclose(on_dask.cv_results_["mean_test_score"],
+                               reference.cv_results_["mean_test_score"], rtol=0, atol=1e-6)
+    assert len(dask_client.scheduler_info()["workers"]) == 2
+
+
+def test_binned_per_bin_fits_on_dask_match_sequential(data, dask_client):
+    X, y, n_img = data
+    kwargs = dict(bins=3, min_bin_size=40, random_state=0, n_image_features=n_img)
+    sequential = BinnedProcrustesEmbedder(CCACrossModal(n_components=4), **kwargs).fit(X, y)
+    with parallel_config(backend="dask"):
+        on_dask = BinnedProcrustesEmbedder(CCACrossModal(n_components=4), n_jobs=2,
+                                           **kwargs).fit(X, y)
+    np.testing.assert_allclose(on_dask.transform(X), sequential.transform(X), atol=1e-10)
