@@ -109,7 +109,7 @@ def test_registry_settings_per_dataset():
     binned = ticrc["Binned+Procrustes"].estimator
     assert binned.get_params()["base_estimator__optimizer"] == "adam"
     assert ticrc["SAM"].estimator.lr == 1e-4
-    assert estimator_registry(8)["SAM"].estimator.optimizer == "sgd"  # synthetic: defaults
+    assert estimator_registry(8)["SAM"].estimator.optimizer == "adam"  # synthetic: defaults
     assert default_estimators(8, dataset="wiki")["Binned+Procrustes"].bins == 1
     set_matching_params(binned, max_epochs=3, no_such_parameter=1)
     assert binned.get_params()["base_estimator__max_epochs"] == 3

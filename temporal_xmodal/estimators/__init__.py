@@ -9,4 +9,4 @@ from ._settings import PAPER_SETTINGS, paper_settings
 from ._tempxnet import TempXNetEmbedder
 
 __all__ = ["BinnedProcrustesEmbedder", "CCACrossModal", "DiachronicEmbedder", "SAMEmbedder",
-           "SequentialCrossModal", "TempXNetEmbedder", "PAPER_SETTINGS", "paper_settings"]
+           "SequentialCrossModal", "TempXNetEmbedder"]

@@ -22,7 +22,7 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from .._layout import split_blocks, stack_modalities
+from .._layout import split_blocks, split_time_column, stack_modalities
 from ..time import to_duration, to_time_axis
 from .undated import counterpart_reciprocal_ranks, query_time_scores
 
@@ -151,9 +151,11 @@ class DatePriorRetrieval(BaseEstimator):
         return clone(self.estimator).set_params(n_image_features=self.n_image_features)
 
     def _blocks(self, X):
-        X = np.asarray(X, dtype=np.float64)
-        n_text = X.shape[1] - 1 - self.n_image_features
-        return (*split_blocks(X[:, :-1], self.n_image_features, n_text), X[:, -1])
+        features, time = split_time_column(X)
+        features = np.asarray(features, dtype=np.float64)
+        n_text = features.shape[1] - self.n_image_features
+        return (*split_blocks(features, self.n_image_features, n_text),
+                to_time_axis(time, name="the time column"))
 
     def fit(self, X, y):
         """Choose β on held-out pairs, then fit the estimator and the prior on all rows.

@@ -223,7 +223,7 @@ class LearnedOptimizerNet(InterruptibleStage, NeuralNet):
 
     def release_training_state(self):
         """Drop φ's optimiser and M's hidden state over the coordinates of θ
-        (2 · layers · hidden · |θ| floats, 8 MB at the defaults)."""
+        (2 · layers · hidden · dim(θ) floats, 8 MB at the defaults)."""
         self.state_ = None
         return super().release_training_state()
 
