@@ -174,8 +174,11 @@ def plain_fit(kind, X, y, params):
         torch.manual_seed(seed)
         model = TwoTowerNet(n_img, X_text.shape[1], hidden_dim=est.hidden_dim,
                             embedding_dim=est.embedding_dim, dropout=est.dropout)
-        optimizer = torch.optim.SGD(model.parameters(), lr=est.lr, momentum=est.momentum,
-                                    nesterov=bool(est.nesterov and est.momentum > 0))
+        if est.optimizer == "sgd":
+            optimizer = torch.optim.SGD(model.parameters(), lr=est.lr, momentum=est.momentum,
+                                        nesterov=bool(est.nesterov and est.momentum > 0))
+        else:  # the estimator's default (Adam)
+            optimizer = torch.optim.Adam(model.parameters(), lr=est.lr)
         generator = torch.Generator().manual_seed(seed)
         setup = time.perf_counter() - start
         model.train()
