@@ -153,12 +153,15 @@ def test_fits_in_threading_workers_run_single_threaded_and_restore(data):
         est._fit_net = recording
         return est.fit(X, y)
 
+    loaded = set(_pools())
     try:
         with parallel_config(backend="threading"):
             Parallel(n_jobs=2)(delayed(fit)(seed) for seed in range(4))
         assert len(seen) == 4
         assert all(threads == 1 for threads, _ in seen)
-        assert all(set(pools.values()) == {1} for _, pools in seen)
+        # the pools loaded before the fits are limited (threadpoolctl cannot limit a
+        # library that a fit loads for the first time)
+        assert all(pools[api] == 1 for _, pools in seen for api in loaded if api in pools)
         assert torch.get_num_threads() == 2  # restored after the last concurrent fit
     finally:
         torch.set_num_threads(original)
