@@ -188,3 +188,23 @@ def test_one_module_slices_the_time_column():
         if slice_re.search(code):
             owners.add(path.relative_to(PACKAGE).as_posix())
     assert owners <= {"_layout.py"}, owners
+
+
+def test_ctrl_c_during_a_neural_fit_warns_and_leaves_a_usable_partial_model():
+    from skorch.callbacks import Callback
+
+    from temporal_xmodal.training import TrainingInterruptedWarning
+
+    class Interrupt(Callback):
+        def on_epoch_end(self, net, **kwargs):
+            if len(net.history) == 2:
+                raise KeyboardInterrupt
+
+    X, y = _data()
+    model = DiachronicEmbedder(window=0.2, callbacks=[Interrupt()], validation_fraction=0,
+                               **{**SMALL, "max_epochs": 5})
+    with pytest.warns(TrainingInterruptedWarning, match=r"after 2 epoch\(s\)") as record:
+        model.fit(X, y)
+    assert record[0].filename == __file__
+    assert model.training_interrupted_ and len(model.net_.history) == 2
+    assert np.all(np.isfinite(model.transform(X)))

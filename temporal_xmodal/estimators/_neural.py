@@ -6,6 +6,7 @@ loss it trains; the training loop, validation split, early stopping,
 seeding, device selection and warm start live here once.
 """
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -16,6 +17,7 @@ from skorch.callbacks import EarlyStopping, LRScheduler
 from skorch.helper import predefined_split
 
 from .._parallel import limit_worker_threads
+from ..time import external_stacklevel
 from ..base import LAYOUT_CONSTRAINTS, LAYOUT_PARAMETERS_DOC, CrossModalEmbedder
 from ..nn import TwoTowerNet
 from ..training import (
@@ -23,6 +25,7 @@ from ..training import (
     CrossModalNet,
     InverseTimeDecay,
     RetrievalScoring,
+    TrainingInterruptedWarning,
     as_tensor,
     embed_batches,
     make_dataset,
@@ -206,6 +209,13 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
                                             seed)
                 self.net_.fit(data_train)
         self.embedding_dim_ = self.embedding_dim
+        self.training_interrupted_ = bool(getattr(self.net_, "interrupted_", False))
+        if self.training_interrupted_:
+            warnings.warn(
+                f"{type(self).__name__}: training was interrupted (Ctrl-C) after "
+                f"{len(self.net_.history)} epoch(s); the model is usable but partial (the "
+                "best checkpoint so far when validating).", TrainingInterruptedWarning,
+                stacklevel=external_stacklevel())
         return self
 
     def _fit_time_encoding(self, centred):

@@ -25,7 +25,7 @@ from sklearn.utils.validation import check_array
 from .._validation import check_labels
 from ..losses.classification import ClassificationLoss
 from ..nn.sequential import MetaLearner, SequentialNet
-from ..training import as_tensor
+from ..training import TrainingInterruptedWarning, as_tensor
 from ..training._sequential import (
     LearnedOptimizerNet,
     ModalityPoolIterator,
@@ -38,10 +38,6 @@ from ._neural import resolve_device
 STAGE_NAMES = {"stage1": "Stage I", "stage2": "Stage II", "stage3": "Stage III",
                "stage4": "Stage IV", "parallel": "the parallel stage (PCML)"}
 _N_SEEDS = 5
-
-
-class TrainingInterruptedWarning(UserWarning):
-    """Warned when SCML training was interrupted (Ctrl-C) and the model is partial."""
 
 
 class StageInterrupted(Exception):

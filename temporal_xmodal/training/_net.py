@@ -4,6 +4,10 @@ import torch
 from skorch import NeuralNet
 
 
+class TrainingInterruptedWarning(UserWarning):
+    """Warned when training was interrupted (Ctrl-C) and the model is partial."""
+
+
 class CrossModalNet(NeuralNet):
     """skorch ``NeuralNet`` whose criterion sees the whole batch.
 
@@ -12,6 +16,15 @@ class CrossModalNet(NeuralNet):
     as ``criterion(embeddings, labels, batch)`` where ``embeddings`` is the
     module's ``(z_image, z_text)`` and ``batch`` the batch dictionary.
     """
+
+    def fit_loop(self, X, y=None, epochs=None, **fit_params):
+        """skorch's loop, recording a Ctrl-C in ``interrupted_`` (skorch swallows it)."""
+        self.interrupted_ = False
+        try:
+            return super().fit_loop(X, y, epochs=epochs, **fit_params)
+        except KeyboardInterrupt:
+            self.interrupted_ = True
+            raise
 
     def get_loss(self, y_pred, y_true, X=None, training=False):
         y_true = y_true.to(self.device) if torch.is_tensor(y_true) else y_true
