@@ -8,7 +8,27 @@ class TrainingInterruptedWarning(UserWarning):
     """Warned when training was interrupted (Ctrl-C) and the model is partial."""
 
 
-class CrossModalNet(NeuralNet):
+class RecordsInterrupt:
+    """Mixin of skorch nets: record a Ctrl-C in ``interrupted_``.
+
+    skorch's ``partial_fit`` swallows ``KeyboardInterrupt`` and returns as if
+    training had ended; the estimators must know, so the interrupt is
+    recorded before skorch swallows it.
+    """
+
+    interrupted_ = False
+
+    def fit_loop(self, X, y=None, epochs=None, **fit_params):
+        """skorch's loop, recording a Ctrl-C in ``interrupted_``."""
+        self.interrupted_ = False
+        try:
+            return super().fit_loop(X, y, epochs=epochs, **fit_params)
+        except KeyboardInterrupt:
+            self.interrupted_ = True
+            raise
+
+
+class CrossModalNet(RecordsInterrupt, NeuralNet):
     """skorch ``NeuralNet`` whose criterion sees the whole batch.
 
     Our losses need more than ``(y_pred, y_true)``: the raw features (SAM's
@@ -16,15 +36,6 @@ class CrossModalNet(NeuralNet):
     as ``criterion(embeddings, labels, batch)`` where ``embeddings`` is the
     module's ``(z_image, z_text)`` and ``batch`` the batch dictionary.
     """
-
-    def fit_loop(self, X, y=None, epochs=None, **fit_params):
-        """skorch's loop, recording a Ctrl-C in ``interrupted_`` (skorch swallows it)."""
-        self.interrupted_ = False
-        try:
-            return super().fit_loop(X, y, epochs=epochs, **fit_params)
-        except KeyboardInterrupt:
-            self.interrupted_ = True
-            raise
 
     def get_loss(self, y_pred, y_true, X=None, training=False):
         y_true = y_true.to(self.device) if torch.is_tensor(y_true) else y_true

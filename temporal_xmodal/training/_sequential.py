@@ -21,7 +21,7 @@ from skorch import NeuralNet
 from skorch.utils import to_tensor
 from torch.func import functional_call
 
-from ._net import CrossModalNet
+from ._net import CrossModalNet, RecordsInterrupt
 
 
 class ModalityPools(torch.utils.data.Dataset):
@@ -107,23 +107,9 @@ class ModalityPoolIterator:
             yield batch, None
 
 
-class InterruptibleStage:
-    """Mixin of the stage nets: record a Ctrl-C and drop training-only state.
-
-    skorch's ``partial_fit`` swallows ``KeyboardInterrupt`` and returns as if
-    training had ended; a sequence of stages must know, so the interrupt is
-    recorded in ``interrupted_`` before skorch swallows it.
-    """
-
-    interrupted_ = False
-
-    def fit_loop(self, X, y=None, epochs=None, **fit_params):
-        self.interrupted_ = False
-        try:
-            return super().fit_loop(X, y, epochs=epochs, **fit_params)
-        except KeyboardInterrupt:
-            self.interrupted_ = True
-            raise
+class InterruptibleStage(RecordsInterrupt):
+    """Mixin of the stage nets: record a Ctrl-C (:class:`RecordsInterrupt`) and drop
+    training-only state."""
 
     def release_training_state(self):
         """Drop what only further training of this net would need (the optimiser
