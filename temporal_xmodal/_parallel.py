@@ -25,9 +25,11 @@ Policy (chosen after joblib's own ``inner_max_num_threads``):
 Loky workers are fresh processes whose torch reads ``OMP_NUM_THREADS`` at
 start, so there the limit only keeps that share; the threading backend and
 Dask's worker threads share the parent's pools, and there the limit is what
-makes ``n_jobs`` help.  The limits are process-wide, so concurrent fits in
-threads share one reference count: the first to enter saves the settings,
-the last to leave restores them.
+makes ``n_jobs`` help.  The BLAS limit and torch's thread count are
+process-wide, so concurrent fits in threads share one reference count: the
+first to enter saves the settings, the last to leave restores them.  The
+OpenMP limit is per thread (``omp_set_num_threads`` sets the calling
+thread's value), so every fit sets and restores its own.
 """
 
 import os
@@ -96,12 +98,14 @@ def limit_worker_threads(n_threads=None):
     with _lock:
         if _state["depth"] == 0:
             _state["torch"] = torch.get_num_threads()
-            _state["blas"] = threadpool_limits(limits=n_threads)
-            torch.set_num_threads(n_threads)
+            _state["blas"] = threadpool_limits(limits=n_threads, user_api="blas")
         _state["depth"] += 1
+        torch.set_num_threads(n_threads)
+    openmp = threadpool_limits(limits=n_threads, user_api="openmp")  # this thread's
     try:
         yield
     finally:
+        openmp.restore_original_limits()
         with _lock:
             _state["depth"] -= 1
             if _state["depth"] == 0:
