@@ -1,11 +1,16 @@
 """BinnedProcrustesEmbedder (DCM-Binned, spec diachronic_and_binned.md §5)."""
 
 import pickle
+import time as time_module
+import warnings
 
 import numpy as np
 import pytest
+from joblib import parallel_config
 from scipy.linalg import orthogonal_procrustes
+from sklearn.exceptions import NotFittedError
 from sklearn.utils import check_random_state
+from skorch.callbacks import Callback
 
 from temporal_xmodal import CCACrossModal, TempXNetEmbedder, TimeRangeWarning, stack_modalities
 from temporal_xmodal.base import CrossModalEmbedder, l2_normalize
@@ -13,6 +18,7 @@ from temporal_xmodal.binning import TimeBinWarning
 from temporal_xmodal.datasets import make_temporal_crossmodal
 from temporal_xmodal.estimators._binned import BinnedProcrustesEmbedder
 from temporal_xmodal.metrics import cross_modal_scores
+from temporal_xmodal.training import TrainingInterruptedWarning
 
 
 class RotatedLinear(CrossModalEmbedder):
@@ -313,3 +319,110 @@ def test_bad_parameters_raise(params):
               "n_image_features": N_IMG, **params}
     with pytest.raises(ValueError):
         BinnedProcrustesEmbedder(**kwargs).fit(X)
+
+
+# ------------------------------------------------------------- Ctrl-C
+class _InterruptInNet(Callback):
+    """Raise KeyboardInterrupt at the end of the first epoch of the n-th bin net started.
+
+    The count is a class attribute: every bin gets its own clone of the callback.
+    """
+
+    started = 0
+
+    def __init__(self, at=2):
+        self.at = at
+
+    def on_train_begin(self, net, **kwargs):
+        type(self).started += 1
+
+    def on_epoch_end(self, net, **kwargs):
+        if type(self).started == self.at:
+            raise KeyboardInterrupt
+
+
+class _InterruptingLinear(RotatedLinear):
+    """RotatedLinear whose n-th fit (counted across clones) raises KeyboardInterrupt."""
+
+    calls = 0
+    at = 1
+    delay = 0.0
+
+    def _fit(self, X_image, X_text, time, labels):
+        type(self).calls += 1
+        if type(self).calls == type(self).at:
+            time_module.sleep(type(self).delay)
+            raise KeyboardInterrupt
+        return super()._fit(X_image, X_text, time, labels)
+
+
+def _interrupt_warnings(record):
+    return [w for w in record if issubclass(w.category, TrainingInterruptedWarning)]
+
+
+def test_interrupt_in_a_neural_bin_stops_the_fit_and_leaves_it_usable():
+    X, y, n_img = _synthetic(450)
+    _InterruptInNet.started = 0
+    base = TempXNetEmbedder(temporal_weight=0, max_epochs=3, hidden_dim=8, embedding_dim=4,
+                            validation_fraction=0, callbacks=[_InterruptInNet(at=2)])
+    model = BinnedProcrustesEmbedder(base, bins=3, min_bin_size=50, random_state=0,
+                                     n_image_features=n_img)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        model.fit(X, y)
+    (warning,) = _interrupt_warnings(record)  # exactly one: the bin's own is silenced
+    message = str(warning.message)
+    assert "after 2 of 3 time bins were fitted" in message and "usable but partial" in message
+    assert _InterruptInNet.started == 2  # bin 2 was never started
+    assert model.training_interrupted_ and model.n_bins_ == 3
+    assert len(model.bin_estimators_) == 2 and model.rotations_.shape == (2, 4, 4)
+    assert len(model.bin_estimators_[1].net_.history) == 1  # stopped after its 1st epoch
+    # times in the unfitted last bin use the last fitted bin's model
+    late = model.bins_.transform(X[:, -1]) == 2
+    A = X[late, :n_img]
+    np.testing.assert_allclose(
+        model.transform_image(A, time=X[late, -1]),
+        model.bin_estimators_[1].transform_image(A) @ model.rotations_[1], atol=1e-12)
+    assert np.isfinite(model.transform(X)).all()
+
+
+def test_interrupt_before_any_bin_leaves_it_unfitted():
+    X_img, X_txt, time = _uniform_data(300)
+    X = stack_modalities(X_img, X_txt, time)
+    _InterruptingLinear.calls, _InterruptingLinear.at = 0, 1
+    model = BinnedProcrustesEmbedder(_InterruptingLinear(), bins=3, min_bin_size=10,
+                                     n_image_features=N_IMG)
+    with pytest.warns(TrainingInterruptedWarning,
+                      match="after 0 of 3 time bins were fitted; the estimator is left unfitted"):
+        model.fit(X)
+    assert _InterruptingLinear.calls == 1
+    assert not [k for k in vars(model) if k.endswith("_")]
+    with pytest.raises(NotFittedError):
+        model.transform(X)
+    _InterruptingLinear.at = 0  # no more interrupts: fitting again works
+    assert model.fit(X).training_interrupted_ is False
+
+
+@pytest.mark.parametrize("backend", ["sequential", "threading"])
+def test_interrupt_with_n_jobs_keeps_the_bins_fitted_before_it(backend):
+    X_img, X_txt, time = _uniform_data(400)
+    X = stack_modalities(X_img, X_txt, time)
+    # the 3rd fit of 4 raises (after a pause, so that bins 0 and 1 are collected first)
+    _InterruptingLinear.calls, _InterruptingLinear.at, _InterruptingLinear.delay = 0, 3, 0.3
+    model = BinnedProcrustesEmbedder(_InterruptingLinear(), bins=4, min_bin_size=10,
+                                     n_jobs=1 if backend == "sequential" else 2,
+                                     n_image_features=N_IMG)
+    try:
+        with parallel_config(backend=backend), \
+                warnings.catch_warnings(record=True) as record:
+            warnings.simplefilter("always")
+            model.fit(X)
+    finally:
+        _InterruptingLinear.delay = 0.0
+    (warning,) = _interrupt_warnings(record)
+    assert "after 2 of 4 time bins were fitted" in str(warning.message)
+    assert not [w for w in record if "tasks" in str(w.message)]  # joblib's note is silenced
+    assert len(model.bin_estimators_) == 2 and model.training_interrupted_
+    if backend == "sequential":
+        assert _InterruptingLinear.calls == 3  # bin 3 was never started
+    assert np.isfinite(model.transform(X)).all()

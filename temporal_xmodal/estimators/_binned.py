@@ -10,17 +10,17 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from joblib import Parallel, delayed
 from scipy.linalg import orthogonal_procrustes
 from sklearn.base import clone
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from .._layout import stack_modalities
-from .._parallel import limit_worker_threads
 from ..base import LAYOUT_CONSTRAINTS, CrossModalEmbedder
 from ..binning import TimeBins, TimeBinWarning
-from ..time import TimeRangeWarning, time_use, to_duration
+from ..time import TimeRangeWarning, external_stacklevel, time_use, to_duration
+from ..training import TrainingInterruptedWarning
+from ._binned_fit import fit_in_order
 from ._tempxnet import TempXNetEmbedder
 
 
@@ -44,16 +44,6 @@ def default_base_estimator():
     """
     return TempXNetEmbedder(temporal_weight=0.0, embedding_dim=200, dropout=0.0, max_epochs=25,
                             batch_size=64, lr=5e-3, momentum=0.9, lr_decay=0.0)
-
-
-def _fit_bin(estimator, X, y):
-    """Fit one bin's model (module level so that joblib can ship it to workers).
-
-    Inside a worker the fit's torch/BLAS threads are limited to the worker's
-    share (:func:`~temporal_xmodal._parallel.limit_worker_threads`).
-    """
-    with limit_worker_threads():
-        return estimator.fit(X, y)
 
 
 class BinnedProcrustesEmbedder(CrossModalEmbedder):
@@ -112,6 +102,22 @@ class BinnedProcrustesEmbedder(CrossModalEmbedder):
     ``transform_text`` need ``time=`` (a scalar or one value per row), which
     is how an item is projected into any bin.
 
+    Interrupting: Ctrl-C during the fit stops the whole fit (no further bin
+    is fitted) and warns once with a
+    :class:`~temporal_xmodal.training.TrainingInterruptedWarning` naming how
+    many bins were fitted out of how many.  The bins are fitted and kept in
+    time order, so the fitted ones are bins 0..k−1: they are aligned as
+    usual, the last may be partial (a neural model interrupted during its
+    own training keeps its best weights so far), times in the unfitted bins
+    use bin k−1's model, and ``training_interrupted_`` is True: the
+    estimator is *usable but partial*.  Interrupted before any bin was
+    fitted, it is left *unfitted* (no fitted attribute; ``transform``
+    raises ``NotFittedError``).  With ``n_jobs`` the interrupt reaches the
+    main thread, which stops dispatching bins and keeps the bins completed
+    in order before it; bins still running are discarded: loky and Dask
+    workers are cancelled, but a worker *thread* (threading backend) cannot
+    be stopped and finishes its bin in the background.
+
     Parameters
     ----------
     base_estimator : CrossModalEmbedder or None, default=None
@@ -148,6 +154,7 @@ class BinnedProcrustesEmbedder(CrossModalEmbedder):
     n_jobs : int or None, default=None
         Bins fitted in parallel with :class:`joblib.Parallel` (``None``: one
         process, ``-1``: all cores).  The per-bin seeds do not depend on it.
+        Ctrl-C stops the whole fit (see "Interrupting" above).
     random_state : int, RandomState or None, default=None
         Draws one seed per bin for the base estimators that have a
         ``random_state`` parameter.
@@ -166,15 +173,18 @@ class BinnedProcrustesEmbedder(CrossModalEmbedder):
     n_bins_ : int
         Number of retained bins T (after merging).
     bin_estimators_ : list of CrossModalEmbedder
-        The fitted per-bin models, in time order.
-    rotations_ : ndarray of shape (n_bins_, embedding_dim_, embedding_dim_)
+        The fitted per-bin models, in time order (fewer than ``n_bins_``
+        after an interrupted fit).
+    rotations_ : ndarray of shape (len(bin_estimators_), embedding_dim_, embedding_dim_)
         :math:`R_t`; ``rotations_[0]`` is the identity.
-    alignment_residuals_ : ndarray of shape (n_bins_ - 1, 2)
+    alignment_residuals_ : ndarray of shape (len(bin_estimators_) - 1, 2)
         For each adjacent pair, :math:`\lVert M_t R_t - M_{t+1}\rVert_F` and
         :math:`\lVert M_t R_t\,\Omega - M_{t+1}\rVert_F` (before and after the
         rotation; the second is never larger, spec §13).
     embedding_dim_ : int
         Shared dimension D of the bins' models.
+    training_interrupted_ : bool
+        Whether Ctrl-C stopped the fit before every bin was fitted.
     n_features_in_, feature_names_in_, n_image_features_, n_text_features_, time_range_
         See :class:`~temporal_xmodal.base.CrossModalEmbedder`.
 
@@ -263,15 +273,12 @@ class BinnedProcrustesEmbedder(CrossModalEmbedder):
                 update["random_state"] = int(seeds[b])
             estimators.append(est.set_params(**update))
 
-        fitted = Parallel(n_jobs=self.n_jobs)(
-            delayed(_fit_bin)(
-                estimators[b],
-                stack_modalities(X_image[r], X_text[r], time[r]),
-                None if labels is None else labels[r],
-            )
-            for b, r in enumerate(rows)
-        )
-        self.bin_estimators_ = list(fitted)
+        jobs = ((estimators[b], stack_modalities(X_image[r], X_text[r], time[r]),
+                 None if labels is None else labels[r]) for b, r in enumerate(rows))
+        fitted, self.training_interrupted_ = fit_in_order(jobs, self.n_jobs)
+        if not fitted:
+            return self._interrupted(0)
+        self.bin_estimators_ = fitted
 
         dims = [int(est.embedding_dim_) for est in self.bin_estimators_]
         if len(set(dims)) != 1:
@@ -284,7 +291,24 @@ class BinnedProcrustesEmbedder(CrossModalEmbedder):
             )
         D = dims[0]
         self.embedding_dim_ = D
-        self._align(X_image, X_text, time, rows, D)
+        self._align(X_image, X_text, time, rows[:len(fitted)], D)
+        if self.training_interrupted_:
+            self._interrupted(len(fitted))
+        return self
+
+    def _interrupted(self, n_fitted):
+        """Warn once that Ctrl-C stopped the fit; with no bin fitted, forget the fit."""
+        state = ("the estimator is left unfitted (fit again to train it)" if n_fitted == 0 else
+                 "the estimator is usable but partial: the fitted bins are aligned (the "
+                 "last one may have stopped early) and times in the unfitted bins use the "
+                 f"last fitted bin's model (bin {n_fitted - 1}); training_interrupted_ = True")
+        warnings.warn(
+            f"{type(self).__name__}: training was interrupted (Ctrl-C) after {n_fitted} of "
+            f"{self.n_bins_} time bins were fitted; {state}.", TrainingInterruptedWarning,
+            stacklevel=external_stacklevel())
+        if n_fitted == 0:
+            for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
+                delattr(self, name)
         return self
 
     def _fit_bins(self, time, n):
@@ -306,7 +330,7 @@ class BinnedProcrustesEmbedder(CrossModalEmbedder):
 
     def _align(self, X_image, X_text, time, rows, D):
         """Chain the rotations R_t (eqs. 12 / 5.7 and 5.8)."""
-        T = self.n_bins_
+        T = len(self.bin_estimators_)
         R = np.tile(np.eye(D), (T, 1, 1))
         residuals = np.zeros((max(T - 1, 0), 2))
         for t in range(T - 1):
@@ -339,7 +363,8 @@ class BinnedProcrustesEmbedder(CrossModalEmbedder):
 
     # ------------------------------------------------------------ transform
     def _embed(self, modality, A, time):
-        index = self.bins_.transform(time)
+        # after an interrupted fit, the unfitted (later) bins use the last fitted one
+        index = np.minimum(self.bins_.transform(time), len(self.bin_estimators_) - 1)
         Z = np.empty((A.shape[0], self.embedding_dim_))
         for b in np.unique(index):
             r = np.flatnonzero(index == b)

@@ -1,0 +1,80 @@
+"""Fitting the per-bin models of BinnedProcrustesEmbedder: in order, in parallel, and
+stopped as a whole by Ctrl-C.
+
+The bins are fitted through :class:`joblib.Parallel` (``return_as="generator"``), so the
+results arrive in bin order and the loop can stop at the first interrupted bin:
+
+* a neural bin model records a Ctrl-C during its own training (skorch swallows it; the
+  model says so in ``training_interrupted_``) and returns a usable but partial model;
+* any other bin model lets the ``KeyboardInterrupt`` through;
+* with joblib's threading, loky or Dask backends Ctrl-C reaches the main thread, which
+  is waiting for the next result here.
+
+In every case the loop keeps the bins received so far (a prefix of the bins, in time
+order) and closes the generator, which makes joblib stop dispatching further bins.
+"""
+
+import threading
+import warnings
+
+from joblib import Parallel, delayed
+
+from .._parallel import limit_worker_threads
+from ..training import TrainingInterruptedWarning
+
+
+def _fit_bin(estimator, X, y):
+    """Fit one bin's model (module level so that joblib can ship it to workers).
+
+    Inside a worker the fit's torch/BLAS threads are limited to the worker's share
+    (:func:`~temporal_xmodal._parallel.limit_worker_threads`).  A bin model's own
+    :class:`TrainingInterruptedWarning` is silenced: the binned estimator warns once
+    for the whole fit (in a worker process here; in the caller's threads by
+    :func:`fit_in_order`, since warning filters are not thread-safe).
+    """
+    with limit_worker_threads():
+        if threading.current_thread() is not threading.main_thread():
+            return estimator.fit(X, y)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", TrainingInterruptedWarning)
+            return estimator.fit(X, y)
+
+
+def fit_in_order(jobs, n_jobs):
+    """Fit ``(estimator, X, y)`` jobs in order, stopping at the first interrupted one.
+
+    Parameters
+    ----------
+    jobs : iterable of (estimator, X, y)
+        Consumed lazily (joblib pre-dispatches a few), so the bins' X are not all
+        built at once.
+    n_jobs : int or None
+        As :class:`joblib.Parallel`.
+
+    Returns
+    -------
+    fitted : list of estimators
+        The fitted models of the first ``len(fitted)`` jobs; when interrupted, the
+        last one may be partial (a neural model interrupted during its training).
+    interrupted : bool
+        Whether Ctrl-C stopped the fit (the remaining jobs were not fitted, or
+        their results were discarded).
+    """
+    fitted = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TrainingInterruptedWarning)
+        results = Parallel(n_jobs=n_jobs, return_as="generator")(
+            delayed(_fit_bin)(*job) for job in jobs)
+        try:
+            for estimator in results:
+                fitted.append(estimator)
+                if getattr(estimator, "training_interrupted_", False):
+                    return fitted, True
+        except KeyboardInterrupt:
+            return fitted, True
+        finally:
+            # stop dispatching; joblib's "tasks not used / cancelled" note is
+            # what the interrupt warning says
+            warnings.simplefilter("ignore", UserWarning)
+            results.close()
+    return fitted, False
