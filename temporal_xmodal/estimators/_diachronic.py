@@ -128,7 +128,8 @@ class DiachronicEmbedder(NeuralCrossModalEmbedder):
                  batch_size=64, lr=1e-4, optimizer="adam", momentum=0.9, nesterov=False,
                  lr_decay=0.0, validation_fraction=0.1, patience=None,
                  selection_metric="valid_loss", device="auto", random_state=None, verbose=0,
-                 callbacks=None, warm_start=False, n_image_features=None,
+                 callbacks=None, warm_start=False,
+                 keep_training_state=False, n_image_features=None,
                  time_unit="years"):
         self.window = window
         self.decay = decay
@@ -159,6 +160,7 @@ class DiachronicEmbedder(NeuralCrossModalEmbedder):
         self.verbose = verbose
         self.callbacks = callbacks
         self.warm_start = warm_start
+        self.keep_training_state = keep_training_state
         self.n_image_features = n_image_features
         self.time_unit = time_unit
 

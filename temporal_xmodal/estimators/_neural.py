@@ -55,6 +55,7 @@ COMMON_CONSTRAINTS = {
     "verbose": ["verbose"],
     "callbacks": [list, None],
     "warm_start": ["boolean"],
+    "keep_training_state": ["boolean"],
     **LAYOUT_CONSTRAINTS,
     "margin": [Interval(Real, 0, None, closed="left")],
     "negatives": [StrOptions({"different_category", "all_non_matching"})],
@@ -109,7 +110,21 @@ COMMON_PARAMETERS_DOC = """
         Continue training the existing net on the next ``fit``.  X must have
         the fitted layout (checked before anything changes); the time axis and
         encoding stay those of the first fit, and new times outside its range
-        warn (:class:`~temporal_xmodal.time.TimeRangeWarning`).
+        warn (:class:`~temporal_xmodal.time.TimeRangeWarning`).  After
+        loading a pickle saved without ``keep_training_state``, training
+        continues from the weights, the epoch history and the time encoding
+        with a fresh optimiser, criterion and callbacks (Adam's moments and
+        checkpoint selection start over), so it is not bit-identical to
+        continuing the original in memory.
+    keep_training_state : bool, default=False
+        Whether a pickle (``pickle``, ``joblib.dump``, ``copy.deepcopy``)
+        keeps what only more training needs: the optimiser state (Adam: twice
+        the weights), the callbacks (the best checkpoint's copy of the
+        weights, the LR scheduler), the criterion instance, the validation
+        split (which holds the training features) and the per-batch history.
+        ``False`` pickles the weights, the criterion's parameters, the
+        per-epoch history and the fitted attributes: all that inference and
+        a warm start need.  The estimator in memory is never trimmed.
 """ + LAYOUT_PARAMETERS_DOC + """
 
     Attributes
@@ -198,7 +213,11 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
             torch.manual_seed(seed)
             if continuing:
                 # continue from the current weights, optimiser state and history
-                # (epochs and batch size follow the estimator's current parameters)
+                # (epochs and batch size follow the estimator's current parameters);
+                # a net loaded from a slim pickle first gets a fresh optimiser,
+                # criterion and callbacks
+                if not self.net_.has_training_state():
+                    self.net_.rearm(self._net_callbacks(data_valid is not None, seed))
                 self.net_.set_params(
                     train_split=(predefined_split(data_valid) if data_valid is not None
                                  else None),
@@ -242,19 +261,7 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
                              "optimizer__nesterov": bool(self.nesterov and self.momentum > 0)}
                             if optimizer is torch.optim.SGD else {})
         optimizer_params.update(self._optimizer_params())
-        callbacks = list(self._callbacks())
-        if self.lr_decay:
-            callbacks.append(("lr_decay", LRScheduler(
-                policy=torch.optim.lr_scheduler.LambdaLR,
-                lr_lambda=InverseTimeDecay(self.lr_decay), step_every="batch")))
-        if data_valid is not None:
-            callbacks.append(("valid_map", RetrievalScoring(random_state=seed)))
-            callbacks.append(("selection", EarlyStopping(
-                monitor=self.selection_metric,
-                lower_is_better=self.selection_metric == "valid_loss",
-                patience=self.max_epochs + 1 if self.patience is None else self.patience,
-                threshold=0.0, load_best=True, sink=print if self.verbose else _silent)))
-        callbacks.extend(self.callbacks or [])
+        callbacks = self._net_callbacks(data_valid is not None, seed)
         return CrossModalNet(
             module=module,
             criterion=loss,
@@ -274,6 +281,31 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
             **{f"criterion__{k}": v for k, v in loss_params.items()},
             **optimizer_params,
         )
+
+    def _net_callbacks(self, validating, seed):
+        """The net's callbacks: the method's, LR decay, checkpoint selection, the user's."""
+        callbacks = list(self._callbacks())
+        if self.lr_decay:
+            callbacks.append(("lr_decay", LRScheduler(
+                policy=torch.optim.lr_scheduler.LambdaLR,
+                lr_lambda=InverseTimeDecay(self.lr_decay), step_every="batch")))
+        if validating:
+            callbacks.append(("valid_map", RetrievalScoring(random_state=seed)))
+            callbacks.append(("selection", EarlyStopping(
+                monitor=self.selection_metric,
+                lower_is_better=self.selection_metric == "valid_loss",
+                patience=self.max_epochs + 1 if self.patience is None else self.patience,
+                threshold=0.0, load_best=True, sink=print if self.verbose else _silent)))
+        callbacks.extend(self.callbacks or [])
+        return callbacks
+
+    # ------------------------------------------------------------ pickling
+    def __getstate__(self):
+        """Pickle only what inference and a warm start need (see ``keep_training_state``)."""
+        state = dict(super().__getstate__())  # object.__getstate__ is the live __dict__
+        if "net_" in state and not getattr(self, "keep_training_state", False):
+            state["net_"] = state["net_"].inference_copy()
+        return state
 
     # ------------------------------------------------------------ transform
     def _embed(self, modality, A, time):

@@ -131,7 +131,8 @@ class TempXNetEmbedder(NeuralCrossModalEmbedder):
                  batch_size=64, lr=5e-3, optimizer="sgd", momentum=0.9, nesterov=False,
                  lr_decay=1e-6, validation_fraction=0.1, patience=None,
                  selection_metric="valid_map", device="auto", random_state=None, verbose=0,
-                 callbacks=None, warm_start=False, n_image_features=None,
+                 callbacks=None, warm_start=False,
+                 keep_training_state=False, n_image_features=None,
                  time_unit="years"):
         self.correlation = correlation
         self.bandwidth = bandwidth
@@ -163,6 +164,7 @@ class TempXNetEmbedder(NeuralCrossModalEmbedder):
         self.verbose = verbose
         self.callbacks = callbacks
         self.warm_start = warm_start
+        self.keep_training_state = keep_training_state
         self.n_image_features = n_image_features
         self.time_unit = time_unit
 

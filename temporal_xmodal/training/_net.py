@@ -2,6 +2,7 @@
 
 import torch
 from skorch import NeuralNet
+from skorch.history import History
 
 
 class TrainingInterruptedWarning(UserWarning):
@@ -40,6 +41,62 @@ class CrossModalNet(RecordsInterrupt, NeuralNet):
     def get_loss(self, y_pred, y_true, X=None, training=False):
         y_true = y_true.to(self.device) if torch.is_tensor(y_true) else y_true
         return self.criterion_(y_pred, y_true, X)
+
+    # ---------------------------------------------- slim pickles (inference only)
+    def inference_copy(self):
+        """A shallow copy of the fitted net without what only more training needs.
+
+        Left out: the optimiser and its state (Adam's moments: twice the
+        weights), the criterion instance (its parameters stay), the callbacks
+        (EarlyStopping's copy of the best weights, the LR scheduler that holds
+        the optimiser), ``train_split`` (it holds the validation dataset, which
+        shares the training features) and the per-batch rows of the history
+        (the per-epoch rows stay).  The module, its weights and the device are
+        shared with the original, which is left untouched.  :meth:`rearm`
+        makes the copy trainable again.
+
+        Returns
+        -------
+        net : CrossModalNet
+        """
+        slim = object.__new__(type(self))
+        vars(slim).update(vars(self))
+        slim.optimizer_ = slim.criterion_ = None
+        slim.callbacks, slim.callbacks_ = [], []
+        slim.train_split = None
+        slim.history_ = History({**row, "batches": []} for row in self.history_)
+        return slim
+
+    def has_training_state(self):
+        """Whether the net can continue training as is (False after :meth:`inference_copy`)."""
+        return getattr(self, "optimizer_", None) is not None
+
+    def rearm(self, callbacks):
+        """Rebuild what :meth:`inference_copy` left out, to continue training.
+
+        A fresh optimiser over the current weights, the criterion from its
+        stored parameters, and ``callbacks``; the weights and the per-epoch
+        history are kept (so schedules such as SAM's margin and the LR decay
+        resume where they were).
+
+        Parameters
+        ----------
+        callbacks : list
+            The net's callbacks, as given when it was built.
+
+        Returns
+        -------
+        self : CrossModalNet
+        """
+        self.callbacks = callbacks
+        self._initialize_callbacks()
+        self._initialize_criterion()
+        self._initialize_optimizer()
+        # an LR schedule resumes at the recorded batch count, which torch allows only
+        # when the optimiser knows its initial rate
+        for group in self.optimizer_.param_groups:
+            group.setdefault("initial_lr", group["lr"])
+        return self
 
 
 def embed_batches(module, tensors, device, *, modality=None, batch_size=4096, rows=None):
