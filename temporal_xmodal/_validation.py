@@ -130,6 +130,11 @@ def check_labels(y, n_samples, *, required=True, estimator_name="estimator"):
     if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
         raise ValueError(f"y contains {int((~np.isfinite(y)).sum())} NaN or infinite "
                          "label(s); every item needs a label.")
+    if y.dtype.kind == "f" and not np.all(y == np.round(y)):
+        first = _plain(y[np.flatnonzero(y != np.round(y))[0]])
+        raise ValueError(
+            f"y holds non-integer numbers such as {first!r} (a continuous target); give "
+            "class labels (ints, strings or whole-number floats) or a multilabel indicator.")
     if y.dtype.kind == "O":
         missing = np.array([v is None or (isinstance(v, float) and v != v) for v in y])
         if missing.any():

@@ -171,3 +171,7 @@ def test_bad_labels(data):
     from temporal_xmodal._validation import check_labels
     with pytest.raises(ValueError, match="at least 2 classes"):
         check_labels(np.zeros(len(X)), len(X), estimator_name="Demo")
+    # a continuous target is not labels (it would make every item its own class)
+    with pytest.raises(ValueError, match=r"non-integer numbers such as 0\.5 \(a continuous target\)"):
+        check_labels(np.arange(len(X)) + 0.5, len(X), estimator_name="Demo")
+    assert check_labels(np.arange(len(X)) % 2 * 1.0, len(X)).max() == 1  # whole floats are fine

@@ -62,6 +62,13 @@ def test_time_and_labels_are_ignored():
     np.testing.assert_allclose(a.transform(X), b.transform(X_shift))
 
 
+def test_values_whose_covariance_overflows_raise():
+    X = stack_modalities(*_latent_views(100))
+    X[:3, 0] = 1e300  # finite, but its square is not
+    with pytest.raises(ValueError, match="image features deviate .* covariance overflows"):
+        CCACrossModal(n_image_features=12).fit(X)
+
+
 def test_n_components_default_and_limit():
     X = stack_modalities(*_latent_views(100))
     assert CCACrossModal(n_image_features=12).fit(X).n_components_ == 9  # min(32, 12, 9)

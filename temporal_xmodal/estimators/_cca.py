@@ -131,6 +131,13 @@ class CCACrossModal(CrossModalEmbedder):
         self.image_mean_ = X_image.mean(axis=0)
         self.text_mean_ = X_text.mean(axis=0)
         Xc, Yc = X_image - self.image_mean_, X_text - self.text_mean_
+        for name, A in (("image", Xc), ("text", Yc)):
+            largest = np.abs(A).max(initial=0.0)
+            if largest > np.sqrt(np.finfo(np.float64).max / n):  # the covariance would overflow
+                raise ValueError(
+                    f"The {name} features deviate from their mean by up to {largest:.3g}: "
+                    "their covariance overflows float64 (too large for CCA). Scale the "
+                    "features (e.g. StandardScaler) before fitting.")
         Wx = _inverse_sqrt_covariance(Xc, self.reg)
         Wy = _inverse_sqrt_covariance(Yc, self.reg)
         cross = Xc.T @ Yc / (n - 1)
