@@ -17,13 +17,19 @@ class DiachronicEmbedder(NeuralCrossModalEmbedder):
     __doc__ = r"""Diachronic cross-modal embedding: projections f(x, t) conditioned on time.
 
     Each modality has an encoding layer; a time layer shared by both
-    modalities embeds the timestamp, and the output layer maps the
-    concatenation to the common space (spec ``diachronic_and_binned.md`` §2):
+    modalities embeds the timestamp, which modulates each hidden unit of the
+    content (``conditioning="film"``, the default) or, as in the paper, is
+    concatenated to it before the output layer (``conditioning="concat"``,
+    spec ``diachronic_and_binned.md`` §2, eqs. 2–5):
 
     .. math::
 
-        f_*(x, t) = \tanh\big(\theta_{*o}[\tanh(\theta_{*h} x);\ \tanh(\theta_{time}\,enc(t))]\big)
+        f_*(x, t) &= \tanh\big(\theta_{*o}\,(h_*(x) \odot (1 + \Gamma_* f(t)) + B_* f(t))\big)
+        \quad\text{(film)}\\
+        f_*(x, t) &= \tanh\big(\theta_{*o}[h_*(x);\ f(t)]\big) \quad\text{(concat)}
 
+    with :math:`h_*(x) = \tanh(\theta_{*h} x)`, :math:`f(t) = \tanh(\theta_{time}\,enc(t))`
+    and :math:`\Gamma_*, B_*` zero at the start (training starts from the static model);
     trained with the joint diachronic ranking loss (§3): other-category items
     are negatives (margin m); same-category items more than ``window`` apart
     are soft negatives weighted by ρ = 1 − exp(−decay · ``|Δt|``); same-category
@@ -38,16 +44,17 @@ class DiachronicEmbedder(NeuralCrossModalEmbedder):
     items, so it cannot re-map what a wording means in an era), ``time_dropout=0.5`` (a static
     fallback is learned alongside), Adam at lr 1e-4 with the time pathway at
     ``time_lr_scale`` × lr (at the paper's SGD lr 5e-3 the model falls below CCA on Wikipedia).
-    ``time_lr_scale`` > 1 lets the time pathway learn faster where the data changes a lot with
-    time (synthetic eras), but overfits TICRC's few pairs per period: the default is 1.
+    ``time_lr_scale`` (default 3) lets the zero-initialised time pathway catch up with the
+    content layers; much larger values (10) learn eras faster on synthetic data but overfit
+    TICRC's few pairs per period.
 
     ``window`` is a duration and ``decay`` a rate per unit of the time axis
     (``time_unit``, default years; the paper: w = 4 months and λ = 0.1 per
-    month, i.e. ``window="4M", decay=1.2`` on the default axis).  Defaults are the paper's (§4):
-    embedding_dim=200, hidden_dim=1024, time_dim=200, no dropout,
-    max_epochs=25, batch_size=64, SGD momentum 0.9, lr=5e-3, no lr decay,
-    best checkpoint by validation loss; the loss sum is divided by the batch
-    size (a deviation, see ``loss_reduction``).
+    month, i.e. ``window="4M", decay=1.2`` on the default axis).  The sizes and schedule are
+    the paper's (§4): embedding_dim=200, hidden_dim=1024, time_dim=200, no dropout,
+    max_epochs=25, batch_size=64, no lr decay, best checkpoint by validation loss; the
+    optimiser is the deviation above (the paper: SGD momentum 0.9, lr=5e-3), and the loss sum
+    is divided by the batch size (a deviation, see ``loss_reduction``).
 
     Parameters
     ----------
