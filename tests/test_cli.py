@@ -110,7 +110,7 @@ def test_delta_time_is_zero_when_the_control_sees_the_same_data():
     data = load_comparison_data(n_samples=150)
     diachronic = DiachronicEmbedder(n_image_features=data.n_image_features, hidden_dim=16,
                                     time_dim=4, embedding_dim=8, max_epochs=2, random_state=0,
-                                    window=data.time_window)
+                                    window=data.eval_window)
     estimators = {"CCA": CCACrossModal(n_image_features=data.n_image_features),
                   "Diachronic": diachronic}
     same = compare(estimators, data.X_train, data.y_train, data.X_test, data.y_test,

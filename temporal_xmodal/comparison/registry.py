@@ -55,9 +55,9 @@ def estimator_registry(n_image_features, random_state=0, time_window=1.0, datase
         Leading image columns of X.
     random_state : int, default=0
         Seed for the stochastic estimators.
-    time_window : float, default=1.0
+    time_window : float or None, default=1.0
         Time scale of the data, in the units of the time axis (years for the
-        real data sets): the Diachronic window (decay = 1 / window).
+        real data sets): the Diachronic window (decay = 1 / window); ``None``: the estimator's defaults.
     dataset : str, default="synthetic"
         Key of the data-set specific settings.
 
@@ -68,12 +68,13 @@ def estimator_registry(n_image_features, random_state=0, time_window=1.0, datase
         estimator.
     """
     common = {"n_image_features": n_image_features}
+    window = {} if time_window is None else {"window": time_window, "decay": 1.0 / time_window}
     neural = {**common, "random_state": random_state}
     estimators = {
         "CCA": CCACrossModal(**common),
         "SAM": SAMEmbedder(**neural),
         "TempXNet-Rec": TempXNetEmbedder(correlation="recency", **neural),
-        "Diachronic": DiachronicEmbedder(window=time_window, decay=1.0 / time_window, **neural),
+        "Diachronic": DiachronicEmbedder(**window, **neural),
         "Binned+Procrustes": BinnedProcrustesEmbedder(default_base_estimator(), bins=10,
                                                       min_bin_size=50, **neural),
         # 25 of the paper's 150 epochs per stage keep the default job to a few minutes
@@ -96,8 +97,8 @@ def default_estimators(n_image_features, random_state=0, time_window=1.0, datase
         Leading image columns of X.
     random_state : int, default=0
         Seed for the stochastic estimators.
-    time_window : float, default=1.0
-        Time scale of the data (time-axis units): the Diachronic window.
+    time_window : float or None, default=1.0
+        Time scale of the data (time-axis units): the Diachronic window; ``None``: the estimator's defaults.
     dataset : str, default="synthetic"
         Key of the data-set specific settings (see :func:`estimator_registry`).
 

@@ -1,0 +1,131 @@
+"""What time buys on the main job's synthetic world, and what it costs in a static one.
+
+The estimators of ``python -m temporal_xmodal compare`` (the registry, each at the settings
+the main job uses) are fitted on :func:`temporal_xmodal.comparison.synthetic_split` in two
+worlds, over several seeds:
+
+* ``demo`` — :data:`temporal_xmodal.comparison.DEMO_WORLD`: caption wordings pass between
+  categories at each era boundary, the writing style is stable, so only the date tells a
+  routine caption's era;
+* ``static`` — the same with ``meaning_shift=0``: time says nothing about how pictures and
+  captions relate (the categories' time profiles and burst offsets remain).
+
+Every time-aware estimator is also fitted and evaluated with a constant time column (its
+constant-time control, same seed); Δ-time = its mAP (mean of I→T and T→I over the test
+split) minus the control's.  Static estimators (SAM, CCA) get one run per world.
+
+Targets (issue "Temporal models that earn their time"): on ``demo``, Diachronic ≥ its
+control + 0.10 and ≥ SAM + 0.10; every time-aware estimator's Δ-time > 0 beyond 2 std; on
+``static``, every time-aware estimator within 0.01 of its control.
+
+Run::
+
+    python benchmarks/bench_demo_time.py             # 3 seeds, ~12 min on 2 CPU cores
+    python benchmarks/bench_demo_time.py --quick     # 1 seed, 600 items, 3 epochs
+"""
+
+import time
+import warnings
+
+import numpy as np
+from sklearn.base import clone
+
+from _common import make_parser, print_header, print_targets, target, write_results
+
+from temporal_xmodal.comparison import estimator_registry, set_matching_params, synthetic_split
+from temporal_xmodal.comparison.data import _blocks, with_constant_time
+from temporal_xmodal.metrics import cross_modal_scores
+
+WORLDS = {"demo": {}, "static": {"meaning_shift": 0.0}}
+NAMES = ("CCA", "SAM", "TempXNet-Rec", "Diachronic", "Binned+Procrustes")
+
+
+def _map(est, X, y):
+    Z = est.transform(X)
+    d = Z.shape[1] // 2
+    return cross_modal_scores(Z[:, :d], Z[:, d:], y, metrics=("map",))["map"]
+
+
+def run_world(world, seed, n_samples, max_epochs):
+    X_tr, y_tr, X_te, y_te, n_img, _ = synthetic_split(n_samples, random_state=seed,
+                                                       **WORLDS[world])
+    const_tr = with_constant_time(_blocks(X_tr, n_img))
+    const_te = with_constant_time(_blocks(X_te, n_img))
+    out = {}
+    for name, entry in estimator_registry(n_img, seed, None).items():
+        if name not in NAMES:
+            continue
+        est = entry.estimator
+        if max_epochs is not None:
+            set_matching_params(est, max_epochs=max_epochs)
+        start = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            row = {"map": _map(clone(est).fit(X_tr, y_tr), X_te, y_te)}
+            if entry.time_use != "none":
+                row["control"] = _map(clone(est).fit(const_tr, y_tr), const_te, y_te)
+                row["delta_time"] = row["map"] - row["control"]
+        row["seconds"] = time.perf_counter() - start
+        out[name] = row
+        print(f"  {world:6s} seed {seed} {name:18s} mAP {row['map']:.4f}"
+              + (f"  control {row['control']:.4f}  Δ-time {row['delta_time']:+.4f}"
+                 if "control" in row else "") + f"  ({row['seconds']:.0f} s)", flush=True)
+    return out
+
+
+def _stats(values):
+    values = np.asarray(values, dtype=float)
+    return {"mean": float(values.mean()), "std": float(values.std(ddof=1)) if len(values) > 1
+            else 0.0, "values": values.tolist()}
+
+
+def main():
+    parser = make_parser(__doc__)
+    parser.add_argument("--seeds", type=int, default=3)
+    args = parser.parse_args()
+    seeds = range(1 if args.quick else args.seeds)
+    n_samples, max_epochs = (600, 3) if args.quick else (3000, None)
+    runs = {world: [run_world(world, s, n_samples, max_epochs) for s in seeds]
+            for world in WORLDS}
+    summary = {}
+    for world, per_seed in runs.items():
+        summary[world] = {}
+        for name in per_seed[0]:
+            summary[world][name] = {key: _stats([r[name][key] for r in per_seed])
+                                    for key in per_seed[0][name] if key != "seconds"}
+    print_header(f"mAP over {len(seeds)} seed(s), mean ± std")
+    for world, rows in summary.items():
+        for name, row in rows.items():
+            text = f"  {world:6s} {name:18s} mAP {row['map']['mean']:.4f} ± {row['map']['std']:.4f}"
+            if "delta_time" in row:
+                d = row["delta_time"]
+                text += (f"  control {row['control']['mean']:.4f} ± {row['control']['std']:.4f}"
+                         f"  Δ-time {d['mean']:+.4f} ± {d['std']:.4f}")
+            print(text)
+    demo, static = summary["demo"], summary["static"]
+    targets = {
+        "diachronic_vs_control": target(demo["Diachronic"]["delta_time"]["mean"], 0.10, ">=",
+                                        "demo: Diachronic mAP − its constant-time control"),
+        "diachronic_vs_sam": target(demo["Diachronic"]["map"]["mean"]
+                                    - demo["SAM"]["map"]["mean"], 0.10, ">=",
+                                    "demo: Diachronic mAP − SAM mAP"),
+    }
+    for name, row in demo.items():
+        if "delta_time" in row:
+            d = row["delta_time"]
+            targets[f"{name}_delta_beyond_2std"] = target(
+                d["mean"] - 2 * d["std"], 0.0, ">=", f"demo: {name} Δ-time − 2 std")
+    for name, row in static.items():
+        if "delta_time" in row:
+            targets[f"{name}_static_cost"] = target(
+                abs(row["delta_time"]["mean"]), 0.01, "<",
+                f"static world: |{name} Δ-time|")
+    print_targets(targets)
+    write_results("bench_demo_time",
+                         {"quick": args.quick, "seeds": list(seeds), "n_samples": n_samples,
+                          "worlds": WORLDS, "runs": runs, "summary": summary,
+                          "targets": targets}, args.output_dir)
+
+
+if __name__ == "__main__":
+    main()
