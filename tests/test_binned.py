@@ -426,9 +426,10 @@ def test_interrupt_with_n_jobs_keeps_the_bins_fitted_before_it(backend):
         assert "after 2 of 4 time bins were fitted" in str(warning.message)
         assert _InterruptingLinear.calls == 3  # bin 3 was never started
     # with threads, how many bins were collected before the interrupt depends on the
-    # scheduling (2 on a quiet machine): the warning and the fitted state agree
+    # scheduling (2 on a quiet machine; under load bin 3 can finish in the other worker
+    # while bin 2 waits to raise, giving 3): the warning and the fitted state agree
     fitted = len(getattr(model, "bin_estimators_", []))
     assert f"after {fitted} of 4 time bins were fitted" in str(warning.message)
-    assert fitted <= 2
+    assert fitted <= 3
     if fitted:
         assert model.training_interrupted_ and np.isfinite(model.transform(X)).all()
