@@ -102,7 +102,7 @@ def _summary(values):
 LABEL_ONLY = {"SCML"}
 
 
-def _fit_all(data, seeds, overrides):
+def _fit_all(data, seeds, overrides, names=None):
     """Per seed: fit and evaluate every (estimator, variant); returns name -> variant -> rows."""
     runs = {}
     for seed in seeds:
@@ -111,7 +111,8 @@ def _fit_all(data, seeds, overrides):
                                           dataset="ticrc")
             chosen = {name: set_matching_params(entry.estimator, **overrides)
                       for name, entry in registry.items()
-                      if not constant or entry.time_use != "none"}
+                      if (not constant or entry.time_use != "none")
+                      and (names is None or name in names)}
             X_train, X_test = data.X_train, data.X_test
             if constant:
                 X_train = with_constant_time(data.blocks_train)
@@ -170,7 +171,13 @@ def main():
     parser.add_argument("--probe-images", type=int, default=64,
                         help="uncached images of the throughput probe (default 64)")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
+    parser.add_argument("--estimators", default=None,
+                        help="comma-separated display names (default: every estimator)")
     args = parser.parse_args()
+    known = list(estimator_registry(1, dataset="ticrc"))
+    names = None if args.estimators is None else args.estimators.split(",")
+    if names is not None and (unknown := set(names) - set(known)):
+        parser.error(f"unknown estimators {sorted(unknown)}; choose from {', '.join(known)}")
     quick = args.quick
     seeds = [0] if quick else list(range(args.seeds))
     overrides = {"max_epochs": 2, "hidden_dim": 64} if quick else (
@@ -197,7 +204,7 @@ def main():
     print_header(f"Fits (seeds {seeds}, overrides {overrides or 'none'}, torch threads "
                  f"{args.threads})")
     with threadpool_limits(args.threads):  # BLAS (CCA) too: spinning threads on a shared machine
-        runs = _fit_all(data, seeds, overrides)
+        runs = _fit_all(data, seeds, overrides, names)
     time_use = {name: entry.time_use for name, entry in
                 estimator_registry(data.n_image_features, dataset="ticrc").items()}
     results = {

@@ -304,6 +304,35 @@ def test_pickle_round_trip(neural_model):
                                   model.transform_text(X[:, n_img:-1], time=1.0))
 
 
+# ------------------------------------------------------------- init
+def test_global_init_continues_every_bin_from_one_model_on_all_rows():
+    X, y, n_img = _synthetic(450)
+    base = TempXNetEmbedder(temporal_weight=0, max_epochs=2, hidden_dim=8, embedding_dim=4,
+                            validation_fraction=0, random_state=0)
+    kwargs = dict(bins=3, min_bin_size=50, random_state=0, n_image_features=n_img)
+    model = BinnedProcrustesEmbedder(base, **kwargs).fit(X, y)  # init="auto": global
+    independent = BinnedProcrustesEmbedder(base, init="independent", **kwargs).fit(X, y)
+    for est in model.bin_estimators_:
+        assert len(est.net_.history) == 4  # 2 epochs on all rows, then 2 on its bin
+        assert est.time_range_ == model.time_range_  # the start saw every row
+    assert [len(e.net_.history) for e in independent.bin_estimators_] == [2, 2, 2]
+    # the bins start in one frame: their rotations stay closer to the identity
+    eye = np.eye(4)
+    off = [np.linalg.norm(m.rotations_[1:] - eye) for m in (model, independent)]
+    assert off[0] < off[1], off
+
+
+def test_global_init_needs_a_base_that_can_continue():
+    X, y, n_img = _synthetic(400)
+    kwargs = dict(bins=2, min_bin_size=50, n_image_features=n_img)
+    with pytest.raises(ValueError, match=r"init='global'.*warm_start.*CCACrossModal has none"):
+        BinnedProcrustesEmbedder(CCACrossModal(n_components=4), init="global", **kwargs).fit(X)
+    auto = BinnedProcrustesEmbedder(CCACrossModal(n_components=4), **kwargs).fit(X)
+    independent = BinnedProcrustesEmbedder(CCACrossModal(n_components=4), init="independent",
+                                           **kwargs).fit(X)
+    np.testing.assert_array_equal(auto.transform(X), independent.transform(X))
+
+
 # ------------------------------------------------------------- bad parameters
 @pytest.mark.parametrize("params", [
     {"min_bin_size": 0},
@@ -311,6 +340,7 @@ def test_pickle_round_trip(neural_model):
     {"bins": -1.0},
     {"bins": [0.0, 2.0, 1.0]},
     {"alignment": "orthogonal"},
+    {"init": "previous"},
     {"base_estimator": "cca"},
 ])
 def test_bad_parameters_raise(params):
@@ -367,7 +397,7 @@ def test_interrupt_in_a_neural_bin_stops_the_fit_and_leaves_it_usable():
     base = TempXNetEmbedder(temporal_weight=0, max_epochs=3, hidden_dim=8, embedding_dim=4,
                             validation_fraction=0, callbacks=[_InterruptInNet(at=2)])
     model = BinnedProcrustesEmbedder(base, bins=3, min_bin_size=50, random_state=0,
-                                     n_image_features=n_img)
+                                     init="independent", n_image_features=n_img)
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always")
         model.fit(X, y)
@@ -385,6 +415,21 @@ def test_interrupt_in_a_neural_bin_stops_the_fit_and_leaves_it_usable():
         model.transform_image(A, time=X[late, -1]),
         model.bin_estimators_[1].transform_image(A) @ model.rotations_[1], atol=1e-12)
     assert np.isfinite(model.transform(X)).all()
+
+
+def test_interrupt_in_the_global_start_leaves_it_unfitted():
+    X, y, n_img = _synthetic(450)
+    _InterruptInNet.started = 0
+    base = TempXNetEmbedder(temporal_weight=0, max_epochs=3, hidden_dim=8, embedding_dim=4,
+                            validation_fraction=0, callbacks=[_InterruptInNet(at=1)])
+    model = BinnedProcrustesEmbedder(base, bins=3, min_bin_size=50, random_state=0,
+                                     n_image_features=n_img)
+    with pytest.warns(TrainingInterruptedWarning, match=r"after 0 of 3 time bins were fitted "
+                      r"\(during the fit on all rows .* init='global'\); the estimator is "
+                      r"left unfitted"):
+        model.fit(X, y)
+    assert _InterruptInNet.started == 1  # no bin was started
+    assert not [k for k in vars(model) if k.endswith("_")]
 
 
 def test_interrupt_before_any_bin_leaves_it_unfitted():
