@@ -391,13 +391,19 @@ def _interrupt_warnings(record):
     return [w for w in record if issubclass(w.category, TrainingInterruptedWarning)]
 
 
-def test_interrupt_in_a_neural_bin_stops_the_fit_and_leaves_it_usable():
+def _interrupted_neural_binned(at, **params):
+    """Data and a small neural Binned model whose ``at``-th net started is interrupted."""
     X, y, n_img = _synthetic(450)
     _InterruptInNet.started = 0
     base = TempXNetEmbedder(temporal_weight=0, max_epochs=3, hidden_dim=8, embedding_dim=4,
-                            validation_fraction=0, callbacks=[_InterruptInNet(at=2)])
+                            validation_fraction=0, callbacks=[_InterruptInNet(at=at)])
     model = BinnedProcrustesEmbedder(base, bins=3, min_bin_size=50, random_state=0,
-                                     init="independent", n_image_features=n_img)
+                                     n_image_features=n_img, **params)
+    return model, X, y, n_img
+
+
+def test_interrupt_in_a_neural_bin_stops_the_fit_and_leaves_it_usable():
+    model, X, y, n_img = _interrupted_neural_binned(2, init="independent")
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always")
         model.fit(X, y)
@@ -418,12 +424,7 @@ def test_interrupt_in_a_neural_bin_stops_the_fit_and_leaves_it_usable():
 
 
 def test_interrupt_in_the_global_start_leaves_it_unfitted():
-    X, y, n_img = _synthetic(450)
-    _InterruptInNet.started = 0
-    base = TempXNetEmbedder(temporal_weight=0, max_epochs=3, hidden_dim=8, embedding_dim=4,
-                            validation_fraction=0, callbacks=[_InterruptInNet(at=1)])
-    model = BinnedProcrustesEmbedder(base, bins=3, min_bin_size=50, random_state=0,
-                                     n_image_features=n_img)
+    model, X, y, _ = _interrupted_neural_binned(1)  # init="auto": the shared start is net 1
     with pytest.warns(TrainingInterruptedWarning, match=r"after 0 of 3 time bins were fitted "
                       r"\(during the fit on all rows .* init='global'\); the estimator is "
                       r"left unfitted"):
