@@ -308,7 +308,7 @@ def mean_average_precision(
     """
     ap = _per_query(
         lambda s, r: average_precision_per_query(
-            s, r, k=k, ap_at_k_normaliser=ap_at_k_normaliser, _overwrite=True
+            s, r, k=k, ap_at_k_normaliser=ap_at_k_normaliser
         ),
         query, gallery, query_labels, gallery_labels, **kwargs,
     )
@@ -326,7 +326,7 @@ def mean_reciprocal_rank(query, gallery, query_labels=None, gallery_labels=None,
     -------
     mrr : float
     """
-    rr = _per_query(lambda s, r: reciprocal_rank_per_query(s, r, _overwrite=True), query, gallery, query_labels,
+    rr = _per_query(lambda s, r: reciprocal_rank_per_query(s, r), query, gallery, query_labels,
                     gallery_labels, **kwargs)
     return _nanmean(rr)
 
@@ -346,7 +346,7 @@ def recall_at_k(query, gallery, query_labels=None, gallery_labels=None, *, k=10,
     -------
     recall : float
     """
-    rec = _per_query(lambda s, r: recall_per_query(s, r, k=k, _overwrite=True), query, gallery,
+    rec = _per_query(lambda s, r: recall_per_query(s, r, k=k), query, gallery,
                      query_labels, gallery_labels, **kwargs)
     return _nanmean(rec)
 
