@@ -7,7 +7,8 @@ What it measures
    1,000 centres + noise, so neighbourhoods are meaningful):
 
    * ours: :func:`temporal_xmodal.search.search_embeddings` (chunked matrix
-     products + :func:`torch.topk` on the CPU, ``torch.set_num_threads(2)``);
+     products pruned by each query's running k-th best score, on the CPU,
+     ``torch.set_num_threads(2)``);
    * ``faiss.IndexFlatIP`` (exact, ``faiss.omp_set_num_threads(2)``);
    * ``sklearn.neighbors.NearestNeighbors(algorithm="brute", metric="cosine")``
      with BLAS limited to 2 threads, timed on a subset of the queries and
@@ -260,9 +261,9 @@ def print_metrics(res, params):
 def main(argv=None):
     parser = make_parser(__doc__)
     parser.add_argument("--mid", action="store_true",
-                        help="medium sizes (2,000 x 200,000): quick iterations on the target's shape")
+                        help="medium sizes (2,000 x 200,000), to iterate on the target's shape")
     parser.add_argument("--repeats", type=int, default=1,
-                        help="time our search and faiss' this many times, report the best (default 1)")
+                        help="time our search and faiss' this many times; report the best")
     args = parser.parse_args(argv)
     size = "quick" if args.quick else "mid" if args.mid else "full"
     params = {"quick": QUICK, "mid": MID, "full": FULL}[size]
@@ -298,7 +299,8 @@ def main(argv=None):
                "metrics_s": metrics["time_s"]}
     if "faiss_s" in search:
         timings["faiss_s"] = search["faiss_s"]
-    write_results(NAME, {"quick": args.quick, "size": size, "parameters": params, "timings": timings,
+    write_results(NAME, {"quick": args.quick, "size": size, "parameters": params,
+                         "timings": timings,
                          "results": {"search": search, "metrics": metrics},
                          "targets": targets}, args.output_dir)
 

@@ -64,7 +64,8 @@ def test_threshold_pruning_keeps_the_exact_topk(dtype, order):
     rng = np.random.default_rng(3)
     if order == "increasing":
         direction = rng.standard_normal(16)
-        G = np.linspace(0.1, 1.0, 4000)[:, None] * direction + 1e-3 * rng.standard_normal((4000, 16))
+        G = np.linspace(0.1, 1.0, 4000)[:, None] * direction
+        G += 1e-3 * rng.standard_normal(G.shape)
         Q = direction + 0.1 * rng.standard_normal((30, 16))
     else:
         G = rng.integers(-1, 2, (4000, 16)).astype(float)

@@ -96,6 +96,7 @@ def _sort_ties_by_index(scores, indices):
     return np.take_along_axis(scores, order, 1), np.take_along_axis(indices, order, 1)
 
 
+@torch.no_grad()  # scores are read as NumPy arrays (no autograd graph on them)
 def topk_torch(Q, G, k, *, working_memory=None):
     """Exact top-``k`` of ``Q @ G.T`` per row, chunked (tensors on one device, same dtype).
 
@@ -158,6 +159,7 @@ class _RunningTopk:
             torch.set_num_threads(threads)
 
     def _merge(self):
+        """Lay each query's candidates side by side after its best items; keep the top k."""
         n_rows = self.scores.shape[0]
         rows, scores, idx = (torch.cat(parts) for parts in zip(*self.pending))
         pos = _places(rows, [p[0].numel() for p in self.pending], n_rows)
@@ -273,9 +275,9 @@ def search_embeddings(query, gallery, k=10, *, similarity="dot", backend="torch"
         Score of a pair.  The estimators' embeddings are L2-normalised, so
         "dot" is their cosine; "cosine" normalises the rows first.
     backend : {"torch", "faiss"}, default="torch"
-        ``"torch"``: chunked matrix products and :func:`torch.topk` on
-        ``device``.  ``"faiss"``: ``faiss.IndexFlatIP`` (exact, float32, CPU;
-        needs the ``faiss`` extra).
+        ``"torch"``: chunked matrix products, each query's running k-th best
+        score pruning the chunks, on ``device``.  ``"faiss"``:
+        ``faiss.IndexFlatIP`` (exact, float32, CPU; needs the ``faiss`` extra).
     working_memory : float or None, default=None
         Budget of one score block in MiB (default 256).
     device : str, torch.device or None, default=None
