@@ -81,6 +81,52 @@ def test_ties_count_against_the_query():
     assert average_precision_per_query(scores, rel, k=1)[0] == 0.0
 
 
+def _next_up(x, steps=1):
+    for _ in range(steps):
+        x = np.nextafter(x, np.inf)
+    return x
+
+
+def _near_tied_scores(rng, case, n_q=40, n=300):
+    """Scores that float32 merges but float64 orders (or ties), for the exact re-ranking."""
+    s = rng.standard_normal((n_q, n))
+    if case == "few_buckets":  # a few 1-ulp neighbours and exact ties per query
+        for row in s:
+            cols = rng.choice(n, 5, replace=False)
+            v = row[cols[0]]
+            row[cols] = [v, v, _next_up(v), _next_up(v, 2), v * (1 + 1e-12)]
+    elif case == "long_bucket":  # one long run of equal scores, in half of the queries
+        s[::2, :12] = s[::2, :1]
+        s[1::2, 1] = _next_up(s[1::2, 0])
+    elif case == "many_buckets":  # every score shares its float32 with others
+        s = 0.5 + rng.integers(0, 6, (n_q, n)) * 1e-13
+    elif case == "last_bit":  # pairs that differ in the last float64 bit only
+        s[:, 1::2] = _next_up(s[:, 0::2])
+    elif case == "zeros_and_extremes":  # -0.0 == +0.0; values beyond float32's range
+        s[:, :3] = rng.choice([1e300, -1e300, 3.5e38, _next_up(3.5e38)], (n_q, 3))
+        s[:, 3:8] = rng.choice([0.0, -0.0, 1e-50, -1e-50, 1e-320], (n_q, 5))
+    return s
+
+
+@pytest.mark.parametrize("case", ["few_buckets", "long_bucket", "many_buckets", "last_bit",
+                                  "zeros_and_extremes"])
+def test_scores_beyond_float32_precision_rank_as_sklearn(case):
+    # The ranking sorts float32 keys (see metrics/_exact_ranks.py); scores it
+    # merges must still rank by their float64 values, ties as sklearn does.
+    rng = np.random.default_rng(5)
+    scores = _near_tied_scores(rng, case)
+    rel = rng.random(scores.shape) < 0.3
+    rel[:, :2] = True
+    ours = average_precision_per_query(scores, rel)
+    reference = [average_precision_score(r, s) for r, s in zip(rel, scores)]
+    np.testing.assert_allclose(ours, reference, rtol=0, atol=1e-12)
+    rank = (scores[:, None, :] >= scores[:, :, None]).sum(-1)  # brute force, ties count
+    rr = [1 / rank[i][rel[i]].min() for i in range(len(scores))]
+    np.testing.assert_allclose(reciprocal_rank_per_query(scores, rel), rr, rtol=0, atol=1e-15)
+    recall = [np.mean(rank[i][rel[i]] <= 50) for i in range(len(scores))]
+    np.testing.assert_allclose(recall_per_query(scores, rel, k=50), recall, rtol=0, atol=1e-15)
+
+
 def test_queries_without_relevant_items_are_skipped():
     scores = np.array([[0.3, 0.2], [0.1, 0.9]])
     rel = np.array([[False, False], [False, True]])

@@ -54,6 +54,35 @@ def test_ties_are_ordered_by_index_and_k_is_capped():
     assert scores.tolist() == [[1.0, 1.0, 1.0, 0.0]]
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("order", ["increasing", "tied", "few_chunk_rows"])
+def test_threshold_pruning_keeps_the_exact_topk(dtype, order):
+    # The running k-th best score prunes each chunk (search/_topk.py); these
+    # galleries defeat it: the best items come last (every chunk beats the
+    # threshold), or many integer scores tie at the k-th score across chunks
+    # (the k with the smallest indices must win), or chunks smaller than k.
+    rng = np.random.default_rng(3)
+    if order == "increasing":
+        direction = rng.standard_normal(16)
+        G = np.linspace(0.1, 1.0, 4000)[:, None] * direction
+        G += 1e-3 * rng.standard_normal(G.shape)
+        Q = direction + 0.1 * rng.standard_normal((30, 16))
+    else:
+        G = rng.integers(-1, 2, (4000, 16)).astype(float)
+        Q = rng.integers(-1, 2, (30, 16)).astype(float)
+    Q, G = Q.astype(dtype), G.astype(dtype)
+    k = 50
+    working_memory = 0.002 if order == "few_chunk_rows" else 0.05  # float32 chunks: 8 / 218 rows
+    scores, idx = search_embeddings(Q, G, k=k, working_memory=working_memory)
+    ref_s, ref_i = _brute(Q.astype(np.float64), G.astype(np.float64), k)
+    if order == "increasing":
+        assert (idx >= 3000).all()  # the best items really are in the last chunks
+    else:
+        assert (ref_s[:, -1:] == ref_s[:, -2:-1]).any()  # ties at the k-th score occur
+    np.testing.assert_array_equal(idx, ref_i)
+    np.testing.assert_allclose(scores, ref_s, atol=1e-5 if dtype == np.float32 else 1e-12)
+
+
 def test_cosine_similarity_and_bad_arguments():
     rng = np.random.default_rng(1)
     Q, G = rng.standard_normal((5, 4)), rng.standard_normal((50, 4)) * rng.uniform(0.1, 9, (50, 1))

@@ -16,10 +16,11 @@ recall@k) use the same ranks, so an item whose tie group straddles position
 ``k`` is outside the top ``k``.  nDCG averages the gains of tied items, as
 :func:`sklearn.metrics.ndcg_score` does (``ignore_ties=False``).
 
-Scores are ranked through an order-preserving integer key of their float64
-value whose lowest bit carries the relevance flag (so a values-only SIMD sort
-replaces an argsort).  Two scores that differ only in the last bit of their
-float64 mantissa (a relative difference of about 1e-16) are treated as tied.
+The full-ranking metrics (AP, RR, recall) sort 32-bit keys, the float32 value
+of each score with the relevance flag in its lowest bit, and re-rank with the
+float64 scores wherever float32 could merge or reorder two scores, so their
+ranks are exactly those of the float64 scores (see :mod:`._exact_ranks`).
+nDCG ranks an order-preserving int64 key of the float64 value.
 
 Definitions (thesis, spec ``tempxnet.md`` §5 and ``diachronic_and_binned.md`` §8.0)
 ------------------------------------------------------------------------------------
@@ -40,6 +41,8 @@ Queries with no relevant gallery item get NaN (they are skipped by the means).
 
 import numpy as np
 
+from ._exact_ranks import _RelevantRanks
+
 _AP_NORMALISERS = ("relevant_in_topk", "min_k_total")
 _GAINS = ("linear", "exponential")
 _DISCOUNTS = ("jarvelin", "standard")
@@ -59,73 +62,8 @@ def _orderable_keys(scores, out=None):
     return bits
 
 
-def _tied_neighbours(keys):
-    """``out[:, i]``: sorted keys i and i+1 share a score (differ in bit 0 only)."""
-    return (keys[:, 1:] ^ keys[:, :-1]).view(np.uint64) < 2
-
-
-class _RelevantRanks:
-    """Ranks of the relevant (query, item) pairs of a score block.
-
-    Attributes
-    ----------
-    rows : ndarray of int
-        Query row of each relevant pair (sorted by row).
-    rank : ndarray of int
-        Number of gallery items scoring at least as high as the item.
-    hits : ndarray of int
-        Number of relevant items scoring at least as high as the item.
-    n_relevant : ndarray of int, shape (n_queries,)
-        Relevant items per query.
-    """
-
-    def __init__(self, scores, relevance, overwrite=False):
-        scores = np.atleast_2d(np.asarray(scores))
-        relevance = np.atleast_2d(np.asarray(relevance))
-        if scores.shape != relevance.shape:
-            raise ValueError(
-                f"scores and relevance must have the same shape; got {scores.shape} and "
-                f"{relevance.shape}."
-            )
-        n_q, n = scores.shape
-        keys = _orderable_keys(scores, out=scores if overwrite else None)
-        keys &= ~np.int64(1)
-        keys |= relevance if relevance.dtype == bool else relevance != 0  # flag in bit 0
-        keys.sort(axis=1)  # ascending; the ranking reads it from the end
-        flat = np.flatnonzero(keys & 1)
-        rows, cols = np.divmod(flat, n)
-        n_relevant = np.bincount(rows, minlength=n_q)
-        row_start = np.cumsum(n_relevant) - n_relevant
-        below = np.arange(flat.size) - row_start[rows]  # relevant items ranked below
-        # sorted neighbours are in the same tie group iff they differ in bit 0 only
-        if _tied_neighbours(keys).any():
-            # first ascending position of each item's tie group, and the
-            # relevant items strictly below that group.
-            tied_with_previous = _tied_neighbours(keys)
-            flag = (keys & 1).astype(bool)
-            idx = np.arange(n)
-            is_first = np.ones((n_q, n), dtype=bool)
-            is_first[:, 1:] = ~tied_with_previous
-            first = np.maximum.accumulate(np.where(is_first, idx, 0), axis=1)
-            rel_before = np.cumsum(flag, axis=1) - flag
-            first = first[rows, cols]
-            below = rel_before[rows, first]
-            cols = first
-        self.rows = rows
-        self.rank = n - cols
-        self.hits = n_relevant[rows] - below
-        self.n_relevant = n_relevant
-        self.n_queries = n_q
-
-    def per_query_sum(self, values):
-        return np.bincount(self.rows, weights=values, minlength=self.n_queries)
-
-    def undefined_to_nan(self, values):
-        return np.where(self.n_relevant > 0, values, np.nan)
-
-
 def average_precision_per_query(
-    scores, relevance, *, k=None, ap_at_k_normaliser="relevant_in_topk", _overwrite=False
+    scores, relevance, *, k=None, ap_at_k_normaliser="relevant_in_topk"
 ):
     """Average precision of each query (row) of a score block.
 
@@ -155,7 +93,7 @@ def average_precision_per_query(
         raise ValueError(
             f"ap_at_k_normaliser must be one of {_AP_NORMALISERS}; got {ap_at_k_normaliser!r}."
         )
-    rr = _RelevantRanks(scores, relevance, overwrite=_overwrite)
+    rr = _RelevantRanks(scores, relevance)
     precision = rr.hits / rr.rank
     if k is None:
         total = rr.per_query_sum(precision)
@@ -171,7 +109,7 @@ def average_precision_per_query(
     return rr.undefined_to_nan(ap)
 
 
-def reciprocal_rank_per_query(scores, relevance, *, _overwrite=False):
+def reciprocal_rank_per_query(scores, relevance):
     """Reciprocal rank of the first relevant gallery item of each query.
 
     RR = 1 / rank, rank counting every gallery item scoring at least as high
@@ -187,13 +125,13 @@ def reciprocal_rank_per_query(scores, relevance, *, _overwrite=False):
     rr : ndarray of shape (n_queries,)
         NaN for queries without any relevant gallery item.
     """
-    rr = _RelevantRanks(scores, relevance, overwrite=_overwrite)
+    rr = _RelevantRanks(scores, relevance)
     best = np.full(rr.n_queries, np.iinfo(np.int64).max)
     np.minimum.at(best, rr.rows, rr.rank)
     return rr.undefined_to_nan(1.0 / best)
 
 
-def recall_per_query(scores, relevance, *, k, _overwrite=False):
+def recall_per_query(scores, relevance, *, k):
     """Fraction of each query's relevant gallery items ranked within the top ``k``.
 
     Parameters
@@ -209,7 +147,7 @@ def recall_per_query(scores, relevance, *, k, _overwrite=False):
         NaN for queries without any relevant gallery item.
     """
     _check_k(k, required=True)
-    rr = _RelevantRanks(scores, relevance, overwrite=_overwrite)
+    rr = _RelevantRanks(scores, relevance)
     found = rr.per_query_sum(rr.rank <= k)
     recall = np.divide(found, rr.n_relevant, out=np.zeros(rr.n_queries),
                        where=rr.n_relevant > 0)

@@ -2,8 +2,10 @@
 
 Queries are processed in blocks of rows sized so that the temporaries of one
 block (scores, sort keys, ranks: about ``_BYTES_PER_PAIR`` bytes per
-query-gallery pair) stay under ``working_memory`` MiB.  A 20,000 x 20,000
-evaluation therefore never materialises the 400-million-entry score matrix.
+query-gallery pair) stay under ``working_memory`` MiB; each block's scores come
+from one matrix product and are ranked in cache-sized slices of rows.  A
+20,000 x 20,000 evaluation therefore never materialises the 400-million-entry
+score matrix.
 """
 
 import warnings
@@ -25,6 +27,11 @@ from ._ranking import (
 _BYTES_PER_PAIR = 64
 #: Default memory budget of one block, in MiB.
 DEFAULT_WORKING_MEMORY = 64
+#: Most (query, gallery) pairs a metric ranks at once: the block's scores come
+#: from one product, but are ranked in slices whose 32-bit sort keys (512 KiB)
+#: stay in a core's L2 cache.  5,000 x 5,000 mAP on 1 thread: 0.42 s with
+#: slices of 2**17 pairs, 0.72 s with 2**18 or more.
+_CACHE_PAIRS = 2**17
 _SIMILARITIES = ("dot", "cosine", "hamming")
 _NAN_POLICIES = ("raise", "omit")
 
@@ -186,16 +193,23 @@ class _Blocks:
     def map(self, block_metric):
         """Apply ``block_metric(scores, relevance)`` to every block (threads if n_jobs > 1)."""
         out = np.empty(len(self.Q))
+        step = max(1, _CACHE_PAIRS // self.G.shape[0])
 
         def work(rows):
-            out[rows] = block_metric(*self(rows))
+            scores, relevance = self(rows)
+            for start in range(0, len(scores), step):
+                part = slice(start, start + step)
+                out[rows][part] = block_metric(scores[part], relevance[part])
 
-        if self.n_jobs == 1:
-            for rows in self.row_blocks:
-                work(rows)
-        else:  # numpy's sort and ufuncs release the GIL
-            with ThreadPoolExecutor(self.n_jobs) as pool, threadpool_limits(1):
-                list(pool.map(work, self.row_blocks))
+        # one BLAS thread per block: BLAS threads spinning between the small
+        # per-block products made 1-thread mAP (5,000 x 5,000) 2-3x slower.
+        with threadpool_limits(1):
+            if self.n_jobs == 1:
+                for rows in self.row_blocks:
+                    work(rows)
+            else:  # numpy's sort and ufuncs release the GIL
+                with ThreadPoolExecutor(self.n_jobs) as pool:
+                    list(pool.map(work, self.row_blocks))
         out[self.bad_queries] = np.nan
         return out
 
@@ -308,7 +322,7 @@ def mean_average_precision(
     """
     ap = _per_query(
         lambda s, r: average_precision_per_query(
-            s, r, k=k, ap_at_k_normaliser=ap_at_k_normaliser, _overwrite=True
+            s, r, k=k, ap_at_k_normaliser=ap_at_k_normaliser
         ),
         query, gallery, query_labels, gallery_labels, **kwargs,
     )
@@ -326,7 +340,7 @@ def mean_reciprocal_rank(query, gallery, query_labels=None, gallery_labels=None,
     -------
     mrr : float
     """
-    rr = _per_query(lambda s, r: reciprocal_rank_per_query(s, r, _overwrite=True), query, gallery, query_labels,
+    rr = _per_query(lambda s, r: reciprocal_rank_per_query(s, r), query, gallery, query_labels,
                     gallery_labels, **kwargs)
     return _nanmean(rr)
 
@@ -346,7 +360,7 @@ def recall_at_k(query, gallery, query_labels=None, gallery_labels=None, *, k=10,
     -------
     recall : float
     """
-    rec = _per_query(lambda s, r: recall_per_query(s, r, k=k, _overwrite=True), query, gallery,
+    rec = _per_query(lambda s, r: recall_per_query(s, r, k=k), query, gallery,
                      query_labels, gallery_labels, **kwargs)
     return _nanmean(rec)
 

@@ -66,7 +66,7 @@ class CrossModalIndex(BaseEstimator):
         axis (e.g. years); passed unchanged to ``transform_<modality>``.
         Required by time-conditioned estimators, ignored by static ones.
     backend : {"torch", "faiss"}, default="torch"
-        Search engine: chunked :func:`torch.topk` on the estimator's device,
+        Search engine: chunked, threshold-pruned exact top-k on the estimator's device,
         or ``faiss.IndexFlatIP`` (exact, float32, CPU; the ``faiss`` extra).
     working_memory : float or None, default=None
         Budget of one score block in MiB (default 256).

@@ -1,11 +1,17 @@
 """Exact top-k inner-product search over embedding matrices, chunked.
 
-The gallery is scanned in chunks of rows.  For every chunk, the similarities of
-a block of queries to the chunk's items are computed with one matrix product
-(on the device of the computation) and reduced at once to their ``k`` best with
-:func:`torch.topk`; the per-chunk winners are merged into a running top-k of each
-query.  No query x gallery matrix is ever held: the largest temporary is one
-``query block x gallery chunk`` score block, sized from ``working_memory``.
+Queries are taken in blocks, and each block scans the gallery in chunks of
+rows: one matrix product (on the device of the computation) gives the block's
+similarities to the chunk's items.  Each query keeps its running top-k and, as
+a threshold, its current k-th best score; only the items of a chunk that beat
+the threshold are kept (one compare and a count per score; after the first
+chunks a query has a few such items per chunk) and merged into the running
+top-k now and then.  A chunk with many such items (the first ones, or a
+gallery sorted by increasing score) is first cut to its own top-k with
+:func:`torch.topk`.  The merges sort stably, so equal scores keep the smaller
+gallery index, and the result is the exact top-k.  No query x gallery matrix is
+ever held: the largest temporary is one ``query block x gallery chunk`` score
+block, sized from ``working_memory``.
 
 ``backend="faiss"`` runs the same exact search with ``faiss.IndexFlatIP``.
 """
@@ -17,9 +23,12 @@ import torch
 
 #: Default memory budget of one score block, in MiB.
 DEFAULT_WORKING_MEMORY = 256
-#: Most queries per block: few queries and many gallery columns per block keep
-#: the running top-k merges few; the matrix product stays efficient.
-_MAX_QUERY_BLOCK = 256
+#: Most queries per block, and most gallery rows per chunk: products of
+#: 1,024 x 4,096 scores (16 MiB in float32) stay in the last-level cache.  2,000
+#: x 200,000 (dim 200, 2 threads): 1.8 s of products against 2.7 s in blocks of
+#: 256 x 131,072.
+_MAX_QUERY_BLOCK = 1024
+_MAX_GALLERY_CHUNK = 4096
 _BACKENDS = ("torch", "faiss")
 _SIMILARITIES = ("dot", "cosine")
 FAISS_MISSING = (
@@ -73,7 +82,7 @@ def block_sizes(n_query, n_gallery, itemsize, working_memory):
     # the score block plus topk's temporaries: about twice the block
     entries = max(1, int(budget // (2 * itemsize)))
     q_block = max(1, min(n_query, _MAX_QUERY_BLOCK, entries))
-    g_block = max(1, min(n_gallery, entries // q_block))
+    g_block = max(1, min(n_gallery, _MAX_GALLERY_CHUNK, entries // q_block))
     return q_block, g_block
 
 
@@ -87,31 +96,133 @@ def _sort_ties_by_index(scores, indices):
     return np.take_along_axis(scores, order, 1), np.take_along_axis(indices, order, 1)
 
 
+@torch.no_grad()  # scores are read as NumPy arrays (no autograd graph on them)
 def topk_torch(Q, G, k, *, working_memory=None):
     """Exact top-``k`` of ``Q @ G.T`` per row, chunked (tensors on one device, same dtype).
 
-    Returns ``(scores, indices)`` arrays of shape ``(n_query, min(k, n_gallery))``.
+    Returns ``(scores, indices)`` arrays of shape ``(n_query, min(k, n_gallery))``,
+    by decreasing score, equal scores by increasing index.
     """
     n_q, n_g = Q.shape[0], G.shape[0]
     k = min(k, n_g)
     q_block, g_block = block_sizes(n_q, n_g, Q.element_size(), working_memory)
-    best_s = torch.full((n_q, 0), -torch.inf, dtype=Q.dtype, device=Q.device)
-    best_i = torch.empty((n_q, 0), dtype=torch.int64, device=Q.device)
-    for g0 in range(0, n_g, g_block):
-        chunk = G[g0:g0 + g_block]
-        kc = min(k, chunk.shape[0])
-        new_s, new_i = [], []
-        for q0 in range(0, n_q, q_block):
-            s, i = torch.topk(Q[q0:q0 + q_block] @ chunk.T, kc, dim=1, sorted=False)
-            new_s.append(s)
-            new_i.append(i + g0)
-        s = torch.cat([best_s, torch.cat(new_s)], dim=1)
-        i = torch.cat([best_i, torch.cat(new_i)], dim=1)
-        if s.shape[1] > k:
-            s, pos = torch.topk(s, k, dim=1, sorted=False)
-            i = i.gather(1, pos)
-        best_s, best_i = s, i
-    return _sort_ties_by_index(best_s, best_i)
+    scores = torch.empty((n_q, k), dtype=Q.dtype, device=Q.device)
+    indices = torch.empty((n_q, k), dtype=torch.int64, device=Q.device)
+    for q0 in range(0, n_q, q_block):
+        top = _RunningTopk(min(q_block, n_q - q0), k, Q.dtype, Q.device)
+        block = Q[q0:q0 + q_block]
+        for g0 in range(0, n_g, g_block):
+            top.add(block @ G[g0:g0 + g_block].T, g0)
+        top.merge()
+        scores[q0:q0 + q_block], indices[q0:q0 + q_block] = top.scores, top.indices
+    return scores.cpu().numpy(), indices.cpu().numpy()
+
+
+class _RunningTopk:
+    """Running top-k of a block of queries over gallery chunks, pruned by a threshold.
+
+    ``scores``/``indices`` hold each query's best items so far, sorted by
+    decreasing score then increasing index; ``threshold`` is the k-th best score
+    (-inf until k items are in).  Candidates wait in ``pending`` until there
+    are about ``k`` per query, then are merged.
+    """
+
+    def __init__(self, n_rows, k, dtype, device):
+        self.k = k
+        self.scores = torch.empty((n_rows, 0), dtype=dtype, device=device)
+        self.indices = torch.empty((n_rows, 0), dtype=torch.int64, device=device)
+        self.threshold = torch.full((n_rows, 1), -torch.inf, dtype=dtype, device=device)
+        self.pending, self.n_pending = [], 0
+
+    def add(self, S, offset):
+        """Take the items of a chunk's scores ``S`` (gallery rows from ``offset``)."""
+        found = _candidates(S, self.threshold, self.k)
+        if found is None:
+            return
+        rows, cols, scores = found
+        self.pending.append((rows, scores, cols + offset))
+        self.n_pending += rows.numel()
+        if self.n_pending > S.shape[0] * self.k or self.scores.shape[1] < self.k:
+            self.merge()  # or at once while no threshold is set
+
+    def merge(self):
+        """Merge the pending candidates into the running top-k; update the threshold."""
+        if not self.pending:
+            return
+        # ops on ~10^5 items: torch's intra-op threads cost more than they give
+        # (the merges of 1,000 x 200,000: 1.24 s on 2 threads, 0.21 s on 1)
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            self._merge()
+        finally:
+            torch.set_num_threads(threads)
+
+    def _merge(self):
+        """Lay each query's candidates side by side after its best items; keep the top k."""
+        n_rows = self.scores.shape[0]
+        rows, scores, idx = (torch.cat(parts) for parts in zip(*self.pending))
+        pos = _places(rows, [p[0].numel() for p in self.pending], n_rows)
+        self.pending, self.n_pending = [], 0
+        width = int(pos.max()) + 1
+        s = torch.full((n_rows, width), -torch.inf, dtype=scores.dtype, device=scores.device)
+        i = torch.full((n_rows, width), -1, dtype=torch.int64, device=idx.device)
+        s[rows, pos], i[rows, pos] = scores, idx
+        # every candidate has a larger index than the items already kept, so a
+        # stable sort by decreasing score leaves equal scores by increasing index
+        s, order = torch.sort(torch.cat([self.scores, s], 1), dim=1, descending=True,
+                              stable=True)
+        keep = min(self.k, s.shape[1])
+        self.scores = s[:, :keep]
+        self.indices = torch.cat([self.indices, i], 1).gather(1, order[:, :keep])
+        if keep == self.k:
+            self.threshold = self.scores[:, -1:]
+
+
+def _places(rows, sizes, n_rows):
+    """Column of each candidate when each row's candidates are laid side by side.
+
+    ``rows`` concatenates chunks of ``sizes`` items, each sorted by row (and by
+    gallery index within a row); the columns keep that order.  Vectorised, no
+    sort: 1-D torch sorts on the CPU took 190 ms for 200,000 items.
+    """
+    device = rows.device
+    part = torch.repeat_interleave(torch.arange(len(sizes), device=device),
+                                   torch.tensor(sizes, device=device))
+    cell = part * n_rows + rows  # (chunk, row), increasing along the concatenation
+    counts = torch.bincount(cell, minlength=len(sizes) * n_rows)
+    cell_start = counts.cumsum(0) - counts
+    counts = counts.view(len(sizes), n_rows)
+    before = (counts.cumsum(0) - counts).view(-1)  # same row, earlier chunks
+    return before[cell] + torch.arange(rows.numel(), device=device) - cell_start[cell]
+
+
+def _candidates(S, threshold, k):
+    """``(rows, cols, scores)`` of the entries of ``S`` that may enter the top-``k``.
+
+    Those strictly above their row's ``threshold`` (a later item equal to the
+    k-th best has a larger index); when there are more than ``k`` per row on
+    average, only those also within their row's top-``k`` of this chunk (ties
+    kept).  ``None`` when there are none.  On the CPU the compare, count and
+    nonzero run in NumPy: on a 1,000 x 4,096 block they take 0.2 and 0.6 ms
+    there against 1 to 8 ms in torch.
+    """
+    on_cpu = S.device.type == "cpu"
+    s, t = (S.numpy(), threshold.numpy()) if on_cpu else (S, threshold)
+    above = s > t
+    n_above = int(np.count_nonzero(above) if on_cpu else torch.count_nonzero(above))
+    if n_above == 0:
+        return None
+    if n_above > S.shape[0] * k:  # first chunks, or a gallery by increasing score
+        kth = torch.topk(S, min(k, S.shape[1]), dim=1, sorted=False).values
+        kth = kth.min(dim=1, keepdim=True).values
+        above &= s >= (kth.numpy() if on_cpu else kth)
+    if not on_cpu:
+        rows, cols = above.nonzero(as_tuple=True)
+        return rows, cols, S[rows, cols]
+    flat = np.flatnonzero(above)  # 2-D np.nonzero is several times slower
+    rows, cols = np.divmod(flat, s.shape[1])
+    return torch.from_numpy(rows), torch.from_numpy(cols), torch.from_numpy(s.ravel()[flat])
 
 
 def topk_faiss(Q, G, k, *, index=None, n_threads=None):
@@ -164,9 +275,9 @@ def search_embeddings(query, gallery, k=10, *, similarity="dot", backend="torch"
         Score of a pair.  The estimators' embeddings are L2-normalised, so
         "dot" is their cosine; "cosine" normalises the rows first.
     backend : {"torch", "faiss"}, default="torch"
-        ``"torch"``: chunked matrix products and :func:`torch.topk` on
-        ``device``.  ``"faiss"``: ``faiss.IndexFlatIP`` (exact, float32, CPU;
-        needs the ``faiss`` extra).
+        ``"torch"``: chunked matrix products, each query's running k-th best
+        score pruning the chunks, on ``device``.  ``"faiss"``:
+        ``faiss.IndexFlatIP`` (exact, float32, CPU; needs the ``faiss`` extra).
     working_memory : float or None, default=None
         Budget of one score block in MiB (default 256).
     device : str, torch.device or None, default=None
