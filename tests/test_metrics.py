@@ -127,6 +127,22 @@ def test_scores_beyond_float32_precision_rank_as_sklearn(case):
     np.testing.assert_allclose(recall_per_query(scores, rel, k=50), recall, rtol=0, atol=1e-15)
 
 
+@pytest.mark.parametrize("layout", ["fortran", "transposed_view", "strided"])
+def test_score_blocks_of_any_memory_layout_rank_alike(layout):
+    # score blocks arrive as transposes (text->image) and slices: the flat
+    # positions of the sorted keys must not depend on the input's layout
+    rng = np.random.default_rng(3)
+    scores = np.round(rng.standard_normal((30, 80)), 1)  # with ties
+    rel = rng.random(scores.shape) < 0.2
+    rel[:, 0] = True
+    block = {"fortran": np.asfortranarray(scores),
+             "transposed_view": np.ascontiguousarray(scores.T).T,
+             "strided": np.repeat(scores, 2, axis=1)[:, ::2]}[layout]
+    rel_block = np.asfortranarray(rel) if layout != "strided" else rel
+    for func in (average_precision_per_query, reciprocal_rank_per_query):
+        np.testing.assert_array_equal(func(block, rel_block), func(scores, rel))
+
+
 def test_queries_without_relevant_items_are_skipped():
     scores = np.array([[0.3, 0.2], [0.1, 0.9]])
     rel = np.array([[False, False], [False, True]])

@@ -49,8 +49,8 @@ def _bucket_keys(scores, clip=False):
     """
     if clip:
         scores = np.clip(scores, -_FLOAT32_MAX, _FLOAT32_MAX)
-    with np.errstate(over="ignore"):
-        keys = np.add(scores, 0.0, dtype=np.float32).view(np.int32)
+    with np.errstate(over="ignore"):  # C order: the flat positions below assume it
+        keys = np.add(scores, 0.0, dtype=np.float32, order="C").view(np.int32)
     keys &= -2
     return keys
 
