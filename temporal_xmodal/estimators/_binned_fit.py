@@ -1,5 +1,5 @@
 """Fitting the per-bin models of BinnedProcrustesEmbedder: in order, in parallel, and
-stopped as a whole by Ctrl-C.
+stopped as a whole by Ctrl-C; with ``init="global"``, from one model fitted on all rows.
 
 The bins are fitted through :class:`joblib.Parallel` (``return_as="generator"``), so the
 results arrive in bin order and the loop can stop at the first interrupted bin:
@@ -18,6 +18,7 @@ import threading
 import warnings
 
 from joblib import Parallel, delayed
+from sklearn.base import clone
 
 from .._parallel import limit_worker_threads
 from ..training import TrainingInterruptedWarning
@@ -78,3 +79,27 @@ def fit_in_order(jobs, n_jobs):
             warnings.simplefilter("ignore", UserWarning)
             results.close()
     return fitted, False
+
+
+def shares_a_start(init, base, owner):
+    """Whether every bin continues from one model fitted on all rows (``init``).
+
+    ``"auto"`` shares a start exactly when the base can continue a fit (it has a
+    ``warm_start`` parameter); ``"global"`` with a base that cannot raises.
+    """
+    can = "warm_start" in base.get_params(deep=False)
+    if init == "global" and not can:
+        raise ValueError(
+            f"{owner}(init='global') continues each bin's model from a model fitted on all "
+            f"rows, which needs a base estimator with a warm_start parameter; "
+            f"{type(base).__name__} has none. Use init='independent' (or 'auto').")
+    return can if init == "auto" else init == "global"
+
+
+def fit_start(base, update, seed, X, y):
+    """The model every bin starts from: the base fitted on all rows (None if interrupted)."""
+    estimator = clone(base).set_params(**update)
+    if "random_state" in base.get_params(deep=False):
+        estimator.set_params(random_state=int(seed))
+    fitted, interrupted = fit_in_order([(estimator, X, y)], None)
+    return None if interrupted else fitted[0]
