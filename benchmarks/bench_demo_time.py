@@ -46,20 +46,26 @@ WORLDS = {"demo": {}, "static": {"meaning_shift": 0.0}}
 NAMES = ("CCA", "SAM", "TempXNet-Rec", "Diachronic", "Binned+Procrustes")
 
 
-def _figures(est, X, y, window):
-    """Category mAP and time-window mAP@50 (same category and |Δt| <= window), both directions."""
-    Z, t = est.transform(X), X[:, -1]
+def _figures(est, X, y, window, time_test):
+    """Category mAP and time-window mAP@50 (same category and |Δt| <= window), both directions.
+
+    ``time_test`` are the items' real times: the window is the task's relevance, also for a
+    constant-time control, which is embedded from ``X`` without them.
+    """
+    Z = est.transform(X)
     d = Z.shape[1] // 2
     return {"map": cross_modal_scores(Z[:, :d], Z[:, d:], y, metrics=("map",))["map"],
             "tmap50": cross_modal_scores(Z[:, :d], Z[:, d:], y, metrics=("map",), k=50,
-                                         time=t, time_window=window)["map"]}
+                                         time=time_test, time_window=window)["map"]}
 
 
 def run_world(world, seed, n_samples, max_epochs, names=NAMES, binned_init="auto"):
     X_tr, y_tr, X_te, y_te, n_img, window = synthetic_split(n_samples, random_state=seed,
                                                        **WORLDS[world])
+    blocks_te = _blocks(X_te, n_img)
+    time_te = blocks_te[2]
     const_tr = with_constant_time(_blocks(X_tr, n_img))
-    const_te = with_constant_time(_blocks(X_te, n_img))
+    const_te = with_constant_time(blocks_te)
     out = {}
     for name, entry in estimator_registry(n_img, seed, None).items():
         if name not in names:
@@ -72,17 +78,11 @@ def run_world(world, seed, n_samples, max_epochs, names=NAMES, binned_init="auto
         start = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            row = _figures(clone(est).fit(X_tr, y_tr), X_te, y_te, window)
+            row = _figures(clone(est).fit(X_tr, y_tr), X_te, y_te, window, time_te)
             if entry.time_use != "none":
-                # the control is fitted and embedded without time; t-mAP's window uses
-                # the real test times (the relevance is the task's, not the model's input)
-                control = clone(est).fit(const_tr, y_tr)
-                Z_te = control.transform(const_te)
-                row["control"] = _figures(control, const_te, y_te, window)["map"]
-                d = Z_te.shape[1] // 2
-                row["control_tmap50"] = cross_modal_scores(
-                    Z_te[:, :d], Z_te[:, d:], y_te, metrics=("map",), k=50,
-                    time=X_te[:, -1], time_window=window)["map"]
+                control = _figures(clone(est).fit(const_tr, y_tr), const_te, y_te, window,
+                                   time_te)
+                row["control"], row["control_tmap50"] = control["map"], control["tmap50"]
                 row["delta_time"] = row["map"] - row["control"]
                 row["delta_tmap50"] = row["tmap50"] - row["control_tmap50"]
         row["seconds"] = time.perf_counter() - start

@@ -294,7 +294,8 @@ class BinnedProcrustesEmbedder(CrossModalEmbedder):
         update = {}
         if "n_image_features" in params:
             update["n_image_features"] = self.n_image_features_
-        if shares_a_start(self.init, base, type(self).__name__):
+        shared = shares_a_start(self.init, base, type(self).__name__)
+        if shared:
             # one model on all rows (the last seed: the bins' seeds do not depend on init)
             start = fit_start(base, update, seeds[-1], stack_modalities(X_image, X_text, time),
                               labels)
@@ -302,11 +303,9 @@ class BinnedProcrustesEmbedder(CrossModalEmbedder):
                 return self._interrupted(0, during=" (during the fit on all rows that every "
                                                    "bin starts from, init='global')")
             update["warm_start"] = True
-        else:
-            start = base
 
         def bin_model(b):
-            est = copy.deepcopy(start) if "warm_start" in update else clone(start)
+            est = copy.deepcopy(start) if shared else clone(base)
             if "random_state" in params:
                 update["random_state"] = int(seeds[b])
             return est.set_params(**update)

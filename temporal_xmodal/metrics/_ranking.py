@@ -49,12 +49,9 @@ _DISCOUNTS = ("jarvelin", "standard")
 _INT64_MAX = np.int64(0x7FFFFFFFFFFFFFFF)
 
 
-def _orderable_keys(scores, out=None):
-    """Map float64 scores to int64 keys with the same order (NaN-free input).
-
-    Works in place on ``out`` (a float64 array that may be ``scores`` itself).
-    """
-    s = np.add(scores, 0.0, out=out, dtype=np.float64)  # also maps -0.0 to +0.0
+def _orderable_keys(scores):
+    """Map float64 scores to int64 keys with the same order (NaN-free input)."""
+    s = np.add(scores, 0.0, dtype=np.float64)  # also maps -0.0 to +0.0
     bits = s.view(np.int64)
     sign = bits >> 63  # -1 for negative floats, 0 otherwise
     sign &= _INT64_MAX
