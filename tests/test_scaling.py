@@ -167,6 +167,22 @@ def test_fits_in_threading_workers_run_single_threaded_and_restore(data):
         torch.set_num_threads(original)
 
 
+def test_gridsearch_on_threads_is_reproducible(data):
+    """Concurrent fits in threads draw dropout and time dropout from their own generators and
+    initialise one at a time, so threading gives the sequential scores, bit for bit."""
+    X, y, n_img = data
+    est = DiachronicEmbedder(max_epochs=2, validation_fraction=0, n_image_features=n_img,
+                             dropout=0.3, time_dropout=0.5, **TINY)
+    grid = {"window": [0.5, 3.0], "lr": [5e-3, 2e-2]}
+    with limit_worker_threads(1):  # the workers' thread count: same arithmetic
+        reference = GridSearchCV(est, grid, cv=2, n_jobs=1).fit(X, y)
+    for _ in range(2):
+        with parallel_config(backend="threading"):
+            threads = GridSearchCV(est, grid, cv=2, n_jobs=2).fit(X, y)
+        np.testing.assert_array_equal(threads.cv_results_["mean_test_score"],
+                                      reference.cv_results_["mean_test_score"])
+
+
 def test_explicit_thread_count_and_restore():
     original = torch.get_num_threads()
     torch.set_num_threads(2)

@@ -20,6 +20,7 @@ from .._parallel import limit_worker_threads
 from ..time import external_stacklevel
 from ..base import LAYOUT_CONSTRAINTS, LAYOUT_PARAMETERS_DOC, CrossModalEmbedder
 from ..nn import TwoTowerNet
+from ..nn.dropout import reseed
 from ..training import (
     BatchIterator,
     CrossModalNet,
@@ -29,6 +30,7 @@ from ..training import (
     as_tensor,
     embed_batches,
     make_dataset,
+    seeded,
     shared_dataset,
 )
 
@@ -209,24 +211,23 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
         data_train = make_dataset(X_image, X_text, Y, self._time_inputs(centred), rows=train)
         data_valid = (shared_dataset(data_train.X, Y, rows=valid)
                       if valid is not None else None)
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(seed)
-            if continuing:
-                # continue from the current weights, optimiser state and history
-                # (epochs and batch size follow the estimator's current parameters);
-                # a net loaded from a slim pickle first gets a fresh optimiser,
-                # criterion and callbacks
-                if not self.net_.has_training_state():
-                    self.net_.rearm(self._net_callbacks(data_valid is not None, seed))
-                self.net_.set_params(
-                    train_split=(predefined_split(data_valid) if data_valid is not None
-                                 else None),
-                    max_epochs=self.max_epochs, batch_size=self.batch_size)
-                self.net_.partial_fit(data_train)
-            else:
-                self.net_ = self._build_net(X_image, X_text, train, centred, Y, data_valid,
-                                            seed)
-                self.net_.fit(data_train)
+        if continuing:
+            # continue from the current weights, optimiser state and history
+            # (epochs and batch size follow the estimator's current parameters);
+            # a net loaded from a slim pickle first gets a fresh optimiser,
+            # criterion and callbacks
+            if not self.net_.has_training_state():
+                self.net_.rearm(self._net_callbacks(data_valid is not None, seed))
+            self.net_.set_params(
+                train_split=(predefined_split(data_valid) if data_valid is not None
+                             else None),
+                max_epochs=self.max_epochs, batch_size=self.batch_size)
+        else:
+            self.net_ = self._build_net(X_image, X_text, train, centred, Y, data_valid, seed)
+            with seeded(seed):  # the global generator: initialisation only, one fit at a time
+                self.net_.initialize()
+        reseed(self.net_.module_, seed)  # dropout draws from the fit's own generators
+        self.net_.partial_fit(data_train)
         self.embedding_dim_ = self.embedding_dim
         self.training_interrupted_ = bool(getattr(self.net_, "interrupted_", False))
         if self.training_interrupted_:

@@ -12,7 +12,6 @@ the categories are fixed by the first modality's call and later calls are
 mapped onto them.
 """
 
-import contextlib
 import copy
 import time
 import warnings
@@ -25,7 +24,8 @@ from sklearn.utils.validation import check_array
 from .._validation import check_labels
 from ..losses.classification import ClassificationLoss
 from ..nn.sequential import MetaLearner, SequentialNet
-from ..training import TrainingInterruptedWarning, as_tensor
+from ..nn.dropout import reseed
+from ..training import TrainingInterruptedWarning, as_tensor, seeded
 from ..training._sequential import (
     LearnedOptimizerNet,
     ModalityPoolIterator,
@@ -47,14 +47,6 @@ class StageInterrupted(Exception):
     def __init__(self, stage):
         super().__init__(stage)
         self.stage = stage
-
-
-@contextlib.contextmanager
-def seeded(seed):
-    """Run a block under torch's global RNG seeded with ``seed``, then restore it."""
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(int(seed))
-        yield
 
 
 def check_label_values(y):
@@ -229,8 +221,10 @@ class SequentialStages:
         swallows ``KeyboardInterrupt`` and returns), so the sequence stops.
         """
         start = time.perf_counter()
-        with seeded(seed):
-            net.fit(dataset, None)
+        for module in (net.module, getattr(net, "target", None)):
+            if isinstance(module, torch.nn.Module):  # dropout draws from the fit's generators
+                reseed(module, seed)
+        net.fit(dataset, None)
         if not self.keep_training_state:
             net.release_training_state()
         self.nets_[name] = net
@@ -373,4 +367,4 @@ class SequentialStages:
 
 
 __all__ = ["SequentialStages", "StageInterrupted", "TrainingInterruptedWarning",
-           "check_label_values", "label_matrix", "seeded"]
+           "check_label_values", "label_matrix"]

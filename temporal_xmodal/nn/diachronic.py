@@ -23,6 +23,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from .dropout import Dropout
+
 CONDITIONINGS = ("film", "concat")
 
 
@@ -59,7 +61,8 @@ class DiachronicNet(nn.Module):
         width = hidden_dim + time_dim if conditioning == "concat" else hidden_dim
         self.image_out = nn.Linear(width, embedding_dim)
         self.text_out = nn.Linear(width, embedding_dim)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
+        self.drop_time = Dropout(time_dropout, rows=True)
         for layer in (self.time_layer, self.image_hidden, self.text_hidden, self.image_out,
                       self.text_out):  # Glorot (thesis §5.5.3.1), zero biases (A2)
             nn.init.xavier_uniform_(layer.weight)
@@ -73,10 +76,7 @@ class DiachronicNet(nn.Module):
     def embed_time(self, time_features):
         """f_time(t), shape (B, time_dim); rows dropped by ``time_dropout`` are zero."""
         f = torch.tanh(self.time_layer(time_features))
-        if self.training and self.time_dropout > 0:
-            keep = torch.rand(f.shape[0], 1, device=f.device) >= self.time_dropout
-            f = f * keep.to(f.dtype)
-        return f
+        return self.drop_time(f)
 
     def _embed(self, modality, x, time_features):
         hidden = self.image_hidden if modality == "image" else self.text_hidden

@@ -14,6 +14,7 @@ import math
 import torch
 from torch import nn
 
+from .dropout import Dropout
 from .towers import ProjectionTower
 
 MODALITIES = ("image", "text")
@@ -36,7 +37,7 @@ class UnifiedModel(nn.Module):
 
     def __init__(self, common_dim=128, embedding_dim=64, n_classes=2, dropout=0.5):
         super().__init__()
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
         self.hidden = nn.Linear(common_dim, common_dim)
         self.code = nn.Linear(common_dim, embedding_dim)
         self.classifier = nn.Linear(embedding_dim, n_classes)

@@ -8,6 +8,8 @@ embedding is their cosine similarity (spec ``sam.md`` §2, ``tempxnet.md`` §1).
 from torch import nn
 from torch.nn import functional as F
 
+from .dropout import Dropout
+
 
 class ProjectionTower(nn.Sequential):
     """One modality's projection: FC → tanh → dropout → FC → tanh.
@@ -28,7 +30,7 @@ class ProjectionTower(nn.Sequential):
         super().__init__(
             nn.Linear(in_features, hidden_dim),
             nn.Tanh(),
-            nn.Dropout(dropout),
+            Dropout(dropout),
             nn.Linear(hidden_dim, embedding_dim),
             nn.Tanh(),
         )
