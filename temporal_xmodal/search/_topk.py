@@ -108,11 +108,15 @@ def topk_torch(Q, G, k, *, working_memory=None):
     q_block, g_block = block_sizes(n_q, n_g, Q.element_size(), working_memory)
     scores = torch.empty((n_q, k), dtype=Q.dtype, device=Q.device)
     indices = torch.empty((n_q, k), dtype=torch.int64, device=Q.device)
+    # one score buffer, reused: a fresh 16 MiB product per chunk cost 30% more (page faults)
+    buffer = torch.empty(q_block * g_block, dtype=Q.dtype, device=Q.device)
     for q0 in range(0, n_q, q_block):
         top = _RunningTopk(min(q_block, n_q - q0), k, Q.dtype, Q.device)
         block = Q[q0:q0 + q_block]
         for g0 in range(0, n_g, g_block):
-            top.add(block @ G[g0:g0 + g_block].T, g0)
+            chunk = G[g0:g0 + g_block]
+            S = buffer[:block.shape[0] * chunk.shape[0]].view(block.shape[0], chunk.shape[0])
+            top.add(torch.mm(block, chunk.T, out=S), g0)  # add() keeps copies, not views
         top.merge()
         scores[q0:q0 + q_block], indices[q0:q0 + q_block] = top.scores, top.indices
     return scores.cpu().numpy(), indices.cpu().numpy()
