@@ -44,6 +44,25 @@ def test_map_equals_sklearn_loop_multilabel(tied):
         assert len(np.unique(scores[0])) < scores.shape[1] / 5  # ties really occur
 
 
+def test_one_hot_indicators_rank_as_class_labels():
+    """One label per row: the indicator path takes the class-label shortcut, same figures;
+    a row without labels (or with two) keeps the shared-label counts."""
+    rng = np.random.default_rng(3)
+    Q, G = rng.standard_normal((50, 6)), rng.standard_normal((200, 6))
+    yq, yg = rng.integers(0, 4, 50), rng.integers(0, 4, 200)
+    Yq, Yg = np.eye(4, dtype=bool)[yq], np.eye(4, dtype=int)[yg]
+    for metric in (mean_average_precision, ndcg_at_k):
+        assert metric(Q, G, Yq, Yg) == metric(Q, G, yq, yg)
+    Yq[0] = False  # a query without labels: nothing is relevant to it
+    Yg[1, (yg[1] + 1) % 4] = 1  # items with two labels
+    Yq[2] = Yg[1]
+    gains = Yq.astype(int) @ Yg.T
+    assert gains.max() == 2  # graded gains: the shared-label counts
+    scores = Q @ G.T
+    reference = np.mean([ndcg_score(gains[i:i + 1], scores[i:i + 1]) for i in range(1, 50)])
+    assert abs(ndcg_at_k(Q, G, Yq, Yg, k=None, discount="standard") - reference) < 1e-12
+
+
 def test_chunking_and_threads_do_not_change_results():
     rng = np.random.default_rng(1)
     Q, G = rng.standard_normal((300, 16)), rng.standard_normal((400, 16))

@@ -70,10 +70,19 @@ def _prepare_labels(query_labels, gallery_labels, n_query, n_gallery):
             "query_labels and gallery_labels must both be 1-D class labels or both be "
             f"multilabel indicators with the same columns; got shapes {ql.shape} and {gl.shape}."
         )
+    if ql.ndim == 2 and _one_label_each(ql) and _one_label_each(gl):
+        ql, gl = ql.argmax(axis=1), gl.argmax(axis=1)  # one-hot: the same relevance, cheaper
     if ql.ndim == 1:
         return lambda rows: ql[rows, None] == gl[None, :]
-    Q, G = ql.astype(np.int64), gl.astype(np.int64).T
-    return lambda rows: Q[rows] @ G
+    # shared labels through a float64 BLAS product (exact for counts below 2**53;
+    # NumPy's int64 product has no BLAS and took 16 s of a 5,000 x 70,000 mAP)
+    Q, G = ql.astype(np.float64), gl.astype(np.float64).T
+    return lambda rows: (Q[rows] @ G).astype(np.int64)
+
+
+def _one_label_each(indicator):
+    """Whether a 0/1 indicator has exactly one label in every row."""
+    return bool(np.isin(indicator, (0, 1)).all() and (indicator.sum(axis=1) == 1).all())
 
 
 def _prepare_time(query_time, gallery_time, time_window, n_query, n_gallery):
