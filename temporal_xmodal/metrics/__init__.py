@@ -7,6 +7,7 @@ the tie convention.  :func:`retrieval_metrics_at_k` gives the @k figures (and
 MRR) from a chunked top-k instead of full rankings, for galleries of 10^6 items.
 """
 
+from ._blocks import iter_score_blocks
 from ._ranking import (
     average_precision_per_query,
     ndcg_per_query,
@@ -15,7 +16,6 @@ from ._ranking import (
 )
 from ._retrieval import (
     cross_modal_scores,
-    iter_score_blocks,
     mean_average_precision,
     mean_reciprocal_rank,
     ndcg_at_k,

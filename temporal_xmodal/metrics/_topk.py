@@ -38,8 +38,8 @@ import torch
 from sklearn.utils import gen_batches
 
 from ._ranking import _AP_NORMALISERS, _DISCOUNTS, _GAINS, _check_k
-from ._retrieval import _as_embeddings, _nan_masks, _nanmean, _prepare_labels, \
-    _prepare_time, _similarity
+from ._blocks import _as_embeddings, _nan_masks, _prepare_labels, _prepare_time, _similarity
+from ._retrieval import _nanmean
 
 
 def _as_float_embeddings(A, name):
