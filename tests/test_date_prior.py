@@ -56,3 +56,43 @@ def test_fusion_beats_content_alone_and_keeps_it_when_dates_carry_nothing():
                                                           t_test))[0].mean()
     assert null.weight_ <= 0.05 and abs(null_fused - null_content) < 0.02, (
         null.weight_, null_content, null_fused)
+
+
+class _ScaledByDate:
+    """A time-conditioned projection whose similarities are scaled by the date (at date t
+    every text embedding is multiplied by t): raw columns rank pictures by date, not content."""
+
+    time_use = "inference"
+    time_unit = "years"
+
+    def __init__(self, image, text):
+        self.image, self.text = image, text
+
+    def transform_image(self, X, time=None):
+        return np.asarray(X, dtype=float)
+
+    def transform_text(self, X, time=None):
+        return np.asarray(X, dtype=float) * float(time)
+
+
+def test_query_date_calibration_compares_pictures_of_different_dates():
+    rng = np.random.default_rng(0)
+    n = 200
+    content = rng.standard_normal((n, 6))
+    image, text = content + 0.3 * rng.standard_normal((n, 6)), content
+    t = rng.integers(1, 20, n).astype(float)  # 19 dates, scales 1..19
+    model = _ScaledByDate(image, text)
+    raw = query_time_scores(model, image, text, t, calibrate=False)
+    calibrated = query_time_scores(model, image, text, t)
+    i2t_raw, t2i_raw = counterpart_reciprocal_ranks(raw)
+    i2t, t2i = counterpart_reciprocal_ranks(calibrated)
+    np.testing.assert_array_equal(i2t, i2t_raw)  # each picture's ranking of captions kept
+    ideal = counterpart_reciprocal_ranks(image @ text.T)[1].mean()  # no date scale at all
+    assert t2i.mean() > t2i_raw.mean() + 0.15, (t2i_raw.mean(), t2i.mean())  # 0.28 -> 0.46
+    assert t2i.mean() > ideal - 0.02, (t2i.mean(), ideal)  # recovers the undistorted ranking
+    # one date: a single affine map, nothing changes in either direction
+    same = np.full(n, 5.0)
+    for a, b in zip(counterpart_reciprocal_ranks(query_time_scores(model, image, text, same)),
+                    counterpart_reciprocal_ranks(query_time_scores(model, image, text, same,
+                                                                   calibrate=False))):
+        np.testing.assert_array_equal(a, b)
