@@ -81,7 +81,7 @@ from temporal_xmodal.losses import (
     bidirectional_triplet_loss,
     negative_mask,
 )
-from temporal_xmodal.nn import TwoTowerNet
+from temporal_xmodal.nn import TwoTowerNet, reseed
 
 NAME = "bench_training"
 FULL = {
@@ -174,6 +174,7 @@ def plain_fit(kind, X, y, params):
         torch.manual_seed(seed)
         model = TwoTowerNet(n_img, X_text.shape[1], hidden_dim=est.hidden_dim,
                             embedding_dim=est.embedding_dim, dropout=est.dropout)
+        reseed(model, seed)  # dropout draws from the module's own generators, as in a fit
         if est.optimizer == "sgd":
             optimizer = torch.optim.SGD(model.parameters(), lr=est.lr, momentum=est.momentum,
                                         nesterov=bool(est.nesterov and est.momentum > 0))
