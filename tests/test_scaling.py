@@ -161,7 +161,8 @@ def test_fits_in_threading_workers_run_single_threaded_and_restore(data):
         assert all(threads == 1 for threads, _ in seen)
         # the pools loaded before the fits are limited (threadpoolctl cannot limit a
         # library that a fit loads for the first time)
-        assert all(pools[api] == 1 for _, pools in seen for api in loaded if api in pools)
+        assert all(pools[api] == 1 for _, pools in seen for api in loaded if api in pools), (
+            loaded, seen)
         assert torch.get_num_threads() == 2  # restored after the last concurrent fit
     finally:
         torch.set_num_threads(original)
