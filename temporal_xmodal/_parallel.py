@@ -29,7 +29,8 @@ makes ``n_jobs`` help.  The BLAS limit and torch's thread count are
 process-wide, so concurrent fits in threads share one reference count: the
 first to enter saves the settings, the last to leave restores them.  The
 OpenMP limit is per thread (``omp_set_num_threads`` sets the calling
-thread's value), so every fit sets and restores its own.
+thread's value), and so is that of a BLAS built on OpenMP (faiss' OpenBLAS),
+so every fit sets and restores its own.
 """
 
 import os
@@ -39,7 +40,7 @@ from contextlib import contextmanager
 
 import torch
 from joblib.parallel import get_active_backend
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController, threadpool_limits
 
 _lock = threading.Lock()
 _state = {"depth": 0, "torch": None, "blas": None}
@@ -101,10 +102,17 @@ def limit_worker_threads(n_threads=None):
             _state["blas"] = threadpool_limits(limits=n_threads, user_api="blas")
         _state["depth"] += 1
         torch.set_num_threads(n_threads)
-    openmp = threadpool_limits(limits=n_threads, user_api="openmp")  # this thread's
+    # per thread: OpenMP, and BLAS built on OpenMP (faiss' OpenBLAS), whose count is the
+    # calling thread's like OpenMP's
+    openmp = threadpool_limits(limits=n_threads, user_api="openmp")
+    blas_on_openmp = ThreadpoolController().select(user_api="blas", threading_layer="openmp")
+    blas_on_openmp = blas_on_openmp.limit(limits=n_threads) if blas_on_openmp.lib_controllers \
+        else None
     try:
         yield
     finally:
+        if blas_on_openmp is not None:
+            blas_on_openmp.restore_original_limits()
         openmp.restore_original_limits()
         with _lock:
             _state["depth"] -= 1
