@@ -103,17 +103,17 @@ def limit_worker_threads(n_threads=None):
         _state["depth"] += 1
         torch.set_num_threads(n_threads)
     # per thread: OpenMP, and BLAS built on OpenMP (faiss' OpenBLAS), whose count is the
-    # calling thread's like OpenMP's
-    openmp = threadpool_limits(limits=n_threads, user_api="openmp")
-    blas_on_openmp = ThreadpoolController().select(user_api="blas", threading_layer="openmp")
-    blas_on_openmp = blas_on_openmp.limit(limits=n_threads) if blas_on_openmp.lib_controllers \
-        else None
+    # calling thread's like OpenMP's (one scan of the loaded libraries for both)
+    controller = ThreadpoolController()
+    per_thread = [pools.limit(limits=n_threads)
+                  for pools in (controller.select(user_api="openmp"),
+                                controller.select(user_api="blas", threading_layer="openmp"))
+                  if pools.lib_controllers]
     try:
         yield
     finally:
-        if blas_on_openmp is not None:
-            blas_on_openmp.restore_original_limits()
-        openmp.restore_original_limits()
+        for limiter in reversed(per_thread):
+            limiter.restore_original_limits()
         with _lock:
             _state["depth"] -= 1
             if _state["depth"] == 0:

@@ -54,7 +54,6 @@ class DiachronicNet(nn.Module):
                  time_dropout=0.0):
         super().__init__()
         self.conditioning = conditioning
-        self.time_dropout = time_dropout
         self.time_layer = nn.Linear(n_time_features, time_dim)
         self.image_hidden = nn.Linear(n_image_features, hidden_dim)
         self.text_hidden = nn.Linear(n_text_features, hidden_dim)
