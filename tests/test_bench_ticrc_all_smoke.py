@@ -23,7 +23,7 @@ def test_quick_run_writes_results(tmp_path):
             pytest.skip(f"optional feature package {module} not installed")
     proc = subprocess.run(
         [sys.executable, str(BENCHMARKS / "bench_ticrc_all.py"), "--quick", "--data-dir",
-         str(DATA_DIR), "--output-dir", str(tmp_path)],
+         str(DATA_DIR), "--output-dir", str(tmp_path), "--date-prior", "CCA"],
         capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     data = json.loads((tmp_path / "bench_ticrc_all.json").read_text())
@@ -37,6 +37,9 @@ def test_quick_run_writes_results(tmp_path):
         assert set(models[name]) == expected
         assert 0 < models[name]["real dates"]["mrr"]["mean"] <= 1
         assert name in proc.stdout
+    fused = data["results"]["date_prior_fusion"]["CCA"]
+    assert 0 < fused["alone"]["mean"] <= 1 and 0 < fused["fused"]["mean"] <= 1
+    assert "+ date prior: CCA" in proc.stdout
     references = data["results"]["references"]
     assert {"random", "date_prior", "leak_upper_bound"} <= references.keys()
     assert all(rate > 0 for rate in

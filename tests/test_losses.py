@@ -281,3 +281,37 @@ def test_diachronic_loss_reduces_to_static_within_window():
     dcm = DiachronicRankingLoss(reduction="sum")((zi, zt), labels, batch)
     static = bidirectional_triplet_loss(zi, zt, 1.0, negative_mask(labels), "sum")
     assert dcm.item() == pytest.approx(static.item(), rel=1e-6)
+
+
+def test_diachronic_loss_with_same_time_scores_replaces_the_anchors_comparisons():
+    from temporal_xmodal.losses.diachronic import DiachronicRankingLoss
+
+    zi, zt, labels = _batch(B=10, C=3)
+    batch = {"time": torch.arange(10.0)}
+    loss = DiachronicRankingLoss(window=2.0, decay=0.5, intra_margin=0.5,
+                                 reduction="sum_per_anchor")
+    own = loss((zi, zt), labels, batch).item()
+    # every anchor, same-time scores equal to the own-time ones: the same loss
+    S = zi @ zt.T
+    assert loss((zi, zt, S, S.T), labels, batch).item() == pytest.approx(own, rel=1e-6)
+    # otherwise the first K anchors' hinges use them, the others' the own-time scores
+    g = torch.Generator().manual_seed(0)
+    s_it, s_ti = torch.rand(4, 10, generator=g), torch.rand(4, 10, generator=g)
+    y, t = labels.argmax(1).numpy(), np.arange(10.0)
+    positive = (zi * zt).sum(1).detach().numpy()
+    S = S.detach().numpy()
+    expected = 0.0
+    for a in range(10):
+        for j in range(10):
+            if y[a] != y[j]:
+                w, m = 1.0, 1.0
+            elif abs(t[a] - t[j]) > 2:
+                w, m = 1 - np.exp(-0.5 * abs(t[a] - t[j])), 0.5
+            else:
+                continue
+            pair = (s_it[a, j].item(), s_ti[a, j].item()) if a < 4 else (S[a, j], S[j, a])
+            for s in pair:
+                expected += w * max(0.0, m - positive[a] + s)
+    got = loss((zi, zt, s_it, s_ti), labels, batch).item()
+    assert got == pytest.approx(expected / 10, rel=1e-5)
+    assert got != pytest.approx(own, rel=1e-3)

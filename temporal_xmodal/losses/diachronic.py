@@ -10,6 +10,12 @@ h_aj = [m − S_aa + S_aj]_+ (image→text; S_ja for text→image):
     ρ(Δ) = 1 − exp(−λ Δ)                                                    (eq. 10)
 
 Same-category items outside the window act as soft negatives weighted by ρ.
+
+With ``DiachronicNet(same_time_anchors=K)`` the network also hands over, for the batch's first
+K anchors, S'_aj computed with item j projected at the anchor's time t_a (image→text: its
+caption; text→image: its picture).  Those anchors' hinges use S' in place of S (and of Sᵀ), the
+others' stay as above (a deviation, see ``DiachronicEmbedder(same_time_anchors=...)``); the
+positives S_aa are unchanged.
 """
 
 import torch
@@ -74,8 +80,16 @@ class DiachronicRankingLoss(nn.Module):
         self.reduction = reduction
 
     def forward(self, embeddings, labels, batch):
-        z_image, z_text = embeddings
+        """The loss of a batch; ``embeddings`` is ``(z_image, z_text)`` or
+        ``(z_image, z_text, S_it, S_ti)`` (the first K anchors' negatives at their times)."""
+        z_image, z_text, *same_time = embeddings
         inter, intra_weight = diachronic_weights(labels, batch["time"], self.window, self.decay)
         margins = torch.where(inter, self.margin, self.intra_margin)
         weights = inter.to(intra_weight.dtype) + intra_weight  # the two masks are disjoint
-        return bidirectional_triplet_loss(z_image, z_text, margins, weights, self.reduction)
+        scores = None
+        if same_time:  # the first K anchors compare at their own times
+            S = z_image @ z_text.T
+            k = same_time[0].shape[0]
+            scores = (torch.cat([same_time[0], S[k:]]), torch.cat([same_time[1], S.T[k:]]))
+        return bidirectional_triplet_loss(z_image, z_text, margins, weights, self.reduction,
+                                          scores=scores)

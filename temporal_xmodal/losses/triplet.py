@@ -46,7 +46,8 @@ def shared_label_mask(labels):
     return (labels @ labels.T) > 0
 
 
-def bidirectional_triplet_loss(z_image, z_text, margin, negatives, reduction="sum_per_anchor"):
+def bidirectional_triplet_loss(z_image, z_text, margin, negatives, reduction="sum_per_anchor",
+                               scores=None):
     """Triplet hinge of both retrieval directions over a batch.
 
     Parameters
@@ -63,6 +64,10 @@ def bidirectional_triplet_loss(z_image, z_text, margin, negatives, reduction="su
         Sum over triplets divided by B (SAM A6 best reading: Σ hinges, then
         the 1/b of Algorithm 1), the plain sum, or the mean over triplets with
         a positive hinge.
+    scores : tuple of two torch.Tensor of shape (B, B) or None, default=None
+        The anchor–negative similarities of each direction, indexed ``[anchor, item]``
+        (image → texts, text → images), when they are not ``S`` and ``Sᵀ`` (Diachronic's
+        negatives projected at the anchor's time).  The positives stay ``<z_image_i, z_text_i>``.
 
     Returns
     -------
@@ -72,13 +77,16 @@ def bidirectional_triplet_loss(z_image, z_text, margin, negatives, reduction="su
         raise ValueError(f"reduction must be one of {REDUCTIONS}; got {reduction!r}.")
     if torch.is_tensor(margin):
         margin = margin.detach()
-    S = z_image @ z_text.T
-    positive = S.diagonal()[:, None]
-    image_to_text = torch.relu(margin - positive + S) * negatives
-    text_to_image = torch.relu(margin - positive + S.T) * negatives
+    if scores is None:
+        S = z_image @ z_text.T
+        scores, positive = (S, S.T), S.diagonal()[:, None]
+    else:
+        positive = (z_image * z_text).sum(dim=1, keepdim=True)
+    image_to_text = torch.relu(margin - positive + scores[0]) * negatives
+    text_to_image = torch.relu(margin - positive + scores[1]) * negatives
     total = image_to_text.sum() + text_to_image.sum()
     if reduction == "sum_per_anchor":
-        return total / S.shape[0]
+        return total / z_image.shape[0]
     if reduction == "sum":
         return total
     active = (image_to_text > 0).sum() + (text_to_image > 0).sum()

@@ -17,15 +17,26 @@ and the output, by ``conditioning``:
 
 Then L2-normalised.  ``enc(t)`` — the time encoding — is computed outside the network by the
 estimator's fitted :class:`~temporal_xmodal.time.TimeEncoding` and arrives as ``time_features``.
+
+:meth:`DiachronicNet.forward` embeds every batch item at its own time (the paper).  With
+``same_time_anchors=K`` it also projects the batch at the times of its first K items (anchors),
+the comparison made at inference when a query at one date ranks candidates projected at that
+date, and returns the two K × B score matrices ``S_it[a, j] = <f_V(x_a, t_a), f_T(c_j, t_a)>``
+and ``S_ti[a, j] = <f_T(c_a, t_a), f_V(x_j, t_a)>`` (the loss:
+:class:`~temporal_xmodal.losses.DiachronicRankingLoss`).
 """
 
 import torch
 from torch import nn
 from torch.nn import functional as F
+from torch.utils.checkpoint import checkpoint
 
 from .dropout import Dropout
 
 CONDITIONINGS = ("film", "concat")
+#: Elements of one (anchors × items × hidden) block of the anchor-time projections; larger
+#: batches are projected block by block, each recomputed in the backward pass (memory-bounded).
+_PAIR_BLOCK = 2 ** 24
 
 
 class DiachronicNet(nn.Module):
@@ -46,14 +57,19 @@ class DiachronicNet(nn.Module):
     time_dropout : float, default=0.0
         During training, the probability that an item's time embedding is
         replaced by zeros (with ``"film"``: the static path), so that a
-        static fallback is learned alongside the time-dependent one.
+        static fallback is learned alongside the time-dependent one.  One draw per item
+        and modality.
+    same_time_anchors : int, default=0
+        Items of each batch whose negatives :meth:`forward` also projects at the item's time
+        (see the module docstring); 0: none (the paper).
     """
 
     def __init__(self, n_image_features, n_text_features, n_time_features=1, hidden_dim=1024,
                  time_dim=200, embedding_dim=200, dropout=0.0, conditioning="film",
-                 time_dropout=0.0):
+                 time_dropout=0.0, same_time_anchors=0):
         super().__init__()
         self.conditioning = conditioning
+        self.same_time_anchors = same_time_anchors
         self.time_layer = nn.Linear(n_time_features, time_dim)
         self.image_hidden = nn.Linear(n_image_features, hidden_dim)
         self.text_hidden = nn.Linear(n_text_features, hidden_dim)
@@ -74,19 +90,33 @@ class DiachronicNet(nn.Module):
 
     def embed_time(self, time_features):
         """f_time(t), shape (B, time_dim); rows dropped by ``time_dropout`` are zero."""
-        f = torch.tanh(self.time_layer(time_features))
-        return self.drop_time(f)
+        return self.drop_time(torch.tanh(self.time_layer(time_features)))
+
+    def _parts(self, modality):
+        if modality == "image":
+            return self.image_hidden, self.image_out, getattr(self, "image_film", None)
+        return self.text_hidden, self.text_out, getattr(self, "text_film", None)
+
+    def _hidden(self, modality, x):
+        return self.dropout(torch.tanh(self._parts(modality)[0](x)))
+
+    def _output(self, modality, h, f):
+        """L2-normalised f_*(x, t) from hidden units h (..., H) and time embeddings f (..., T).
+
+        ``h`` and ``f`` broadcast against each other: (1, B, H) with (U, 1, T) gives every item
+        at every one of U times, shape (U, B, D).
+        """
+        _, out, film = self._parts(modality)
+        f = f.to(h.dtype)
+        if self.conditioning == "concat":
+            shape = torch.broadcast_shapes(h.shape[:-1], f.shape[:-1])
+            joint = torch.cat([h.expand(*shape, -1), f.expand(*shape, -1)], dim=-1)
+            return F.normalize(torch.tanh(out(joint)), dim=-1)
+        gamma, beta = film(f).chunk(2, dim=-1)
+        return F.normalize(torch.tanh(out(h * (1 + gamma) + beta)), dim=-1)
 
     def _embed(self, modality, x, time_features):
-        hidden = self.image_hidden if modality == "image" else self.text_hidden
-        out = self.image_out if modality == "image" else self.text_out
-        h = self.dropout(torch.tanh(hidden(x)))
-        f = self.embed_time(time_features).to(h.dtype)
-        if self.conditioning == "concat":
-            return F.normalize(torch.tanh(out(torch.cat([h, f], dim=1))), dim=1)
-        film = self.image_film if modality == "image" else self.text_film
-        gamma, beta = film(f).chunk(2, dim=1)
-        return F.normalize(torch.tanh(out(h * (1 + gamma) + beta)), dim=1)
+        return self._output(modality, self._hidden(modality, x), self.embed_time(time_features))
 
     def embed_image(self, image, time_features):
         """e_V = f_V(x_V, t) / ||f_V(x_V, t)||, shape (B, embedding_dim)."""
@@ -97,6 +127,62 @@ class DiachronicNet(nn.Module):
         return self._embed("text", text, time_features)
 
     def forward(self, image, text, time_features, **unused):
-        """Both modalities of a batch, each at its item's own time."""
-        f = time_features
-        return self.embed_image(image, f), self.embed_text(text, f)
+        """Both modalities of a batch, each at its item's own time.
+
+        ``time_dropout`` draws for each modality separately: an item's picture may be
+        projected on the static path and its caption with its time, or the reverse.
+
+        Returns
+        -------
+        (z_image, z_text) : two tensors of shape (B, embedding_dim)
+            With ``same_time_anchors=0``.
+        (z_image, z_text, S_it, S_ti) : the same and two tensors of shape (K, B)
+            Otherwise: the first K = min(``same_time_anchors``, B) items of the batch (a
+            random sample when batches are shuffled) against every item of the other
+            modality projected at the anchor's time, as the anchor itself was projected
+            (see the module docstring).
+        """
+        raw = torch.tanh(self.time_layer(time_features))
+        h_image, h_text = self._hidden("image", image), self._hidden("text", text)
+        keep_image = self.drop_time(torch.ones_like(raw[:, :1]))  # the order of embed_image,
+        keep_text = self.drop_time(torch.ones_like(raw[:, :1]))   # then embed_text
+        z_image = self._output("image", h_image, raw * keep_image)
+        z_text = self._output("text", h_text, raw * keep_text)
+        if not self.same_time_anchors:
+            return z_image, z_text
+        k = min(self.same_time_anchors, len(raw))
+        return (z_image, z_text,
+                self._same_time("text", h_text, z_image[:k], raw[:k], keep_image[:k],
+                                time_features[:k]),
+                self._same_time("image", h_image, z_text[:k], raw[:k], keep_text[:k],
+                                time_features[:k]))
+
+    def _same_time(self, modality, h, anchors, raw, keep, time_features):
+        """(K, B) scores of K anchors against the batch's ``modality`` at each anchor's time.
+
+        Anchors with identical time inputs and the same keep draw share one projection of the
+        batch (those whose time was dropped: the static one); U distinct times are projected
+        in blocks of ``_PAIR_BLOCK`` elements, recomputed in the backward pass when there are
+        several.
+        """
+        group = torch.unique(torch.cat([time_features.to(raw.dtype), keep], dim=1), dim=0,
+                             return_inverse=True)[1]
+        k, n, n_groups = len(group), len(h), int(group.max()) + 1
+        first = torch.full((n_groups,), k, device=group.device).scatter_reduce(
+            0, group, torch.arange(k, device=group.device), "amin")
+        f = (raw * keep)[first]
+        step = max(1, _PAIR_BLOCK // (n * h.shape[1]))
+        scores = anchors.new_empty((k, n))
+        for start in range(0, n_groups, step):
+            rows = torch.nonzero((group >= start) & (group < start + step))[:, 0]
+            args = (modality, h, f[start:start + step], anchors[rows], group[rows] - start)
+            block = (checkpoint(self._scores_at, *args, use_reentrant=False)
+                     if n_groups > step else self._scores_at(*args))
+            scores = scores.index_copy(0, rows, block)
+        return scores
+
+    def _scores_at(self, modality, h, f_block, anchors, group):
+        """Anchors (R, D) against the batch projected at their times ``f_block[group]``."""
+        at = self._output(modality, h[None], f_block[:, None])  # (U, B, D)
+        pick = torch.arange(len(group), device=group.device)
+        return torch.einsum("rd,ujd->ruj", anchors, at)[pick, group]
