@@ -18,11 +18,15 @@ None and ``y`` is taken from the split).
 Report of one fitted estimator (the figures of ``python -m temporal_xmodal compare``):
 :func:`evaluate_estimator` (labelled relevance), :func:`evaluate_undated` (TICRC).
 
+Undated captions and dated queries: :class:`DatePriorRetrieval` fuses any estimator's
+scores with a caption → date prior (:class:`CaptionDatePrior`).
+
 Plots (matplotlib, ``pip install temporal-xmodal[plots]``): :func:`plot_per_bin_map`,
 :func:`plot_dispersion`.
 """
 
 from ._table import ResultTable
+from .date_prior import CaptionDatePrior, DatePriorRetrieval
 from .dispersion import cross_modal_evolution, semantic_dispersion
 from .embedded import EmbeddedSplit, embed_split
 from .plotting import plot_dispersion, plot_per_bin_map
@@ -35,6 +39,8 @@ from .protocols import (
 )
 
 __all__ = [
+    "CaptionDatePrior",
+    "DatePriorRetrieval",
     "EmbeddedSplit",
     "ResultTable",
     "coarse_alignment",
