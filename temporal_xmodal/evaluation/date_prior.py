@@ -119,8 +119,10 @@ class DatePriorRetrieval(BaseEstimator):
         Unfitted; cloned.
     prior : CaptionDatePrior or None, default=None
         Unfitted; ``None`` uses ``CaptionDatePrior()``.
-    weights : sequence of float, default=(0, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2)
-        Candidate β; 0 keeps the content ranking.
+    weights : sequence of float, default=(0, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2)
+        Candidate β; 0 keeps the content ranking.  On TICRC (Binned+Procrustes, 3 seeds)
+        validation chose 0.5, 1 and 1; with the grid ending at 0.2 it chose 0.2 every time
+        and the held-out MRR was 0.2128 ± 0.0038 against 0.2203 ± 0.0121.
     validation_fraction : float, default=0.2
         Training pairs held out to choose β (the estimator is refitted on the
         rest for that, then on everything).
@@ -138,7 +140,7 @@ class DatePriorRetrieval(BaseEstimator):
         Held-out MRR per candidate β.
     """
 
-    def __init__(self, estimator, prior=None, weights=(0, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2),
+    def __init__(self, estimator, prior=None, weights=(0, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2),
                  validation_fraction=0.2, n_image_features=None, random_state=0):
         self.estimator = estimator
         self.prior = prior
