@@ -140,7 +140,8 @@ class DatePriorRetrieval(BaseEstimator):
         Held-out MRR per candidate β.
     """
 
-    def __init__(self, estimator, prior=None, weights=(0, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2),
+    def __init__(self, estimator, prior=None,
+                 weights=(0, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2),
                  validation_fraction=0.2, n_image_features=None, random_state=0):
         self.estimator = estimator
         self.prior = prior

@@ -87,9 +87,9 @@ class DiachronicRankingLoss(nn.Module):
         margins = torch.where(inter, self.margin, self.intra_margin)
         weights = inter.to(intra_weight.dtype) + intra_weight  # the two masks are disjoint
         scores = None
-        if same_time:  # the first K anchors compare at their own times
-            S = z_image @ z_text.T
+        if same_time:  # the first K anchors compare at their own times, the rest as usual
             k = same_time[0].shape[0]
-            scores = (torch.cat([same_time[0], S[k:]]), torch.cat([same_time[1], S.T[k:]]))
+            scores = (torch.cat([same_time[0], z_image[k:] @ z_text.T]),
+                      torch.cat([same_time[1], z_text[k:] @ z_image.T]))
         return bidirectional_triplet_loss(z_image, z_text, margins, weights, self.reduction,
                                           scores=scores)
