@@ -40,6 +40,8 @@ def test_quick_run_writes_results(tmp_path):
     fused = data["results"]["date_prior_fusion"]["CCA"]
     assert 0 < fused["alone"]["mean"] <= 1 and 0 < fused["fused"]["mean"] <= 1
     assert "+ date prior: CCA" in proc.stdout
+    # CCA ignores time: its constant-time control fused with the same prior is the same ranking
+    assert abs(fused["control_fused"]["mean"] - fused["fused"]["mean"]) < 1e-9
     references = data["results"]["references"]
     assert {"random", "date_prior", "leak_upper_bound"} <= references.keys()
     assert all(rate > 0 for rate in

@@ -2,6 +2,8 @@
 and fusion turns the date signal into a gain when captions' words carry their era."""
 
 import numpy as np
+import pytest
+from sklearn.base import clone
 
 from temporal_xmodal import CCACrossModal, stack_modalities
 from temporal_xmodal.evaluation.date_prior import CaptionDatePrior, DatePriorRetrieval
@@ -96,3 +98,26 @@ def test_query_date_calibration_compares_pictures_of_different_dates():
                     counterpart_reciprocal_ranks(query_time_scores(model, image, text, same,
                                                                    calibrate=False))):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.filterwarnings("ignore::temporal_xmodal.binning.TimeBinWarning")  # one bin: expected
+def test_constant_content_time_fuses_the_constant_time_control_with_the_dated_prior():
+    from temporal_xmodal import BinnedProcrustesEmbedder
+
+    image, text, t = _era_captions(400)
+    X = stack_modalities(image, text, t)
+    binned = BinnedProcrustesEmbedder(CCACrossModal(n_components=4), bins=2, min_bin_size=20)
+    dated = DatePriorRetrieval(binned, n_image_features=8).fit(X, np.arange(400))
+    control = DatePriorRetrieval(binned, n_image_features=8, content_time="constant").fit(
+        X, np.arange(400))
+    assert dated.estimator_.n_bins_ == 2 and control.estimator_.n_bins_ == 1
+    # the control's content model never saw a date; the prior did
+    reference = clone(binned).set_params(n_image_features=8).fit(
+        stack_modalities(image, text, 0.0), np.arange(400))
+    expected = (query_time_scores(reference, image[:50], text[:50], np.zeros(50))
+                + control.weight_ * control.prior_.log_density(text[:50], t[:50]))
+    np.testing.assert_allclose(control.scores(image[:50], text[:50], t[:50]), expected,
+                               atol=1e-10)
+    np.testing.assert_array_equal(control.prior_.reference_time_, t)
+    with pytest.raises(ValueError, match="content_time must be"):
+        DatePriorRetrieval(binned, n_image_features=8, content_time="zero").fit(X, np.arange(400))

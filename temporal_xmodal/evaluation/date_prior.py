@@ -126,6 +126,13 @@ class DatePriorRetrieval(BaseEstimator):
     validation_fraction : float, default=0.2
         Training pairs held out to choose β (the estimator is refitted on the
         rest for that, then on everything).
+    content_time : {"dated", "constant"}, default="dated"
+        Time the estimator is fitted and projected at.  ``"dated"``: the rows'
+        dates, queries at their own date.  ``"constant"``: a constant time column
+        (0) in the fit and at scoring, i.e. the estimator's constant-time control
+        fused with the same prior; the prior always reads the dates.  The
+        difference between the two says what the model's own use of time adds on
+        top of the prior.
     n_image_features : int
         Leading image columns of X.
     random_state : int or None, default=0
@@ -142,16 +149,25 @@ class DatePriorRetrieval(BaseEstimator):
 
     def __init__(self, estimator, prior=None,
                  weights=(0, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2),
-                 validation_fraction=0.2, n_image_features=None, random_state=0):
+                 validation_fraction=0.2, content_time="dated", n_image_features=None,
+                 random_state=0):
         self.estimator = estimator
         self.prior = prior
         self.weights = weights
         self.validation_fraction = validation_fraction
+        self.content_time = content_time
         self.n_image_features = n_image_features
         self.random_state = random_state
 
     def _estimator(self):
         return clone(self.estimator).set_params(n_image_features=self.n_image_features)
+
+    def _content_time(self, time):
+        """The time the content model sees: the dates, or the constant-time control's 0."""
+        if self.content_time not in ("dated", "constant"):
+            raise ValueError("content_time must be 'dated' or 'constant'; "
+                             f"got {self.content_time!r}.")
+        return time if self.content_time == "dated" else np.zeros_like(time)
 
     def _blocks(self, X):
         features, time = split_time_column(X)
@@ -175,21 +191,22 @@ class DatePriorRetrieval(BaseEstimator):
         self : DatePriorRetrieval
         """
         image, text, time = self._blocks(X)
+        seen = self._content_time(time)
         y = np.asarray(y)
         rng = check_random_state(self.random_state)
         order = rng.permutation(len(y))
         n_val = int(round(self.validation_fraction * len(y)))
         val, fit = np.sort(order[:n_val]), np.sort(order[n_val:])
-        model = self._estimator().fit(stack_modalities(image[fit], text[fit], time[fit]),
-                                          y[fit])
+        model = self._estimator().fit(stack_modalities(image[fit], text[fit], seen[fit]),
+                                      y[fit])
         prior = clone(self.prior or CaptionDatePrior()).fit(text[fit], time[fit])
-        content = query_time_scores(model, image[val], text[val], time[val])
+        content = query_time_scores(model, image[val], text[val], seen[val])
         log_p = prior.log_density(text[val], time[val])
         self.validation_mrr_ = {
             float(w): float(counterpart_reciprocal_ranks(content + w * log_p)[0].mean())
             for w in self.weights}
         self.weight_ = max(self.validation_mrr_, key=self.validation_mrr_.get)
-        self.estimator_ = self._estimator().fit(X, y)
+        self.estimator_ = self._estimator().fit(stack_modalities(image, text, seen), y)
         self.prior_ = clone(self.prior or CaptionDatePrior()).fit(text, time)
         return self
 
@@ -207,5 +224,7 @@ class DatePriorRetrieval(BaseEstimator):
         scores : ndarray of shape (n_queries, n_candidates)
         """
         check_is_fitted(self)
-        content = query_time_scores(self.estimator_, X_image, X_text, query_time)
+        query_time = to_time_axis(query_time, self.estimator_.time_unit, name="query_time")
+        content = query_time_scores(self.estimator_, X_image, X_text,
+                                    self._content_time(query_time))
         return content + self.weight_ * self.prior_.log_density(X_text, query_time)
