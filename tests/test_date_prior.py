@@ -101,6 +101,7 @@ def test_query_date_calibration_compares_pictures_of_different_dates():
 
 
 @pytest.mark.filterwarnings("ignore::temporal_xmodal.binning.TimeBinWarning")  # one bin: expected
+@pytest.mark.filterwarnings("ignore::temporal_xmodal.TimeRangeWarning")  # validation rows at the edges
 def test_constant_content_time_fuses_the_constant_time_control_with_the_dated_prior():
     from temporal_xmodal import BinnedProcrustesEmbedder
 
@@ -119,5 +120,52 @@ def test_constant_content_time_fuses_the_constant_time_control_with_the_dated_pr
     np.testing.assert_allclose(control.scores(image[:50], text[:50], t[:50]), expected,
                                atol=1e-10)
     np.testing.assert_array_equal(control.prior_.reference_time_, t)
-    with pytest.raises(ValueError, match="content_time must be"):
+    with pytest.raises(ValueError, match="content_time"):
         DatePriorRetrieval(binned, n_image_features=8, content_time="zero").fit(X, np.arange(400))
+
+
+@pytest.mark.parametrize("params, match", [
+    ({"n_neighbors": 0}, "n_neighbors"),
+    ({"floor": 1.5}, "floor"),
+    ({"bandwidth": -2.0}, "bandwidth"),
+    ({"bandwidth": "0Y"}, "bandwidth must be a positive duration"),
+    ({"time_unit": "fortnights"}, "time_unit"),
+])
+def test_prior_rejects_bad_parameters_by_name(params, match):
+    image, text, t = _era_captions(100)
+    with pytest.raises(ValueError, match=match):
+        CaptionDatePrior(**params).fit(text, t)
+
+
+@pytest.mark.parametrize("params, match", [
+    ({"weights": ()}, "weights must be a non-empty"),
+    ({"weights": (0, -1)}, "weights must be a non-empty"),
+    ({"validation_fraction": 1.0}, "validation_fraction"),
+    ({"n_image_features": None}, "n_image_features"),
+    ({"estimator": "CCA"}, "estimator"),
+])
+def test_fusion_rejects_bad_parameters_by_name(params, match):
+    image, text, t = _era_captions(100)
+    kwargs = {"estimator": CCACrossModal(n_components=4), "n_image_features": 8, **params}
+    with pytest.raises(ValueError, match=match):
+        DatePriorRetrieval(**kwargs).fit(stack_modalities(image, text, t), np.arange(100))
+    with pytest.raises(ValueError, match="100 rows but y has 99"):
+        DatePriorRetrieval(CCACrossModal(n_components=4), n_image_features=8).fit(
+            stack_modalities(image, text, t), np.arange(99))
+
+
+def test_score_is_the_fused_mrr_and_grid_search_tunes_the_prior():
+    from sklearn.model_selection import GridSearchCV, KFold
+
+    image, text, t = _era_captions()
+    X = stack_modalities(image, text, t)
+    model = DatePriorRetrieval(CCACrossModal(n_components=8), n_image_features=8,
+                               prior=CaptionDatePrior()).fit(X[:450], np.arange(450))
+    fused = model.scores(image[450:], text[450:], t[450:])
+    assert model.score(X[450:]) == pytest.approx(counterpart_reciprocal_ranks(fused)[0].mean())
+    search = GridSearchCV(model, {"prior__bandwidth": [5.0, 500.0]}, cv=KFold(3)).fit(
+        X[:450], np.arange(450))
+    # the captions' words give their decade; a 500-year kernel is flat over the century
+    assert search.best_params_ == {"prior__bandwidth": 5.0}
+    mean = search.cv_results_["mean_test_score"]
+    assert mean[0] > mean[1] + 0.05, mean

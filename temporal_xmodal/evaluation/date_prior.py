@@ -17,13 +17,17 @@ log-linear fusion of a content likelihood :math:`\propto e^{s/\tau}` with the da
 estimator is refitted without them), never on the evaluation pairs.
 """
 
+import datetime
+from numbers import Integral, Real
+
 import numpy as np
-from sklearn.base import BaseEstimator, clone
+from sklearn.base import BaseEstimator, _fit_context, clone
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._layout import split_blocks, split_time_column, stack_modalities
-from ..time import to_duration, to_time_axis
+from ..time import TIME_UNITS, to_duration, to_time_axis
 from .undated import counterpart_reciprocal_ranks, query_time_scores
 
 
@@ -49,12 +53,21 @@ class CaptionDatePrior(BaseEstimator):
     reference_time_ : ndarray of shape (n_reference,)
     """
 
+    _parameter_constraints = {
+        "n_neighbors": [Interval(Integral, 1, None, closed="left")],
+        "bandwidth": [Interval(Real, 0, None, closed="neither"), str, datetime.timedelta,
+                      np.timedelta64],
+        "floor": [Interval(Real, 0, 1, closed="both")],
+        "time_unit": [StrOptions(set(TIME_UNITS))],
+    }
+
     def __init__(self, n_neighbors=25, bandwidth=2.0, floor=0.05, time_unit="years"):
         self.n_neighbors = n_neighbors
         self.bandwidth = bandwidth
         self.floor = floor
         self.time_unit = time_unit
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, text, time):
         """Store the training captions and their dates.
 
@@ -69,6 +82,8 @@ class CaptionDatePrior(BaseEstimator):
         self : CaptionDatePrior
         """
         R = np.asarray(text, dtype=np.float64)
+        if to_duration(self.bandwidth, self.time_unit, name="bandwidth") <= 0:
+            raise ValueError(f"bandwidth must be a positive duration; got {self.bandwidth!r}.")
         self.reference_text_ = R / np.maximum(np.linalg.norm(R, axis=1, keepdims=True), 1e-12)
         self.reference_time_ = to_time_axis(time, self.time_unit)
         if not 1 <= self.n_neighbors <= len(R):
@@ -147,6 +162,16 @@ class DatePriorRetrieval(BaseEstimator):
         Held-out MRR per candidate β.
     """
 
+    _parameter_constraints = {
+        "estimator": [HasMethods(["fit", "transform_image", "transform_text"])],
+        "prior": [HasMethods(["fit", "log_density"]), None],
+        "weights": ["array-like"],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "content_time": [StrOptions({"dated", "constant"})],
+        "n_image_features": [Interval(Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+    }
+
     def __init__(self, estimator, prior=None,
                  weights=(0, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2),
                  validation_fraction=0.2, content_time="dated", n_image_features=None,
@@ -164,9 +189,6 @@ class DatePriorRetrieval(BaseEstimator):
 
     def _content_time(self, time):
         """The time the content model sees: the dates, or the constant-time control's 0."""
-        if self.content_time not in ("dated", "constant"):
-            raise ValueError("content_time must be 'dated' or 'constant'; "
-                             f"got {self.content_time!r}.")
         return time if self.content_time == "dated" else np.zeros_like(time)
 
     def _blocks(self, X):
@@ -176,6 +198,7 @@ class DatePriorRetrieval(BaseEstimator):
         return (*split_blocks(features, self.n_image_features, n_text),
                 to_time_axis(time, name="the time column"))
 
+    @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y):
         """Choose β on held-out pairs, then fit the estimator and the prior on all rows.
 
@@ -190,9 +213,15 @@ class DatePriorRetrieval(BaseEstimator):
         -------
         self : DatePriorRetrieval
         """
+        weights = np.asarray(self.weights, dtype=np.float64).ravel()
+        if weights.size == 0 or not np.all(np.isfinite(weights)) or np.any(weights < 0):
+            raise ValueError("weights must be a non-empty sequence of finite β >= 0; "
+                             f"got {self.weights!r}.")
         image, text, time = self._blocks(X)
         seen = self._content_time(time)
         y = np.asarray(y)
+        if len(y) != len(time):
+            raise ValueError(f"X has {len(time)} rows but y has {len(y)} labels.")
         rng = check_random_state(self.random_state)
         order = rng.permutation(len(y))
         n_val = int(round(self.validation_fraction * len(y)))
@@ -204,7 +233,7 @@ class DatePriorRetrieval(BaseEstimator):
         log_p = prior.log_density(text[val], time[val])
         self.validation_mrr_ = {
             float(w): float(counterpart_reciprocal_ranks(content + w * log_p)[0].mean())
-            for w in self.weights}
+            for w in weights}
         self.weight_ = max(self.validation_mrr_, key=self.validation_mrr_.get)
         self.estimator_ = self._estimator().fit(stack_modalities(image, text, seen), y)
         self.prior_ = clone(self.prior or CaptionDatePrior()).fit(text, time)
@@ -228,3 +257,26 @@ class DatePriorRetrieval(BaseEstimator):
         content = query_time_scores(self.estimator_, X_image, X_text,
                                     self._content_time(query_time))
         return content + self.weight_ * self.prior_.log_density(X_text, query_time)
+
+    def score(self, X, y=None):
+        """Picture → caption MRR of the fused ranking over the rows of X.
+
+        Each row's picture, at the row's date, ranks every caption of X; the
+        gold caption is the row's own (TICRC's metric), so that
+        :class:`~sklearn.model_selection.GridSearchCV` can tune the prior and
+        the estimator (``prior__bandwidth``, ``estimator__window``).
+
+        Parameters
+        ----------
+        X : ndarray of shape (n, n_features)
+            ``[image | text | time]``.
+        y : ignored
+            Accepted for the scikit-learn API.
+
+        Returns
+        -------
+        mrr : float
+        """
+        image, text, time = self._blocks(X)
+        return float(counterpart_reciprocal_ranks(self.scores(image, text, time))[0].mean())
+
