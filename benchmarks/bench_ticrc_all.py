@@ -47,8 +47,8 @@ References:
 Date-prior fusion (``--date-prior NAMES``, a method beyond the papers,
 :class:`temporal_xmodal.evaluation.date_prior.DatePriorRetrieval`): each named estimator's
 content score plus β · log p(t_q | caption), the date density of the caption's most similar
-training captions; β is chosen on 20 % of the fitting pairs held out (the estimator refitted
-without them), never on the evaluation pairs.  Printed: the estimator alone, fused, and β,
+training captions; β and the prior's neighbours and bandwidth are chosen on 20 % of the
+fitting pairs held out (the estimator refitted without them), never on the evaluation pairs.  Printed: the estimator alone, fused, and β,
 and the same for its constant-time control fused with the same dated prior
 (``DatePriorRetrieval(content_time="constant")``): the difference between the two fused
 figures is what the estimator's own use of time adds on top of the prior.
@@ -168,15 +168,19 @@ def _fuse_all(data, seeds, overrides, names):
                     f"{prefix}fused": float(counterpart_reciprocal_ranks(
                         fused.scores(image, text, time_test))[0].mean()),
                     f"{prefix}weight": fused.weight_,
+                    f"{prefix}prior_params": fused.prior_params_,
                     f"{prefix}seconds": time.perf_counter() - start})
             rows.setdefault(name, []).append(row)
             print(f"  seed {seed} {name:<18} alone {row['alone']:.4f}  fused {row['fused']:.4f}"
                   f"  β {row['weight']:g}  | constant-time control alone "
                   f"{row['control_alone']:.4f}  fused {row['control_fused']:.4f}"
-                  f"  β {row['control_weight']:g}  ({row['seconds']:.0f} + "
+                  f"  β {row['control_weight']:g}  prior {row['prior_params']} / "
+                  f"{row['control_prior_params']}  ({row['seconds']:.0f} + "
                   f"{row['control_seconds']:.0f} s)", flush=True)
     keys = ("alone", "fused", "weight", "control_alone", "control_fused", "control_weight")
-    return {name: {key: _summary([r[key] for r in per_seed]) for key in keys}
+    return {name: {**{key: _summary([r[key] for r in per_seed]) for key in keys},
+                   "prior_params": [r["prior_params"] for r in per_seed],
+                   "control_prior_params": [r["control_prior_params"] for r in per_seed]}
             for name, per_seed in rows.items()}
 
 

@@ -169,3 +169,26 @@ def test_score_is_the_fused_mrr_and_grid_search_tunes_the_prior():
     assert search.best_params_ == {"prior__bandwidth": 5.0}
     mean = search.cv_results_["mean_test_score"]
     assert mean[0] > mean[1] + 0.05, mean
+
+
+def test_prior_parameters_are_chosen_with_beta_on_the_held_out_pairs():
+    image, text, t = _era_captions()
+    X = stack_modalities(image, text, t)
+    weights = (0, 0.1, 1)
+    searched = DatePriorRetrieval(CCACrossModal(n_components=8), n_image_features=8,
+                                  weights=weights, prior_grid={"bandwidth": [5.0, 500.0]}
+                                  ).fit(X, np.arange(600))
+    assert len(searched.validation_results_) == 2 * len(weights)
+    best = max(searched.validation_results_, key=lambda row: row["mrr"])
+    # a kernel flat over the century carries no date: the decade-wide one is chosen
+    assert searched.prior_params_ == {"bandwidth": 5.0} == best["prior_params"]
+    assert searched.prior_.bandwidth == 5.0 and searched.weight_ == best["weight"] > 0
+    # "auto" searches the default prior's grid, and leaves a prior the user gave as it is
+    auto = DatePriorRetrieval(CCACrossModal(n_components=8), n_image_features=8,
+                              weights=weights).fit(X, np.arange(600))
+    assert len(auto.validation_results_) == 9 * len(weights)
+    assert auto.prior_params_["bandwidth"] in DatePriorRetrieval.AUTO_PRIOR_GRID["bandwidth"]
+    given = DatePriorRetrieval(CCACrossModal(n_components=8), n_image_features=8,
+                               weights=weights, prior=CaptionDatePrior(bandwidth=7.0)
+                               ).fit(X, np.arange(600))
+    assert given.prior_params_ == {} and given.prior_.bandwidth == 7.0

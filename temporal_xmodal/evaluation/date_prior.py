@@ -22,6 +22,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, _fit_context, clone
+from sklearn.model_selection import ParameterGrid
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
@@ -138,9 +139,20 @@ class DatePriorRetrieval(BaseEstimator):
         Candidate β; 0 keeps the content ranking.  On TICRC (Binned+Procrustes, 3 seeds)
         validation chose 0.5, 1 and 1; with the grid ending at 0.2 it chose 0.2 every time
         and the held-out MRR was 0.2128 ± 0.0038 against 0.2203 ± 0.0121.
+    prior_grid : dict of str -> list, "auto" or None, default="auto"
+        Parameters of the prior searched on the held-out pairs together with β
+        (every combination, as :class:`~sklearn.model_selection.ParameterGrid`);
+        the search costs no refit of the estimator.  ``"auto"``: with ``prior=None``,
+        ``{"n_neighbors": [3, 10, 25], "bandwidth": ["3M", "1Y", "2Y"]}`` (durations,
+        read on the prior's time axis); a given ``prior`` is used as it is.  ``None``:
+        the prior as given.  On TICRC the
+        date-only ranking of the held-out captions is 0.051 MRR with the prior's
+        defaults (25 neighbours, 2 years) and 0.073 with 3 neighbours and 3 months:
+        near-duplicate captions (the same event, pictured on the same days) date a
+        caption best.
     validation_fraction : float, default=0.2
-        Training pairs held out to choose β (the estimator is refitted on the
-        rest for that, then on everything).
+        Training pairs held out to choose β and the prior (the estimator is
+        refitted on the rest for that, then on everything).
     content_time : {"dated", "constant"}, default="dated"
         Time the estimator is fitted and projected at.  ``"dated"``: the rows'
         dates, queries at their own date.  ``"constant"``: a constant time column
@@ -156,16 +168,24 @@ class DatePriorRetrieval(BaseEstimator):
     ----------
     estimator_ : fitted estimator (on all rows)
     prior_ : fitted CaptionDatePrior (on all rows)
+    prior_params_ : dict
+        The prior's parameters chosen from ``prior_grid`` (empty when it is None).
     weight_ : float
         The chosen β.
     validation_mrr_ : dict of float -> float
-        Held-out MRR per candidate β.
+        Held-out MRR per candidate β, with the chosen prior.
+    validation_results_ : list of dict
+        Every candidate: ``{"prior_params": dict, "weight": float, "mrr": float}``.
     """
+
+    #: The prior's parameters searched by default (``prior_grid="auto"``).
+    AUTO_PRIOR_GRID = {"n_neighbors": [3, 10, 25], "bandwidth": ["3M", "1Y", "2Y"]}
 
     _parameter_constraints = {
         "estimator": [HasMethods(["fit", "transform_image", "transform_text"])],
         "prior": [HasMethods(["fit", "log_density"]), None],
         "weights": ["array-like"],
+        "prior_grid": [dict, StrOptions({"auto"}), None],
         "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
         "content_time": [StrOptions({"dated", "constant"})],
         "n_image_features": [Interval(Integral, 1, None, closed="left")],
@@ -174,11 +194,12 @@ class DatePriorRetrieval(BaseEstimator):
 
     def __init__(self, estimator, prior=None,
                  weights=(0, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2),
-                 validation_fraction=0.2, content_time="dated", n_image_features=None,
+                 prior_grid="auto", validation_fraction=0.2, content_time="dated", n_image_features=None,
                  random_state=0):
         self.estimator = estimator
         self.prior = prior
         self.weights = weights
+        self.prior_grid = prior_grid
         self.validation_fraction = validation_fraction
         self.content_time = content_time
         self.n_image_features = n_image_features
@@ -228,15 +249,25 @@ class DatePriorRetrieval(BaseEstimator):
         val, fit = np.sort(order[:n_val]), np.sort(order[n_val:])
         model = self._estimator().fit(stack_modalities(image[fit], text[fit], seen[fit]),
                                       y[fit])
-        prior = clone(self.prior or CaptionDatePrior()).fit(text[fit], time[fit])
         content = query_time_scores(model, image[val], text[val], seen[val])
-        log_p = prior.log_density(text[val], time[val])
-        self.validation_mrr_ = {
-            float(w): float(counterpart_reciprocal_ranks(content + w * log_p)[0].mean())
-            for w in weights}
-        self.weight_ = max(self.validation_mrr_, key=self.validation_mrr_.get)
+        grid = self.prior_grid or {}
+        if self.prior_grid == "auto":  # search only the default prior, never a given one
+            grid = self.AUTO_PRIOR_GRID if self.prior is None else {}
+        self.validation_results_ = []
+        for params in ParameterGrid(grid):
+            prior = clone(self.prior or CaptionDatePrior()).set_params(**params)
+            log_p = prior.fit(text[fit], time[fit]).log_density(text[val], time[val])
+            self.validation_results_ += [
+                {"prior_params": params, "weight": float(w),
+                 "mrr": float(counterpart_reciprocal_ranks(content + w * log_p)[0].mean())}
+                for w in weights]
+        best = max(self.validation_results_, key=lambda row: row["mrr"])
+        self.prior_params_, self.weight_ = best["prior_params"], best["weight"]
+        self.validation_mrr_ = {row["weight"]: row["mrr"] for row in self.validation_results_
+                                if row["prior_params"] == self.prior_params_}
         self.estimator_ = self._estimator().fit(stack_modalities(image, text, seen), y)
-        self.prior_ = clone(self.prior or CaptionDatePrior()).fit(text, time)
+        self.prior_ = clone(self.prior or CaptionDatePrior()).set_params(
+            **self.prior_params_).fit(text, time)
         return self
 
     def scores(self, X_image, X_text, query_time):
