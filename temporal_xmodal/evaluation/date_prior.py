@@ -13,8 +13,10 @@ date for time-conditioned models), and :math:`p(t \mid c)` a kernel density over
 the caption's ``n_neighbors`` most similar training captions (weighted by cosine similarity,
 floored by the global date density so that no caption gets probability 0).  It is the
 log-linear fusion of a content likelihood :math:`\propto e^{s/\tau}` with the date likelihood,
-:math:`\beta = \tau`.  :math:`\beta` is chosen on held-out training pairs (cross-fitting: the
-estimator is refitted without them), never on the evaluation pairs.
+:math:`\beta = \tau`.  :math:`\beta` and the prior's neighbours and bandwidth are chosen on
+held-out training pairs (cross-fitting: the estimator is refitted without them), never on
+the evaluation pairs.  ``content_time="constant"`` fuses the estimator's constant-time
+control with the same dated prior: what the model's own use of time adds on top of the prior.
 """
 
 import datetime
