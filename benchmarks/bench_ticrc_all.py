@@ -48,8 +48,8 @@ Date-prior fusion (``--date-prior NAMES``, a method beyond the papers,
 :class:`temporal_xmodal.evaluation.date_prior.DatePriorRetrieval`): each named estimator's
 content score plus β · log p(t_q | caption), the date density of the caption's most similar
 training captions; β and the prior's neighbours and bandwidth are chosen on 20 % of the
-fitting pairs held out (the estimator refitted without them), never on the evaluation pairs.  Printed: the estimator alone, fused, and β,
-and the same for its constant-time control fused with the same dated prior
+fitting pairs held out (the estimator refitted without them), never on the evaluation
+pairs.  Printed: the estimator alone, fused, and β, and the same for its constant-time control fused with the same dated prior
 (``DatePriorRetrieval(content_time="constant")``): the difference between the two fused
 figures is what the estimator's own use of time adds on top of the prior.
 

@@ -192,3 +192,23 @@ def test_prior_parameters_are_chosen_with_beta_on_the_held_out_pairs():
                                weights=weights, prior=CaptionDatePrior(bandwidth=7.0)
                                ).fit(X, np.arange(600))
     assert given.prior_params_ == {} and given.prior_.bandwidth == 7.0
+
+
+def test_prior_reads_time_on_the_estimators_axis():
+    image, text, t = _era_captions(200)
+    days = (t - 1850) * 365.25  # the same dates, counted in days
+    X = stack_modalities(image, text, days)
+    model = DatePriorRetrieval(CCACrossModal(n_components=4, time_unit="days"),
+                               n_image_features=8, prior_grid={"bandwidth": ["5Y"]}).fit(
+        X, np.arange(200))
+    assert model.prior_.time_unit == "days"
+    in_years = DatePriorRetrieval(CCACrossModal(n_components=4), n_image_features=8,
+                                  prior_grid={"bandwidth": ["5Y"]}).fit(
+        stack_modalities(image, text, t), np.arange(200))
+    # one density, whatever the axis: p(t) per day = p(t) per year / 365.25
+    np.testing.assert_allclose(
+        model.prior_.log_density(text[:5], days[:5]),
+        in_years.prior_.log_density(text[:5], t[:5]) - np.log(365.25), atol=1e-6)
+    with pytest.raises(ValueError, match="prior reads time in 'years'"):
+        DatePriorRetrieval(CCACrossModal(n_components=4, time_unit="days"), n_image_features=8,
+                           prior=CaptionDatePrior()).fit(X, np.arange(200))

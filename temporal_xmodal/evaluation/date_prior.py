@@ -136,7 +136,9 @@ class DatePriorRetrieval(BaseEstimator):
     estimator : CrossModalEmbedder
         Unfitted; cloned.
     prior : CaptionDatePrior or None, default=None
-        Unfitted; ``None`` uses ``CaptionDatePrior()``.
+        Unfitted; ``None`` uses ``CaptionDatePrior(time_unit=estimator.time_unit)``.  A
+        given prior must read time in the estimator's ``time_unit`` (else ``fit``
+        raises): both see the time column on one axis.
     weights : sequence of float, default=(0, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2)
         Candidate β; 0 keeps the content ranking.  On TICRC (Binned+Procrustes, 3 seeds)
         validation chose 0.5, 1 and 1; with the grid ending at 0.2 it chose 0.2 every time
@@ -147,11 +149,10 @@ class DatePriorRetrieval(BaseEstimator):
         the search costs no refit of the estimator.  ``"auto"``: with ``prior=None``,
         ``{"n_neighbors": [3, 10, 25], "bandwidth": ["3M", "1Y", "2Y"]}`` (durations,
         read on the prior's time axis); a given ``prior`` is used as it is.  ``None``:
-        the prior as given.  On TICRC the
-        date-only ranking of the held-out captions is 0.051 MRR with the prior's
-        defaults (25 neighbours, 2 years) and 0.073 with 3 neighbours and 3 months:
-        near-duplicate captions (the same event, pictured on the same days) date a
-        caption best.
+        the prior as given.  On TICRC the date-only ranking of the held-out captions
+        is 0.051 MRR with the prior's defaults (25 neighbours, 2 years) and 0.073 with
+        3 neighbours and 3 months: a caption's few nearest captions (the same event,
+        pictured on nearby days) date it best.
     validation_fraction : float, default=0.2
         Training pairs held out to choose β and the prior (the estimator is
         refitted on the rest for that, then on everything).
@@ -196,8 +197,8 @@ class DatePriorRetrieval(BaseEstimator):
 
     def __init__(self, estimator, prior=None,
                  weights=(0, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2),
-                 prior_grid="auto", validation_fraction=0.2, content_time="dated", n_image_features=None,
-                 random_state=0):
+                 prior_grid="auto", validation_fraction=0.2, content_time="dated",
+                 n_image_features=None, random_state=0):
         self.estimator = estimator
         self.prior = prior
         self.weights = weights
@@ -210,16 +211,29 @@ class DatePriorRetrieval(BaseEstimator):
     def _estimator(self):
         return clone(self.estimator).set_params(n_image_features=self.n_image_features)
 
+    def _unit(self):
+        return getattr(self.estimator, "time_unit", "years")
+
+    def _new_prior(self, params):
+        """An unfitted prior with ``params``, reading time on the estimator's axis."""
+        if self.prior is None:
+            return CaptionDatePrior(time_unit=self._unit(), **params)
+        prior = clone(self.prior).set_params(**params)
+        if getattr(prior, "time_unit", self._unit()) != self._unit():
+            raise ValueError(f"The prior reads time in {prior.time_unit!r} and the estimator in "
+                             f"{self._unit()!r}; give both the same time_unit.")
+        return prior
+
     def _content_time(self, time):
         """The time the content model sees: the dates, or the constant-time control's 0."""
-        return time if self.content_time == "dated" else np.zeros_like(time)
+        return time if self.content_time == "dated" else np.zeros(len(time))
 
     def _blocks(self, X):
         features, time = split_time_column(X)
         features = np.asarray(features, dtype=np.float64)
         n_text = features.shape[1] - self.n_image_features
         return (*split_blocks(features, self.n_image_features, n_text),
-                to_time_axis(time, name="the time column"))
+                to_time_axis(time, self._unit(), name="the time column"))
 
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y):
@@ -257,8 +271,7 @@ class DatePriorRetrieval(BaseEstimator):
             grid = self.AUTO_PRIOR_GRID if self.prior is None else {}
         self.validation_results_ = []
         for params in ParameterGrid(grid):
-            prior = clone(self.prior or CaptionDatePrior()).set_params(**params)
-            log_p = prior.fit(text[fit], time[fit]).log_density(text[val], time[val])
+            log_p = self._new_prior(params).fit(text[fit], time[fit]).log_density(text[val], time[val])
             self.validation_results_ += [
                 {"prior_params": params, "weight": float(w),
                  "mrr": float(counterpart_reciprocal_ranks(content + w * log_p)[0].mean())}
@@ -268,8 +281,7 @@ class DatePriorRetrieval(BaseEstimator):
         self.validation_mrr_ = {row["weight"]: row["mrr"] for row in self.validation_results_
                                 if row["prior_params"] == self.prior_params_}
         self.estimator_ = self._estimator().fit(stack_modalities(image, text, seen), y)
-        self.prior_ = clone(self.prior or CaptionDatePrior()).set_params(
-            **self.prior_params_).fit(text, time)
+        self.prior_ = self._new_prior(self.prior_params_).fit(text, time)
         return self
 
     def scores(self, X_image, X_text, query_time):
