@@ -33,6 +33,22 @@ def test_prior_is_a_normalised_density_peaking_at_the_caption_era():
     assert np.mean(np.abs(peak - t[500:510]) < 10) >= 0.8
 
 
+def test_prior_works_in_bounded_blocks_with_the_same_result():
+    """Neighbours and densities are computed a block at a time (memory bounded for 10^6
+    captions); tiny blocks give the one-block result."""
+    image, text, t = _era_captions()
+    prior = CaptionDatePrior(n_neighbors=7, bandwidth="3Y").fit(text[:500], t[:500])
+    whole = prior.log_density(text[500:], t[500:])
+    prior.BLOCK = 600  # one caption x 500 references, 1 date x 100 captions x 7 neighbours
+    np.testing.assert_allclose(prior.log_density(text[500:], t[500:]), whole, rtol=1e-12)
+    sim = text[500:] @ text[:500].T / np.outer(np.linalg.norm(text[500:], axis=1),
+                                               np.linalg.norm(text[:500], axis=1))
+    nearest, _ = CaptionDatePrior(n_neighbors=7).fit(text[:500], t[:500])._neighbours(
+        text[500:] / np.linalg.norm(text[500:], axis=1, keepdims=True))
+    np.testing.assert_array_equal(np.sort(nearest, axis=1),
+                                  np.sort(np.argsort(-sim, axis=1)[:, :7], axis=1))
+
+
 def test_fusion_beats_content_alone_and_keeps_it_when_dates_carry_nothing():
     image, text, t = _era_captions()
     X = stack_modalities(image, text, t)

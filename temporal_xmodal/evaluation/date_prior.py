@@ -64,6 +64,10 @@ class CaptionDatePrior(BaseEstimator):
         "time_unit": [StrOptions(set(TIME_UNITS))],
     }
 
+    #: Elements of one block of caption x reference or date x reference work (32 MiB of
+    #: float64): memory stays bounded for any number of captions and dates.
+    BLOCK = 2 ** 22
+
     def __init__(self, n_neighbors=25, bandwidth=2.0, floor=0.05, time_unit="years"):
         self.n_neighbors = n_neighbors
         self.bandwidth = bandwidth
@@ -110,22 +114,40 @@ class CaptionDatePrior(BaseEstimator):
         C = np.asarray(text, dtype=np.float64)
         C = C / np.maximum(np.linalg.norm(C, axis=1, keepdims=True), 1e-12)
         t_q = to_time_axis(query_time, self.time_unit)
-        sim = C @ self.reference_text_.T
-        k = self.n_neighbors
-        nearest = np.argpartition(-sim, k - 1, axis=1)[:, :k]
-        weight = np.clip(np.take_along_axis(sim, nearest, axis=1), 0.0, None)
+        nearest, weight = self._neighbours(C)
+        t_ref = self.reference_time_
+        t_near = t_ref[nearest]
+        norm = 1.0 / (h * np.sqrt(2 * np.pi))
+        log_p = np.empty((len(t_q), len(C)))
+        rows = max(1, self.BLOCK // max(len(t_ref), t_near.size))
+        for start in range(0, len(t_q), rows):  # bounded memory: a block of query dates
+            t = t_q[start:start + rows]
+            overall = norm * np.exp(-0.5 * ((t[:, None] - t_ref[None]) / h) ** 2).mean(1)
+            own = norm * np.einsum("qck,ck->qc",
+                                   np.exp(-0.5 * ((t[:, None, None] - t_near[None]) / h) ** 2),
+                                   weight)
+            mixed = (1 - self.floor) * own + self.floor * overall[:, None]
+            log_p[start:start + rows] = np.log(np.maximum(mixed, 1e-300))
+        return log_p
+
+    def _neighbours(self, C):
+        """The ``n_neighbors`` most similar training captions of each row of C, and weights.
+
+        Weights are the clipped cosine similarities normalised to sum 1 (uniform when all
+        are <= 0); the similarities are computed a block of captions at a time.
+        """
+        R, k = self.reference_text_, self.n_neighbors
+        nearest = np.empty((len(C), k), dtype=np.intp)
+        weight = np.empty((len(C), k))
+        rows = max(1, self.BLOCK // len(R))
+        for start in range(0, len(C), rows):
+            sim = C[start:start + rows] @ R.T
+            idx = np.argpartition(-sim, k - 1, axis=1)[:, :k]
+            nearest[start:start + rows] = idx
+            weight[start:start + rows] = np.clip(np.take_along_axis(sim, idx, axis=1), 0.0, None)
         total = weight.sum(axis=1, keepdims=True)
         weight = np.where(total > 0, weight / np.where(total > 0, total, 1.0), 1.0 / k)
-        t_ref = self.reference_time_
-        norm = 1.0 / (h * np.sqrt(2 * np.pi))
-        global_density = norm * np.exp(-0.5 * ((t_q[:, None] - t_ref[None]) / h) ** 2).mean(1)
-        density = np.empty((len(t_q), len(C)))
-        for start in range(0, len(t_q), 256):  # bounded memory: 256 queries at a time
-            dt = t_q[start:start + 256, None, None] - t_ref[nearest][None]
-            density[start:start + 256] = norm * np.einsum(
-                "qck,ck->qc", np.exp(-0.5 * (dt / h) ** 2), weight)
-        mixed = (1 - self.floor) * density + self.floor * global_density[:, None]
-        return np.log(np.maximum(mixed, 1e-300))
+        return nearest, weight
 
 
 class DatePriorRetrieval(BaseEstimator):
@@ -271,7 +293,8 @@ class DatePriorRetrieval(BaseEstimator):
             grid = self.AUTO_PRIOR_GRID if self.prior is None else {}
         self.validation_results_ = []
         for params in ParameterGrid(grid):
-            log_p = self._new_prior(params).fit(text[fit], time[fit]).log_density(text[val], time[val])
+            prior = self._new_prior(params).fit(text[fit], time[fit])
+            log_p = prior.log_density(text[val], time[val])
             self.validation_results_ += [
                 {"prior_params": params, "weight": float(w),
                  "mrr": float(counterpart_reciprocal_ranks(content + w * log_p)[0].mean())}
