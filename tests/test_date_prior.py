@@ -43,10 +43,23 @@ def test_prior_works_in_bounded_blocks_with_the_same_result():
     np.testing.assert_allclose(prior.log_density(text[500:], t[500:]), whole, rtol=1e-12)
     sim = text[500:] @ text[:500].T / np.outer(np.linalg.norm(text[500:], axis=1),
                                                np.linalg.norm(text[:500], axis=1))
-    nearest, _ = CaptionDatePrior(n_neighbors=7).fit(text[:500], t[:500])._neighbours(
+    nearest, _, seen = CaptionDatePrior(n_neighbors=7).fit(text[:500], t[:500])._neighbours(
         text[500:] / np.linalg.norm(text[500:], axis=1, keepdims=True))
+    assert seen.all()
     np.testing.assert_array_equal(np.sort(nearest, axis=1),
                                   np.sort(np.argsort(-sim, axis=1)[:, :7], axis=1))
+
+
+def test_caption_sharing_nothing_with_training_gets_the_global_density():
+    reference = np.array([[1.0, 0, 0]] * 4 + [[0, 1.0, 0]] * 4)
+    dates = np.array([1850.0] * 4 + [1900.0] * 4)
+    grid = np.array([1850.0, 1875.0, 1900.0])
+    prior = CaptionDatePrior(n_neighbors=4, bandwidth=5.0, floor=0.3).fit(reference, dates)
+    log_p = prior.log_density(np.array([[0, 0, 1.0], [1.0, 0, 0]]), grid)
+    kernel = np.exp(-0.5 * ((grid[:, None] - dates[None]) / 5.0) ** 2) / (5.0 * np.sqrt(2 * np.pi))
+    np.testing.assert_allclose(np.exp(log_p[:, 0]), kernel.mean(1))  # unseen: global density
+    np.testing.assert_allclose(np.exp(log_p[:, 1]),
+                               0.7 * kernel[:, :4].mean(1) + 0.3 * kernel.mean(1))
 
 
 def test_fusion_beats_content_alone_and_keeps_it_when_dates_carry_nothing():

@@ -21,6 +21,7 @@ import numpy as np
 
 from ..metrics import reciprocal_rank_per_query
 from ..time import time_use, to_time_axis
+from ._caption_prior import CaptionDatePrior
 
 
 def query_time_scores(estimator, X_image, X_text, query_time, *, calibrate=True):
@@ -132,6 +133,8 @@ def date_prior_scores(reference_text, reference_time, candidate_text, query_time
     Bayes ranking of the candidates given only the query's date, with a flat
     prior over candidates.  A caption sharing no word with the reference
     captions gets the global date prior (all reference dates, equal weights).
+    It is :class:`~temporal_xmodal.evaluation.CaptionDatePrior` with ``floor=0``
+    (memory-bounded blocks), scaled by :math:`h\sqrt{2\pi}`.
     Only the query date, the candidates' text and the training pairs are
     used: no held-out answer.
 
@@ -155,26 +158,9 @@ def date_prior_scores(reference_text, reference_time, candidate_text, query_time
     scores : ndarray of shape (n_queries, n_candidates)
     """
     R = np.asarray(reference_text, dtype=np.float64)
-    C = np.asarray(candidate_text, dtype=np.float64)
-    t_ref = np.asarray(reference_time, dtype=np.float64)
-    t_q = np.asarray(query_time, dtype=np.float64)
-    if R.shape[0] != t_ref.shape[0]:
+    if R.shape[0] != len(reference_time):
         raise ValueError(f"reference_text has {R.shape[0]} rows but reference_time "
-                         f"{t_ref.shape[0]}.")
-    if not 1 <= n_neighbors <= R.shape[0]:
-        raise ValueError(f"n_neighbors must be in 1..{R.shape[0]}; got {n_neighbors!r}.")
-    if not bandwidth > 0:
-        raise ValueError(f"bandwidth must be positive; got {bandwidth!r}.")
-    sim = C @ R.T
-    nearest = np.argpartition(-sim, n_neighbors - 1, axis=1)[:, :n_neighbors]
-    weight = np.clip(np.take_along_axis(sim, nearest, axis=1), 0.0, None)
-    total = weight.sum(axis=1)
-    weight /= np.where(total > 0, total, 1.0)[:, None]
-
-    def kernel(delta):
-        return np.exp(-0.5 * (delta / bandwidth) ** 2)
-
-    # (n_queries, n_candidates, n_neighbors) kernel values, weighted over the neighbours
-    scores = np.einsum("qck,ck->qc", kernel(t_q[:, None, None] - t_ref[nearest][None]), weight)
-    global_prior = kernel(t_q[:, None] - t_ref[None, :]).mean(axis=1)
-    return np.where(total[None, :] > 0, scores, global_prior[:, None])
+                         f"{len(reference_time)}.")
+    prior = CaptionDatePrior(n_neighbors, bandwidth, floor=0.0).fit(R, reference_time)
+    # p(t_q | c) up to the kernel's constant 1 / (h sqrt(2 pi)), the same for every pair
+    return np.exp(prior.log_density(candidate_text, query_time)) * bandwidth * np.sqrt(2 * np.pi)
