@@ -237,7 +237,7 @@ def main():
               f"{m['text_accuracy'] - ref['text_accuracy']:+10.4f} "
               f"{m['t2t'] - ref['t2t']:+7.4f}  {stages}")
     cca = cca_reference(data)
-    print(f"  SCML avg with continuous codes (cosine): "
+    print("  SCML avg with continuous codes (cosine): "
           + ", ".join(f"{n} {summary[n]['mean']['avg_continuous']:.4f}" for n in names))
     print(f"  CCA, {cca['n_components']} components: avg {cca['hamming']:.4f} with "
           f"{cca['n_components']}-bit sign codes (Hamming), {cca['cosine']:.4f} continuous "

@@ -8,7 +8,6 @@ the closing notes and ``benchmarks/``.
 
 import warnings
 
-import numpy as np
 import pytest
 
 from temporal_xmodal import CCACrossModal, DiachronicEmbedder, SAMEmbedder, TempXNetEmbedder

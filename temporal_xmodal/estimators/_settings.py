@@ -15,7 +15,8 @@ PAPER_SETTINGS = {
     # the summed loss (spec diachronic_and_binned.md §2–§4)
     "DiachronicEmbedder": {"optimizer": "sgd", "lr": 5e-3, "momentum": 0.9,
                            "conditioning": "concat", "loss_reduction": "sum", "window": "4M",
-                           "decay": 1.2, "time_dropout": 0.0, "time_lr_scale": 1.0},
+                           "decay": 1.2, "time_dropout": 0.0, "time_lr_scale": 1.0,
+                           "selection_metric": "valid_loss"},
     "SequentialCrossModal": {"optimizer": "sgd", "lr": 0.01},
     "CCACrossModal": {"reg": 0.0},
     "BinnedProcrustesEmbedder": {"bins": "1M", "min_bin_size": 100},
