@@ -99,6 +99,12 @@ def test_procrustes_chain_recovers_known_rotations():
     Z0 = control.transform_image(X_img, time=control.bins_.centers_[0])
     Z2 = control.transform_image(X_img, time=control.bins_.centers_[2])
     assert np.max(np.abs(Z0 - Z2)) > 0.1
+    # both modalities turn together here: either one alone recovers the same rotations
+    for align_on in ("image", "text"):
+        one = BinnedProcrustesEmbedder(RotatedLinear(embedding_dim=4), bins=3, min_bin_size=10,
+                                       align_on=align_on, random_state=0,
+                                       n_image_features=N_IMG).fit(X)
+        np.testing.assert_allclose(one.rotations_, model.rotations_, atol=1e-8)
 
 
 def test_procrustes_never_increases_the_residual():
@@ -120,6 +126,30 @@ def test_procrustes_never_increases_the_residual():
         assert after <= before
         assert after < 0.95 * before  # the CCA frames genuinely differ between bins
         np.testing.assert_allclose(model.alignment_residuals_[t], [before, after], rtol=1e-10)
+
+
+@pytest.mark.parametrize("align_on", ["image", "text"])
+def test_alignment_on_one_modality_fits_the_rotation_to_that_modality_only(align_on):
+    X, y, n_img = _synthetic(900, seed=1)
+    kw = dict(bins=4, min_bin_size=50, n_image_features=n_img)
+    model = BinnedProcrustesEmbedder(CCACrossModal(n_components=6), align_on=align_on,
+                                     **kw).fit(X, y)
+    both = BinnedProcrustesEmbedder(CCACrossModal(n_components=6), **kw).fit(X, y)
+    blocks = {"image": X[:, :n_img], "text": X[:, n_img:-1]}
+    index = model.bins_.transform(X[:, -1])
+    for t in range(model.n_bins_ - 1):
+        r = index == t
+        embed = [getattr(est, f"transform_{align_on}") for est in
+                 (model.bin_estimators_[t], model.bin_estimators_[t + 1])]
+        A = embed[0](blocks[align_on][r]) @ model.rotations_[t]
+        B = embed[1](blocks[align_on][r])
+        assert A.shape == (r.sum(), 6)
+        omega = model.rotations_[t + 1].T
+        np.testing.assert_allclose(omega, orthogonal_procrustes(A, B)[0], atol=1e-10)
+        if t == 0:  # both frames start at bin 0: on this modality's items, the rotation
+            # fitted on them alone beats the one fitted on both modalities
+            assert (np.linalg.norm(A @ omega - B)
+                    < np.linalg.norm(A @ both.rotations_[1].T - B) - 1e-6)
 
 
 # ------------------------------------------------------------- projection
@@ -340,6 +370,7 @@ def test_global_init_needs_a_base_that_can_continue():
     {"bins": -1.0},
     {"bins": [0.0, 2.0, 1.0]},
     {"alignment": "orthogonal"},
+    {"align_on": "images"},
     {"init": "previous"},
     {"base_estimator": "cca"},
 ])

@@ -159,6 +159,16 @@ class BinnedProcrustesEmbedder(CrossModalEmbedder):
     alignment : {"procrustes", "none"}, default="procrustes"
         ``"none"`` keeps every :math:`R_t = I`: the unaligned control
         ("DCM-Binned" without alignment).
+    align_on : {"both", "image", "text"}, default="both"
+        The bin-t items' embeddings the rotation is fitted on: images stacked
+        over texts (``"both"``, the paper's 2N × D, A12), or one modality's
+        N × D only (not in the paper).  Where one modality's meaning is stable
+        over time and the other's drifts, model t+1 reads bin t's drifting
+        items in its own era's sense, and fitting the rotation on the stable
+        modality keeps that disagreement out of the alignment.  On the main
+        job's demo (pictures stable, wordings pass between categories; 3
+        seeds) ``"image"`` gives mAP 0.831 against about 0.80; on TICRC 0.206
+        against 0.207 (``docs/estimators/binned.md``).
     init : {"auto", "global", "independent"}, default="auto"
         Where each bin's model starts.  ``"independent"``: its own random
         initialisation, as in the paper (§5.2): each bin learns from its
@@ -245,6 +255,7 @@ class BinnedProcrustesEmbedder(CrossModalEmbedder):
                  Interval(Real, 0, None, closed="neither"), "array-like"],
         "min_bin_size": [Interval(Integral, 1, None, closed="left")],
         "alignment": [StrOptions({"procrustes", "none"})],
+        "align_on": [StrOptions({"both", "image", "text"})],
         "init": [StrOptions({"auto", "global", "independent"})],
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
@@ -252,12 +263,13 @@ class BinnedProcrustesEmbedder(CrossModalEmbedder):
     }
 
     def __init__(self, base_estimator=None, bins=10, min_bin_size=100, alignment="procrustes",
-                 init="auto", n_jobs=None, random_state=None, n_image_features=None,
-                 time_unit="years"):
+                 align_on="both", init="auto", n_jobs=None, random_state=None,
+                 n_image_features=None, time_unit="years"):
         self.base_estimator = base_estimator
         self.bins = bins
         self.min_bin_size = min_bin_size
         self.alignment = alignment
+        self.align_on = align_on
         self.init = init
         self.n_jobs = n_jobs
         self.random_state = random_state
@@ -384,7 +396,11 @@ class BinnedProcrustesEmbedder(CrossModalEmbedder):
         self.alignment_residuals_ = residuals
 
     def _stacked(self, b, X_image, X_text, time):
-        """:math:`[f_V^{(b)}(X_V); f_T^{(b)}(X_T)]`, shape (2N, D), L2-normalised rows."""
+        """:math:`[f_V^{(b)}(X_V); f_T^{(b)}(X_T)]`, shape (2N, D), L2-normalised rows, or
+        one modality's (N, D) block (``align_on``)."""
+        if self.align_on != "both":
+            return self._bin_embed(b, self.align_on, X_image if self.align_on == "image"
+                                   else X_text, time)
         return np.vstack([self._bin_embed(b, "image", X_image, time),
                           self._bin_embed(b, "text", X_text, time)])
 
