@@ -5,6 +5,7 @@ module (``python benchmarks/bench_*.py`` puts this folder on ``sys.path``).
 """
 
 import argparse
+import ast
 import json
 import os
 import platform
@@ -33,6 +34,57 @@ def make_parser(description):
         help=f"folder of the JSON result (default: {RESULTS_DIR})",
     )
     return parser
+
+
+def add_settings_argument(parser):
+    """``--set NAME.PARAM=VALUE`` (repeatable): a parameter of one estimator of the registry."""
+    parser.add_argument(
+        "--set", dest="settings", action="append", default=[], metavar="NAME.PARAM=VALUE",
+        help="set a parameter of one compared estimator, e.g. --set "
+             "Binned+Procrustes.align_on=image or --set Diachronic.selection_metric=valid_loss "
+             "(repeatable; VALUE is read as a Python literal, else as a string)",
+    )
+
+
+def parse_settings(parser, items, estimators):
+    """``--set`` items as ``{name: {param: value}}``, checked against the estimators.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        Reports a malformed item, an unknown estimator or a parameter the
+        estimator refuses (``parser.error``).
+    items : list of str
+        ``"NAME.PARAM=VALUE"``.
+    estimators : dict of str -> estimator
+        The registry's unfitted estimators by display name.
+
+    Returns
+    -------
+    settings : dict of str -> dict
+    """
+    from sklearn.base import clone
+
+    settings = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        name, dot, param = key.rpartition(".")
+        if not (sep and dot and name and param):
+            parser.error(f"--set {item!r}: expected NAME.PARAM=VALUE")
+        if name not in estimators:
+            parser.error(f"--set {item!r}: unknown estimator {name!r}; choose from "
+                         f"{', '.join(estimators)}")
+        try:
+            value = ast.literal_eval(raw)
+        except (ValueError, SyntaxError):
+            value = raw
+        settings.setdefault(name, {})[param] = value
+    for name, params in settings.items():
+        try:  # unknown parameters fail in set_params, bad values in the constraints' check
+            clone(estimators[name]).set_params(**params)._validate_params()
+        except (ValueError, TypeError) as error:
+            parser.error(f"--set: {name}: {error}")
+    return settings
 
 
 def _version(package):

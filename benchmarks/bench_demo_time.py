@@ -28,6 +28,7 @@ Run::
     python benchmarks/bench_demo_time.py             # 3 seeds, ~12 min on 2 CPU cores
     python benchmarks/bench_demo_time.py --quick     # 1 seed, 600 items, 3 epochs
     python benchmarks/bench_demo_time.py --estimators Binned+Procrustes --binned-init independent
+    python benchmarks/bench_demo_time.py --estimators Binned+Procrustes --set Binned+Procrustes.align_on=image
 """
 
 import time
@@ -36,7 +37,8 @@ import warnings
 import numpy as np
 from sklearn.base import clone
 
-from _common import make_parser, print_header, print_targets, target, write_results
+from _common import (add_settings_argument, make_parser, parse_settings, print_header,
+                     print_targets, target, write_results)
 
 from temporal_xmodal.comparison import estimator_registry, set_matching_params, synthetic_split
 from temporal_xmodal.comparison.data import _blocks, with_constant_time
@@ -59,7 +61,8 @@ def _figures(est, X, y, window, time_test):
                                          time=time_test, time_window=window)["map"]}
 
 
-def run_world(world, seed, n_samples, max_epochs, names=NAMES, binned_init="auto"):
+def run_world(world, seed, n_samples, max_epochs, names=NAMES, binned_init="auto",
+              settings=None):
     X_tr, y_tr, X_te, y_te, n_img, window = synthetic_split(n_samples, random_state=seed,
                                                        **WORLDS[world])
     blocks_te = _blocks(X_te, n_img)
@@ -73,6 +76,7 @@ def run_world(world, seed, n_samples, max_epochs, names=NAMES, binned_init="auto
         est = entry.estimator
         if name == "Binned+Procrustes":
             est.set_params(init=binned_init)
+        est.set_params(**(settings or {}).get(name, {}))
         if max_epochs is not None:
             set_matching_params(est, max_epochs=max_epochs)
         start = time.perf_counter()
@@ -110,13 +114,16 @@ def main():
     parser.add_argument("--binned-init", default="auto", choices=["auto", "independent"],
                         help="Binned+Procrustes' init ('independent': the paper's per-bin "
                              "models from scratch)")
+    add_settings_argument(parser)
     args = parser.parse_args()
     names = args.estimators.split(",")
+    settings = parse_settings(parser, args.settings, {
+        name: entry.estimator for name, entry in estimator_registry(1, 0, None).items()})
     if unknown := set(names) - set(NAMES):
         parser.error(f"unknown estimators {sorted(unknown)}; choose from {', '.join(NAMES)}")
     seeds = range(1 if args.quick else args.seeds)
     n_samples, max_epochs = (600, 3) if args.quick else (3000, None)
-    runs = {world: [run_world(world, s, n_samples, max_epochs, names, args.binned_init)
+    runs = {world: [run_world(world, s, n_samples, max_epochs, names, args.binned_init, settings)
                     for s in seeds]
             for world in WORLDS}
     summary = {}
@@ -165,7 +172,7 @@ def main():
     print_targets(targets)
     write_results("bench_demo_time",
                          {"quick": args.quick, "seeds": list(seeds), "n_samples": n_samples,
-                          "binned_init": args.binned_init,
+                          "binned_init": args.binned_init, "settings": settings,
                           "worlds": WORLDS, "runs": runs, "summary": summary,
                           "targets": targets}, args.output_dir)
 

@@ -65,6 +65,8 @@ Run::
     python benchmarks/bench_ticrc_all.py             # 3 seeds, ~20 min on 2 CPU cores
                                                      # (--seeds 1: ~8 min)
     python benchmarks/bench_ticrc_all.py --quick     # 1 seed, 260 pairs, 2 epochs, < 1 min
+    python benchmarks/bench_ticrc_all.py --estimators Binned+Procrustes \
+        --set Binned+Procrustes.align_on=image       # one estimator's parameter changed
 """
 
 import os
@@ -74,7 +76,8 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from _common import make_parser, print_header, print_targets, target, write_results
+from _common import (add_settings_argument, make_parser, parse_settings, print_header,
+                     print_targets, target, write_results)
 from threadpoolctl import threadpool_limits
 
 from temporal_xmodal.binning import TimeBinWarning
@@ -112,14 +115,20 @@ def _summary(values):
 LABEL_ONLY = {"SCML"}
 
 
-def _fit_all(data, seeds, overrides, names=None):
+def _configured(registry, name, overrides, settings):
+    """The registry's estimator ``name`` with the shared overrides and its own ``--set``s."""
+    est = set_matching_params(registry[name].estimator, **overrides)
+    return est.set_params(**settings.get(name, {}))
+
+
+def _fit_all(data, seeds, overrides, names=None, settings=None):
     """Per seed: fit and evaluate every (estimator, variant); returns name -> variant -> rows."""
     runs = {}
     for seed in seeds:
         for variant, constant in VARIANTS.items():
             registry = estimator_registry(data.n_image_features, seed, data.time_window,
                                           dataset="ticrc")
-            chosen = {name: set_matching_params(entry.estimator, **overrides)
+            chosen = {name: _configured(registry, name, overrides, settings or {})
                       for name, entry in registry.items()
                       if (not constant or entry.time_use != "none")
                       and (names is None or name in names)}
@@ -142,7 +151,7 @@ def _fit_all(data, seeds, overrides, names=None):
     return runs
 
 
-def _fuse_all(data, seeds, overrides, names):
+def _fuse_all(data, seeds, overrides, names, settings=None):
     """Per seed and named estimator: held-out MRR alone and fused with the date prior, for the
     dated estimator and for its constant-time control fused with the same (dated) prior."""
     image, text, time_test = data.blocks_test
@@ -151,7 +160,7 @@ def _fuse_all(data, seeds, overrides, names):
         registry = estimator_registry(data.n_image_features, seed, data.time_window,
                                       dataset="ticrc")
         for name in names:
-            est = set_matching_params(registry[name].estimator, **overrides)
+            est = _configured(registry, name, overrides, settings or {})
             row = {}
             for variant in ("dated", "constant"):
                 start = time.perf_counter()
@@ -228,8 +237,12 @@ def main():
     parser.add_argument("--date-prior", default="",
                         help="comma-separated display names to also fuse with the caption "
                              "date prior (default: none)")
+    add_settings_argument(parser)
     args = parser.parse_args()
-    known = list(estimator_registry(1, dataset="ticrc"))
+    registry = estimator_registry(1, dataset="ticrc")
+    known = list(registry)
+    settings = parse_settings(parser, args.settings,
+                              {name: entry.estimator for name, entry in registry.items()})
     names = None if args.estimators is None else args.estimators.split(",")
     fused_names = [n for n in args.date_prior.split(",") if n]
     if unknown := set(names or []).union(fused_names) - set(known):
@@ -260,11 +273,11 @@ def main():
     print_header(f"Fits (seeds {seeds}, overrides {overrides or 'none'}, torch threads "
                  f"{args.threads})")
     with threadpool_limits(args.threads):  # BLAS (CCA) too: spinning threads on a shared machine
-        runs = _fit_all(data, seeds, overrides, names)
+        runs = _fit_all(data, seeds, overrides, names, settings)
         fusion = {}
         if fused_names:
             print_header("Date-prior fusion (β chosen on held-out fitting pairs)")
-            fusion = _fuse_all(data, seeds, overrides, fused_names)
+            fusion = _fuse_all(data, seeds, overrides, fused_names, settings)
     time_use = {name: entry.time_use for name, entry in
                 estimator_registry(data.n_image_features, dataset="ticrc").items()}
     results = {
@@ -311,7 +324,8 @@ def main():
     write_results("bench_ticrc_all", {
         "quick": quick,
         "parameters": {
-            "seeds": seeds, "overrides": overrides, "torch_threads": args.threads,
+            "seeds": seeds, "overrides": overrides, "settings": settings,
+            "torch_threads": args.threads,
             "holdout_fraction": 0.2, "holdout_seed": 0,
             "n_fit": int(len(data.X_train)), "n_heldout": int(len(data.X_test)),
             "time_use": time_use, "date_prior": DATE_PRIOR, "data": data.description,

@@ -59,3 +59,29 @@ def test_quick_run_writes_results(name, tmp_path):
         results = data["results"]
         k = data["parameters"]["n_components"]
         assert len(results["correlations_sklearn"]) == len(results["correlations_ours_reg0"]) == k
+
+
+def test_set_reads_one_estimators_parameters_and_refuses_bad_ones():
+    """``--set NAME.PARAM=VALUE`` of the comparison benchmarks: literals are parsed, and an
+    unknown estimator, an unknown parameter or a bad value stop the run before any fit."""
+    import argparse
+
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        from _common import add_settings_argument, parse_settings
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    from temporal_xmodal.comparison import default_estimators
+
+    estimators = default_estimators(4)
+    parser = argparse.ArgumentParser()
+    add_settings_argument(parser)
+    args = parser.parse_args(["--set", "Binned+Procrustes.align_on=image",
+                              "--set", "Diachronic.lr=3e-3", "--set", "Diachronic.window=0.5Y"])
+    assert parse_settings(parser, args.settings, estimators) == {
+        "Binned+Procrustes": {"align_on": "image"},
+        "Diachronic": {"lr": 3e-3, "window": "0.5Y"}}
+    for bad in ("Foo.lr=1", "Diachronic.no_such=1", "Binned+Procrustes.align_on=images",
+                "Diachronic=1"):
+        with pytest.raises(SystemExit):
+            parse_settings(parser, [bad], estimators)
