@@ -61,8 +61,7 @@ def _figures(est, X, y, window, time_test):
                                          time=time_test, time_window=window)["map"]}
 
 
-def run_world(world, seed, n_samples, max_epochs, names=NAMES, binned_init="auto",
-              settings=None):
+def run_world(world, seed, n_samples, max_epochs, names=NAMES, settings=None):
     X_tr, y_tr, X_te, y_te, n_img, window = synthetic_split(n_samples, random_state=seed,
                                                        **WORLDS[world])
     blocks_te = _blocks(X_te, n_img)
@@ -74,8 +73,6 @@ def run_world(world, seed, n_samples, max_epochs, names=NAMES, binned_init="auto
         if name not in names:
             continue
         est = entry.estimator
-        if name == "Binned+Procrustes":
-            est.set_params(init=binned_init)
         est.set_params(**(settings or {}).get(name, {}))
         if max_epochs is not None:
             set_matching_params(est, max_epochs=max_epochs)
@@ -119,11 +116,13 @@ def main():
     names = args.estimators.split(",")
     settings = parse_settings(parser, args.settings, {
         name: entry.estimator for name, entry in estimator_registry(1, 0, None).items()})
+    # --binned-init is a shorthand for --set Binned+Procrustes.init=... (--set wins)
+    settings.setdefault("Binned+Procrustes", {}).setdefault("init", args.binned_init)
     if unknown := set(names) - set(NAMES):
         parser.error(f"unknown estimators {sorted(unknown)}; choose from {', '.join(NAMES)}")
     seeds = range(1 if args.quick else args.seeds)
     n_samples, max_epochs = (600, 3) if args.quick else (3000, None)
-    runs = {world: [run_world(world, s, n_samples, max_epochs, names, args.binned_init, settings)
+    runs = {world: [run_world(world, s, n_samples, max_epochs, names, settings)
                     for s in seeds]
             for world in WORLDS}
     summary = {}

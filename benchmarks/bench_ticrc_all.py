@@ -118,7 +118,7 @@ LABEL_ONLY = {"SCML"}
 def _configured(registry, name, overrides, settings):
     """The registry's estimator ``name`` with the shared overrides and its own ``--set``s."""
     est = set_matching_params(registry[name].estimator, **overrides)
-    return est.set_params(**settings.get(name, {}))
+    return est.set_params(**(settings or {}).get(name, {}))
 
 
 def _fit_all(data, seeds, overrides, names=None, settings=None):
@@ -128,7 +128,7 @@ def _fit_all(data, seeds, overrides, names=None, settings=None):
         for variant, constant in VARIANTS.items():
             registry = estimator_registry(data.n_image_features, seed, data.time_window,
                                           dataset="ticrc")
-            chosen = {name: _configured(registry, name, overrides, settings or {})
+            chosen = {name: _configured(registry, name, overrides, settings)
                       for name, entry in registry.items()
                       if (not constant or entry.time_use != "none")
                       and (names is None or name in names)}
@@ -160,7 +160,7 @@ def _fuse_all(data, seeds, overrides, names, settings=None):
         registry = estimator_registry(data.n_image_features, seed, data.time_window,
                                       dataset="ticrc")
         for name in names:
-            est = _configured(registry, name, overrides, settings or {})
+            est = _configured(registry, name, overrides, settings)
             row = {}
             for variant in ("dated", "constant"):
                 start = time.perf_counter()

@@ -9,6 +9,7 @@ from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from ..base import l2_normalize
 from ..time import TIME_UNITS, to_duration, to_time_axis
 
 __all__ = ["CaptionDatePrior"]
@@ -82,7 +83,7 @@ class CaptionDatePrior(BaseEstimator):
         R = np.asarray(text, dtype=np.float64)
         if to_duration(self.bandwidth, self.time_unit, name="bandwidth") <= 0:
             raise ValueError(f"bandwidth must be a positive duration; got {self.bandwidth!r}.")
-        self.reference_text_ = R / np.maximum(np.linalg.norm(R, axis=1, keepdims=True), 1e-12)
+        self.reference_text_ = l2_normalize(R)
         self.reference_time_ = to_time_axis(time, self.time_unit)
         if not 1 <= self.n_neighbors <= len(R):
             raise ValueError(f"n_neighbors must be in 1..{len(R)}; got {self.n_neighbors!r}.")
@@ -102,8 +103,7 @@ class CaptionDatePrior(BaseEstimator):
         """
         check_is_fitted(self)
         h = to_duration(self.bandwidth, self.time_unit, name="bandwidth")
-        C = np.asarray(text, dtype=np.float64)
-        C = C / np.maximum(np.linalg.norm(C, axis=1, keepdims=True), 1e-12)
+        C = l2_normalize(np.asarray(text, dtype=np.float64))
         t_q = to_time_axis(query_time, self.time_unit)
         nearest, weight, seen = self._neighbours(C)
         t_ref = self.reference_time_
