@@ -83,6 +83,7 @@ from threadpoolctl import threadpool_limits
 from temporal_xmodal.binning import TimeBinWarning
 from temporal_xmodal.comparison import (
     DATE_PRIOR,
+    NOT_APPLICABLE,
     compare,
     estimator_registry,
     load_comparison_data,
@@ -111,8 +112,9 @@ def _summary(values):
             "runs": [float(v) for v in values]}
 
 
-#: Estimators that learn from class labels only (no image–text pairing).
-LABEL_ONLY = {"SCML"}
+#: Estimators the main job leaves out on TICRC (SCML: it learns from class labels only, and
+#: the labels are the pairs).  Measured here, but not held to the pairing target.
+LABEL_ONLY = NOT_APPLICABLE["ticrc"]
 
 
 def _configured(registry, name, overrides, settings):
@@ -302,22 +304,17 @@ def main():
               f"{row['control_fused']['std']:.4f}  (β {row['control_weight']['runs']})")
 
     best = max(v["real dates"]["mrr"]["mean"] for v in results.values())
-    # SCML learns from class labels only (no pairing); here the labels are the
-    # pairs, so the held-out captions belong to classes it never saw and it can
-    # only rank at random.  It is reported, but not held to the pairing target.
-    paired = {k: v for k, v in results.items() if k not in LABEL_ONLY}
-    worst = min(v["real dates"]["mrr"]["mean"] for v in paired.values())
-    for name in sorted(set(results) & LABEL_ONLY):
-        print(f"  {name}: learns from shared class labels only, with no image–text pairing; "
-              "TICRC's labels are the pairs, so held-out captions are unseen classes and "
-              "its ranking is at chance by construction.")
+    for name in sorted(set(results) & set(LABEL_ONLY)):
+        print(f"  {name}: not held to the targets: {LABEL_ONLY[name]}.")
+    paired = [v["real dates"]["mrr"]["mean"] for k, v in results.items() if k not in LABEL_ONLY]
     targets = {
-        "all_beat_random": target(worst / references["random"], 1.0, ">=",
-                                  "lowest MRR (real dates) / random MRR, estimators that "
-                                  "learn from the pairing"),
         "best_beats_date_only": target(best - references["date_prior"], 0.0, ">=",
                                        "best MRR (real dates) − honest date-only MRR"),
     }
+    if paired:
+        targets["all_beat_random"] = target(min(paired) / references["random"], 1.0, ">=",
+                                            "lowest MRR (real dates) / random MRR, estimators "
+                                            "that learn from the pairing")
     print_targets(targets)
     total = time.perf_counter() - total_start
     print(f"\nTotal {total:.0f} s")

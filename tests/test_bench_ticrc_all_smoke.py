@@ -47,3 +47,5 @@ def test_quick_run_writes_results(tmp_path):
     assert all(rate > 0 for rate in
                data["results"]["featuriser"]["images_per_second_by_threads"].values())
     assert "images/s" in proc.stdout and "LEAK" in proc.stdout and "Targets" in proc.stdout
+    assert "SCML: not held to the targets: it learns from shared class labels only" in proc.stdout
+    assert set(data["targets"]) == {"best_beats_date_only", "all_beat_random"}

@@ -105,6 +105,25 @@ def test_sequential_progress_lines(tmp_path, capsys):
     assert "[1/1] fitting CCA ..." in out and re.search(r"\[1/1\] CCA done: fit \d+\.\d s", out)
 
 
+def test_estimators_not_applicable_to_a_data_set_are_left_out_with_the_reason(
+        tmp_path, capsys, monkeypatch):
+    from temporal_xmodal.comparison import run as run_module
+    monkeypatch.setitem(run_module.NOT_APPLICABLE, "synthetic", {"SAM": "no reason at all"})
+    registry = estimator_registry(4)
+    monkeypatch.setattr(run_module, "estimator_registry",   # two cheap entries suffice
+                        lambda *a, **k: {n: registry[n] for n in ("CCA", "SAM")})
+    assert main(["compare", "--n-samples", "120", "--no-plots", "--output", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "SAM is not run on synthetic: no reason at all. (--estimators SAM runs it anyway.)" in out
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert [row["name"] for row in results["rows"]] == ["CCA"]
+    assert results["meta"]["not_run"] == {"SAM": "no reason at all"}
+    assert main(["compare", "--estimators", "SAM", "--max-epochs", "1", "--n-samples", "120",
+                 "--no-plots", "--output", str(tmp_path)]) == 0            # named: it runs
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert [row["name"] for row in results["rows"]] == ["SAM"] and results["meta"]["not_run"] == {}
+
+
 def test_delta_time_is_zero_when_the_control_sees_the_same_data():
     """Same estimator, same seed, same rows: the control reproduces the fit exactly."""
     data = load_comparison_data(n_samples=150)

@@ -2,6 +2,7 @@
 
 import copy
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -205,6 +206,21 @@ def test_unseen_classes_in_the_second_modality_are_rejected(data):
                                                                        modality="text")
     with pytest.raises(ValueError, match="not seen"):
         est.partial_fit(X[:, :d], y + 100, modality="image")
+
+
+def test_pair_identifiers_as_labels_warn_and_categories_do_not(data):
+    X, y, _, _, d = data
+    small = {**FAST, "max_epochs": 1, "update_rule": "none"}
+    with pytest.warns(UserWarning, match="pair identifiers.*at chance"):
+        SequentialCrossModal(**small, n_image_features=d).fit(X[:40], np.arange(40))
+    with pytest.warns(UserWarning, match="pair identifiers"):
+        SequentialCrossModal(**small, n_image_features=d).partial_fit(
+            X[:40, d:-1], np.arange(40) * 3, modality="text")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        SequentialCrossModal(**small, n_image_features=d).fit(X, y)   # recurring categories
+        # one singleton class among recurring ones is no sign of pair identifiers
+        SequentialCrossModal(**small, n_image_features=d).fit(X[:41], np.r_[y[:40], 99])
 
 
 def test_binary_codes_rank_as_hamming_and_continuous_codes_work(data):

@@ -20,8 +20,8 @@ from ..estimators import (
 from ..estimators._binned import default_base_estimator
 from ..time import time_use
 
-__all__ = ["DATASET_PARAMS", "DATASET_TRAINING", "Entry", "default_estimators",
-           "estimator_registry", "set_matching_params"]
+__all__ = ["DATASET_PARAMS", "DATASET_TRAINING", "Entry", "NOT_APPLICABLE",
+           "default_estimators", "estimator_registry", "set_matching_params"]
 
 #: Training recipe per data set, set on every estimator having these parameters
 #: (nested ones included).  Empty: every estimator trains at its own defaults on
@@ -37,6 +37,15 @@ DATASET_PARAMS = {
     # paper's own-time loss does as well as same-time negatives (``same_time_anchors=64``)
     # at a third of the fit time (3 seeds, held-out MRR 0.180 against 0.177).
     "ticrc": {"SCML": {"lr": 0.01}},
+}
+
+#: Estimators that ``compare`` leaves out of a data set by default, with the reason it
+#: prints (``--estimators`` names one to run it anyway).
+NOT_APPLICABLE = {
+    "ticrc": {"SCML": "it learns from shared class labels only, with no image–text pairing, "
+                      "and TICRC's labels are the pairs, so every held-out caption is a class "
+                      "it never saw: its ranking is at chance by construction (held-out MRR "
+                      "0.017, random 0.016; `benchmarks/bench_ticrc_all.py` measures it)"},
 }
 
 #: One compared estimator: how it uses time (``"none"``, ``"training"``,

@@ -25,7 +25,7 @@ from ..evaluation.undated import counterpart_reciprocal_ranks, date_prior_scores
 from ..time import time_use
 from .data import load_comparison_data, with_constant_time
 from .plots import plot_results
-from .registry import estimator_registry, set_matching_params
+from .registry import NOT_APPLICABLE, estimator_registry, set_matching_params
 from .table import COLUMNS, DELTA_TIME_SCORE, UNDATED_COLUMNS, format_table
 
 __all__ = ["DATE_PRIOR", "compare", "run_compare", "undated_references"]
@@ -214,8 +214,11 @@ def run_compare(dataset="synthetic", output="compare_output", n_samples=None, ra
     log(f"data: {data.description}")
     registry = estimator_registry(data.n_image_features, random_state, data.time_window,
                                   dataset=dataset)
+    skipped = {} if estimators is not None else NOT_APPLICABLE.get(dataset, {})
     chosen = {name: entry.estimator for name, entry in registry.items()
-              if estimators is None or name in estimators}
+              if (name in estimators if estimators is not None else name not in skipped)}
+    for name, reason in skipped.items():
+        log(f"{name} is not run on {dataset}: {reason}. (--estimators {name} runs it anyway.)")
     for est in chosen.values():
         if max_epochs is not None:
             set_matching_params(est, max_epochs=max_epochs)
@@ -253,7 +256,7 @@ def run_compare(dataset="synthetic", output="compare_output", n_samples=None, ra
             "estimator_time_window": data.time_window, "protocol": data.protocol,
             "random_state": random_state, "columns": [key for key, _, _ in columns],
             "delta_time_score": DELTA_TIME_SCORE[data.protocol],
-            "references": references, **data.extra}
+            "references": references, "not_run": dict(skipped), **data.extra}
     document = _json_ready({"meta": meta, "rows": rows})
     (out / "results.json").write_text(json.dumps(document, indent=2, allow_nan=False))
     log(f"\nwrote {out / 'results.json'}")

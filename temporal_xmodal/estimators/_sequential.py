@@ -61,7 +61,10 @@ class SequentialCrossModal(SequentialStages, SequentialInference, CrossModalEmbe
     or its binary code sign(h) (``codes="sign"``, the paper's Hamming
     retrieval; the L2-normalised codes rank exactly as Hamming distance).
     Time is ignored (the column is required and dropped, so the estimator
-    stays a drop-in replacement).
+    stays a drop-in replacement).  The labels must recur across items: with
+    pair identifiers as labels (every class once, as TICRC's) items of new
+    pairs belong to no learnt class and are ranked at chance, so the first
+    call warns.
 
     Interrupting: Ctrl-C during a stage stops the whole fit (the later
     stages are not run) and warns with a :class:`TrainingInterruptedWarning`
