@@ -433,6 +433,22 @@ def _interrupted_neural_binned(at, **params):
     return model, X, y, n_img
 
 
+def test_early_stopping_in_a_bin_is_no_interruption():
+    """skorch's EarlyStopping stops by raising KeyboardInterrupt: that must not pass for a
+    Ctrl-C, which would stop the binned fit at the first bin that runs out of patience."""
+    X, y, n_img = _synthetic(450)
+    base = TempXNetEmbedder(temporal_weight=0, max_epochs=30, hidden_dim=8, embedding_dim=4,
+                            lr=1e-12, patience=1)
+    model = BinnedProcrustesEmbedder(base, bins=3, min_bin_size=50, init="independent",
+                                     random_state=0, n_image_features=n_img)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        model.fit(X, y)
+    assert not _interrupt_warnings(record) and not model.training_interrupted_
+    assert len(model.bin_estimators_) == model.n_bins_ == 3
+    assert all(len(est.net_.history) < 30 for est in model.bin_estimators_)  # all stopped early
+
+
 def test_interrupt_in_a_neural_bin_stops_the_fit_and_leaves_it_usable():
     model, X, y, n_img = _interrupted_neural_binned(2, init="independent")
     with warnings.catch_warnings(record=True) as record:

@@ -2,6 +2,7 @@
 
 import torch
 from skorch import NeuralNet
+from skorch.callbacks import EarlyStopping
 from skorch.history import History
 
 
@@ -25,8 +26,15 @@ class RecordsInterrupt:
         try:
             return super().fit_loop(X, y, epochs=epochs, **fit_params)
         except KeyboardInterrupt:
-            self.interrupted_ = True
+            # skorch's EarlyStopping ends training by raising KeyboardInterrupt too: that
+            # is the planned stop of ``patience``, not the user's Ctrl-C
+            self.interrupted_ = not self._stopped_early()
             raise
+
+    def _stopped_early(self):
+        """Whether an EarlyStopping callback has just run out of patience."""
+        return any(isinstance(cb, EarlyStopping) and getattr(cb, "misses_", 0) >= cb.patience
+                   for _, cb in getattr(self, "callbacks_", []))
 
 
 class CrossModalNet(RecordsInterrupt, NeuralNet):
