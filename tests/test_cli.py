@@ -45,7 +45,27 @@ def test_compare_prints_table_and_writes_outputs(tmp_path):
             assert row["delta_time"] == pytest.approx(row["map"] - row["control"]["value"])
             assert line.split()[-1] == f"{row['delta_time']:+.3f}"
     assert {row["time_use"] for row in rows.values()} == {"none", "training", "inference"}
+    # one epoch is never "still improving at the last epoch" (nothing to compare it with)
+    assert not any(row["still_improving"] for row in rows.values())
+    assert "Still improving" not in proc.stdout
     assert (tmp_path / "comparison.png").stat().st_size > 10_000
+
+
+def test_models_still_improving_at_their_last_epoch_are_named(tmp_path, capsys):
+    assert main(["compare", "--estimators", "CCA,TempXNet-Rec", "--max-epochs", "4",
+                 "--n-samples", "300", "--no-plots", "--output", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    rows = {row["name"]: row for row in
+            json.loads((tmp_path / "results.json").read_text())["rows"]}
+    assert rows["CCA"]["still_improving"] is False and "control" not in rows["CCA"]
+    tempxnet = rows["TempXNet-Rec"]
+    named = [tempxnet["still_improving"] and "TempXNet-Rec",
+             tempxnet["control"]["still_improving"] and "constant-time controls of TempXNet-Rec"]
+    named = [part for part in named if part]
+    if named:
+        assert "Still improving at the last epoch" in out and "; ".join(named) + "." in out
+    else:
+        assert "Still improving" not in out
 
 
 @pytest.mark.parametrize("args, message", [

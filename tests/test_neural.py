@@ -1,10 +1,12 @@
 """SAMEmbedder and TempXNetEmbedder: training core behaviour and learned structure."""
 
 import pickle
+import warnings
 
 import joblib
 import numpy as np
 import pytest
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GridSearchCV
 from skorch.callbacks import Callback
 
@@ -64,11 +66,42 @@ def test_validation_selection_restores_best_epoch(data):
     assert restored == pytest.approx(max(scores), abs=1e-6)
 
 
+def test_best_epoch_and_a_convergence_warning_while_still_improving(data):
+    X, y, _, _, n_img = data
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        sam = SAMEmbedder(random_state=0, n_image_features=n_img, **SMALL).fit(X, y)
+    scores = np.asarray(sam.net_.history[:, "valid_map"])
+    assert sam.best_epoch_ == int(np.argmax(scores)) + 1
+    warned = [w for w in caught if issubclass(w.category, ConvergenceWarning)]
+    assert bool(warned) == (sam.best_epoch_ == SMALL["max_epochs"])
+    # the rule on given histories: the first best epoch is kept; only a best last epoch warns
+    for values, best, warns in [([0.1, 0.3, 0.2], 2, False), ([0.1, 0.2, 0.3], 3, True),
+                                ([0.1, 0.3, 0.3], 2, False)]:
+        for epoch, value in zip(sam.net_.history, values + [0.0] * 9):
+            epoch["valid_map"] = value
+        del sam.net_.history[len(values):]
+        sam.max_epochs = len(values)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            assert sam._best_epoch(True, 0) == best
+        messages = [str(w.message) for w in caught if issubclass(w.category, ConvergenceWarning)]
+        assert bool(messages) == warns
+        if warns:
+            assert "validation mAP was still improving at the last epoch (3)" in messages[0]
+            assert "Raise max_epochs" in messages[0]
+        assert sam._best_epoch(False, 0) == len(values)  # no validation: the last epoch
+        assert sam._best_epoch(True, 2) == best          # one epoch in this fit: no warning
+
+
 def test_early_stopping_and_patience(data):
     X, y, _, _, n_img = data
-    sam = SAMEmbedder(random_state=0, n_image_features=n_img, patience=1,
-                      **{**SMALL, "max_epochs": 40, "lr": 1e-12}).fit(X, y)
-    assert len(sam.net_.history) < 40
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a planned stop is no interruption (nor unconverged)
+        sam = SAMEmbedder(random_state=0, n_image_features=n_img, patience=1,
+                          **{**SMALL, "max_epochs": 40, "lr": 1e-12}).fit(X, y)
+    assert len(sam.net_.history) < 40 and not sam.training_interrupted_
+    assert sam.best_epoch_ < len(sam.net_.history)  # stopped early: no convergence warning
 
 
 def test_warm_start_continues_training(data):
@@ -107,6 +140,7 @@ def test_no_validation_split(data):
     est = TempXNetEmbedder(random_state=0, n_image_features=n_img, validation_fraction=0,
                            **SMALL).fit(X, y)
     assert "valid_map" not in est.net_.history[-1]
+    assert est.best_epoch_ == SMALL["max_epochs"]  # the last epoch's weights
 
 
 def test_transform_image_and_text_ignore_time(data):

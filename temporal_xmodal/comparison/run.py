@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 from joblib import Parallel, delayed
 from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning
 
 from ..binning import TimeBinWarning
 from ..evaluation.report import evaluate_estimator, evaluate_undated
@@ -59,8 +60,14 @@ def undated_references(blocks_train, blocks_test):
 
 
 def _fit_evaluate(estimator, X_train, y_train, X_test, y_test, evaluate, control):
-    """Fit one estimator and evaluate it: ``(fit seconds, figures)``."""
-    with warnings.catch_warnings():
+    """Fit one estimator and evaluate it: ``(fit seconds, figures)``.
+
+    ``figures["still_improving"]``: whether the fit (or a model inside it, e.g. a bin's)
+    warned that its validation figure was still improving at the last epoch; that warning
+    is summarised under the table instead of shown, the others pass through.
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ConvergenceWarning)
         if control:  # one constant time: every time bin but one is empty and merged, and
             # TempXNet's temporal term is switched off (both expected: that is the control)
             warnings.simplefilter("ignore", TimeBinWarning)
@@ -71,7 +78,11 @@ def _fit_evaluate(estimator, X_train, y_train, X_test, y_test, evaluate, control
         seconds = time.perf_counter() - start
         figures = evaluate(estimator, X_test) if y_test is None else evaluate(estimator, X_test,
                                                                               y_test)
-    return seconds, figures
+    short = [w for w in caught if issubclass(w.category, ConvergenceWarning)]
+    for w in caught:
+        if not issubclass(w.category, ConvergenceWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return seconds, {**figures, "still_improving": bool(short)}
 
 
 def _keyed_fit_evaluate(key, *args):
@@ -157,7 +168,8 @@ def compare(estimators, X_train, y_train, X_test, y_test, *, time_window, protoc
             c_seconds, c_figures = results[(name, True)]
             row["delta_time"] = figures[score] - c_figures[score]
             row["control"] = {"score": score, "value": c_figures[score],
-                              "fit_seconds": c_seconds}
+                              "fit_seconds": c_seconds,
+                              "still_improving": c_figures["still_improving"]}
         rows.append(row)
     return rows
 
@@ -249,6 +261,15 @@ def run_compare(dataset="synthetic", output="compare_output", n_samples=None, ra
             "constant time column; n/a for estimators that ignore time.")
     else:
         log("Δ-time is n/a: the time column is already constant.")
+    short = [row["name"] for row in rows if row["still_improving"]]
+    short_controls = [row["name"] for row in rows
+                      if row.get("control", {}).get("still_improving")]
+    if short or short_controls:
+        log("Still improving at the last epoch (the validation figure was at its best there, so "
+            "these figures may be short of convergence; --max-epochs raises the epochs): "
+            + "; ".join(part for part in (", ".join(short), short_controls and
+                                          "constant-time controls of " + ", ".join(short_controls))
+                        if part) + ".")
     out = Path(output)
     out.mkdir(parents=True, exist_ok=True)
     meta = {"dataset": dataset, "n_train": int(len(data.X_train)),

@@ -11,6 +11,7 @@ from numbers import Integral, Real
 
 import numpy as np
 import torch
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from skorch.callbacks import EarlyStopping, LRScheduler
@@ -135,6 +136,12 @@ COMMON_PARAMETERS_DOC = """
         The fitted net; ``net_.history`` holds the per-epoch losses,
         ``valid_map`` and (SAM) α.
     embedding_dim_ : int
+    best_epoch_ : int
+        Epoch (1-based, counted over ``net_.history``) whose weights are
+        kept: the best of ``selection_metric`` when validating, else the
+        last.  When it is the last of the fit's ``max_epochs`` (≥ 2) epochs,
+        the figure was still improving and ``fit`` warns with a
+        :class:`~sklearn.exceptions.ConvergenceWarning`.
     n_features_in_, feature_names_in_, n_image_features_, n_text_features_, time_axis_, time_range_
         See :class:`~temporal_xmodal.base.CrossModalEmbedder`.
 """
@@ -227,6 +234,7 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
             with seeded(seed):  # the global generator: initialisation only, one fit at a time
                 self.net_.initialize()
         reseed(self.net_.module_, seed)  # dropout draws from the fit's own generators
+        n_before = len(self.net_.history)
         self.net_.partial_fit(data_train)
         self.embedding_dim_ = self.embedding_dim
         self.training_interrupted_ = bool(getattr(self.net_, "interrupted_", False))
@@ -236,7 +244,28 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
                 f"{len(self.net_.history)} epoch(s); the model is usable but partial (the "
                 "best checkpoint so far when validating).", TrainingInterruptedWarning,
                 stacklevel=external_stacklevel())
+        self.best_epoch_ = self._best_epoch(data_valid is not None, n_before)
         return self
+
+    def _best_epoch(self, validating, n_before):
+        """Epoch (1-based, over the whole history) whose weights are kept; warns when the
+        selection figure was still improving at the last of at least 2 epochs of this fit."""
+        history = self.net_.history
+        n = len(history)
+        if not validating or n == 0:
+            return n
+        values = np.asarray(history[:, self.selection_metric], dtype=float)
+        best = int(np.argmin(values) if self.selection_metric == "valid_loss"
+                   else np.argmax(values)) + 1  # the first best, as the checkpoint keeps
+        if (best == n and n - n_before >= 2 and n == n_before + self.max_epochs
+                and not self.training_interrupted_):
+            figure = {"valid_map": "mAP", "valid_loss": "loss"}[self.selection_metric]
+            warnings.warn(
+                f"{type(self).__name__}: the validation {figure} was still improving at the "
+                f"last epoch ({n}); the model may be short of convergence. "
+                "Raise max_epochs: the best epoch's weights are kept, so more epochs mostly "
+                "cost time.", ConvergenceWarning, stacklevel=external_stacklevel())
+        return best
 
     def _fit_time_encoding(self, centred):
         """Fit the network's time encoding (time-conditioned models override)."""
