@@ -138,8 +138,8 @@ COMMON_PARAMETERS_DOC = """
     embedding_dim_ : int
     best_epoch_ : int
         Epoch (1-based, counted over ``net_.history``) whose weights are
-        kept: the best of ``selection_metric`` when validating, else the
-        last.  When it is the last of the fit's ``max_epochs`` (≥ 2) epochs,
+        kept: the best of ``selection_metric`` among the last fit's epochs
+        when validating, else the last.  When it is the last of the fit's ``max_epochs`` (≥ 2) epochs,
         the figure was still improving and ``fit`` warns with a
         :class:`~sklearn.exceptions.ConvergenceWarning`.
     n_features_in_, feature_names_in_, n_image_features_, n_text_features_, time_axis_, time_range_
@@ -249,14 +249,19 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
 
     def _best_epoch(self, validating, n_before):
         """Epoch (1-based, over the whole history) whose weights are kept; warns when the
-        selection figure was still improving at the last of at least 2 epochs of this fit."""
+        selection figure was still improving at the last of at least 2 epochs of this fit.
+
+        The checkpoint selection starts over with every fit (a warm start, a bin continuing
+        from a global model), so the best is sought among this fit's epochs (after the
+        first ``n_before``) only.
+        """
         history = self.net_.history
         n = len(history)
-        if not validating or n == 0:
+        if not validating or n <= n_before:
             return n
-        values = np.asarray(history[:, self.selection_metric], dtype=float)
-        best = int(np.argmin(values) if self.selection_metric == "valid_loss"
-                   else np.argmax(values)) + 1  # the first best, as the checkpoint keeps
+        values = np.asarray(history[n_before:, self.selection_metric], dtype=float)
+        best = n_before + 1 + int(np.argmin(values) if self.selection_metric == "valid_loss"
+                                  else np.argmax(values))  # the first best, as kept
         if (best == n and n - n_before >= 2 and n == n_before + self.max_epochs
                 and not self.training_interrupted_):
             figure = {"valid_map": "mAP", "valid_loss": "loss"}[self.selection_metric]
