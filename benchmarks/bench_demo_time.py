@@ -36,6 +36,7 @@ import warnings
 
 import numpy as np
 from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning
 
 from _common import (add_settings_argument, make_parser, parse_settings, print_header,
                      print_targets, target, write_results)
@@ -77,24 +78,38 @@ def run_world(world, seed, n_samples, max_epochs, names=NAMES, settings=None):
         if max_epochs is not None:
             set_matching_params(est, max_epochs=max_epochs)
         start = time.perf_counter()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            row = _figures(clone(est).fit(X_tr, y_tr), X_te, y_te, window, time_te)
-            if entry.time_use != "none":
-                control = _figures(clone(est).fit(const_tr, y_tr), const_te, y_te, window,
-                                   time_te)
-                row["control"], row["control_tmap50"] = control["map"], control["tmap50"]
-                row["delta_time"] = row["map"] - row["control"]
-                row["delta_tmap50"] = row["tmap50"] - row["control_tmap50"]
+        fitted, short = _fit(clone(est), X_tr, y_tr)
+        row = {**_figures(fitted, X_te, y_te, window, time_te), "still_improving": short}
+        if entry.time_use != "none":
+            fitted, short = _fit(clone(est), const_tr, y_tr)
+            control = _figures(fitted, const_te, y_te, window, time_te)
+            row["control"], row["control_tmap50"] = control["map"], control["tmap50"]
+            row["control_still_improving"] = short
+            row["delta_time"] = row["map"] - row["control"]
+            row["delta_tmap50"] = row["tmap50"] - row["control_tmap50"]
         row["seconds"] = time.perf_counter() - start
         out[name] = row
+        flags = [label for label, key in (("model", "still_improving"),
+                                          ("control", "control_still_improving")) if row.get(key)]
         print(f"  {world:6s} seed {seed} {name:18s} mAP {row['map']:.4f}"
               + (f"  control {row['control']:.4f}  Δ-time {row['delta_time']:+.4f}"
                  if "control" in row else "")
               + f"  t-mAP@50 {row['tmap50']:.4f}"
               + (f" (Δ {row['delta_tmap50']:+.4f})" if "control" in row else "")
-              + f"  ({row['seconds']:.0f} s)", flush=True)
+              + f"  ({row['seconds']:.0f} s)"
+              + (f"  [still improving at the last epoch: {', '.join(flags)}]" if flags else ""),
+              flush=True)
     return out
+
+
+def _fit(estimator, X, y):
+    """The fitted estimator and whether it (or a model inside it) was still improving at its
+    last epoch (its ``ConvergenceWarning``); other warnings are silenced."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("ignore")
+        warnings.simplefilter("always", ConvergenceWarning)
+        estimator.fit(X, y)
+    return estimator, any(issubclass(w.category, ConvergenceWarning) for w in caught)
 
 
 def _stats(values):

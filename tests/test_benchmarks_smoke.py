@@ -85,3 +85,24 @@ def test_set_reads_one_estimators_parameters_and_refuses_bad_ones():
                 "Diachronic=1"):
         with pytest.raises(SystemExit):
             parse_settings(parser, [bad], estimators)
+
+
+def test_demo_time_quick_run_records_what_time_buys_and_training_length(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "bench_demo_time.py"), "--quick", "--estimators",
+         "CCA,TempXNet-Rec", "--output-dir", str(tmp_path)],
+        capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads((tmp_path / "bench_demo_time.json").read_text())
+    assert set(data["runs"]) == {"demo", "static"}
+    for world in ("demo", "static"):
+        (run,) = data["runs"][world]  # one seed
+        assert set(run) == {"CCA", "TempXNet-Rec"}
+        assert run["CCA"]["still_improving"] is False and "control" not in run["CCA"]
+        tempxnet = run["TempXNet-Rec"]
+        assert tempxnet["delta_time"] == pytest.approx(tempxnet["map"] - tempxnet["control"])
+        assert isinstance(tempxnet["still_improving"], bool)
+        assert isinstance(tempxnet["control_still_improving"], bool)
+    flagged = any(run["TempXNet-Rec"][key] for run in (r[0] for r in data["runs"].values())
+                  for key in ("still_improving", "control_still_improving"))
+    assert ("[still improving at the last epoch" in proc.stdout) == flagged
