@@ -25,6 +25,7 @@ import time
 import warnings
 
 import torch
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GridSearchCV, KFold, ParameterGrid, train_test_split
 from threadpoolctl import threadpool_limits
 
@@ -101,6 +102,9 @@ def main():
     # time-conditioned models extrapolate there.  (scikit-learn passes warning
     # filters on to its joblib workers.)
     warnings.simplefilter("ignore", TimeRangeWarning)
+    # The example trains a few epochs to run in seconds, so the models are still
+    # improving when training ends; a real fit should heed this warning.
+    warnings.simplefilter("ignore", ConvergenceWarning)
 
     # ---------------------------------------------------------------- data
     X, y, info = make_temporal_crossmodal(400 if args.fast else 1500, return_info=True,

@@ -42,6 +42,7 @@ import torch
 from sklearn.compose import ColumnTransformer
 from sklearn.decomposition import PCA, TruncatedSVD
 from sklearn.dummy import DummyClassifier
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
 from sklearn.pipeline import Pipeline, make_pipeline
@@ -220,6 +221,9 @@ def main():
     # Test rows can lie slightly outside the training time range of the
     # time-conditioned embedders; they extrapolate, which is fine here.
     warnings.simplefilter("ignore", TimeRangeWarning)
+    # The example trains a few epochs to run in seconds, so the models are still
+    # improving when training ends; a real fit should heed this warning.
+    warnings.simplefilter("ignore", ConvergenceWarning)
 
     print("=" * 72 + "\n1. Synthetic data: scale per modality -> embedder -> classifier\n"
           + "=" * 72)
