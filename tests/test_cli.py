@@ -134,7 +134,8 @@ def test_estimators_not_applicable_to_a_data_set_are_left_out_with_the_reason(
                         lambda *a, **k: {n: registry[n] for n in ("CCA", "SAM")})
     assert main(["compare", "--n-samples", "120", "--no-plots", "--output", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "SAM is not run on synthetic: no reason at all. (--estimators SAM runs it anyway.)" in out
+    assert ("SAM is not run on synthetic: no reason at all. (--estimators SAM runs it anyway.)"
+            in out)
     results = json.loads((tmp_path / "results.json").read_text())
     assert [row["name"] for row in results["rows"]] == ["CCA"]
     assert results["meta"]["not_run"] == {"SAM": "no reason at all"}

@@ -38,7 +38,8 @@ from .table import COLUMNS, DELTA_TIME_SCORE, UNDATED_COLUMNS, format_table
 
 __all__ = [
     "COLUMNS", "DATASETS", "DATASET_PARAMS", "DATASET_TRAINING", "DATE_PRIOR",
-    "DELTA_TIME_SCORE", "Entry", "MIN_SAMPLES", "NOT_APPLICABLE", "TEMPORAL_KEYS", "UNDATED_COLUMNS", "compare",
+    "DELTA_TIME_SCORE", "Entry", "MIN_SAMPLES", "NOT_APPLICABLE", "TEMPORAL_KEYS",
+    "UNDATED_COLUMNS", "compare",
     "default_data_dir", "default_estimators", "estimator_registry", "evaluate_estimator",
     "evaluate_undated", "format_table", "load_comparison_data", "plot_results", "run_compare",
     "set_matching_params", "synthetic_split", "undated_references", "with_constant_time",

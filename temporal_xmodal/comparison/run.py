@@ -264,12 +264,13 @@ def run_compare(dataset="synthetic", output="compare_output", n_samples=None, ra
     short = [row["name"] for row in rows if row["still_improving"]]
     short_controls = [row["name"] for row in rows
                       if row.get("control", {}).get("still_improving")]
-    if short or short_controls:
+    parts = [", ".join(short)] if short else []
+    if short_controls:
+        parts.append("constant-time controls of " + ", ".join(short_controls))
+    if parts:
         log("Still improving at the last epoch (the validation figure was at its best there, so "
             "these figures may be short of convergence; --max-epochs raises the epochs): "
-            + "; ".join(part for part in (", ".join(short), short_controls and
-                                          "constant-time controls of " + ", ".join(short_controls))
-                        if part) + ".")
+            + "; ".join(parts) + ".")
     out = Path(output)
     out.mkdir(parents=True, exist_ok=True)
     meta = {"dataset": dataset, "n_train": int(len(data.X_train)),

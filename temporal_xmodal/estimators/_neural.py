@@ -139,9 +139,9 @@ COMMON_PARAMETERS_DOC = """
     best_epoch_ : int
         Epoch (1-based, counted over ``net_.history``) whose weights are
         kept: the best of ``selection_metric`` among the last fit's epochs
-        when validating, else the last.  When it is the last of the fit's ``max_epochs`` (≥ 2) epochs,
-        the figure was still improving and ``fit`` warns with a
-        :class:`~sklearn.exceptions.ConvergenceWarning`.
+        when validating, else the last.  When it is the last of the fit's
+        ``max_epochs`` (≥ 2) epochs, the figure was still improving and
+        ``fit`` warns with a :class:`~sklearn.exceptions.ConvergenceWarning`.
     n_features_in_, feature_names_in_, n_image_features_, n_text_features_, time_axis_, time_range_
         See :class:`~temporal_xmodal.base.CrossModalEmbedder`.
 """

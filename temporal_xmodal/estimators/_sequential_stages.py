@@ -22,10 +22,10 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_array
 
 from .._validation import check_labels
-from ..time import external_stacklevel
 from ..losses.classification import ClassificationLoss
 from ..nn.sequential import MetaLearner, SequentialNet
 from ..nn.dropout import reseed
+from ..time import external_stacklevel
 from ..training import TrainingInterruptedWarning, as_tensor, seeded
 from ..training._sequential import (
     LearnedOptimizerNet,
