@@ -39,22 +39,25 @@ def test_scores_compare_each_anchor_with_the_batch_projected_at_its_time(conditi
     assert not torch.allclose(s_it, (z_image @ z_text.T)[:7])
 
 
-def test_time_dropout_draws_per_modality_and_anchors_keep_their_own_projection():
+def test_time_dropout_candidates_are_projected_as_the_positive_was():
     net = _net("film", k=10, time_dropout=0.5)
     x, c, tf = _batch()
     net.time_layer.bias.data.zero_()  # zero time features embed to zero: the static path
     net.drop_time.reseed(3)
     z_image, z_text, s_it, s_ti = net(x, c, tf)
+    # the positive is one of the candidates, projected the same way: no path shortcut
+    torch.testing.assert_close(torch.diagonal(s_it), (z_image * z_text).sum(1))
+    torch.testing.assert_close(torch.diagonal(s_ti), (z_image * z_text).sum(1))
     net.eval()  # the references: no time dropped
     static = torch.zeros(10, 3)
     kept_image = (z_image - net.embed_image(x, static)).abs().sum(1) > 1e-6
     kept_text = (z_text - net.embed_text(c, static)).abs().sum(1) > 1e-6
     assert 0 < kept_image.sum() < 10 and 0 < kept_text.sum() < 10
     assert (kept_image != kept_text).any()  # one draw per modality
-    for a in range(10):  # candidates at the time the anchor itself was projected at
-        at = (tf[a] if kept_image[a] else static[a]).expand(10, -1)
-        torch.testing.assert_close(s_it[a], net.embed_text(c, at) @ z_image[a])
+    for a in range(10):  # candidates at the anchor's time, on its positive's path
         at = (tf[a] if kept_text[a] else static[a]).expand(10, -1)
+        torch.testing.assert_close(s_it[a], net.embed_text(c, at) @ z_image[a])
+        at = (tf[a] if kept_image[a] else static[a]).expand(10, -1)
         torch.testing.assert_close(s_ti[a], net.embed_image(x, at) @ z_text[a])
 
 

@@ -139,8 +139,9 @@ class DiachronicNet(nn.Module):
         (z_image, z_text, S_it, S_ti) : the same and two tensors of shape (K, B)
             Otherwise: the first K = min(``same_time_anchors``, B) items of the batch (a
             random sample when batches are shuffled) against every item of the other
-            modality projected at the anchor's time, as the anchor itself was projected
-            (see the module docstring).
+            modality projected at the anchor's time, as the anchor's positive was projected
+            (with ``time_dropout``: the positive's draw), so that ``S_it[a, a]`` is the
+            positive's score ``<z_image[a], z_text[a]>`` (see the module docstring).
         """
         raw = torch.tanh(self.time_layer(time_features))
         h_image, h_text = self._hidden("image", image), self._hidden("text", text)
@@ -151,10 +152,13 @@ class DiachronicNet(nn.Module):
         if not self.same_time_anchors:
             return z_image, z_text
         k = min(self.same_time_anchors, len(raw))
+        # candidates are projected as the anchor's positive was (its time and its modality's
+        # keep draw), so the positive is one of them: with the anchor's own draw, a positive
+        # on the other path would stand out by its path alone, a shortcut of training only
         return (z_image, z_text,
-                self._same_time("text", h_text, z_image[:k], raw[:k], keep_image[:k],
+                self._same_time("text", h_text, z_image[:k], raw[:k], keep_text[:k],
                                 time_features[:k]),
-                self._same_time("image", h_image, z_text[:k], raw[:k], keep_text[:k],
+                self._same_time("image", h_image, z_text[:k], raw[:k], keep_image[:k],
                                 time_features[:k]))
 
     def _same_time(self, modality, h, anchors, raw, keep, time_features):
