@@ -101,7 +101,7 @@ class DiachronicEmbedder(NeuralCrossModalEmbedder):
     same_time_anchors : int, default=0
         Anchors per batch (the first of the shuffled batch; at least ``batch_size``: all)
         whose negatives are compared at the anchor's time instead of their own: the other
-        modality's items projected at the date the anchor was projected at (a deviation;
+        modality's items projected at the anchor's date, as its positive was (a deviation;
         0, the default: the paper's loss, every item at its own time).  It trains the
         comparison made when a query at one date ranks candidates projected at that date, as
         with undated captions (:func:`~temporal_xmodal.evaluation.evaluate_undated`, TICRC).
@@ -110,7 +110,7 @@ class DiachronicEmbedder(NeuralCrossModalEmbedder):
         those negatives: on TICRC (3 seeds, held-out MRR) with the checkpoint of lowest
         validation loss 0.128 against 0.147 for the constant-time control, and 0.145 with
         this option; with the default checkpoint (validation mAP) the two losses do alike
-        (0.180 and 0.177; control 0.178), so the default stays the paper's.  It does
+        (0.180 and 0.181; control 0.178), so the default stays the paper's.  It does
         not suit items compared at their own times when meaning moves between eras: a
         negative caption projected at the anchor's date is read in that era's sense.  Cost:
         the output layer runs once per distinct anchor time, about 4 × the epoch time with
