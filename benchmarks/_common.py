@@ -16,6 +16,9 @@ from pathlib import Path
 
 #: Default folder of the JSON results.
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
+#: Default folder of the real data sets (``$TEMPORAL_XMODAL_DATA`` or ``../shared/data``).
+DATA = Path(os.environ.get("TEMPORAL_XMODAL_DATA",
+                           Path(__file__).resolve().parents[2] / "shared" / "data"))
 
 _PACKAGES = ("numpy", "scipy", "scikit-learn", "torch", "temporal-xmodal")
 
@@ -34,6 +37,17 @@ def make_parser(description):
         help=f"folder of the JSON result (default: {RESULTS_DIR})",
     )
     return parser
+
+
+def add_ticrc_arguments(parser):
+    """``--data-dir`` (the folder holding ``ticrc/``) and ``--cache-dir`` (image features)."""
+    from temporal_xmodal.datasets._ticrc import default_cache_dir
+
+    parser.add_argument("--data-dir", type=Path, default=DATA,
+                        help=f"folder holding ticrc/ (default {DATA}; env TEMPORAL_XMODAL_DATA)")
+    parser.add_argument("--cache-dir", default=default_cache_dir(),
+                        help="image feature cache (default $TEMPORAL_XMODAL_CACHE or "
+                             "~/.cache/temporal_xmodal)")
 
 
 def add_settings_argument(parser):

@@ -72,12 +72,11 @@ Run::
 import os
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 import torch
-from _common import (add_settings_argument, make_parser, parse_settings, print_header,
-                     print_targets, target, write_results)
+from _common import (add_settings_argument, add_ticrc_arguments, make_parser, parse_settings,
+                     print_header, print_targets, target, write_results)
 from threadpoolctl import threadpool_limits
 
 from temporal_xmodal.binning import TimeBinWarning
@@ -91,12 +90,10 @@ from temporal_xmodal.comparison import (
     undated_references,
     with_constant_time,
 )
-from temporal_xmodal.datasets._ticrc import default_cache_dir, image_feature_throughput
+from temporal_xmodal.datasets._ticrc import image_feature_throughput
 from temporal_xmodal.evaluation.date_prior import DatePriorRetrieval
 from temporal_xmodal.evaluation.undated import counterpart_reciprocal_ranks, query_time_scores
 
-DATA = Path(os.environ.get("TEMPORAL_XMODAL_DATA",
-                           Path(__file__).resolve().parents[2] / "shared" / "data"))
 VARIANTS = {"real dates": False, "without time": True}  # name -> constant time column
 
 
@@ -223,11 +220,7 @@ def _table(results, time_use, references):
 
 def main():
     parser = make_parser(__doc__)
-    parser.add_argument("--data-dir", type=Path, default=DATA,
-                        help=f"folder holding ticrc/ (default {DATA}; env TEMPORAL_XMODAL_DATA)")
-    parser.add_argument("--cache-dir", default=default_cache_dir(),
-                        help="image feature cache (default $TEMPORAL_XMODAL_CACHE or "
-                             "~/.cache/temporal_xmodal)")
+    add_ticrc_arguments(parser)
     parser.add_argument("--seeds", type=int, default=3, help="seeds per model (default 3)")
     parser.add_argument("--epochs", type=int, default=None,
                         help="max_epochs of every neural estimator (default: its own)")

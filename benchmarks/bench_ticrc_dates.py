@@ -31,20 +31,15 @@ Run::
     python benchmarks/bench_ticrc_dates.py --quick   # 260 pairs
 """
 
-import os
-from pathlib import Path
-
 import numpy as np
-from _common import make_parser, print_header, print_targets, target, write_results
+from _common import (add_ticrc_arguments, make_parser, print_header, print_targets, target,
+                     write_results)
 from sklearn.linear_model import RidgeCV
 
 from temporal_xmodal.comparison import load_comparison_data
-from temporal_xmodal.datasets._ticrc import default_cache_dir
 from temporal_xmodal.evaluation.undated import (counterpart_reciprocal_ranks, date_prior_scores,
                                                 random_mrr)
 
-DATA = Path(os.environ.get("TEMPORAL_XMODAL_DATA",
-                           Path(__file__).resolve().parents[2] / "shared" / "data"))
 NEIGHBOURS = (3, 25, 100)
 BANDWIDTHS = (0.1, 0.25, 1.0, 2.0, 5.0, 10.0)  # years
 GAPS = (0.25, 1.0)  # years
@@ -82,11 +77,7 @@ def _date_regression(blocks_train, blocks_test):
 
 def main():
     parser = make_parser(__doc__)
-    parser.add_argument("--data-dir", type=Path, default=DATA,
-                        help=f"folder holding ticrc/ (default {DATA}; env TEMPORAL_XMODAL_DATA)")
-    parser.add_argument("--cache-dir", default=default_cache_dir(),
-                        help="image feature cache (default $TEMPORAL_XMODAL_CACHE or "
-                             "~/.cache/temporal_xmodal)")
+    add_ticrc_arguments(parser)
     args = parser.parse_args()
     data = load_comparison_data("ticrc", data_dir=args.data_dir, cache_dir=args.cache_dir,
                                 n_samples=260 if args.quick else None)
