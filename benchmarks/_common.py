@@ -60,6 +60,14 @@ def add_settings_argument(parser):
     )
 
 
+def read_value(raw):
+    """A command-line value read as a Python literal, else kept as the string."""
+    try:
+        return ast.literal_eval(raw)
+    except (ValueError, SyntaxError):
+        return raw
+
+
 def parse_settings(parser, items, estimators):
     """``--set`` items as ``{name: {param: value}}``, checked against the estimators.
 
@@ -88,11 +96,7 @@ def parse_settings(parser, items, estimators):
         if name not in estimators:
             parser.error(f"--set {item!r}: unknown estimator {name!r}; choose from "
                          f"{', '.join(estimators)}")
-        try:
-            value = ast.literal_eval(raw)
-        except (ValueError, SyntaxError):
-            value = raw
-        settings.setdefault(name, {})[param] = value
+        settings.setdefault(name, {})[param] = read_value(raw)
     for name, params in settings.items():
         try:  # unknown parameters fail in set_params, bad values in the constraints' check
             clone(estimators[name]).set_params(**params)._validate_params()

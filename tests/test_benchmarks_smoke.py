@@ -90,11 +90,12 @@ def test_set_reads_one_estimators_parameters_and_refuses_bad_ones():
 def test_demo_time_quick_run_records_what_time_buys_and_training_length(tmp_path):
     proc = subprocess.run(
         [sys.executable, str(BENCHMARKS / "bench_demo_time.py"), "--quick", "--estimators",
-         "CCA,TempXNet-Rec", "--output-dir", str(tmp_path)],
+         "CCA,TempXNet-Rec", "--world", "n_categories=6", "--output-dir", str(tmp_path)],
         capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     data = json.loads((tmp_path / "bench_demo_time.json").read_text())
     assert set(data["runs"]) == {"demo", "static"}
+    assert data["world_overrides"] == {"n_categories": 6}
     for world in ("demo", "static"):
         (run,) = data["runs"][world]  # one seed
         assert set(run) == {"CCA", "TempXNet-Rec"}
@@ -106,3 +107,30 @@ def test_demo_time_quick_run_records_what_time_buys_and_training_length(tmp_path
     flagged = any(run["TempXNet-Rec"][key] for run in (r[0] for r in data["runs"].values())
                   for key in ("still_improving", "control_still_improving"))
     assert ("[still improving at the last epoch" in proc.stdout) == flagged
+
+
+def test_world_overrides_reach_both_worlds_and_bad_ones_stop_the_run():
+    """``--world KEY=VALUE`` of bench_demo_time: generator parameters for both worlds (the
+    static one keeps ``meaning_shift=0``), checked before any fit."""
+    import argparse
+    from unittest import mock
+
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        import bench_demo_time
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    parser = argparse.ArgumentParser()
+    world = bench_demo_time.parse_world(parser, ["profiles=steady", "n_eras=2"])
+    assert world == {"profiles": "steady", "n_eras": 2}
+    for bad in (["bogus=1"], ["profiles=weird"], ["n_eras"]):
+        with pytest.raises(SystemExit):
+            bench_demo_time.parse_world(parser, bad)
+    with mock.patch.object(bench_demo_time, "synthetic_split",
+                           side_effect=RuntimeError("stop")) as split:
+        for name, shift in (("demo", None), ("static", 0.0)):
+            with pytest.raises(RuntimeError):
+                bench_demo_time.run_world(name, 0, 300, 1, ("CCA",), overrides=world)
+            kwargs = split.call_args.kwargs
+            assert kwargs["profiles"] == "steady" and kwargs["n_eras"] == 2
+            assert kwargs.get("meaning_shift") == shift
