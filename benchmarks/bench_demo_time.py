@@ -43,17 +43,16 @@ Run::
 """
 
 import time
-import warnings
 
 import numpy as np
 from sklearn.base import clone
-from sklearn.exceptions import ConvergenceWarning
 
 from _common import (add_settings_argument, make_parser, parse_settings, print_header,
                      print_targets, read_value, target, write_results)
 
 from temporal_xmodal.comparison import estimator_registry, set_matching_params, synthetic_split
 from temporal_xmodal.comparison.data import _blocks, with_constant_time
+from temporal_xmodal.comparison.run import recording_convergence
 from temporal_xmodal.metrics import cross_modal_scores
 
 WORLDS = {"demo": {}, "static": {"meaning_shift": 0.0}}
@@ -131,11 +130,9 @@ def run_world(world, seed, n_samples, max_epochs, names=NAMES, settings=None, ov
 def _fit(estimator, X, y):
     """The fitted estimator and whether it (or a model inside it) was still improving at its
     last epoch (its ``ConvergenceWarning``); other warnings are silenced."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("ignore")
-        warnings.simplefilter("always", ConvergenceWarning)
+    with recording_convergence(passthrough=False) as short:
         estimator.fit(X, y)
-    return estimator, any(issubclass(w.category, ConvergenceWarning) for w in caught)
+    return estimator, bool(short)
 
 
 def _stats(values):

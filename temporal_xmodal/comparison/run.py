@@ -12,6 +12,7 @@ is ``python -m temporal_xmodal compare``: data, fits, table, JSON and plots.
 import json
 import time
 import warnings
+from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 
@@ -59,6 +60,27 @@ def undated_references(blocks_train, blocks_test):
             "date_prior": float(counterpart_reciprocal_ranks(scores)[0].mean())}
 
 
+@contextmanager
+def recording_convergence(passthrough=True):
+    """Record the ``ConvergenceWarning``s raised in the block (a fit still improving at its
+    last epoch, or a model inside it such as a bin's) instead of showing them.
+
+    Yields a list that holds them once the block has ended.  The other warnings are shown
+    after the block (``passthrough=True``) or silenced (``False``).
+    """
+    short = []
+    with warnings.catch_warnings(record=True) as caught:
+        if not passthrough:
+            warnings.simplefilter("ignore")
+        warnings.simplefilter("always", ConvergenceWarning)
+        yield short
+    for w in caught:
+        if issubclass(w.category, ConvergenceWarning):
+            short.append(w)
+        elif passthrough:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+
+
 def _fit_evaluate(estimator, X_train, y_train, X_test, y_test, evaluate, control):
     """Fit one estimator and evaluate it: ``(fit seconds, figures)``.
 
@@ -66,8 +88,7 @@ def _fit_evaluate(estimator, X_train, y_train, X_test, y_test, evaluate, control
     warned that its validation figure was still improving at the last epoch; that warning
     is summarised under the table instead of shown, the others pass through.
     """
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", ConvergenceWarning)
+    with recording_convergence() as short:
         if control:  # one constant time: every time bin but one is empty and merged, and
             # TempXNet's temporal term is switched off (both expected: that is the control)
             warnings.simplefilter("ignore", TimeBinWarning)
@@ -78,10 +99,6 @@ def _fit_evaluate(estimator, X_train, y_train, X_test, y_test, evaluate, control
         seconds = time.perf_counter() - start
         figures = evaluate(estimator, X_test) if y_test is None else evaluate(estimator, X_test,
                                                                               y_test)
-    short = [w for w in caught if issubclass(w.category, ConvergenceWarning)]
-    for w in caught:
-        if not issubclass(w.category, ConvergenceWarning):
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     return seconds, {**figures, "still_improving": bool(short)}
 
 
