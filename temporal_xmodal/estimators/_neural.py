@@ -32,7 +32,6 @@ from ..training import (
     embed_batches,
     make_dataset,
     seeded,
-    shared_dataset,
 )
 
 _OPTIMIZERS = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam, "adamw": torch.optim.AdamW}
@@ -216,8 +215,7 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
         if not continuing:
             self._fit_time_encoding(centred if train is None else centred[train])
         data_train = make_dataset(X_image, X_text, Y, self._time_inputs(centred), rows=train)
-        data_valid = (shared_dataset(data_train.X, Y, rows=valid)
-                      if valid is not None else None)
+        data_valid = data_train.subset(valid) if valid is not None else None
         if continuing:
             # continue from the current weights, optimiser state and history
             # (epochs and batch size follow the estimator's current parameters);
@@ -235,7 +233,10 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
                 self.net_.initialize()
         reseed(self.net_.module_, seed)  # dropout draws from the fit's own generators
         n_before = len(self.net_.history)
-        self.net_.partial_fit(data_train)
+        try:
+            self.net_.partial_fit(data_train)
+        finally:
+            data_train.release()  # the data's copy on the device, if it was moved there
         self.embedding_dim_ = self.embedding_dim
         self.training_interrupted_ = bool(getattr(self.net_, "interrupted_", False))
         if self.training_interrupted_:

@@ -160,7 +160,7 @@ class SAMLoss(nn.Module):
     alpha : float
         α of the current epoch.
     category_distances : torch.Tensor of shape (C, C) or None
-        f_mc of the current epoch (set by :meth:`refresh`).
+        f_mc of the current epoch (set by :meth:`refresh`); a non-persistent buffer.
     """
 
     def __init__(self, margin=1.0, adaptive_weight=0.25, schedule="sigmoid",
@@ -179,7 +179,9 @@ class SAMLoss(nn.Module):
         self.negatives = negatives
         self.reduction = reduction
         self.alpha = self._alpha(0)
-        self.category_distances = None
+        # f_mc, refreshed every epoch on the device of the prototypes; a buffer, so that it
+        # follows the loss to the net's device and back (not in the state dict)
+        self.register_buffer("category_distances", None, persistent=False)
 
     def _alpha(self, epoch):
         if self.schedule == "fixed":
@@ -211,8 +213,7 @@ class SAMLoss(nn.Module):
         if lam < 1:
             # mean of f_mc over the label pairs of the two items (A17; exact for single-label)
             counts = labels.sum(1, keepdim=True).clamp(min=1)
-            cluster = (labels / counts) @ self.category_distances.to(labels.device) @ (
-                labels / counts).T
+            cluster = (labels / counts) @ self.category_distances @ (labels / counts).T
             adaptive = adaptive + (1 - lam) * cluster
         return self.alpha * adaptive + (1 - self.alpha) * self.margin
 

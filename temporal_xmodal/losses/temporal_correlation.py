@@ -92,7 +92,19 @@ class TemporalCorrelation(BaseEstimator):
         self.time_origin_ = float((time.min() + time.max()) / 2.0)
         return time - self.time_origin_
 
-    def batch_matrix(self, time, labels=None, text=None, *, dtype=torch.float32):
+    def tables(self):
+        """The fitted arrays the batch matrix reads, by name (none by default).
+
+        :class:`~temporal_xmodal.losses.TempXNetLoss` holds them as buffers, so they move
+        to the training device once, with the loss.
+
+        Returns
+        -------
+        tables : dict of str -> ndarray
+        """
+        return {}
+
+    def batch_matrix(self, time, labels=None, text=None, *, dtype=torch.float32, tables=None):
         """``F[i, j] = f_t(i, j)`` of one mini-batch, without gradient.
 
         Parameters
@@ -106,6 +118,8 @@ class TemporalCorrelation(BaseEstimator):
             Text features (needed by :class:`WordTopicCorrelation`).
         dtype : torch.dtype, default=torch.float32
             dtype of the result; the computation runs in float64.
+        tables : dict of str -> torch.Tensor or None, default=None
+            :meth:`tables` already on the device of ``time`` (uploaded here when None).
 
         Returns
         -------
@@ -113,8 +127,12 @@ class TemporalCorrelation(BaseEstimator):
             Values in ``[0, 1]`` on the device of ``time``.
         """
         check_is_fitted(self)
+        if tables is None:
+            tables = {name: torch.as_tensor(table, device=time.device)
+                      for name, table in self.tables().items()}
         with torch.no_grad():
-            return self._matrix(self._centre(time.reshape(-1)), labels, text).to(dtype)
+            return self._matrix(self._centre(time.reshape(-1)), labels, text,
+                                tables).to(dtype)
 
 
 class RecencyCorrelation(TemporalCorrelation):
@@ -168,7 +186,7 @@ class RecencyCorrelation(TemporalCorrelation):
         self._fit_origin(_check_time(time))
         return self
 
-    def _matrix(self, t, labels, text):
+    def _matrix(self, t, labels, text, tables):
         return torch.exp(-torch.abs(t[:, None] - t[None, :]) / self.bandwidth)
 
 
@@ -313,12 +331,16 @@ class CategoryKDECorrelation(_GridDensity):
         self.n_categories_ = labels.shape[1]
         return self
 
-    def _matrix(self, t, labels, text):
+    def tables(self):
+        check_is_fitted(self)
+        return {"density": self.density_}
+
+    def _matrix(self, t, labels, text, tables):
         if labels is None or labels.shape[-1] != self.n_categories_:
             raise ValueError(f"CategoryKDECorrelation.batch_matrix needs labels with "
                              f"{self.n_categories_} category columns (those seen in fit)")
-        table = torch.as_tensor(self.density_, device=t.device)
-        q = self._interpolate(table, t, outside=0.0) * (labels > 0)  # (B, C), 0 off-category
+        # (B, C), 0 off-category
+        q = self._interpolate(tables["density"], t, outside=0.0) * (labels > 0)
         B, C = q.shape
         out = torch.empty((B, B), dtype=q.dtype, device=q.device)
         rows = max(1, _BLOCK_ELEMENTS // max(1, B * C))
@@ -411,18 +433,22 @@ class WordTopicCorrelation(_GridDensity):
         self.n_features_ = X_text.shape[1]
         return self
 
-    def _matrix(self, t, labels, text):
+    def tables(self):
+        check_is_fitted(self)
+        return {"known": self.word_weights_ > 0, "log_density": self.log_density_}
+
+    def _matrix(self, t, labels, text, tables):
         if text is None or text.shape[-1] != self.n_features_:
             raise ValueError(f"WordTopicCorrelation.batch_matrix needs text with "
                              f"{self.n_features_} feature columns (those seen in fit)")
-        known = torch.as_tensor(self.word_weights_ > 0, device=t.device)
-        a = torch.clamp(text.to(torch.float64), min=0.0) * known  # (B, V), unknown words 0
+        # (B, V), unknown words 0
+        a = torch.clamp(text.to(torch.float64), min=0.0) * tables["known"]
         if self.aggregation == "product":
             w, norm = (a > 0).to(torch.float64), 1.0
         else:
             w, total = a, a.sum(1, keepdim=True)
             norm = torch.where(total > 0, total, torch.ones_like(total))
-        s = (w @ torch.as_tensor(self.log_density_, device=t.device)) / norm  # (B_i, G)
+        s = (w @ tables["log_density"]) / norm  # (B_i, G)
         floor = w.sum(1, keepdim=True) / norm * _LOG_FLOOR  # every phi_w = 0 off the grid
         idx, frac, inside = self._grid_position(t)  # per column j
         logf = s[:, idx] * (1 - frac) + s[:, idx + 1] * frac  # (B_i, B_j)

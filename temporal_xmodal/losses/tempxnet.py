@@ -133,6 +133,12 @@ class TempXNetLoss(nn.Module):
         self.negatives = negatives
         self.reduction = reduction
         self.temporal_normalisation = temporal_normalisation
+        # the correlation's fitted tables, uploaded once with the loss (non-persistent
+        # buffers follow ``.to(device)``) instead of once per batch
+        self._table_names = []
+        for name, table in ({} if correlation is None else correlation.tables()).items():
+            self.register_buffer(f"table_{name}", torch.as_tensor(table), persistent=False)
+            self._table_names.append(name)
 
     def terms(self, embeddings, labels, batch):
         """The triplet term and the (unweighted, normalised) temporal term of a batch.
@@ -148,8 +154,9 @@ class TempXNetLoss(nn.Module):
         positives = shared_label_mask(labels)
         if self.exclude_self:
             positives.fill_diagonal_(False)
-        f_t = self.correlation.batch_matrix(batch["time"], labels, batch.get("text"),
-                                            dtype=z_image.dtype)
+        f_t = self.correlation.batch_matrix(
+            batch["time"], labels, batch.get("text"), dtype=z_image.dtype,
+            tables={name: getattr(self, f"table_{name}") for name in self._table_names})
         f_s = cross_modality_similarity(z_image, z_text, self.eps, self.similarity_mode)
         temporal = temporal_soft_constraint(f_t, f_s, positives)
         b = z_image.shape[0]

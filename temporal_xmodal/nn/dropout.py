@@ -1,17 +1,73 @@
-"""Dropout that draws from its own random generator, so that a fit's randomness is its own.
+"""Dropout whose draws are a fit's own and the same on every device.
 
 torch's global random generator is one per process.  Fits that run at once in threads
 (``GridSearchCV`` on joblib's threading backend, Dask worker threads,
 ``BinnedProcrustesEmbedder(n_jobs=k)`` on threads) interleave their draws from it in the
 order the threads happen to run, so ``nn.Dropout`` made their results vary from run to run
-(CV scores moved by up to 0.012).  Every dropout of our networks is one of these modules
-instead: it draws from a ``torch.Generator`` that belongs to it, created on the input's device
-from a seed the estimator sets before each fit (:func:`reseed`).  Initialisation still draws
+(CV scores moved by up to 0.012).  A ``torch.Generator`` of the module's own fixes that on one
+device, but CUDA's generator (Philox) and the CPU's (Mersenne Twister) draw different masks
+from the same seed, so a fit on a GPU would not reproduce the same fit on the CPU.
+
+Every dropout of our networks is therefore one of these modules: its keep mask is a
+counter-based hash of (seed, element number), computed with exact integer tensor ops, so the
+masks depend only on the seed and on how many elements the module has drawn, never on the
+device, the thread or torch's generators (the idea of counter-based generators: Salmon et al.
+2011, "Parallel random numbers: as easy as 1, 2, 3").  The hash is the 32-bit integer mixer
+``x ← ((x ≫ 16) ⊕ x) · 0x45d9f3b`` applied twice, then ``x ← (x ≫ 16) ⊕ x``; an element is kept
+when its hash is below ``(1 − p) · 2³²``.  Every product stays below 2⁶³, so int64 arithmetic
+is exact on every device; the keep probability is exact to 2⁻³².  Initialisation still draws
 from the global generator, seeded, one fit at a time (:func:`temporal_xmodal.training.seeded`).
 """
 
 import torch
 from torch import nn
+
+_M32 = 0xFFFFFFFF
+_MIX = 0x45D9F3B
+
+
+def _mix32(x):
+    """The integer mixer of the module docstring, elementwise on int64 values below 2³³."""
+    x = (((x >> 16) ^ x) * _MIX) & _M32
+    x = (((x >> 16) ^ x) * _MIX) & _M32
+    return (x >> 16) ^ x
+
+
+def _mix_int(value):
+    """The same mixer on a Python int (for the per-call key)."""
+    value &= _M32
+    for _ in range(2):
+        value = (((value >> 16) ^ value) * _MIX) & _M32
+    return (value >> 16) ^ value
+
+
+def keep_mask(shape, p, seed, offset, device):
+    """Boolean keep mask of ``shape``: element i kept with probability ``1 − p``.
+
+    Parameters
+    ----------
+    shape : tuple of int
+    p : float
+        Drop probability.
+    seed : int
+    offset : int
+        Number of elements drawn before this call (the stream's position).
+    device : torch.device
+
+    Returns
+    -------
+    mask : torch.BoolTensor of ``shape`` on ``device``
+        The same values on every device for the same arguments.
+    """
+    n = 1
+    for size in shape:
+        n *= int(size)
+    # the key mixes the seed with the high part of the position, so the int64 inputs of the
+    # tensor mixer stay below 2**33 whatever the stream's length
+    key = _mix_int(_mix_int(seed) ^ _mix_int(seed >> 32) ^ _mix_int(offset >> 32) ^ 0x9E3779B9)
+    index = torch.arange(n, dtype=torch.int64, device=device) + (offset & _M32)
+    hashed = _mix32(_mix32(index ^ key) ^ key)
+    return (hashed < int(round((1.0 - p) * 2**32))).view(shape)
 
 
 class Dropout(nn.Module):
@@ -27,25 +83,25 @@ class Dropout(nn.Module):
 
     Notes
     -----
-    The generator starts from :attr:`seed` (0 until :func:`reseed` sets it) on the device of
-    the first input; it is not pickled (a loaded model restarts from :attr:`seed`).
+    The masks are a function of :attr:`seed` (0 until :func:`reseed` sets it) and of the number
+    of elements drawn since (module docstring): the same on the CPU and on CUDA.  The position
+    is not pickled (a loaded model restarts from :attr:`seed`).
     """
 
     def __init__(self, p=0.5, rows=False):
         super().__init__()
         self.p, self.rows = float(p), bool(rows)
         self.seed = 0
-        self._generator = None
+        self._drawn = 0
 
     def reseed(self, seed):
-        """Restart the generator from ``seed`` (an int) at the next draw."""
-        self.seed, self._generator = int(seed), None
+        """Restart the stream from ``seed`` (an int) at the next draw."""
+        self.seed, self._drawn = int(seed), 0
 
     def _keep(self, shape, like):
-        if self._generator is None or self._generator.device != like.device:
-            self._generator = torch.Generator(device=like.device).manual_seed(self.seed)
-        draw = torch.empty(shape, dtype=like.dtype, device=like.device)
-        return draw.bernoulli_(1.0 - self.p, generator=self._generator)
+        mask = keep_mask(shape, self.p, self.seed, self._drawn, like.device)
+        self._drawn += mask.numel()
+        return mask.to(like.dtype)
 
     def forward(self, x):
         """``x`` with dropped elements (rows) zeroed; the identity in eval mode or at p = 0."""
@@ -58,7 +114,11 @@ class Dropout(nn.Module):
         return x * self._keep(x.shape, x) / (1.0 - self.p)
 
     def __getstate__(self):
-        return {**self.__dict__, "_generator": None}
+        return {**self.__dict__, "_drawn": 0}
+
+    def __setstate__(self, state):
+        state.pop("_generator", None)  # pickles of the generator-based Dropout
+        self.__dict__.update({"_drawn": 0, **state})
 
     def extra_repr(self):
         return f"p={self.p}" + (", rows=True" if self.rows else "")
@@ -77,4 +137,4 @@ def reseed(module, seed):
             m.reseed((int(seed) * 1_000_003 + i) % 2**63)
 
 
-__all__ = ["Dropout", "reseed"]
+__all__ = ["Dropout", "keep_mask", "reseed"]

@@ -1,6 +1,7 @@
 """skorch callbacks of the training loop (one concern each)."""
 
 import numpy as np
+import torch
 from skorch.callbacks import Callback
 
 from ..metrics import cross_modal_scores, mean_average_precision
@@ -36,29 +37,52 @@ class RetrievalScoring(Callback):
     def on_epoch_end(self, net, dataset_valid=None, **kwargs):
         if dataset_valid is None:
             return
-        z_img, z_txt = embed_batches(net.module_, dataset_valid.X, net.device,
-                                     rows=dataset_valid.rows)
-        z_img, z_txt = z_img.numpy(), z_txt.numpy()
-        labels = dataset_valid.labels().numpy()
+        device = torch.device(net.device)
+        X, _ = dataset_valid.tensors(device)
+        z_img, z_txt = embed_batches(net.module_, X, device, rows=dataset_valid.rows,
+                                     out_device=None)
+        labels = dataset_valid.labels(device)
         n = len(labels)
-        if self.max_queries is None or n <= self.max_queries:
-            score = cross_modal_scores(z_img, z_txt, labels, metrics=("map",))["map"]
-        else:
+        if self.max_queries is not None and n > self.max_queries:
             if self.queries_ is None or self.queries_.max() >= n:
                 rng = np.random.default_rng(self.random_state)
                 self.queries_ = np.sort(rng.choice(n, self.max_queries, replace=False))
-            q = self.queries_
-            score = 0.5 * (mean_average_precision(z_img[q], z_txt, labels[q], labels)
-                           + mean_average_precision(z_txt[q], z_img, labels[q], labels))
-        net.history.record("valid_map", score)
+            q = torch.as_tensor(self.queries_, device=device)
+        else:
+            q = None
+        net.history.record("valid_map", _cross_modal_map(z_img, z_txt, labels, q))
+
+
+def _cross_modal_map(z_img, z_txt, labels, queries=None):
+    """Mean of image → text and text → image mAP, ``queries`` (rows) against every item.
+
+    On the CPU with NumPy (:func:`~temporal_xmodal.metrics.mean_average_precision`); on
+    another device with the same definition in torch there, so that no embedding leaves it.
+    """
+    on_cpu = z_img.device.type == "cpu"
+    if on_cpu:
+        score = mean_average_precision
+    else:
+        from ..metrics._device import mean_average_precision_torch  # TODO: top-level import
+        score = mean_average_precision_torch
+    if on_cpu:
+        z_img, z_txt, labels = z_img.numpy(), z_txt.numpy(), labels.numpy()
+    if queries is None:
+        if on_cpu:
+            return cross_modal_scores(z_img, z_txt, labels, metrics=("map",))["map"]
+        queries = slice(None)
+    elif on_cpu:
+        queries = queries.numpy()
+    return 0.5 * (score(z_img[queries], z_txt, labels[queries], labels)
+                  + score(z_txt[queries], z_img, labels[queries], labels))
 
 
 class ScheduledMargin(Callback):
     """SAM: at the start of every epoch set α(t) and refresh the category prototypes.
 
     Prototypes are the per-category means of the L2-normalised embeddings of
-    the training set from a full pass in eval mode (spec ``sam.md`` A3).  α is
-    written to the history (column ``alpha``).
+    the training set from a full pass in eval mode (Xu 2020, eqs. 3.10–3.11), computed on
+    the net's device.  α is written to the history (column ``alpha``).
     """
 
     def on_epoch_begin(self, net, dataset_train=None, **kwargs):
@@ -66,9 +90,11 @@ class ScheduledMargin(Callback):
         epoch = len(net.history) - 1
         loss.refresh(epoch)
         if loss.needs_prototypes:
-            z_img, z_txt = embed_batches(net.module_, dataset_train.X, net.device,
-                                         rows=dataset_train.rows)
-            labels = dataset_train.labels().to(z_img.dtype)
+            device = torch.device(net.device)
+            X, _ = dataset_train.tensors(device)
+            z_img, z_txt = embed_batches(net.module_, X, device, rows=dataset_train.rows,
+                                         out_device=None)
+            labels = dataset_train.labels(device).to(z_img.dtype)
             counts = labels.sum(0).clamp(min=1)[:, None]
             loss.refresh(epoch, (labels.T @ z_img) / counts, (labels.T @ z_txt) / counts)
         net.history.record("alpha", float(loss.alpha))

@@ -7,10 +7,26 @@ user's float32 arrays when possible) plus the indices of its rows, so the
 training/validation split costs two index vectors instead of a copy of the
 data; the :class:`BatchIterator` gathers each batch from them (see
 ``benchmarks/bench_training.py`` and ``benchmarks/bench_scale_fit.py``).
+
+Where the batches are gathered (``placement``)
+----------------------------------------------
+On the CPU, from the host tensors.  On an accelerator, a training step is a few kernels, so
+a host-side gather and copy per batch would cost more than the step.  With
+``placement="auto"`` the tensors of a dataset (and of the datasets sharing them, e.g. the
+validation split) move to the device once, at the first batch, when they take at most half of
+its free memory, and every batch is gathered there; otherwise each batch is gathered on the
+host into pinned memory and copied asynchronously, one batch ahead.  Either way the batch
+order comes from the same CPU generator, so the batches (and the fit) do not depend on where
+the data sits.  The device copy is dropped when the fit ends (:meth:`CrossModalDataset.release`)
+and never pickled.
 """
 
 import numpy as np
 import torch
+
+PLACEMENTS = ("auto", "device", "host")
+#: Largest share of the device's free memory that ``placement="auto"`` fills with the data.
+_RESIDENT_SHARE = 0.5
 
 
 class CrossModalDataset(torch.utils.data.Dataset):
@@ -31,12 +47,23 @@ class CrossModalDataset(torch.utils.data.Dataset):
         self.X = X
         self.y = y
         self.rows = rows
+        # device -> (X, y) copies on that device, shared with :meth:`subset`s
+        self._placed = {}
 
     def __len__(self):
         return len(self.y) if self.rows is None else len(self.rows)
 
     def __getitem__(self, i):
         return self.batch(self.indices()[i:i + 1] if isinstance(i, int) else self.indices()[i])
+
+    def __getstate__(self):
+        return {**self.__dict__, "_placed": {}}
+
+    def subset(self, rows):
+        """A dataset of other ``rows`` of the same tensors (and the same device copies)."""
+        other = shared_dataset(self.X, self.y, rows)
+        other._placed = self._placed
+        return other
 
     def indices(self):
         """Row indices into the full tensors (int64 tensor)."""
@@ -47,10 +74,68 @@ class CrossModalDataset(torch.utils.data.Dataset):
         return ({key: value[index] for key, value in self.X.items()},
                 self.y[index].to(torch.float32))
 
-    def labels(self):
-        """The label indicator of the dataset's rows (bool, a copy of n × C bytes)."""
-        y = self.y if self.rows is None else self.y[self.rows]
-        return y > 0
+    def labels(self, device=None):
+        """The label indicator of the dataset's rows (bool, a copy of n × C bytes).
+
+        On ``device`` when given (gathered there when the data was placed there).
+        """
+        _, y = self.tensors(device)
+        rows = self.rows_on(y.device)
+        y = (y if rows is None else y.index_select(0, rows)) > 0
+        return y if device is None else y.to(device)
+
+    # ------------------------------------------------------------ placement
+    def nbytes(self):
+        """Bytes of the full tensors (all rows)."""
+        return sum(t.element_size() * t.numel() for t in (*self.X.values(), self.y))
+
+    def place(self, device, placement="auto"):
+        """Move the full tensors to ``device`` once (see the module docstring).
+
+        Parameters
+        ----------
+        device : str or torch.device
+        placement : {"auto", "device", "host"}, default="auto"
+            "device" moves them whatever their size; "host" never; "auto" when
+            ``device`` is CUDA and they take at most half of its free memory.
+
+        Returns
+        -------
+        placed : bool
+            Whether the tensors are on ``device`` (always True for the CPU).
+        """
+        device = torch.device(device)
+        if device.type == "cpu" or device in self._placed:
+            return True
+        if placement == "host" or (placement == "auto" and not _fits(self.nbytes(), device)):
+            return False
+        self._placed[device] = ({k: v.to(device) for k, v in self.X.items()},
+                                self.y.to(device))
+        return True
+
+    def tensors(self, device=None):
+        """``(X, y)``: the full tensors on ``device`` if placed there, else the host's."""
+        if device is not None:
+            placed = self._placed.get(torch.device(device))
+            if placed is not None:
+                return placed
+        return self.X, self.y
+
+    def rows_on(self, device):
+        """The row indices on ``device`` (None when the dataset has all rows)."""
+        return None if self.rows is None else self.rows.to(device)
+
+    def release(self):
+        """Drop the device copies (shared with :meth:`subset` datasets)."""
+        self._placed.clear()
+
+
+def _fits(nbytes, device):
+    """Whether ``nbytes`` take at most half of the free memory of a CUDA ``device``."""
+    if device.type != "cuda":
+        return False
+    free, _ = torch.cuda.mem_get_info(device)
+    return nbytes <= _RESIDENT_SHARE * free
 
 
 def make_dataset(X_image, X_text, labels, time_inputs=None, rows=None):
@@ -115,31 +200,85 @@ class BatchIterator:
         Built by :func:`make_dataset`.
     batch_size : int
     shuffle : bool, default=False
-        New random order every epoch (drawn from ``generator``).
+        New random order every epoch (drawn from ``generator``, on the CPU).
     generator : torch.Generator or None
         Source of the shuffling, for reproducible training.
     drop_last : bool, default=False
         Drop an incomplete final batch.
+    device : str, torch.device or None, default=None
+        Where the batches are delivered (:class:`~temporal_xmodal.training.CrossModalNet`
+        sets its own); ``None`` leaves them on the host.
+    placement : {"auto", "device", "host"}, default="auto"
+        Where they are gathered (module docstring).
     """
 
     def __init__(self, dataset, batch_size=128, shuffle=False, generator=None,
-                 drop_last=False, **unused):
+                 drop_last=False, device=None, placement="auto", **unused):
         self.dataset = dataset
         self.n = len(dataset)
         self.batch_size = batch_size
         self.shuffle = shuffle
         self.generator = generator
         self.drop_last = drop_last
+        self.device = device
+        self.placement = placement
 
     def __len__(self):
         full, rest = divmod(self.n, self.batch_size)
         return full + (rest > 0 and not self.drop_last)
 
-    def __iter__(self):
+    def _order(self):
+        """The epoch's row indices into the full tensors (CPU, int64)."""
         order = (torch.randperm(self.n, generator=self.generator) if self.shuffle
                  else torch.arange(self.n))
         rows = self.dataset.rows
-        if rows is not None:
-            order = rows[order]
-        for start in range(0, len(self) * self.batch_size, self.batch_size):
-            yield self.dataset.batch(order[start:start + self.batch_size])
+        return order if rows is None else rows[order]
+
+    def __iter__(self):
+        order = self._order()
+        starts = range(0, len(self) * self.batch_size, self.batch_size)
+        device = None if self.device is None else torch.device(self.device)
+        if device is None or device.type == "cpu":
+            for start in starts:
+                yield self.dataset.batch(order[start:start + self.batch_size])
+        elif self.dataset.place(device, self.placement):
+            yield from self._gathered_on(device, order, starts)
+        else:
+            yield from self._staged(device, order, starts)
+
+    def _gathered_on(self, device, order, starts):
+        """Batches gathered from the dataset's copy on ``device`` (one upload of the order)."""
+        X, y = self.dataset.tensors(device)
+        order = order.to(device, non_blocking=True)
+        for start in starts:
+            index = order[start:start + self.batch_size]
+            yield ({key: value.index_select(0, index) for key, value in X.items()},
+                   y.index_select(0, index).to(torch.float32))
+
+    def _staged(self, device, order, starts):
+        """Batches gathered on the host (into pinned memory on CUDA) and copied without
+        blocking, one batch ahead of the step that uses them."""
+        pin = device.type == "cuda"
+
+        def upload(index):
+            X = {key: _gather(value, index, pin).to(device, non_blocking=pin)
+                 for key, value in self.dataset.X.items()}
+            y = _gather(self.dataset.y, index, pin).to(device, non_blocking=pin)
+            return X, y.to(torch.float32)
+
+        ahead = None
+        for start in starts:
+            batch = upload(order[start:start + self.batch_size])
+            if ahead is not None:
+                yield ahead
+            ahead = batch
+        if ahead is not None:
+            yield ahead
+
+
+def _gather(tensor, index, pin):
+    """Rows ``index`` of a host tensor, gathered straight into pinned memory when ``pin``
+    (torch's caching host allocator reuses the block once its copy has run)."""
+    out = torch.empty((len(index),) + tuple(tensor.shape[1:]), dtype=tensor.dtype,
+                      pin_memory=pin)
+    return torch.index_select(tensor, 0, index, out=out)

@@ -3,7 +3,11 @@
 import torch
 from skorch import NeuralNet
 from skorch.callbacks import EarlyStopping
+from skorch.dataset import get_len
 from skorch.history import History
+from skorch.utils import to_device
+
+from ._data import BatchIterator
 
 
 class TrainingInterruptedWarning(UserWarning):
@@ -26,10 +30,27 @@ class RecordsInterrupt:
         try:
             return super().fit_loop(X, y, epochs=epochs, **fit_params)
         except KeyboardInterrupt:
+            self._settle_losses()
             # skorch's EarlyStopping ends training by raising KeyboardInterrupt too: that
             # is the planned stop of ``patience``, not the user's Ctrl-C
             self.interrupted_ = not self._stopped_early()
             raise
+
+    def _settle_losses(self):
+        """Turn the losses of the last epoch's batches into floats (one host sync).
+
+        :meth:`CrossModalNet.run_single_epoch` records them as tensors on the device, so
+        that a training step never waits for the device; nets without it have none.
+        """
+        if not len(self.history):
+            return
+        pending = [(row, key) for row in self.history[-1].get("batches", ())
+                   for key, value in row.items() if torch.is_tensor(value)]
+        if pending:
+            values = torch.stack([row[key].detach().to(torch.float64).reshape(())
+                                  for row, key in pending]).tolist()
+            for (row, key), value in zip(pending, values):
+                row[key] = value
 
     def _stopped_early(self):
         """Whether an EarlyStopping callback has just run out of patience."""
@@ -47,8 +68,56 @@ class CrossModalNet(RecordsInterrupt, NeuralNet):
     """
 
     def get_loss(self, y_pred, y_true, X=None, training=False):
-        y_true = y_true.to(self.device) if torch.is_tensor(y_true) else y_true
+        """``criterion(embeddings, labels, batch)``; the batch is already on the net's device."""
         return self.criterion_(y_pred, y_true, X)
+
+    # ------------------------------------------------- the batch on the device
+    def get_iterator(self, dataset, training=False):
+        """skorch's iterator; a :class:`BatchIterator` delivers its batches on the net's device."""
+        iterator = super().get_iterator(dataset, training=training)
+        if isinstance(iterator, BatchIterator):
+            iterator.device = self.device
+        return iterator
+
+    def train_step_single(self, batch, **fit_params):
+        """skorch's step with the batch moved to the device once, before module and loss.
+
+        skorch moves a copy of the batch for the module only and hands the loss the
+        original, so a loss that reads the batch (margins, times, correlations) would mix
+        devices.  Batches of a :class:`BatchIterator` arrive on the device: nothing moves.
+        """
+        return super().train_step_single(to_device(batch, self.device), **fit_params)
+
+    def validation_step(self, batch, **fit_params):
+        """skorch's validation step with the batch moved to the device once."""
+        return super().validation_step(to_device(batch, self.device), **fit_params)
+
+    def run_single_epoch(self, iterator, training, prefix, step_fn, **fit_params):
+        """skorch's epoch loop, recording each batch's loss as a device tensor.
+
+        skorch records ``loss.item()`` per batch, a host sync that makes the host wait for
+        every step; here the losses stay on the device until the epoch ends
+        (:meth:`on_epoch_end`: one sync), when the history's batch rows get their floats.
+        A callback that reads a batch loss during the epoch gets a 0-dim tensor
+        (``float()`` of it works).
+        """
+        if iterator is None:
+            return
+        batch_count = 0
+        for batch in iterator:
+            self.notify("on_batch_begin", batch=batch, training=training)
+            step = step_fn(batch, **fit_params)
+            self.history.record_batch(prefix + "_loss", step["loss"].detach())
+            self.history.record_batch(prefix + "_batch_size", get_len(batch[0])
+                                      if isinstance(batch, (tuple, list)) else get_len(batch))
+            self.notify("on_batch_end", batch=batch, training=training, **step)
+            batch_count += 1
+        self.history.record(prefix + "_batch_count", batch_count)
+
+    def on_epoch_end(self, net, **kwargs):
+        """Settle the epoch's batch losses before the callbacks read them."""
+        self._settle_losses()
+        super().on_epoch_end(net, **kwargs)
 
     # ---------------------------------------------- slim pickles (inference only)
     def inference_copy(self):
@@ -107,7 +176,8 @@ class CrossModalNet(RecordsInterrupt, NeuralNet):
         return self
 
 
-def embed_batches(module, tensors, device, *, modality=None, batch_size=4096, rows=None):
+def embed_batches(module, tensors, device, *, modality=None, batch_size=4096, rows=None,
+                  out_device="cpu"):
     """Embed tensors with a module in eval mode, chunk by chunk, without gradients.
 
     Parameters
@@ -117,8 +187,10 @@ def embed_batches(module, tensors, device, *, modality=None, batch_size=4096, ro
         ``embed_text(text, time_features=None)``.
     tensors : dict of str -> torch.Tensor
         ``image`` and/or ``text``, optionally ``time_features`` (other
-        entries, such as the losses' ``time``, are ignored).
+        entries, such as the losses' ``time``, are ignored); on the host or
+        on ``device``.
     device : str or torch.device
+        Where the module computes.
     modality : {"image", "text", None}
         Embed one modality, or both (returns a pair).
     batch_size : int, default=4096
@@ -126,17 +198,22 @@ def embed_batches(module, tensors, device, *, modality=None, batch_size=4096, ro
         Embed only these rows of the tensors (gathered chunk by chunk, so a
         :class:`~temporal_xmodal.training.CrossModalDataset`'s rows are never
         copied whole); all rows when None.
+    out_device : str, torch.device or None, default="cpu"
+        Where the embeddings are returned; ``None``: on ``device`` (no copy back, e.g.
+        for figures computed on the device during training).
 
     Returns
     -------
     embeddings : torch.Tensor or tuple of torch.Tensor
-        On the CPU.
+        On ``out_device``.
     """
     was_training = module.training
     module.eval()
     modalities = ("image", "text") if modality is None else (modality,)
     outputs = {m: [] for m in modalities}
     n = len(next(iter(tensors.values()))) if rows is None else len(rows)
+    if rows is not None:
+        rows = rows.to(next(iter(tensors.values())).device)
     try:
         with torch.no_grad():
             for start in range(0, n, batch_size):
@@ -148,7 +225,8 @@ def embed_batches(module, tensors, device, *, modality=None, batch_size=4096, ro
                 for m in modalities:
                     embed = module.embed_image if m == "image" else module.embed_text
                     chunk = tensors[m][index].to(device)
-                    outputs[m].append(embed(chunk, **extra).cpu())
+                    z = embed(chunk, **extra)
+                    outputs[m].append(z if out_device is None else z.to(out_device))
     finally:
         module.train(was_training)
     result = tuple(torch.cat(outputs[m]) for m in modalities)
