@@ -32,19 +32,35 @@ class MixedDeviceError(RuntimeError):
 
 
 class RejectMixedDevices(TorchDispatchMode):
-    """Raise :class:`MixedDeviceError` on any op mixing devices (copies excepted)."""
+    """Raise :class:`MixedDeviceError` on any op mixing devices (copies excepted).
+
+    Attributes
+    ----------
+    uploads : list of str
+        The host → device copies seen (a fitted table uploaded per batch shows here).
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.uploads = []
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        if func not in _COPIES:
-            flat, _ = tree_flatten((args, kwargs))
-            devices = {t.device for t in flat if isinstance(t, torch.Tensor)
-                       and not (t.device.type == "cpu" and t.dim() == 0)}
-            if len(devices) > 1:
-                shapes = [(tuple(t.shape), str(t.device)) for t in flat
-                          if isinstance(t, torch.Tensor)]
-                raise MixedDeviceError(f"{func} mixes devices {sorted(map(str, devices))}: "
-                                       f"{shapes}")
+        if func in _COPIES:
+            out = func(*args, **kwargs)
+            src, dst = {_aten._to_copy.default: (args[0], out),
+                        _aten.copy_.default: args[1::-1]}.get(func, (args[0], args[-1]))
+            if (isinstance(src, torch.Tensor) and src.device.type == "cpu" and src.dim() > 0
+                    and isinstance(dst, torch.Tensor) and dst.device.type != "cpu"):
+                self.uploads.append(f"{func}: {tuple(src.shape)} {src.dtype}")
+            return out
+        flat, _ = tree_flatten((args, kwargs))
+        devices = {t.device for t in flat if isinstance(t, torch.Tensor)
+                   and not (t.device.type == "cpu" and t.dim() == 0)}
+        if len(devices) > 1:
+            shapes = [(tuple(t.shape), str(t.device)) for t in flat
+                      if isinstance(t, torch.Tensor)]
+            raise MixedDeviceError(f"{func} mixes devices {sorted(map(str, devices))}: {shapes}")
         return func(*args, **kwargs)
 
 

@@ -92,7 +92,8 @@ class SemanticDistance:
 
     @staticmethod
     def _minmax(D, lo, hi):
-        return ((D - lo) / max(hi - lo, 1e-12)).clamp(0.0, 1.0)
+        span = (hi - lo).clamp(min=1e-12) if torch.is_tensor(hi) else max(hi - lo, 1e-12)
+        return ((D - lo) / span).clamp(0.0, 1.0)
 
     def __call__(self, image, text):
         """f_ms for all pairs of a batch, shape (B, B), in [0, 1]."""

@@ -57,7 +57,15 @@ class CrossModalDataset(torch.utils.data.Dataset):
         return self.batch(self.indices()[i:i + 1] if isinstance(i, int) else self.indices()[i])
 
     def __getstate__(self):
-        return {**self.__dict__, "_placed": {}}
+        # host arrays, never the device copies: a pickle loads on any machine
+        return {**self.__dict__, "_placed": {}, "X": {k: v.numpy() for k, v in self.X.items()},
+                "y": self.y.numpy(), "rows": None if self.rows is None else self.rows.numpy()}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self.X = {k: torch.from_numpy(v) for k, v in self.X.items()}
+        self.y = torch.from_numpy(self.y)
+        self.rows = None if self.rows is None else torch.from_numpy(self.rows)
 
     def subset(self, rows):
         """A dataset of other ``rows`` of the same tensors (and the same device copies)."""

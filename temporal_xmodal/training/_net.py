@@ -5,7 +5,6 @@ from skorch import NeuralNet
 from skorch.callbacks import EarlyStopping
 from skorch.dataset import get_len
 from skorch.history import History
-from skorch.utils import to_device
 
 from ._data import BatchIterator
 
@@ -67,6 +66,19 @@ class CrossModalNet(RecordsInterrupt, NeuralNet):
     module's ``(z_image, z_text)`` and ``batch`` the batch dictionary.
     """
 
+    def initialize(self):
+        """skorch's initialisation; the callbacks also pickle through skorch's device mapping.
+
+        skorch restores the module, criterion and optimiser onto the CPU when a pickle made
+        on a GPU is loaded without one; the callbacks hold tensors too (EarlyStopping's copy
+        of the best weights, the LR scheduler's optimiser), so they travel with them.
+        """
+        super().initialize()
+        if "callbacks" not in self.cuda_dependent_attributes_:
+            # a prefix: ``callbacks`` (the instances given) and ``callbacks_`` (in use)
+            self.cuda_dependent_attributes_ = [*self.cuda_dependent_attributes_, "callbacks"]
+        return self
+
     def get_loss(self, y_pred, y_true, X=None, training=False):
         """``criterion(embeddings, labels, batch)``; the batch is already on the net's device."""
         return self.criterion_(y_pred, y_true, X)
@@ -86,11 +98,11 @@ class CrossModalNet(RecordsInterrupt, NeuralNet):
         original, so a loss that reads the batch (margins, times, correlations) would mix
         devices.  Batches of a :class:`BatchIterator` arrive on the device: nothing moves.
         """
-        return super().train_step_single(to_device(batch, self.device), **fit_params)
+        return super().train_step_single(on_device(batch, self.device), **fit_params)
 
     def validation_step(self, batch, **fit_params):
         """skorch's validation step with the batch moved to the device once."""
-        return super().validation_step(to_device(batch, self.device), **fit_params)
+        return super().validation_step(on_device(batch, self.device), **fit_params)
 
     def run_single_epoch(self, iterator, training, prefix, step_fn, **fit_params):
         """skorch's epoch loop, recording each batch's loss as a device tensor.
@@ -174,6 +186,18 @@ class CrossModalNet(RecordsInterrupt, NeuralNet):
         for group in self.optimizer_.param_groups:
             group.setdefault("initial_lr", group["lr"])
         return self
+
+
+def on_device(batch, device):
+    """The tensors of a batch (nested tuples, lists, dicts) on ``device``; other entries
+    (``None`` labels, numbers) unchanged.  A tensor already there is not copied."""
+    if torch.is_tensor(batch):
+        return batch.to(device)
+    if isinstance(batch, dict):
+        return {key: on_device(value, device) for key, value in batch.items()}
+    if isinstance(batch, (tuple, list)):
+        return type(batch)(on_device(value, device) for value in batch)
+    return batch
 
 
 def embed_batches(module, tensors, device, *, modality=None, batch_size=4096, rows=None,
