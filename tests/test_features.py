@@ -147,3 +147,39 @@ def test_missing_optional_packages_message(monkeypatch):
     monkeypatch.setitem(sys.modules, "efficientnet_lite_pytorch", None)
     with pytest.raises(ImportError, match=r"pip install 'temporal-xmodal\[features\]'"):
         _load_network.__wrapped__("cpu")  # bypass the per-process cache
+
+
+@needs_efficientnet
+def test_efficientnet_runs_on_its_device(pngs):
+    """The network and the batch go to ``device`` (here torch's ``meta``: no mixed-device op,
+    no host sync before the features come back); features return to the host as NumPy."""
+    import torch
+
+    from _device_guard import RejectMixedDevices
+
+    assert EfficientNetImageFeatures().get_params()["device"] == "auto"
+    feats = EfficientNetImageFeatures(device="meta", progress=False).fit()
+    assert feats.device_ == "meta"
+    batch = np.zeros((2, 3, 224, 224), dtype=np.float32)
+    with RejectMixedDevices():
+        pooled = feats._pooled(batch)
+    assert pooled.device == torch.device("meta") and tuple(pooled.shape) == (2, 1280)
+    X = EfficientNetImageFeatures(device="cpu", progress=False).fit_transform(pngs[:1])
+    assert isinstance(X, np.ndarray) and X.dtype == np.float32
+
+
+@needs_efficientnet
+def test_efficientnet_fitted_with_cuda_loads_on_the_cpu(pngs):
+    import torch
+    from skorch.exceptions import DeviceWarning
+
+    if torch.cuda.is_available():
+        pytest.skip("tests the CPU-only fallback")
+    feats = EfficientNetImageFeatures(device="cpu", progress=False).fit()
+    expected = feats.transform(pngs[:1])
+    feats.device_ = "cuda"  # as if fitted on a GPU
+    blob = pickle.dumps(feats)
+    with pytest.warns(DeviceWarning, match="no CUDA devices"):
+        back = pickle.loads(blob)
+    assert back.device_ == "cpu"
+    np.testing.assert_array_equal(back.transform(pngs[:1]), expected)

@@ -140,7 +140,11 @@ class BinnedProcrustesEmbedder(CrossModalEmbedder):
         it has a ``random_state`` parameter, so is that (one seed per bin).
         Every bin's model must have the same ``embedding_dim_``: give
         dimension-adaptive bases an explicit size (e.g. CCA's
-        ``n_components``), else ``fit`` raises.
+        ``n_components``), else ``fit`` raises.  The per-bin models (and the model
+        of ``init="global"``) run on the base's device: its ``device``
+        parameter, ``"auto"`` (CUDA when available) for the default base;
+        the binned estimator has no device of its own.  The alignment is
+        NumPy/SciPy on the models' embeddings, which come back on the host.
     bins : int, float, str, timedelta or array-like, default=10
         As :class:`~temporal_xmodal.binning.TimeBins`: an int is a number of
         equal-width bins over the training range, a float a bin width in
@@ -378,7 +382,11 @@ class BinnedProcrustesEmbedder(CrossModalEmbedder):
         return bins
 
     def _align(self, X_image, X_text, time, rows, D):
-        """Chain the rotations R_t (eqs. 12 / 5.7 and 5.8)."""
+        """Chain the rotations R_t (eqs. 12 / 5.7 and 5.8).
+
+        NumPy/SciPy on the host: each model embeds on its own device and returns
+        NumPy; the SVDs are D × D.
+        """
         T = len(self.bin_estimators_)
         R = np.tile(np.eye(D), (T, 1, 1))
         residuals = np.zeros((max(T - 1, 0), 2))

@@ -10,9 +10,13 @@ public estimator (parameters, entry points); inference is in
 """
 
 import contextlib
+import io
+import pickle
 from numbers import Integral, Real
 
+import torch
 from sklearn.utils._param_validation import Interval, StrOptions
+from skorch.utils import get_map_location
 
 from .._validation import check_labels
 from ..base import CrossModalEmbedder
@@ -158,6 +162,10 @@ class SequentialCrossModal(SequentialStages, SequentialInference, CrossModalEmbe
     momentum : float, default=0.0
         SGD momentum (the paper gives none).
     device : {"auto", "cpu", "cuda", ...}, default="auto"
+        Where S, the plugs, M and every stage net compute ("auto": CUDA when
+        available), resolved into ``device_`` at each call of the sequence.
+        A model pickled on a GPU loads on a machine without one (on the CPU,
+        with skorch's ``DeviceWarning``).
     random_state : int, RandomState or None, default=None
         Seeds initialisation, dropout, batches and the memory / meta-train
         sampling; same seed → same codes on CPU.
@@ -168,8 +176,9 @@ class SequentialCrossModal(SequentialStages, SequentialInference, CrossModalEmbe
         ``on_train_begin`` … ``on_train_end``).
     keep_training_state : bool, default=False
         Keep, in each stage net of ``nets_``, what only more training of that
-        net would need: its optimiser state and, for Stages III/IV, M's LSTM
-        state over the coordinates of θ (8 MB per stage at the defaults).
+        net would need: its optimiser state, its batch generator and, for
+        Stages III/IV, M's LSTM state over the coordinates of θ (8 MB per stage
+        at the defaults).
         ``False`` drops them when the stage ends, so a pickled SCML holds
         the model, M, the memory and the stage histories only; inference,
         :meth:`transform_fused` and further :meth:`partial_fit` calls need
@@ -198,6 +207,8 @@ class SequentialCrossModal(SequentialStages, SequentialInference, CrossModalEmbe
         states are dropped unless ``keep_training_state``.
     stage_seconds_ : dict of str -> float
         Wall time of each stage.
+    device_ : str
+        The device the models are on (``device`` resolved).
     n_modalities_seen_ : int
         Calls of the sequence so far (≥ 2: both modalities learnt).
     classes_ : ndarray or None
@@ -424,6 +435,75 @@ class SequentialCrossModal(SequentialStages, SequentialInference, CrossModalEmbe
         tags = super().__sklearn_tags__()
         tags.non_deterministic = self.random_state is None
         return tags
+
+    # ------------------------------------------------------------- pickling
+    def __getstate__(self):
+        """S, the plugs and M pickled through a device mapping, so that a model fitted on a
+        GPU loads without one: as the stage net that holds them (skorch maps its modules),
+        else apart."""
+        state = dict(super().__getstate__())
+        held, apart = {}, {}
+        for key in _DEVICE_MODULES:
+            module = state.get(key)
+            if module is None:
+                continue
+            owner = _holder(state.get("nets_") or {}, module)
+            if owner is None:
+                apart[key] = module
+            else:
+                held[key] = owner
+            del state[key]
+        if held:
+            state["_modules_in_nets"] = held
+        if apart:
+            state["_device_modules"] = pickle.dumps(apart)
+        return state
+
+    def __setstate__(self, state):
+        device = state.get("device_")
+        for key, (name, attr) in state.pop("_modules_in_nets", {}).items():
+            state[key] = getattr(state["nets_"][name], attr)  # mapped by skorch
+        blob = state.pop("_device_modules", None)
+        if blob is not None:
+            # skorch's choice, as for the stage nets: the CPU (with a DeviceWarning) when
+            # the saving device is CUDA and none is available
+            state.update(_DeviceUnpickler(io.BytesIO(blob), get_map_location(device)).load())
+        if (device is not None and torch.device(device).type == "cuda"
+                and not torch.cuda.is_available()):
+            state["device_"] = "cpu"  # where the nets (and the modules) were loaded
+        super().__setstate__(state)
+
+
+#: The fitted torch modules of an SCML, pickled through a device mapping (``__getstate__``).
+_DEVICE_MODULES = ("module_", "meta_learner_")
+
+
+def _holder(nets, module):
+    """``(stage, attribute)`` of the latest stage net holding ``module`` (None if none does)."""
+    for name, net in reversed(list(nets.items())):
+        for attr in ("target", "module_"):
+            if getattr(net, attr, None) is module:
+                return name, attr
+    return None
+
+
+class _DeviceUnpickler(pickle.Unpickler):
+    """Unpickler that loads every tensor storage onto ``map_location``.
+
+    A pickled tensor's storage is rebuilt by ``torch.storage._load_from_bytes``
+    (``torch.load`` of its bytes, on the saving device); here it is loaded with
+    ``map_location`` instead (skorch loads its nets the same way).
+    """
+
+    def __init__(self, file, map_location):
+        super().__init__(file)
+        self.map_location = map_location
+
+    def find_class(self, module, name):
+        if (module, name) == ("torch.storage", "_load_from_bytes"):
+            return lambda b: torch.load(io.BytesIO(b), map_location=self.map_location,
+                                        weights_only=True)
+        return super().find_class(module, name)
 
 
 __all__ = ["SequentialCrossModal", "TrainingInterruptedWarning"]

@@ -5,7 +5,10 @@ episodic memory, Stage II (new plug), Stage III (meta-learner M on a copy of
 S), Stage IV (S updated by M or by SGD), and the parallel paradigm (PCML).
 Each stage is a skorch net of :mod:`temporal_xmodal.training._sequential`;
 this module builds them from the estimator's parameters, seeds them, runs
-them and stops the sequence when one is interrupted (Ctrl-C).
+them on the estimator's device and stops the sequence when one is
+interrupted (Ctrl-C).  The models are initialised on the CPU (the same draws
+on every device) and placed on ``device_`` at once; every call of the
+sequence resolves ``device`` again, so a later ``partial_fit`` follows it.
 
 The label checks used at every entry point of the sequence live here too:
 the categories are fixed by the first modality's call and later calls are
@@ -188,7 +191,6 @@ class SequentialStages:
         """Seeds, device and S (first call); plugs are added as modalities arrive."""
         rng = check_random_state(self.random_state)
         self._seeds = rng.randint(np.iinfo(np.int32).max, size=_N_SEEDS)
-        self.device_ = resolve_device(self.device)
         self.embedding_dim_ = self.embedding_dim
         with seeded(self._seeds[-1]):
             self.module_ = SequentialNet(None, None, self.hidden_dim, self.common_dim,
@@ -197,6 +199,15 @@ class SequentialStages:
         self.meta_learner_ = None
         self.memory_ = None
         self.n_modalities_seen_ = 0
+        self._place()
+
+    def _place(self):
+        """Resolve ``device`` (``"auto"``: CUDA when available) into ``device_`` and move
+        S, the plugs and M there; every stage net trains on ``device_``."""
+        self.device_ = resolve_device(self.device)
+        for module in (self.module_, self.meta_learner_):
+            if module is not None:
+                module.to(self.device_)
 
     def _criterion(self):
         w = self.positive_weight
@@ -234,9 +245,12 @@ class SequentialStages:
         """
         start = time.perf_counter()
         for module in (net.module, getattr(net, "target", None)):
-            if isinstance(module, torch.nn.Module):  # dropout draws from the fit's generators
+            if isinstance(module, torch.nn.Module):  # dropout draws from the fit's seeds
                 reseed(module, seed)
-        net.fit(dataset, None)
+        try:
+            net.fit(dataset, None)
+        finally:
+            dataset.release()  # the pools' copies on the device, if they were moved there
         if not self.keep_training_state:
             net.release_training_state()
         self.nets_[name] = net
@@ -299,6 +313,7 @@ class SequentialStages:
 
     def _fit_second(self, modality, A, Y):
         """Stages II–IV on the second modality (the first is seen only via the memory)."""
+        self._place()
         with seeded(self._seeds[1] + 1):
             plug = self.module_.add_plug(modality, A.shape[1])
         self._trainable(*((plug, self.module_.unified) if self.stage2_scope == "joint"
@@ -317,7 +332,7 @@ class SequentialStages:
                 self.meta_learner_ = MetaLearner(
                     n_inputs=4 * (2 if self._disentangle() else 1),
                     hidden_size=self.lstm_hidden, num_layers=self.lstm_layers,
-                    p=self.preprocessing_p, output_scale=self.output_scale)
+                    p=self.preprocessing_p, output_scale=self.output_scale).to(self.device_)
             try:  # Stage III trains M on a copy of S (S itself is not changed, §A.5)
                 self._run("stage3", self._learned_optimizer(
                     self.meta_learner_, copy.deepcopy(self.module_), modality, True,
@@ -335,6 +350,7 @@ class SequentialStages:
         S is updated as in Stage IV (learned optimiser or SGD, on the memory and
         the new items); with ``update_rule="none"`` only the plug is trained.
         """
+        self._place()
         seed = self._seeds[3] + self.n_modalities_seen_
         self.n_modalities_seen_ += 1
         if self.update_rule != "none":

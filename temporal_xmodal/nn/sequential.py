@@ -84,10 +84,16 @@ class SequentialNet(nn.Module):
         self.unified = UnifiedModel(common_dim, embedding_dim, n_classes, dropout)
 
     def add_plug(self, modality, n_features):
-        """Create the plug of ``modality`` (the second modality arrives later)."""
-        self.plugs[modality] = ProjectionTower(n_features, self.hidden_dim, self.common_dim,
-                                               self.dropout)
-        return self.plugs[modality]
+        """Create the plug of ``modality`` (the second modality arrives later).
+
+        It is initialised as on the CPU (same draws) and placed on the device of
+        S, where the module already is.
+        """
+        plug = ProjectionTower(n_features, self.hidden_dim, self.common_dim, self.dropout)
+        if hasattr(self, "unified"):
+            plug.to(self.unified.hidden.weight.device)
+        self.plugs[modality] = plug
+        return plug
 
     def embed_image(self, image, time=None):
         """h of image features (continuous codes in (−1, 1)^K; time is ignored)."""
@@ -171,9 +177,22 @@ class MetaLearner(nn.Module):
         nn.init.zeros_(self.head.bias)
 
     def initial_state(self, n_coordinates, device=None):
-        """Zero hidden and cell states for ``n_coordinates`` coordinates."""
+        """Zero hidden and cell states for ``n_coordinates`` coordinates.
+
+        Parameters
+        ----------
+        n_coordinates : int
+        device : str, torch.device or None, default=None
+            ``None``: the device of M's parameters.
+
+        Returns
+        -------
+        state : tuple of two torch.Tensor of shape (num_layers, n_coordinates, hidden_size)
+        """
+        weight = self.head.weight
         shape = (self.lstm.num_layers, n_coordinates, self.lstm.hidden_size)
-        return (torch.zeros(shape, device=device), torch.zeros(shape, device=device))
+        device = weight.device if device is None else device
+        return tuple(torch.zeros(shape, dtype=weight.dtype, device=device) for _ in range(2))
 
     def forward(self, inputs, state):
         """One optimisation step for all coordinates.

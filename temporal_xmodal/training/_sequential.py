@@ -12,16 +12,25 @@ that arrive one modality at a time.  Every stage is a skorch net fitted on a
   :class:`LearnedOptimizerNet`, whose ``train_step`` is the step-by-step
   (truncated) optimisation of §A.4.  skorch owns the epochs, the batches,
   the Adam optimiser of φ, the history and the callbacks.
+
+Both nets are :class:`~temporal_xmodal.training.CrossModalNet` subclasses: the batch
+reaches the net's device once, before module and loss, and the batch losses (and the
+learned optimiser's ``old_loss``, ``new_loss``, ``update_l1``) stay on the device until the
+epoch ends, so a training step never waits for the device.  The
+:class:`ModalityPoolIterator` delivers its batches on the net's device: the pools (the
+episodic memory among them) move there once per fit when they fit
+(:meth:`ModalityPools.place`), otherwise each batch is gathered into pinned memory and
+copied without blocking.  The rows come from the same CPU generator either way, so a fit
+draws the same batches on every device.
 """
 
 import math
 
 import torch
-from skorch import NeuralNet
-from skorch.utils import to_tensor
 from torch.func import functional_call
 
-from ._net import CrossModalNet, RecordsInterrupt
+from ._data import PLACEMENTS, _fits, _gather
+from ._net import CrossModalNet, RecordsInterrupt, on_device
 
 
 class ModalityPools(torch.utils.data.Dataset):
@@ -30,7 +39,7 @@ class ModalityPools(torch.utils.data.Dataset):
     Parameters
     ----------
     pools : dict of str -> (torch.Tensor, torch.Tensor)
-        ``modality -> (features (n_m, d_m), labels (n_m, C))``.  The pools
+        ``modality -> (features (n_m, d_m), labels (n_m, C))`` on the host.  The pools
         need not be aligned or of equal size.
     driver : str
         The pool an epoch passes over; every other pool is sampled alongside
@@ -42,6 +51,7 @@ class ModalityPools(torch.utils.data.Dataset):
             raise ValueError(f"driver {driver!r} is not one of the pools {sorted(pools)}.")
         self.pools = pools
         self.driver = driver
+        self._placed = {}  # device -> the pools on that device (:meth:`place`)
 
     def __len__(self):
         return len(self.pools[self.driver][0])
@@ -50,13 +60,56 @@ class ModalityPools(torch.utils.data.Dataset):
         X, Y = self.pools[self.driver]
         return {self.driver: X[i], f"{self.driver}_labels": Y[i]}
 
+    def __getstate__(self):
+        return {**self.__dict__, "_placed": {}}
+
+    def nbytes(self):
+        """Bytes of all pools."""
+        return sum(t.element_size() * t.numel() for pair in self.pools.values() for t in pair)
+
+    def place(self, device, placement="auto"):
+        """Copy the pools to ``device`` once (until :meth:`release`).
+
+        Parameters
+        ----------
+        device : str or torch.device
+        placement : {"auto", "device", "host"}, default="auto"
+            "device" copies them whatever their size; "host" never; "auto" when
+            ``device`` is CUDA and they take at most half of its free memory.
+
+        Returns
+        -------
+        placed : bool
+            Whether the pools are on ``device`` (always True for the CPU).
+        """
+        if placement not in PLACEMENTS:
+            raise ValueError(f"placement must be one of {PLACEMENTS}; got {placement!r}.")
+        device = torch.device(device)
+        if device.type == "cpu" or device in self._placed:
+            return True
+        if placement == "host" or (placement == "auto" and not _fits(self.nbytes(), device)):
+            return False
+        self._placed[device] = {m: (X.to(device), Y.to(device))
+                                for m, (X, Y) in self.pools.items()}
+        return True
+
+    def on(self, device):
+        """The pools on ``device`` (placed by :meth:`place`)."""
+        device = torch.device(device)
+        return self.pools if device.type == "cpu" else self._placed[device]
+
+    def release(self):
+        """Drop the copies on the devices."""
+        self._placed.clear()
+
 
 class ModalityPoolIterator:
     """Batches of a :class:`ModalityPools`: one batch of every pool per step.
 
     Drop-in for skorch's ``iterator_train``.  Each step yields
-    ``({m: features, f"{m}_labels": labels, ...}, None)`` with the same
-    number of rows per pool (skorch requires consistent lengths).
+    ``({m: features, f"{m}_labels": labels, ...}, None)`` with the same number
+    of rows per pool (skorch requires consistent lengths); the losses read the
+    labels from the batch.
 
     Parameters
     ----------
@@ -65,19 +118,30 @@ class ModalityPoolIterator:
     shuffle : bool, default=True
         Shuffle the driver pool every epoch.
     generator : torch.Generator or None
+        Source of every step's rows, on the CPU whatever ``device``.
     steps_per_epoch : int or None, default=None
         ``None``: one pass over the driver pool per epoch.  An integer: that
         many steps, each on a random batch of the driver pool (the literal
         "T steps" reading of ambiguity A-9 uses 1 step per epoch).
+    device : str, torch.device or None, default=None
+        Where the batches are delivered (the stage nets set their own);
+        ``None`` leaves them on the host.
+    placement : {"auto", "device", "host"}, default="auto"
+        Where they are gathered off the CPU: from the pools copied to
+        ``device`` once (:meth:`ModalityPools.place`; "auto": when they fit),
+        or on the host, into pinned memory on CUDA, and copied without
+        blocking, one batch ahead.
     """
 
     def __init__(self, dataset, batch_size=64, shuffle=True, generator=None,
-                 steps_per_epoch=None, **unused):
+                 steps_per_epoch=None, device=None, placement="auto", **unused):
         self.dataset = dataset
         self.batch_size = batch_size
         self.shuffle = shuffle
         self.generator = generator
         self.steps_per_epoch = steps_per_epoch
+        self.device = device
+        self.placement = placement
 
     def __len__(self):
         if self.steps_per_epoch is not None:
@@ -90,7 +154,8 @@ class ModalityPoolIterator:
         return torch.cat([torch.randperm(n, generator=self.generator)
                           for _ in range(reps)])[:size]
 
-    def __iter__(self):
+    def _steps(self):
+        """Every step's rows of every pool (CPU int64), drawn in the order of the host loop."""
         n = len(self.dataset)
         if self.steps_per_epoch is None:
             order = (torch.randperm(n, generator=self.generator) if self.shuffle
@@ -99,22 +164,98 @@ class ModalityPoolIterator:
         else:
             driver_rows = [self._sample(n, min(self.batch_size, n))
                            for _ in range(self.steps_per_epoch)]
-        for rows in driver_rows:
+        driver = self.dataset.driver
+        return [{m: rows if m == driver else self._sample(len(X), len(rows))
+                 for m, (X, _) in self.dataset.pools.items()} for rows in driver_rows]
+
+    def __iter__(self):
+        steps = self._steps()
+        device = None if self.device is None else torch.device(self.device)
+        if device is None or device.type == "cpu":
+            pools = self.dataset.pools
+            for rows in steps:
+                batch = {}
+                for m, (X, Y) in pools.items():
+                    batch[m], batch[f"{m}_labels"] = X[rows[m]], Y[rows[m]]
+                yield batch, None
+        elif self.dataset.place(device, self.placement):
+            yield from self._gathered_on(device, steps)
+        else:
+            yield from self._staged(device, steps)
+
+    def _gathered_on(self, device, steps):
+        """Batches gathered from the pools' copy on ``device``; the epoch's rows of each
+        pool are uploaded once."""
+        if not steps:
+            return
+        pools = self.dataset.on(device)
+        pin = device.type == "cuda"
+        rows = {m: torch.cat([step[m] for step in steps]) for m in pools}
+        rows = {m: (r.pin_memory() if pin else r).to(device, non_blocking=pin)
+                for m, r in rows.items()}
+        start = 0
+        for step in steps:
+            stop = start + len(step[self.dataset.driver])
+            batch = {}
+            for m, (X, Y) in pools.items():
+                index = rows[m][start:stop]
+                batch[m] = X.index_select(0, index)
+                batch[f"{m}_labels"] = Y.index_select(0, index)
+            start = stop
+            yield batch, None
+
+    def _staged(self, device, steps):
+        """Batches gathered on the host (into pinned memory on CUDA) and copied without
+        blocking, one batch ahead of the step that uses them."""
+        pin = device.type == "cuda"
+
+        def upload(rows):
             batch = {}
             for m, (X, Y) in self.dataset.pools.items():
-                r = rows if m == self.dataset.driver else self._sample(len(X), len(rows))
-                batch[m], batch[f"{m}_labels"] = X[r], Y[r]
-            yield batch, None
+                batch[m], batch[f"{m}_labels"] = (
+                    _gather(t, rows[m], pin).to(device, non_blocking=pin) for t in (X, Y))
+            return batch
+
+        ahead = None
+        for rows in steps:
+            batch = upload(rows)
+            if ahead is not None:
+                yield ahead, None
+            ahead = batch
+        if ahead is not None:
+            yield ahead, None
 
 
 class InterruptibleStage(RecordsInterrupt):
-    """Mixin of the stage nets: record a Ctrl-C (:class:`RecordsInterrupt`) and drop
-    training-only state."""
+    """Mixin of the stage nets: record a Ctrl-C (:class:`RecordsInterrupt`), deliver the
+    batches on the net's device and drop training-only state.
+
+    The stages pass their modules as instances (``module=S``), which skorch keeps in
+    ``module`` beside ``module_``: both are pickled through skorch's device mapping, so a
+    net fitted on a GPU loads on a machine without one.
+    """
+
+    cuda_dependent_attributes_ = ["module"]
+
+    def get_iterator(self, dataset, training=False):
+        """skorch's iterator; a :class:`ModalityPoolIterator` delivers on the net's device."""
+        iterator = super().get_iterator(dataset, training=training)
+        if isinstance(iterator, ModalityPoolIterator):
+            iterator.device = self.device
+        return iterator
+
+    def on_train_end(self, net, X=None, y=None, **kwargs):
+        """Drop the pools' copies on the device when the fit ends."""
+        if isinstance(X, ModalityPools):
+            X.release()
+        super().on_train_end(net, X=X, y=y, **kwargs)
 
     def release_training_state(self):
         """Drop what only further training of this net would need (the optimiser
-        and its state); the history, the modules and the criterion stay."""
+        and its state, the batch generator); the history, the modules and the
+        criterion stay."""
         self.optimizer_ = None
+        self.iterator_train__generator = None
         return self
 
 
@@ -142,7 +283,7 @@ def _unflat(flat, names, shapes):
     return {name: c.view(s) for name, c, s in zip(names, chunks, shapes)}
 
 
-class LearnedOptimizerNet(InterruptibleStage, NeuralNet):
+class LearnedOptimizerNet(InterruptibleStage, CrossModalNet):
     """skorch net of SCML Stages III and IV: S updated by the meta-learner M.
 
     The module is the :class:`~temporal_xmodal.nn.sequential.MetaLearner`
@@ -160,7 +301,11 @@ class LearnedOptimizerNet(InterruptibleStage, NeuralNet):
        net's optimiser (Adam, lr 1e-4);
     6. θ_{t+1} ← θ' (detached), h_{t+1} detached (truncation length 1).
 
-    Plugs stay frozen; the hidden state starts at zero at ``fit``.
+    Plugs stay frozen; the hidden state starts at zero at ``fit``.  The target
+    and the state live on the net's device (moved and created at
+    ``on_train_begin``) and are pickled through skorch's device mapping, as
+    the module and the criterion are; a step does not synchronise with the
+    host (its records stay on the device until the epoch ends).
 
     Parameters
     ----------
@@ -185,11 +330,14 @@ class LearnedOptimizerNet(InterruptibleStage, NeuralNet):
         ``False``: the old-modality inputs and loss are zeros (ablation
         "w.o. mem").
     **kwargs
-        Passed to :class:`skorch.NeuralNet`; ``criterion`` must be a
+        Passed to :class:`~temporal_xmodal.training.CrossModalNet`; ``criterion`` must be a
         :class:`~temporal_xmodal.losses.classification.ClassificationLoss`
         (its :meth:`~temporal_xmodal.losses.classification.ClassificationLoss.loss`
         gives eq. 10).
     """
+
+    #: pickled through skorch's device mapping (a net fitted on a GPU loads without one)
+    cuda_dependent_attributes_ = ["module", "target", "state_"]
 
     def __init__(self, module, *args, target=None, old_modality="text", new_modality="image",
                  l1_weight=0.01, l1_reduction="sum", evaluate_at="updated", meta_train=True,
@@ -216,7 +364,7 @@ class LearnedOptimizerNet(InterruptibleStage, NeuralNet):
     # ---------------------------------------------------------------- hooks
     def on_train_begin(self, net, X=None, y=None, **kwargs):
         super().on_train_begin(net, X=X, y=y, **kwargs)
-        self.target.to(self.device).train()
+        self.target.to(self.device).train()  # S and the plugs on the net's device
         n = sum(p.numel() for p in self.target.unified.parameters())
         self.state_ = self.module_.initial_state(n, device=self.device)
 
@@ -229,7 +377,7 @@ class LearnedOptimizerNet(InterruptibleStage, NeuralNet):
     def train_step(self, batch, **fit_params):
         """One step of the learned optimiser on S (and of φ when ``meta_train``)."""
         Xi, _ = batch
-        Xi = to_tensor(Xi, device=self.device)
+        Xi = on_device(Xi, self.device)  # once; a no-op for batches delivered there
         self.module_.train()
         S = self.target.unified
         names = [name for name, _ in S.named_parameters()]
@@ -287,10 +435,12 @@ class LearnedOptimizerNet(InterruptibleStage, NeuralNet):
             for p, new in zip(S.parameters(), unflat(theta + g.detach()).values()):
                 p.copy_(new)
         self.state_ = tuple(s.detach() for s in state)
+        # device tensors, settled into floats with the batch losses when the epoch ends
         for key, m in (("old_loss", self.old_modality), ("new_loss", self.new_modality)):
-            self.history.record_batch(key, float(sum(l.detach() for l in losses[m])))
-        self.history.record_batch("update_l1", float(l1.detach()))
+            self.history.record_batch(key, sum(l.detach() for l in losses[m]))
+        self.history.record_batch("update_l1", l1.detach())
         return {"loss": loss.detach(), "y_pred": None}
 
 
-__all__ = ["InterruptibleStage", "LearnedOptimizerNet", "ModalityPoolIterator", "ModalityPools", "StageNet"]
+__all__ = ["InterruptibleStage", "LearnedOptimizerNet", "ModalityPoolIterator", "ModalityPools",
+           "StageNet"]
