@@ -363,6 +363,96 @@ def test_topk_metrics_memory_is_bounded_by_the_block_not_the_gallery():
     assert 0 < ours["recall"] < 0.01  # random data: 20 of ~10,000 relevant items found
 
 
+@pytest.mark.parametrize("labels, tied, k", [
+    ("single", True, 40), ("multilabel", True, 7), ("counterpart", True, 6),
+    ("single", False, 1), ("multilabel", False, 40),
+])
+def test_topk_metrics_gpu_plan_and_tensors_give_the_cpu_figures(monkeypatch, labels, tied, k):
+    """The GPU plan (large blocks), run on the CPU, and tensor inputs: the same figures."""
+    import torch
+
+    from temporal_xmodal.metrics import _topk
+
+    rng = np.random.default_rng(20 + k)
+    n_q, n_g = (60, 60) if labels == "counterpart" else (150, 700)
+    Q, G = rng.standard_normal((n_q, 6)), rng.standard_normal((n_g, 6))
+    if tied:
+        Q, G = np.round(Q), np.round(G)
+    yq = yg = None
+    if labels == "single":
+        yq, yg = rng.integers(0, 5, n_q), rng.integers(0, 5, n_g)
+    elif labels == "multilabel":
+        yq, yg = _multilabel(rng, n_q, 4), _multilabel(rng, n_g, 4)
+    opts = dict(k=k, gain="exponential", return_per_query=True)
+    _, cpu = retrieval_metrics_at_k(Q, G, yq, yg, working_memory=0.05, **opts)
+    as_t = lambda a: None if a is None else torch.as_tensor(a)  # noqa: E731
+    _, tensors = retrieval_metrics_at_k(as_t(Q), as_t(G), as_t(yq), as_t(yg), device="cpu",
+                                        **opts)
+    real = _topk._plan
+    monkeypatch.setattr(_topk, "_plan", lambda n_q, n_g, wm, device, width=1:
+                        real(n_q, n_g, wm, torch.device("cuda"), width))
+    assert _topk._plan(n_q, n_g, None, "cpu", k + 1)[0] == n_q  # one block of all queries
+    gpu = [retrieval_metrics_at_k(Q, G, yq, yg, working_memory=wm, **opts)[1]
+           for wm in (None, 0.05)]
+    for other in (tensors, *gpu):
+        for name, values in cpu.items():
+            # equal but for the summation order of tied items (their order in a top list)
+            np.testing.assert_allclose(other[name], values, rtol=0, atol=1e-14, err_msg=name)
+
+
+@pytest.mark.parametrize("similarity", ["dot", "cosine", "hamming"])
+def test_topk_metrics_torch_preparation_matches_numpy(similarity):
+    """The steps GPU tensors take instead of the NumPy path: same checks, same scores."""
+    import torch
+
+    from temporal_xmodal.metrics._blocks import _similarity
+    from temporal_xmodal.metrics._topk import _as_device_embeddings, _similarity_torch
+
+    rng = np.random.default_rng(30)
+    Q, G = rng.standard_normal((20, 5)), rng.standard_normal((40, 5))
+    Qt = _as_device_embeddings(torch.from_numpy(Q.astype(np.float32)), "query", "cpu")
+    assert Qt.dtype == torch.float64  # tensors are scored in float64, as on the CPU path
+    Qt, Gt = _similarity_torch(Qt, torch.from_numpy(G), similarity)
+    Qn, Gn = _similarity(Q.astype(np.float32).astype(np.float64), G, similarity)
+    np.testing.assert_allclose(Qt.numpy(), Qn, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(Gt.numpy(), Gn, rtol=0, atol=1e-15)
+    with pytest.raises(ValueError, match="query contains NaN or infinity in 1 rows"):
+        _as_device_embeddings(torch.from_numpy(np.where(Q == Q[3, 2], np.inf, Q)), "query",
+                              "cpu")
+    with pytest.raises(ValueError, match="must be 2-D"):
+        _as_device_embeddings(torch.zeros(3), "query", "cpu")
+    with pytest.raises(ValueError, match="similarity must be one of"):
+        _similarity_torch(Qt, Gt, "manhattan")
+
+
+def test_topk_metrics_on_cuda_equal_cpu():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA device")
+    rng = np.random.default_rng(31)
+    Q, G = np.round(rng.standard_normal((300, 6))), np.round(rng.standard_normal((2000, 6)))
+    yq, yg = _multilabel(rng, 300, 4), _multilabel(rng, 2000, 4)
+    _, cpu = retrieval_metrics_at_k(Q, G, yq, yg, k=20, return_per_query=True)
+    _, gpu = retrieval_metrics_at_k(torch.from_numpy(Q).cuda(), torch.from_numpy(G).cuda(),
+                                    torch.from_numpy(yq).cuda(), torch.from_numpy(yg).cuda(),
+                                    k=20, return_per_query=True)
+    for name, values in cpu.items():
+        np.testing.assert_allclose(gpu[name], values, rtol=0, atol=1e-12, err_msg=name)
+
+
+def test_topk_metrics_plans_by_device():
+    from temporal_xmodal.metrics._topk import _plan
+
+    assert _plan(10_000, 10**6, None, "cpu") == (128, 2048)  # cache-sized, as before
+    assert _plan(10_000, 10**6, 16, "cpu") == (128, 2048)
+    assert _plan(100, 10**6, 0.05, "cpu") == (100, 10)
+    q_block, g_chunk = _plan(10_000, 10**6, 8192, "cuda", 101)
+    assert q_block == 1024 and g_chunk == 8192 * 2**20 // 48 // 1024
+    assert _plan(100, 5000, None, "cuda", 11) == (100, 5000)
+    # the (k + 1)^2 comparisons of the top lists bound the block
+    assert _plan(10_000, 10**6, 1024, "cuda", 2001)[0] == 2**30 // (24 * 2001**2)
+
+
 # --------------------------------------------------------------------------
 # nan_policy and metric names
 # --------------------------------------------------------------------------

@@ -54,6 +54,119 @@ def test_ties_are_ordered_by_index_and_k_is_capped():
     assert scores.tolist() == [[1.0, 1.0, 1.0, 0.0]]
 
 
+# --------------------------------------------------------------------------
+# GPU plan (large blocks, one topk per block and chunk, no host sync), run on the CPU
+# --------------------------------------------------------------------------
+
+
+def _gpu_plan(monkeypatch):
+    """Make topk_torch plan as on a CUDA device while the tensors stay on the CPU."""
+    from temporal_xmodal.search import _topk
+
+    real = _topk._plan
+    monkeypatch.setattr(_topk, "_plan", lambda n_q, n_g, itemsize, wm, device:
+                        real(n_q, n_g, itemsize, wm, torch.device("cuda")))
+
+
+def _tied_galleries(kind, dtype, rng):
+    """Query and gallery whose products are exact in float32 (any summation order)."""
+    if kind == "integers":  # many exact ties, tie groups across chunk and k boundaries
+        Q, G = rng.integers(-1, 2, (45, 6)), rng.integers(-1, 2, (900, 6))
+    elif kind == "dyadic":  # mostly distinct scores, multiples of 1/32
+        Q, G = rng.integers(-4, 5, (45, 6)) / 4, rng.integers(-8, 9, (900, 6)) / 8
+    elif kind == "duplicates":  # every gallery item three times
+        Q, G = rng.integers(-4, 5, (45, 6)) / 4, np.repeat(rng.integers(-8, 9, (300, 6)) / 8, 3, 0)
+    else:  # all scores 0: the k smallest indices
+        Q, G = rng.integers(-4, 5, (45, 6)), np.zeros((900, 6))
+    return Q.astype(dtype), G.astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("kind", ["integers", "dyadic", "duplicates", "zeros"])
+@pytest.mark.parametrize("k", [1, 37, 900, 2000])  # 2000 > n_gallery: capped at 900
+@pytest.mark.parametrize("working_memory", [0.003, None])  # 0.003 MiB: chunks of < k rows
+def test_gpu_plan_gives_the_cpu_results(monkeypatch, dtype, kind, k, working_memory):
+    rng = np.random.default_rng(7)
+    Q, G = _tied_galleries(kind, dtype, rng)
+    cpu = search_embeddings(Q, G, k=k, working_memory=working_memory)
+    _gpu_plan(monkeypatch)
+    gpu = search_embeddings(Q, G, k=k, working_memory=working_memory)
+    ref_s, ref_i = _brute(Q.astype(np.float64), G.astype(np.float64), min(k, len(G)))
+    for scores, idx in (cpu, gpu):
+        np.testing.assert_array_equal(idx, ref_i)
+        np.testing.assert_array_equal(scores, ref_s.astype(dtype))
+        assert scores.dtype == dtype and idx.dtype == np.int64
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_gpu_plan_equals_brute_force_on_continuous_scores(monkeypatch, dtype):
+    rng = np.random.default_rng(8)
+    Q = rng.standard_normal((70, 12)).astype(dtype)
+    G = rng.standard_normal((3001, 12)).astype(dtype)
+    _gpu_plan(monkeypatch)
+    for working_memory in (0.5, None):  # 0.5 MiB: several query blocks and gallery chunks
+        scores, idx = search_embeddings(Q, G, k=15, working_memory=working_memory)
+        ref_s, ref_i = _brute(Q.astype(np.float64), G.astype(np.float64), 15)
+        np.testing.assert_array_equal(idx, ref_i)
+        np.testing.assert_allclose(scores, ref_s, atol=1e-5 if dtype == np.float32 else 1e-12)
+
+
+def test_search_plans_by_device():
+    from temporal_xmodal.search._topk import _plan, block_sizes
+
+    # CPU: today's cache-sized blocks and threshold pruning
+    assert _plan(10_000, 10**6, 4, None, "cpu") == (*block_sizes(10_000, 10**6, 4, None), True)
+    assert _plan(10_000, 10**6, 4, None, "cpu")[:2] == (1024, 4096)
+    # GPU: 1,024+ queries, the whole gallery when the budget holds it, no pruning
+    assert _plan(10_000, 10**6, 4, 8192, "cuda") == (8192 * 2**20 // 8 // 10**6, 10**6, False)
+    assert _plan(10_000, 20_000, 4, 8192, "cuda") == (4096, 20_000, False)
+    q_block, g_chunk, prune = _plan(10_000, 10**6, 8, 1024, "cuda")
+    assert (q_block, prune) == (1024, False) and g_chunk == 2**30 // 16 // 1024
+    assert _plan(5, 7, 4, None, "cuda") == (5, 7, False)
+
+
+class _HostSyncs(torch.utils._python_dispatch.TorchDispatchMode):
+    """Record the ops that make a host synchronisation on a GPU; fake ``.item()`` on meta."""
+
+    SYNC = ("aten._local_scalar_dense", "aten.nonzero", "aten.masked_select", "aten.item")
+
+    def __init__(self, fake=None):
+        super().__init__()
+        self.calls, self.fake = [], fake
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        name = str(func)
+        if name.startswith(self.SYNC):
+            self.calls.append(name)
+            if self.fake is not None and name.startswith("aten._local_scalar_dense"):
+                return self.fake
+        return func(*args, **(kwargs or {}))
+
+
+@pytest.mark.parametrize("device", ["cpu", "meta"])
+def test_gpu_plan_scan_makes_one_host_sync(device):
+    # meta tensors hold no data: nonzero or .item() anywhere but the final check would fail
+    from temporal_xmodal.search._topk import _topk_dense
+
+    Q = torch.randn(300, 8).to(device)
+    G = torch.randn(1000, 8).to(device)
+    with _HostSyncs(fake=False if device == "meta" else None) as syncs:
+        scores, idx = _topk_dense(Q, G, 10, 64, 300)  # 5 query blocks x 4 gallery chunks
+    assert syncs.calls == ["aten._local_scalar_dense.default"]  # the final tie check
+    assert scores.shape == idx.shape == (300, 10)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_search_on_cuda_equals_cpu():
+    rng = np.random.default_rng(9)
+    for kind in ("integers", "dyadic", "zeros"):
+        Q, G = _tied_galleries(kind, np.float32, rng)
+        cpu = search_embeddings(Q, G, k=37)
+        gpu = search_embeddings(torch.from_numpy(Q).cuda(), torch.from_numpy(G).cuda(), k=37)
+        np.testing.assert_array_equal(gpu[1], cpu[1])
+        np.testing.assert_array_equal(gpu[0], cpu[0])
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("order", ["increasing", "tied", "few_chunk_rows"])
 def test_threshold_pruning_keeps_the_exact_topk(dtype, order):
@@ -274,3 +387,17 @@ def test_benchmark_quick_run(tmp_path):
     assert data["targets"]["search_memory"]["passed"]
     assert set(data["results"]["metrics"]["scores"]) == {"map", "recall", "mrr", "ndcg"}
     assert "throughput ratio ours / sklearn" in proc.stdout
+
+
+def test_estimator_device_reads_every_estimator_family():
+    """Search computes where the estimator does: a net's device, SCML's ``device_``, a
+    binned model's first bin model; the CPU for CCA."""
+    from types import SimpleNamespace
+
+    from temporal_xmodal.search._index import estimator_device
+
+    neural = SimpleNamespace(net_=SimpleNamespace(device="meta"))
+    assert estimator_device(neural) == torch.device("meta")
+    assert estimator_device(SimpleNamespace(device_="meta")) == torch.device("meta")
+    assert estimator_device(SimpleNamespace(bin_estimators_=[neural])) == torch.device("meta")
+    assert estimator_device(SimpleNamespace()) == torch.device("cpu")

@@ -31,6 +31,16 @@ second, counting pass over only the queries concerned:
 Scores are computed in the embeddings' precision: float64 embeddings give the
 full-ranking functions' float64 scores; float32 ones stay float32 (a 10^6 x 200
 float32 gallery is not copied to 1.6 GB of float64).
+
+Devices
+-------
+The scan runs where the embeddings live (``device``): torch tensors on a GPU
+stay there.  Block sizes follow the device (:func:`_plan`): on the CPU, 128
+queries x 2**18 pairs, so that the keys, gains and masks of a chunk stay in the
+cache; on a GPU, 1,024 or more queries and chunks as wide as a share of its
+free memory allows (few large kernels instead of many small ones).  The
+chunk loop makes no host synchronisation; each query block makes a few (the
+counting pass, and copying its figures to the host).
 """
 
 import numpy as np
@@ -38,7 +48,15 @@ import torch
 from sklearn.utils import gen_batches
 
 from ._ranking import _AP_NORMALISERS, _DISCOUNTS, _GAINS, _check_k
-from ._blocks import _as_embeddings, _nan_masks, _prepare_labels, _prepare_time, _similarity
+from ._blocks import (
+    _SIMILARITIES,
+    _as_embeddings,
+    _nan_masks,
+    _prepare_labels,
+    _prepare_time,
+    _similarity,
+)
+from ._device import gpu_block_sizes, scan_budget
 from ._retrieval import _nanmean
 
 
@@ -52,6 +70,61 @@ def _as_float_embeddings(A, name):
         return A
     return _as_embeddings(A, name)
 
+def _as_device_embeddings(T, name, device):
+    """A tensor's embeddings as float64 on ``device``, checked.
+
+    The torch counterpart of :func:`._blocks._as_embeddings` (which a tensor
+    on the CPU goes through: float64 as well) for tensors that stay on a GPU:
+    the same checks, one host synchronisation.
+    """
+    T = T.detach()
+    if T.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (n_items, dim); got shape {tuple(T.shape)}.")
+    if T.shape[0] == 0:
+        raise ValueError(f"{name} is empty.")
+    T = T.to(device=device, dtype=torch.float64)
+    bad = int(sum((~torch.isfinite(T[r:r + 65536])).any(dim=1).sum()
+                  for r in range(0, len(T), 65536)))
+    if bad:
+        raise ValueError(f"{name} contains NaN or infinity in {bad} rows.")
+    return T
+
+
+def _similarity_torch(Q, G, similarity):
+    """:func:`._blocks._similarity` on tensors."""
+    if similarity not in _SIMILARITIES:
+        raise ValueError(f"similarity must be one of {_SIMILARITIES}; got {similarity!r}.")
+    if similarity == "cosine":
+        Q = Q / Q.norm(dim=1, keepdim=True).clamp_min(1e-12)
+        G = G / G.norm(dim=1, keepdim=True).clamp_min(1e-12)
+    elif similarity == "hamming":
+        Q = torch.where(Q > 0, 1.0, -1.0).to(Q.dtype)
+        G = torch.where(G > 0, 1.0, -1.0).to(G.dtype)
+    return Q, G
+
+
+def _host(values):
+    """Labels or times as NumPy (tensors copied to the host: they are small)."""
+    if isinstance(values, torch.Tensor):
+        return values.detach().cpu().numpy()
+    return values
+
+
+def _off_device(A):
+    """A tensor on a GPU copied to the CPU (still a tensor: the NumPy path converts it)."""
+    return A.detach().cpu() if isinstance(A, torch.Tensor) and A.device.type != "cpu" else A
+
+
+def _compute_device(query, gallery, device):
+    """``device``, else the gallery's (or the query's) when a tensor, else the CPU."""
+    if device is not None:
+        return torch.device(device)
+    for T in (gallery, query):
+        if isinstance(T, torch.Tensor):
+            return T.device
+    return torch.device("cpu")
+
+
 #: Metrics :func:`retrieval_metrics_at_k` computes.
 TOPK_METRICS = ("map", "recall", "mrr", "ndcg")
 #: Default memory budget of one block, in MiB.
@@ -64,8 +137,34 @@ _BYTES_PER_PAIR = 48
 #: items on 1 thread took 4.2 s with blocks of 1,024 x 28,000 pairs, 1.6 s with 128 x 2,048.
 _MAX_QUERY_BLOCK = 128
 _CACHE_PAIRS = 2**18
+#: Queries per GPU block: the per-block summaries (top k + 1 lists, their
+#: (k + 1)^2 comparisons) stay small next to the chunk's scores.
+_GPU_MAX_QUERY_BLOCK = 1024
 _INT64_MAX = 0x7FFFFFFFFFFFFFFF
 _INT64_MIN = -(2**63)
+
+
+def _plan(n_query, n_gallery, working_memory, device, width=1):
+    """``(query block, gallery chunk)`` of :func:`retrieval_metrics_at_k` on ``device``.
+
+    CPU: blocks of at most 128 queries and 2**18 (query, gallery) pairs
+    within ``working_memory`` MiB (default 256), so that a chunk's keys, gains
+    and masks stay in the cache.  Other devices: up to 1,024 queries (fewer
+    when the block's ``width x width`` comparisons of its top lists would not
+    fit) and chunks as wide as ``working_memory`` allows, by default a
+    quarter of the device's free memory (at most 8 GiB).
+    """
+    device = torch.device(device)
+    if device.type == "cpu":
+        budget = (DEFAULT_WORKING_MEMORY if working_memory is None else working_memory) * 2**20
+        pairs = max(1, min(_CACHE_PAIRS, int(budget // _BYTES_PER_PAIR)))
+        q_block = max(1, min(n_query, _MAX_QUERY_BLOCK, pairs))
+        return q_block, max(1, pairs // q_block)
+    budget = scan_budget(device, working_memory)
+    q_block, _ = gpu_block_sizes(n_query, n_gallery, _BYTES_PER_PAIR, budget)
+    # _block_metrics compares each query's top list with itself: ~3 int64 per pair
+    q_block = max(1, min(q_block, _GPU_MAX_QUERY_BLOCK, budget // (24 * width**2)))
+    return q_block, max(1, min(n_gallery, budget // (_BYTES_PER_PAIR * q_block)))
 
 
 def _keys(scores):
@@ -83,6 +182,7 @@ class _Relevance:
         _prepare_time(query_time, gallery_time, time_window, n_query, n_gallery)
         as_t = lambda a: torch.as_tensor(np.asarray(a), device=device)  # noqa: E731
         self.counterpart = query_labels is None
+        self.device = device
         if not self.counterpart:
             ql, gl = np.asarray(query_labels), np.asarray(gallery_labels)
             if ql.ndim == 1:  # class codes shared by queries and gallery
@@ -101,7 +201,8 @@ class _Relevance:
     def __call__(self, q_idx, cols):
         """Gains of query rows ``q_idx`` (int64 tensor) against gallery slice ``cols``."""
         if self.counterpart:
-            gain = (q_idx[:, None] == torch.arange(cols.start, cols.stop)[None, :])
+            gain = (q_idx[:, None]
+                    == torch.arange(cols.start, cols.stop, device=self.device)[None, :])
             gain = gain.to(torch.float64)
         elif self.multilabel:
             gain = self.ql[q_idx] @ self.gl[cols].T
@@ -122,8 +223,8 @@ def _merge_top(keys, gains, new_keys, new_gains, width):
     return keys, gains
 
 
-def _discounts(k, discount):
-    positions = torch.arange(1, k + 1, dtype=torch.float64)
+def _discounts(k, discount, device):
+    positions = torch.arange(1, k + 1, dtype=torch.float64, device=device)
     if discount == "jarvelin":
         return 1.0 / torch.log2(positions.clamp_min(2.0))
     return 1.0 / torch.log2(positions + 1.0)
@@ -132,6 +233,7 @@ def _discounts(k, discount):
 def _block_metrics(top_keys, top_gains, n_rel, best_rel, ideal, k, n_gallery, opts, recount):
     """Per-query figures of one query block from its streamed summaries."""
     n_q, width = top_keys.shape
+    device = top_keys.device
     complete = width == n_gallery  # the list holds the whole gallery: every rank exact
     k_eff = min(k, n_gallery)
     ap_keys = top_keys >> 1  # AP/MRR/recall: keys equal but for bit 0 are tied
@@ -142,7 +244,7 @@ def _block_metrics(top_keys, top_gains, n_rel, best_rel, ideal, k, n_gallery, op
     hits = ((ap_keys[:, None, :] >= ap_keys[:, :, None]) & rel[:, None, :]).sum(dim=2)
     in_top = rel & (rank <= k_eff)
     out = {}
-    nan = torch.full((n_q,), torch.nan, dtype=torch.float64)
+    nan = torch.full((n_q,), torch.nan, dtype=torch.float64, device=device)
     has_rel = n_rel > 0
     if "map" in opts["metrics"]:
         prec = torch.where(in_top, hits.to(torch.float64) / rank, 0.0)
@@ -165,18 +267,19 @@ def _block_metrics(top_keys, top_gains, n_rel, best_rel, ideal, k, n_gallery, op
         out["mrr"] = torch.where(has_rel, 1.0 / rank_rel.clamp_min(1), nan)
     if "ndcg" in opts["metrics"]:
         g = top_gains if opts["gain"] == "linear" else torch.exp2(top_gains) - 1.0
-        disc = _discounts(k_eff, opts["discount"])
-        cum_disc = torch.cat([torch.zeros(1, dtype=torch.float64), torch.cumsum(disc, 0)])
+        disc = _discounts(k_eff, opts["discount"], device)
+        cum_disc = torch.cat([torch.zeros(1, dtype=torch.float64, device=device),
+                              torch.cumsum(disc, 0)])
         # tie groups (exact key equality, as ndcg_per_query) of the list; sorted
         # keys, so a group is a run of positions
         same = top_keys[:, None, :] == top_keys[:, :, None]  # (q, i, j)
-        first = torch.where(same, torch.arange(width), width).min(dim=2).values
+        first = torch.where(same, torch.arange(width, device=device), width).min(dim=2).values
         size = same.sum(dim=2)
         gsum = (same * g[:, None, :]).sum(dim=2)
         # a group of the top k reaching the list's end may go on past it: count
         # it over the whole gallery
         last = top_keys[:, -1]
-        straddle = ~torch.tensor(complete) & (top_keys[:, k_eff - 1] == last)
+        straddle = (top_keys[:, k_eff - 1] == last) & (not complete)
         if bool(straddle.any()):
             size_all, gsum_all = recount("eq_key", last, straddle)
             at_last = straddle[:, None] & (top_keys == last[:, None])
@@ -186,7 +289,7 @@ def _block_metrics(top_keys, top_gains, n_rel, best_rel, ideal, k, n_gallery, op
         end = (first + size).clamp_max(k_eff)  # positions first+1 .. end inside the top k
         group_disc = cum_disc[end] - cum_disc[first]
         # each position carries its group's mean gain x the group's discount share
-        is_start = first == torch.arange(k_eff)
+        is_start = first == torch.arange(k_eff, device=device)
         dcg = torch.where(is_start, gsum / size * group_disc, 0.0).sum(dim=1)
         g_ideal = ideal if opts["gain"] == "linear" else torch.exp2(ideal) - 1.0
         idcg = g_ideal[:, :k_eff] @ disc[:g_ideal.shape[1]]
@@ -199,6 +302,7 @@ def retrieval_metrics_at_k(
     metrics=TOPK_METRICS, query_time=None, gallery_time=None, time_window=None,
     similarity="dot", ap_at_k_normaliser="relevant_in_topk", gain="linear",
     discount="jarvelin", working_memory=None, nan_policy="raise", return_per_query=False,
+    device=None,
 ):
     """mAP@k, recall@k, MRR and nDCG@k from a chunked top-k, in bounded memory.
 
@@ -212,11 +316,12 @@ def retrieval_metrics_at_k(
 
     Parameters
     ----------
-    query : array-like of shape (n_queries, dim)
+    query : array-like or torch.Tensor of shape (n_queries, dim)
         Query embeddings.
-    gallery : array-like of shape (n_gallery, dim)
-        Gallery embeddings in the same space.
-    query_labels, gallery_labels : array-like or None, default=None
+    gallery : array-like or torch.Tensor of shape (n_gallery, dim)
+        Gallery embeddings in the same space.  Tensors on a GPU are scored
+        there (with ``device=None``) without a copy to the host.
+    query_labels, gallery_labels : array-like, torch.Tensor or None, default=None
         1-D class labels or 2-D multilabel indicators (relevant = shares a
         label; nDCG's gain = number of shared labels).  ``None`` for both:
         query ``i``'s only relevant item is gallery item ``i``.
@@ -231,7 +336,8 @@ def retrieval_metrics_at_k(
         (in the time column's unit, e.g. years).
     similarity : {"dot", "cosine", "hamming"}, default="dot"
         See :func:`iter_score_blocks`.  Scores are float64, or float32 when
-        both embeddings are float32 arrays (no float64 copy of the gallery).
+        both embeddings are float32 NumPy arrays (no float64 copy of the
+        gallery); tensors are scored in float64 on any device.
     ap_at_k_normaliser : {"relevant_in_topk", "min_k_total"}, default="relevant_in_topk"
         Denominator of AP@k (see :func:`average_precision_per_query`).
     gain : {"linear", "exponential"}, default="linear"
@@ -239,14 +345,20 @@ def retrieval_metrics_at_k(
     discount : {"jarvelin", "standard"}, default="jarvelin"
         nDCG discount: thesis eq. 2.20 or scikit-learn's.
     working_memory : float or None, default=None
-        Budget of one block in MiB (default 256); blocks are also capped at 2**18
-        (query, gallery) pairs (about 12 MiB), which keeps them in the cache.
+        Budget of one block in MiB.  On the CPU the default is 256 and blocks
+        are also capped at 2**18 (query, gallery) pairs (about 12 MiB), which
+        keeps them in the cache; on a GPU the default is a quarter of its free
+        memory (at most 8 GiB) and blocks take up to 1,024 queries.
     nan_policy : {"raise", "omit"}, default="raise"
         What to do with items whose label, or time when ``time_window`` is
         set, is NaN: raise, or leave them out (queries get NaN, gallery items
         are removed) with a warning that counts them.
     return_per_query : bool, default=False
         Also return the per-query values.
+    device : str, torch.device or None, default=None
+        Where to compute.  ``None``: the gallery's (else the query's) device
+        when it is a tensor, else the CPU.  The figures are the same on every
+        device (up to the float error of its matrix products).
 
     Returns
     -------
@@ -274,41 +386,53 @@ def retrieval_metrics_at_k(
                                  ("gain", gain, _GAINS), ("discount", discount, _DISCOUNTS)):
         if value not in options:
             raise ValueError(f"{name} must be one of {options}; got {value!r}.")
-    Q = _as_float_embeddings(query, "query")
-    G = _as_float_embeddings(gallery, "gallery")
+    device = _compute_device(query, gallery, device)
+    query_labels, gallery_labels = _host(query_labels), _host(gallery_labels)
+    query_time, gallery_time = _host(query_time), _host(gallery_time)
+    # tensors already on the GPU are checked and prepared there; anything else
+    # goes through the NumPy path (then to ``device``), as it always did
+    on_device = (device.type != "cpu" and isinstance(query, torch.Tensor)
+                 and isinstance(gallery, torch.Tensor))
+    if on_device:
+        Q = _as_device_embeddings(query, "query", device)
+        G = _as_device_embeddings(gallery, "gallery", device)
+    else:
+        Q = _as_float_embeddings(_off_device(query), "query")
+        G = _as_float_embeddings(_off_device(gallery), "gallery")
     if Q.shape[1] != G.shape[1]:
         raise ValueError(f"query and gallery embeddings differ in dimension: {Q.shape[1]} vs "
                          f"{G.shape[1]}.")
     bad_q, keep_g = _nan_masks(query_labels, gallery_labels, query_time, gallery_time,
                                time_window, nan_policy, len(Q), len(G))
     if keep_g is not None:
-        G = G[keep_g]
+        G = G[torch.as_tensor(keep_g, device=device) if on_device else keep_g]
         gallery_labels = None if gallery_labels is None else np.asarray(gallery_labels)[keep_g]
         gallery_time = None if gallery_time is None else np.asarray(gallery_time).ravel()[keep_g]
-    if Q.dtype != G.dtype:
-        Q, G = Q.astype(np.float64), G.astype(np.float64)
-    Q, G = _similarity(Q, G, similarity)
-    device = torch.device("cpu")
-    Qt, Gt = torch.from_numpy(np.ascontiguousarray(Q)), torch.from_numpy(np.ascontiguousarray(G))
+    if on_device:
+        Qt, Gt = _similarity_torch(Q, G, similarity)
+    else:
+        if Q.dtype != G.dtype:
+            Q, G = Q.astype(np.float64), G.astype(np.float64)
+        Q, G = _similarity(Q, G, similarity)
+        Qt = torch.from_numpy(np.ascontiguousarray(Q)).to(device)
+        Gt = torch.from_numpy(np.ascontiguousarray(G)).to(device)
     relevance = _Relevance(query_labels, gallery_labels, query_time, gallery_time, time_window,
                            len(Q), len(G), device)
     n_g = len(G)
-    budget = (DEFAULT_WORKING_MEMORY if working_memory is None else working_memory) * 2**20
-    pairs = max(1, min(_CACHE_PAIRS, int(budget // _BYTES_PER_PAIR)))
-    q_block = max(1, min(len(Q), _MAX_QUERY_BLOCK, pairs))
-    g_chunks = list(gen_batches(n_g, max(1, pairs // q_block)))
     width = min(k + 1, n_g)
+    q_block, g_chunk = _plan(len(Q), n_g, working_memory, device, width)
+    g_chunks = list(gen_batches(n_g, g_chunk))
     opts = {"metrics": metrics, "ap_at_k_normaliser": ap_at_k_normaliser, "gain": gain,
             "discount": discount}
     per_query = {m: np.empty(len(Q)) for m in metrics}
     for rows in gen_batches(len(Q), q_block):
         n_q = rows.stop - rows.start
-        q_idx = torch.arange(rows.start, rows.stop)
-        top_k = torch.empty((n_q, 0), dtype=torch.int64)
-        top_g = torch.empty((n_q, 0), dtype=torch.float64)
-        ideal = torch.empty((n_q, 0), dtype=torch.float64)
-        n_rel = torch.zeros(n_q, dtype=torch.int64)
-        best_rel = torch.full((n_q,), _INT64_MIN, dtype=torch.int64)
+        q_idx = torch.arange(rows.start, rows.stop, device=device)
+        top_k = torch.empty((n_q, 0), dtype=torch.int64, device=device)
+        top_g = torch.empty((n_q, 0), dtype=torch.float64, device=device)
+        ideal = torch.empty((n_q, 0), dtype=torch.float64, device=device)
+        n_rel = torch.zeros(n_q, dtype=torch.int64, device=device)
+        best_rel = torch.full((n_q,), _INT64_MIN, dtype=torch.int64, device=device)
         for cols in g_chunks:
             keys = _keys(Qt[rows] @ Gt[cols].T)
             gains = relevance(q_idx, cols)
@@ -326,8 +450,8 @@ def retrieval_metrics_at_k(
         def recount(kind, key, which, rows=rows):
             """Second pass over the gallery for the queries ``which`` of this block."""
             idx = torch.nonzero(which).ravel()
-            count = torch.zeros(len(which), dtype=torch.int64)
-            gsum = torch.zeros(len(which), dtype=torch.float64)
+            count = torch.zeros(len(which), dtype=torch.int64, device=device)
+            gsum = torch.zeros(len(which), dtype=torch.float64, device=device)
             if len(idx) == 0:
                 return count if kind == "ge_ap" else (count, gsum)
             for cols in g_chunks:
@@ -349,7 +473,7 @@ def retrieval_metrics_at_k(
 
         values = _block_metrics(top_k, top_g, n_rel, best_rel, ideal, k, n_g, opts, recount)
         for m in metrics:
-            per_query[m][rows] = values[m].numpy()
+            per_query[m][rows] = values[m].cpu().numpy()
     for m in metrics:
         per_query[m][bad_q] = np.nan
     means = {m: _nanmean(per_query[m]) for m in metrics}

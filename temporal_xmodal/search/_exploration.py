@@ -82,7 +82,8 @@ def neighbourhood_over_time(estimator, x, X_gallery, times, k=10, *, direction="
     payload : sequence, pandas Series/DataFrame or None, default=None
         One entry per gallery item (e.g. its caption), joined as column(s).
     working_memory : float or None, default=None
-        Budget of one score block in MiB (default 256).
+        Budget of one score block in MiB.  Default: 256 on the CPU; on a GPU
+        a quarter of its free memory, at most 8 GiB.
 
     Returns
     -------
@@ -196,7 +197,8 @@ def neighbourhood_shift(estimator, X, times, k=10, *, modality="text", X_gallery
     payload : sequence, pandas Series/DataFrame or None, default=None
         One entry per item of ``X`` (e.g. its caption), joined as column(s).
     working_memory : float or None, default=None
-        Budget of one score block in MiB (default 256).
+        Budget of one score block in MiB.  Default: 256 on the CPU; on a GPU
+        a quarter of its free memory, at most 8 GiB.
 
     Returns
     -------

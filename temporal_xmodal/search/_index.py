@@ -26,9 +26,13 @@ _MODALITIES = ("image", "text")
 
 
 def estimator_device(estimator):
-    """The torch device an estimator computes on (its net's; the CPU otherwise)."""
-    net = getattr(estimator, "net_", None)
-    device = getattr(net, "device", None)
+    """The torch device an estimator computes on: its net's (SAM, TempXNet, Diachronic),
+    its ``device_`` (SCML), its first bin model's (Binned); the CPU otherwise (CCA)."""
+    device = getattr(getattr(estimator, "net_", None), "device", None)
+    if device is None:
+        device = getattr(estimator, "device_", None)
+    if device is None and getattr(estimator, "bin_estimators_", None):
+        return estimator_device(estimator.bin_estimators_[0])
     return torch.device(device) if device is not None else torch.device("cpu")
 
 
@@ -66,10 +70,12 @@ class CrossModalIndex(BaseEstimator):
         axis (e.g. years); passed unchanged to ``transform_<modality>``.
         Required by time-conditioned estimators, ignored by static ones.
     backend : {"torch", "faiss"}, default="torch"
-        Search engine: chunked, threshold-pruned exact top-k on the estimator's device,
+        Search engine: chunked exact top-k on the estimator's device
+        (threshold-pruned cache-sized blocks on the CPU, large blocks on a GPU),
         or ``faiss.IndexFlatIP`` (exact, float32, CPU; the ``faiss`` extra).
     working_memory : float or None, default=None
-        Budget of one score block in MiB (default 256).
+        Budget of one score block in MiB.  Default: 256 on the CPU; on a GPU
+        a quarter of its free memory, at most 8 GiB.
 
     Attributes
     ----------
@@ -249,7 +255,8 @@ def cross_modal_search(estimator, X_query, X_gallery, k=10, *, direction="i2t",
         One entry per gallery item, joined to the results.
     backend : {"torch", "faiss"}, default="torch"
     working_memory : float or None, default=None
-        Budget of one score block in MiB (default 256).
+        Budget of one score block in MiB.  Default: 256 on the CPU; on a GPU
+        a quarter of its free memory, at most 8 GiB.
     as_frame : {"auto", True, False}, default="auto"
 
     Returns

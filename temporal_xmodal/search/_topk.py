@@ -2,14 +2,35 @@
 
 Queries are taken in blocks, and each block scans the gallery in chunks of
 rows: one matrix product (on the device of the computation) gives the block's
-similarities to the chunk's items.  Each query keeps its running top-k and, as
-a threshold, its current k-th best score; only the items of a chunk that beat
-the threshold are kept (one compare and a count per score; after the first
-chunks a query has a few such items per chunk) and merged into the running
-top-k now and then.  A chunk with many such items (the first ones, or a
-gallery sorted by increasing score) is first cut to its own top-k with
-:func:`torch.topk`.  The merges sort stably, so equal scores keep the smaller
-gallery index, and the result is the exact top-k.  No query x gallery matrix is
+similarities to the chunk's items.  How a block is reduced to its top-k
+depends on the device (:func:`_plan`):
+
+* CPU: cache-sized blocks (at most 1,024 queries x 4,096 items), pruned by a
+  threshold.  Each query keeps its running top-k and, as a threshold, its
+  current k-th best score; only the items of a chunk that beat the threshold
+  are kept (one compare and a count per score; after the first chunks a query
+  has a few such items per chunk) and merged into the running top-k now and
+  then.  A chunk with many such items (the first ones, or a gallery sorted by
+  increasing score) is first cut to its own top-k with :func:`torch.topk`.
+  The merges sort stably, so equal scores keep the smaller gallery index.
+* GPU (any device but the CPU): the pruning above needs the count of the
+  items above the threshold on the host (``nonzero``, ``.item()``): one host
+  synchronisation per chunk, which on a GPU costs more than the products.
+  There blocks are as large as the device's memory allows (1,024 to 4,096
+  queries, the whole gallery or chunks of hundreds of thousands of items),
+  each (block, chunk) product is reduced by one :func:`torch.topk`, and the
+  chunk top-ks are merged by one stable sort of the concatenation: no host
+  synchronisation until the end (:func:`_topk_dense`).
+
+Both give the exact top-k with the same tie rule: equal scores keep the
+smaller gallery index.  :func:`torch.topk` does not promise which of several
+tied items it keeps at the k-th place, so the GPU plan asks each chunk for
+``k + 1`` items: when the ``(k + 1)``-th ties with the k-th, the chunk's tie
+group at its k-th score may have been cut arbitrarily.  That matters only when
+that score is also the query's final k-th best score; such queries (rare:
+exactly tied scores at the k-th place, e.g. integer embeddings or duplicated
+items) are found with one synchronisation at the end and searched again with
+the exact CPU-style merge, on the same products.  No query x gallery matrix is
 ever held: the largest temporary is one ``query block x gallery chunk`` score
 block, sized from ``working_memory``.
 
@@ -17,11 +38,15 @@ block, sized from ``working_memory``.
 """
 
 import numbers
+from typing import NamedTuple
 
 import numpy as np
 import torch
 
-#: Default memory budget of one score block, in MiB.
+from ..metrics._device import gpu_block_sizes, scan_budget
+
+#: Default memory budget of one score block on the CPU, in MiB (on a GPU: a
+#: share of its free memory, see :func:`~temporal_xmodal.metrics._device.scan_budget`).
 DEFAULT_WORKING_MEMORY = 256
 #: Most queries per block, and most gallery rows per chunk: products of
 #: 1,024 x 4,096 scores (16 MiB in float32) stay in the last-level cache.  2,000
@@ -58,8 +83,9 @@ def as_embedding_tensor(A, name, device=None):
         T = T.to(torch.float32)
     if device is not None:
         T = T.to(device)
-    n_bad = sum(int((~torch.isfinite(T[r:r + 65536])).any(dim=1).sum())
-                for r in range(0, T.shape[0], 65536))  # chunked: no full-size mask
+    # chunked: no full-size mask; one host synchronisation for the whole count
+    n_bad = int(sum((~torch.isfinite(T[r:r + 65536])).any(dim=1).sum()
+                    for r in range(0, T.shape[0], 65536)))
     if n_bad:
         raise ValueError(f"{name} contains NaN or infinity in {n_bad} of its {T.shape[0]} rows.")
     return T
@@ -77,13 +103,56 @@ def check_k(k):
 
 
 def block_sizes(n_query, n_gallery, itemsize, working_memory):
-    """(query rows, gallery rows) of one score block within ``working_memory`` MiB."""
+    """``(query rows, gallery rows)`` of one CPU score block within ``working_memory`` MiB.
+
+    Parameters
+    ----------
+    n_query, n_gallery : int
+        Sizes of the search.
+    itemsize : int
+        Bytes of one score (4 for float32, 8 for float64).
+    working_memory : float or None
+        Budget in MiB (``None``: 256).
+
+    Returns
+    -------
+    query_block, gallery_chunk : int
+        At most 1,024 x 4,096 (cache-sized), within the budget.
+    """
     budget = (DEFAULT_WORKING_MEMORY if working_memory is None else working_memory) * 2**20
     # the score block plus topk's temporaries: about twice the block
     entries = max(1, int(budget // (2 * itemsize)))
     q_block = max(1, min(n_query, _MAX_QUERY_BLOCK, entries))
     g_block = max(1, min(n_gallery, _MAX_GALLERY_CHUNK, entries // q_block))
     return q_block, g_block
+
+
+class _Plan(NamedTuple):
+    """How :func:`topk_torch` scans: block sizes, and threshold pruning (CPU) or not (GPU)."""
+
+    query_block: int
+    gallery_chunk: int
+    prune: bool
+
+
+def _plan(n_query, n_gallery, itemsize, working_memory, device):
+    """Blocks of a search on ``device``: cache-sized and pruned on the CPU, large on a GPU.
+
+    The CPU plan is :func:`block_sizes` (score blocks in the last-level cache,
+    threshold pruning).  Any other device gets the GPU plan: blocks of 1,024
+    to 4,096 queries and gallery chunks as wide as the budget allows (the
+    whole gallery when it fits), where the budget is ``working_memory`` MiB
+    or, by default, a quarter of the device's free memory (at most 8 GiB).
+    Tests call it, or patch it, with ``device="cuda"`` to run the GPU plan on
+    CPU tensors.
+    """
+    device = torch.device(device)
+    if device.type == "cpu":
+        return _Plan(*block_sizes(n_query, n_gallery, itemsize, working_memory), prune=True)
+    budget = scan_budget(device, working_memory)
+    # the score block plus topk's temporaries: about twice the block, as on the CPU
+    q_block, g_chunk = gpu_block_sizes(n_query, n_gallery, 2 * itemsize, budget)
+    return _Plan(q_block, g_chunk, prune=False)
 
 
 def _sort_ties_by_index(scores, indices):
@@ -100,12 +169,39 @@ def _sort_ties_by_index(scores, indices):
 def topk_torch(Q, G, k, *, working_memory=None):
     """Exact top-``k`` of ``Q @ G.T`` per row, chunked (tensors on one device, same dtype).
 
-    Returns ``(scores, indices)`` arrays of shape ``(n_query, min(k, n_gallery))``,
-    by decreasing score, equal scores by increasing index.
+    Blocks and method follow the device (:func:`_plan`): threshold pruning in
+    cache-sized blocks on the CPU, large blocks reduced by :func:`torch.topk`
+    without host synchronisation on a GPU (module notes).
+
+    Parameters
+    ----------
+    Q : torch.Tensor of shape (n_query, dim)
+        Queries.
+    G : torch.Tensor of shape (n_gallery, dim)
+        Gallery, on the device and with the dtype of ``Q``.
+    k : int
+        Neighbours per query (capped at ``n_gallery``).
+    working_memory : float or None, default=None
+        Budget of one score block in MiB (default: 256 on the CPU, a quarter
+        of the free memory, at most 8 GiB, on a GPU).
+
+    Returns
+    -------
+    scores : ndarray of shape (n_query, min(k, n_gallery))
+        By decreasing score, equal scores by increasing index.
+    indices : ndarray of int64, shape (n_query, min(k, n_gallery))
     """
     n_q, n_g = Q.shape[0], G.shape[0]
     k = min(k, n_g)
-    q_block, g_block = block_sizes(n_q, n_g, Q.element_size(), working_memory)
+    plan = _plan(n_q, n_g, Q.element_size(), working_memory, Q.device)
+    search = _topk_pruned if plan.prune else _topk_dense
+    scores, indices = search(Q, G, k, plan.query_block, plan.gallery_chunk)
+    return scores.cpu().numpy(), indices.cpu().numpy()
+
+
+def _topk_pruned(Q, G, k, q_block, g_block):
+    """CPU plan: cache-sized score blocks, each query's k-th best score pruning the chunks."""
+    n_q, n_g = Q.shape[0], G.shape[0]
     scores = torch.empty((n_q, k), dtype=Q.dtype, device=Q.device)
     indices = torch.empty((n_q, k), dtype=torch.int64, device=Q.device)
     # one score buffer, reused: a fresh 16 MiB product per chunk cost 30% more (page faults)
@@ -119,7 +215,78 @@ def topk_torch(Q, G, k, *, working_memory=None):
             top.add(torch.mm(block, chunk.T, out=S), g0)  # add() keeps copies, not views
         top.merge()
         scores[q0:q0 + q_block], indices[q0:q0 + q_block] = top.scores, top.indices
-    return scores.cpu().numpy(), indices.cpu().numpy()
+    return scores, indices
+
+
+def _topk_dense(Q, G, k, q_block, g_chunk):
+    """GPU plan: one product and one topk per (block, chunk), no host sync in the scan.
+
+    Per query block, each gallery chunk's scores ``S`` are cut to their best
+    ``k + 1`` by :func:`torch.topk`.  The chunk's first ``k`` are put in
+    increasing gallery order and appended to the block's running top-k (whose
+    items all have smaller indices); one stable sort by decreasing score then
+    leaves equal scores by increasing index, and its first ``k`` columns are
+    the new running top-k.
+
+    Where the ``(k + 1)``-th score of a chunk equals its k-th, topk may have
+    kept any of the tied items: the chunk's k-th score is recorded (the
+    largest such score per query, ``cut_at``).  Every chunk's k-th score is at
+    most the query's final k-th score ``T``, so only a query with
+    ``cut_at == T`` may lack a tied item of smaller index; those queries are
+    searched again (:func:`_retie`) after one host synchronisation for the
+    whole search.
+    """
+    n_q, n_g = Q.shape[0], G.shape[0]
+    scores = torch.empty((n_q, k), dtype=Q.dtype, device=Q.device)
+    indices = torch.empty((n_q, k), dtype=torch.int64, device=Q.device)
+    cut = torch.empty(n_q, dtype=torch.bool, device=Q.device)
+    for q0 in range(0, n_q, q_block):
+        block = Q[q0:q0 + q_block]
+        top_s = top_i = None
+        cut_at = torch.full((block.shape[0],), -torch.inf, dtype=Q.dtype, device=Q.device)
+        for g0 in range(0, n_g, g_chunk):
+            S = block @ G[g0:g0 + g_chunk].T
+            k_c = min(k, S.shape[1])
+            vals, pos = torch.topk(S, min(k_c + 1, S.shape[1]), dim=1)  # sorted, decreasing
+            del S
+            if vals.shape[1] > k_c:  # the chunk has more than k items
+                kth = vals[:, k_c - 1]
+                cut_at = torch.where(vals[:, k_c] == kth, torch.maximum(cut_at, kth), cut_at)
+                vals, pos = vals[:, :k_c], pos[:, :k_c]
+            pos, order = torch.sort(pos, dim=1)  # increasing index: ties ordered below
+            vals = vals.gather(1, order)
+            pos += g0
+            if top_s is not None:
+                vals, pos = torch.cat([top_s, vals], 1), torch.cat([top_i, pos], 1)
+            vals, order = torch.sort(vals, dim=1, descending=True, stable=True)
+            top_s, top_i = vals[:, :k], pos.gather(1, order[:, :k])
+        rows = slice(q0, q0 + q_block)
+        scores[rows], indices[rows] = top_s, top_i
+        cut[rows] = cut_at == top_s[:, -1]
+    if bool(cut.any()):  # the one host synchronisation of the scan
+        _retie(Q, G, k, q_block, g_chunk, cut, scores, indices)
+    return scores, indices
+
+
+def _retie(Q, G, k, q_block, g_chunk, redo, scores, indices):
+    """Search the queries ``redo`` again with the exact merge of :class:`_RunningTopk`.
+
+    The products are those of :func:`_topk_dense` (same blocks and chunks,
+    rows picked afterwards), so the scores are bit-identical to the ones the
+    first pass compared.  Host synchronisations are fine here: only queries
+    with exactly tied scores at their k-th place come here.
+    """
+    redo = redo.nonzero().ravel()
+    for q0 in range(0, Q.shape[0], q_block):
+        rows = redo[(redo >= q0) & (redo < q0 + q_block)]
+        if not len(rows):
+            continue
+        block = Q[q0:q0 + q_block]
+        top = _RunningTopk(len(rows), k, Q.dtype, Q.device)
+        for g0 in range(0, G.shape[0], g_chunk):
+            top.add((block @ G[g0:g0 + g_chunk].T)[rows - q0], g0)
+        top.merge()
+        scores[rows], indices[rows] = top.scores, top.indices
 
 
 class _RunningTopk:
@@ -281,11 +448,14 @@ def search_embeddings(query, gallery, k=10, *, similarity="dot", backend="torch"
         Score of a pair.  The estimators' embeddings are L2-normalised, so
         "dot" is their cosine; "cosine" normalises the rows first.
     backend : {"torch", "faiss"}, default="torch"
-        ``"torch"``: chunked matrix products, each query's running k-th best
-        score pruning the chunks, on ``device``.  ``"faiss"``:
+        ``"torch"``: chunked matrix products on ``device`` (on the CPU each
+        query's running k-th best score prunes the chunks; on a GPU large
+        blocks are reduced by :func:`torch.topk` without host
+        synchronisation; the same top-k).  ``"faiss"``:
         ``faiss.IndexFlatIP`` (exact, float32, CPU; needs the ``faiss`` extra).
     working_memory : float or None, default=None
-        Budget of one score block in MiB (default 256).
+        Budget of one score block in MiB.  Default: 256 on the CPU; on a GPU
+        a quarter of its free memory, at most 8 GiB.
     device : str, torch.device or None, default=None
         Where to compute (torch backend).  ``None``: the gallery's device when
         it is a tensor, else the CPU.

@@ -5,6 +5,7 @@ import torch
 from skorch.callbacks import Callback
 
 from ..metrics import cross_modal_scores, mean_average_precision
+from ..metrics._device import mean_average_precision_torch
 from ._net import embed_batches
 
 
@@ -60,11 +61,7 @@ def _cross_modal_map(z_img, z_txt, labels, queries=None):
     another device with the same definition in torch there, so that no embedding leaves it.
     """
     on_cpu = z_img.device.type == "cpu"
-    if on_cpu:
-        score = mean_average_precision
-    else:
-        from ..metrics._device import mean_average_precision_torch  # TODO: top-level import
-        score = mean_average_precision_torch
+    score = mean_average_precision if on_cpu else mean_average_precision_torch
     if on_cpu:
         z_img, z_txt, labels = z_img.numpy(), z_txt.numpy(), labels.numpy()
     if queries is None:

@@ -47,8 +47,7 @@ class CrossModalDataset(torch.utils.data.Dataset):
         self.X = X
         self.y = y
         self.rows = rows
-        # device -> (X, y) copies on that device, shared with :meth:`subset`s
-        self._placed = {}
+        self._copies = DeviceCopies()  # (X, y) on devices, shared with :meth:`subset`s
 
     def __len__(self):
         return len(self.y) if self.rows is None else len(self.rows)
@@ -58,7 +57,8 @@ class CrossModalDataset(torch.utils.data.Dataset):
 
     def __getstate__(self):
         # host arrays, never the device copies: a pickle loads on any machine
-        return {**self.__dict__, "_placed": {}, "X": {k: v.numpy() for k, v in self.X.items()},
+        return {**self.__dict__, "_copies": DeviceCopies(),
+                "X": {k: v.numpy() for k, v in self.X.items()},
                 "y": self.y.numpy(), "rows": None if self.rows is None else self.rows.numpy()}
 
     def __setstate__(self, state):
@@ -70,7 +70,7 @@ class CrossModalDataset(torch.utils.data.Dataset):
     def subset(self, rows):
         """A dataset of other ``rows`` of the same tensors (and the same device copies)."""
         other = shared_dataset(self.X, self.y, rows)
-        other._placed = self._placed
+        other._copies = self._copies
         return other
 
     def indices(self):
@@ -93,41 +93,13 @@ class CrossModalDataset(torch.utils.data.Dataset):
         return y if device is None else y.to(device)
 
     # ------------------------------------------------------------ placement
-    def nbytes(self):
-        """Bytes of the full tensors (all rows)."""
-        return sum(t.element_size() * t.numel() for t in (*self.X.values(), self.y))
-
     def place(self, device, placement="auto"):
-        """Move the full tensors to ``device`` once (see the module docstring).
-
-        Parameters
-        ----------
-        device : str or torch.device
-        placement : {"auto", "device", "host"}, default="auto"
-            "device" moves them whatever their size; "host" never; "auto" when
-            ``device`` is CUDA and they take at most half of its free memory.
-
-        Returns
-        -------
-        placed : bool
-            Whether the tensors are on ``device`` (always True for the CPU).
-        """
-        device = torch.device(device)
-        if device.type == "cpu" or device in self._placed:
-            return True
-        if placement == "host" or (placement == "auto" and not _fits(self.nbytes(), device)):
-            return False
-        self._placed[device] = ({k: v.to(device) for k, v in self.X.items()},
-                                self.y.to(device))
-        return True
+        """Copy the full tensors to ``device`` once (:meth:`DeviceCopies.place`)."""
+        return self._copies.place((self.X, self.y), device, placement)
 
     def tensors(self, device=None):
         """``(X, y)``: the full tensors on ``device`` if placed there, else the host's."""
-        if device is not None:
-            placed = self._placed.get(torch.device(device))
-            if placed is not None:
-                return placed
-        return self.X, self.y
+        return (self.X, self.y) if device is None else self._copies.get(device, (self.X, self.y))
 
     def rows_on(self, device):
         """The row indices on ``device`` (None when the dataset has all rows)."""
@@ -135,7 +107,71 @@ class CrossModalDataset(torch.utils.data.Dataset):
 
     def release(self):
         """Drop the device copies (shared with :meth:`subset` datasets)."""
-        self._placed.clear()
+        self._copies.clear()
+
+
+class DeviceCopies:
+    """Copies of some host tensors on devices, each made once (module docstring).
+
+    One instance serves every dataset that indexes the same tensors (the training and
+    validation rows of a fit); it never pickles its copies.
+    """
+
+    def __init__(self):
+        self._copies = {}
+
+    def __getstate__(self):
+        return {"_copies": {}}
+
+    def place(self, tensors, device, placement="auto"):
+        """Copy ``tensors`` (a nest of dicts, tuples and host tensors) to ``device`` once.
+
+        Parameters
+        ----------
+        tensors : dict, tuple or torch.Tensor
+        device : str or torch.device
+        placement : {"auto", "device", "host"}, default="auto"
+            "device" copies them whatever their size; "host" never; "auto" when
+            ``device`` is CUDA and they take at most half of its free memory.
+
+        Returns
+        -------
+        placed : bool
+            Whether the tensors are on ``device`` (always True for the CPU).
+        """
+        if placement not in PLACEMENTS:
+            raise ValueError(f"placement must be one of {PLACEMENTS}; got {placement!r}.")
+        device = torch.device(device)
+        if device.type == "cpu" or device in self._copies:
+            return True
+        if placement == "host" or (placement == "auto"
+                                   and not _fits(_nbytes(tensors), device)):
+            return False
+        self._copies[device] = _nest_map(lambda t: t.to(device), tensors)
+        return True
+
+    def get(self, device, default):
+        """The copy on ``device``, or ``default`` when there is none."""
+        return self._copies.get(torch.device(device), default)
+
+    def clear(self):
+        """Drop every copy."""
+        self._copies.clear()
+
+
+def _nest_map(fn, nest):
+    """``fn`` on every tensor of a nest of dicts, tuples and lists."""
+    if isinstance(nest, dict):
+        return {key: _nest_map(fn, value) for key, value in nest.items()}
+    if isinstance(nest, (tuple, list)):
+        return type(nest)(_nest_map(fn, value) for value in nest)
+    return fn(nest)
+
+
+def _nbytes(nest):
+    total = []
+    _nest_map(lambda t: total.append(t.element_size() * t.numel()), nest)
+    return sum(total)
 
 
 def _fits(nbytes, device):
@@ -144,6 +180,26 @@ def _fits(nbytes, device):
         return False
     free, _ = torch.cuda.mem_get_info(device)
     return nbytes <= _RESIDENT_SHARE * free
+
+
+def one_ahead(batches):
+    """Yield the items of ``batches`` one step late, so that the next batch's asynchronous
+    copy is issued before the step that uses the current one."""
+    ahead = None
+    for batch in batches:
+        if ahead is not None:
+            yield ahead
+        ahead = batch
+    if ahead is not None:
+        yield ahead
+
+
+def gather(tensor, index, pin):
+    """Rows ``index`` of a host tensor, gathered straight into pinned memory when ``pin``
+    (torch's caching host allocator reuses the block once its copy has run)."""
+    out = torch.empty((len(index),) + tuple(tensor.shape[1:]), dtype=tensor.dtype,
+                      pin_memory=pin)
+    return torch.index_select(tensor, 0, index, out=out)
 
 
 def make_dataset(X_image, X_text, labels, time_inputs=None, rows=None):
@@ -269,24 +325,9 @@ class BatchIterator:
         pin = device.type == "cuda"
 
         def upload(index):
-            X = {key: _gather(value, index, pin).to(device, non_blocking=pin)
+            X = {key: gather(value, index, pin).to(device, non_blocking=pin)
                  for key, value in self.dataset.X.items()}
-            y = _gather(self.dataset.y, index, pin).to(device, non_blocking=pin)
+            y = gather(self.dataset.y, index, pin).to(device, non_blocking=pin)
             return X, y.to(torch.float32)
 
-        ahead = None
-        for start in starts:
-            batch = upload(order[start:start + self.batch_size])
-            if ahead is not None:
-                yield ahead
-            ahead = batch
-        if ahead is not None:
-            yield ahead
-
-
-def _gather(tensor, index, pin):
-    """Rows ``index`` of a host tensor, gathered straight into pinned memory when ``pin``
-    (torch's caching host allocator reuses the block once its copy has run)."""
-    out = torch.empty((len(index),) + tuple(tensor.shape[1:]), dtype=tensor.dtype,
-                      pin_memory=pin)
-    return torch.index_select(tensor, 0, index, out=out)
+        return one_ahead(upload(order[start:start + self.batch_size]) for start in starts)

@@ -29,7 +29,7 @@ import math
 import torch
 from torch.func import functional_call
 
-from ._data import PLACEMENTS, _fits, _gather
+from ._data import DeviceCopies, gather, one_ahead
 from ._net import CrossModalNet, RecordsInterrupt, on_device
 
 
@@ -51,7 +51,7 @@ class ModalityPools(torch.utils.data.Dataset):
             raise ValueError(f"driver {driver!r} is not one of the pools {sorted(pools)}.")
         self.pools = pools
         self.driver = driver
-        self._placed = {}  # device -> the pools on that device (:meth:`place`)
+        self._copies = DeviceCopies()  # the pools on devices (:meth:`place`)
 
     def __len__(self):
         return len(self.pools[self.driver][0])
@@ -60,47 +60,17 @@ class ModalityPools(torch.utils.data.Dataset):
         X, Y = self.pools[self.driver]
         return {self.driver: X[i], f"{self.driver}_labels": Y[i]}
 
-    def __getstate__(self):
-        return {**self.__dict__, "_placed": {}}
-
-    def nbytes(self):
-        """Bytes of all pools."""
-        return sum(t.element_size() * t.numel() for pair in self.pools.values() for t in pair)
-
     def place(self, device, placement="auto"):
-        """Copy the pools to ``device`` once (until :meth:`release`).
-
-        Parameters
-        ----------
-        device : str or torch.device
-        placement : {"auto", "device", "host"}, default="auto"
-            "device" copies them whatever their size; "host" never; "auto" when
-            ``device`` is CUDA and they take at most half of its free memory.
-
-        Returns
-        -------
-        placed : bool
-            Whether the pools are on ``device`` (always True for the CPU).
-        """
-        if placement not in PLACEMENTS:
-            raise ValueError(f"placement must be one of {PLACEMENTS}; got {placement!r}.")
-        device = torch.device(device)
-        if device.type == "cpu" or device in self._placed:
-            return True
-        if placement == "host" or (placement == "auto" and not _fits(self.nbytes(), device)):
-            return False
-        self._placed[device] = {m: (X.to(device), Y.to(device))
-                                for m, (X, Y) in self.pools.items()}
-        return True
+        """Copy the pools to ``device`` once (:meth:`DeviceCopies.place`)."""
+        return self._copies.place(self.pools, device, placement)
 
     def on(self, device):
         """The pools on ``device`` (placed by :meth:`place`)."""
-        device = torch.device(device)
-        return self.pools if device.type == "cpu" else self._placed[device]
+        return self._copies.get(device, self.pools)
 
     def release(self):
         """Drop the copies on the devices."""
-        self._placed.clear()
+        self._copies.clear()
 
 
 class ModalityPoolIterator:
@@ -213,17 +183,10 @@ class ModalityPoolIterator:
             batch = {}
             for m, (X, Y) in self.dataset.pools.items():
                 batch[m], batch[f"{m}_labels"] = (
-                    _gather(t, rows[m], pin).to(device, non_blocking=pin) for t in (X, Y))
-            return batch
+                    gather(t, rows[m], pin).to(device, non_blocking=pin) for t in (X, Y))
+            return batch, None
 
-        ahead = None
-        for rows in steps:
-            batch = upload(rows)
-            if ahead is not None:
-                yield ahead, None
-            ahead = batch
-        if ahead is not None:
-            yield ahead, None
+        return one_ahead(upload(rows) for rows in steps)
 
 
 class InterruptibleStage(RecordsInterrupt):
