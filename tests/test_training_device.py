@@ -97,18 +97,23 @@ def _reference_keep(n, p, seed, offset):
         x = (((x >> 16) ^ x) * 0x45D9F3B) & _M32
         return (x >> 16) ^ x
 
-    key = _mix_int(_mix_int(seed) ^ _mix_int(seed >> 32) ^ _mix_int(offset >> 32) ^ 0x9E3779B9)
-    threshold = int(round((1.0 - p) * 2**32))
-    return np.array([mix(mix(((offset & _M32) + i) ^ key) ^ key) < threshold
-                     for i in range(n)])
+    position = offset // 2
+    key = _mix_int(_mix_int(seed) ^ _mix_int(seed >> 32) ^ _mix_int(position >> 32)
+                   ^ 0x9E3779B9)
+    threshold = int(round((1.0 - p) * 2**16))
+    draws = []
+    for i in range((n + 1) // 2):
+        word = mix(((position & _M32) + i) ^ key)
+        draws += [word & 0xFFFF, word >> 16]
+    return np.array(draws[:n]) < threshold
 
 
-@pytest.mark.parametrize("offset", [0, 12_345, 2**32 - 7, 3 * 2**32 + 5])
+@pytest.mark.parametrize("offset", [0, 12_346, 2**33 - 6, 7 * 2**32 + 10])
 def test_dropout_masks_are_exact_integer_functions_of_seed_and_position(offset):
     """The mask is pure integer arithmetic (every product < 2**63), so every device computes
     the same one: here, against the same hash in Python integers."""
-    mask = keep_mask((40, 3), 0.3, 2**40 + 17, offset, torch.device("cpu"))
-    np.testing.assert_array_equal(mask.numpy().ravel(), _reference_keep(120, 0.3, 2**40 + 17,
+    mask = keep_mask((41, 3), 0.3, 2**40 + 17, offset, torch.device("cpu"))
+    np.testing.assert_array_equal(mask.numpy().ravel(), _reference_keep(123, 0.3, 2**40 + 17,
                                                                         offset))
     big = keep_mask((200_000,), 0.3, 5, offset, torch.device("cpu")).float().mean().item()
     assert abs(big - 0.7) < 0.005

@@ -13,9 +13,10 @@ counter-based hash of (seed, element number), computed with exact integer tensor
 masks depend only on the seed and on how many elements the module has drawn, never on the
 device, the thread or torch's generators (the idea of counter-based generators: Salmon et al.
 2011, "Parallel random numbers: as easy as 1, 2, 3").  The hash is the 32-bit integer mixer
-``x ← ((x ≫ 16) ⊕ x) · 0x45d9f3b`` applied twice, then ``x ← (x ≫ 16) ⊕ x``; an element is kept
-when its hash is below ``(1 − p) · 2³²``.  Every product stays below 2⁶³, so int64 arithmetic
-is exact on every device; the keep probability is exact to 2⁻³².  Initialisation still draws
+``x ← ((x ≫ 16) ⊕ x) · 0x45d9f3b`` applied twice, then ``x ← (x ≫ 16) ⊕ x``, of the draw's
+number xor a key mixed from the seed; each hash gives two 16-bit draws, and an element is kept
+when its draw is below ``(1 − p) · 2¹⁶``.  Every product stays below 2⁶³, so int64 arithmetic
+is exact on every device.  Initialisation still draws
 from the global generator, seeded, one fit at a time (:func:`temporal_xmodal.training.seeded`).
 """
 
@@ -42,7 +43,10 @@ def _mix_int(value):
 
 
 def keep_mask(shape, p, seed, offset, device):
-    """Boolean keep mask of ``shape``: element i kept with probability ``1 − p``.
+    """Boolean keep mask of ``shape``: each element kept with probability ``1 − p``.
+
+    Each 32-bit hash gives two 16-bit draws (its low and high halves), so the keep
+    probability is ``round((1 − p) · 2¹⁶) / 2¹⁶`` (within 2⁻¹⁷ of ``1 − p``).
 
     Parameters
     ----------
@@ -51,7 +55,7 @@ def keep_mask(shape, p, seed, offset, device):
         Drop probability.
     seed : int
     offset : int
-        Number of elements drawn before this call (the stream's position).
+        Number of draws made before this call (the stream's position; even).
     device : torch.device
 
     Returns
@@ -62,12 +66,15 @@ def keep_mask(shape, p, seed, offset, device):
     n = 1
     for size in shape:
         n *= int(size)
+    words, position = (n + 1) // 2, offset // 2
     # the key mixes the seed with the high part of the position, so the int64 inputs of the
     # tensor mixer stay below 2**33 whatever the stream's length
-    key = _mix_int(_mix_int(seed) ^ _mix_int(seed >> 32) ^ _mix_int(offset >> 32) ^ 0x9E3779B9)
-    index = torch.arange(n, dtype=torch.int64, device=device) + (offset & _M32)
-    hashed = _mix32(_mix32(index ^ key) ^ key)
-    return (hashed < int(round((1.0 - p) * 2**32))).view(shape)
+    key = _mix_int(_mix_int(seed) ^ _mix_int(seed >> 32) ^ _mix_int(position >> 32)
+                   ^ 0x9E3779B9)
+    hashed = _mix32((torch.arange(words, dtype=torch.int64, device=device)
+                     + (position & _M32)) ^ key)
+    draws = torch.stack([hashed & 0xFFFF, hashed >> 16], dim=1).view(-1)[:n]
+    return (draws < int(round((1.0 - p) * 2**16))).view(shape)
 
 
 class Dropout(nn.Module):
@@ -100,7 +107,7 @@ class Dropout(nn.Module):
 
     def _keep(self, shape, like):
         mask = keep_mask(shape, self.p, self.seed, self._drawn, like.device)
-        self._drawn += mask.numel()
+        self._drawn += mask.numel() + mask.numel() % 2  # draws come in pairs
         return mask.to(like.dtype)
 
     def forward(self, x):
