@@ -1,5 +1,6 @@
 """Time bins: the discrete instants of the binned model and of the diachronic protocols."""
 
+import heapq
 import numbers
 import warnings
 
@@ -10,6 +11,59 @@ class TimeBinWarning(UserWarning):
     """Warned when bins with too few items are merged into a neighbour."""
 
 
+def _describe(values, limit=6):
+    """A short list of values for messages, ``[0.0, nan, 2.0]``, truncated with ``...``."""
+    shown = ", ".join(f"{v:.6g}" for v in values[:limit])
+    return f"[{shown}{', ...' if len(values) > limit else ''}]"
+
+
+def _check_edges(edges, name="bins"):
+    """Validate explicit bin edges: a 1-D, finite, strictly increasing array of numbers.
+
+    Parameters
+    ----------
+    edges : array-like
+        The edges, numbers on the time axis.
+    name : str, default="bins"
+        The parameter's name, for messages.
+
+    Returns
+    -------
+    edges : ndarray of float64 of shape (n_edges,)
+
+    Raises
+    ------
+    ValueError
+        Naming the problem: not numeric, not 1-D, fewer than 2 values, NaN or
+        infinite values, edges out of order or repeated.
+    """
+    try:
+        arr = np.asarray(edges, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"{name} as edges must be numbers on the time axis; got {edges!r}.") from None
+    if arr.ndim != 1 or arr.size < 2:
+        raise ValueError(
+            f"{name} as edges must be a 1-D array of at least 2 values; got shape {arr.shape}.")
+    bad = np.flatnonzero(~np.isfinite(arr))
+    if bad.size:
+        raise ValueError(
+            f"{name} as edges must be finite: {bad.size} NaN or infinite edge(s), first "
+            f"{float(arr[bad[0]])!r} at position {int(bad[0])}, in {_describe(arr)}.")
+    step = np.diff(arr)
+    wrong = np.flatnonzero(step <= 0)
+    if wrong.size:
+        i = int(wrong[0])
+        problem = (f"edge {arr[i]:.6g} is repeated (positions {i} and {i + 1})"
+                   if step[i] == 0 else
+                   f"edges are out of order: {arr[i + 1]:.6g} at position {i + 1} comes after "
+                   f"{arr[i]:.6g}")
+        raise ValueError(
+            f"{name} as edges must be strictly increasing (sorted, no repeats); {problem}, "
+            f"in {_describe(arr)}.")
+    return arr
+
+
 class TimeBins:
     """Partition of the time axis into contiguous bins, learned from timestamps.
 
@@ -18,12 +72,18 @@ class TimeBins:
     bins : int, float or array-like, default=10
         An int: that many equal-width bins over the observed range.  A float:
         the bin width in the units of the time column (e.g. ``1/12`` for months
-        when time is in fractional years).  An array: explicit increasing
-        edges.
+        when time is in fractional years); edges start at the earliest time
+        and step by the width.  An array: explicit edges, finite and strictly
+        increasing, that must cover every fitted time (``edges[0] <= t <=
+        edges[-1]``): times outside them raise a ``ValueError`` naming how
+        many and where, they are never clipped into the end bins.
     min_bin_size : int, default=1
         Bins holding fewer items are merged with their smaller neighbour
         (repeatedly, with a :class:`TimeBinWarning`) until every bin has at
-        least this many; empty bins are always merged.
+        least this many; empty bins are always merged.  The merge costs
+        O(m log m) for m occupied bins, whatever the number of empty ones (a
+        bin width never materialises its empty bins), so a fine width over a
+        long range is cheap.
 
     Attributes
     ----------
@@ -31,7 +91,8 @@ class TimeBins:
         Bin edges; bin ``b`` is ``[edges_[b], edges_[b + 1])``, the last bin
         also includes its right edge.
     counts_ : ndarray of shape (n_bins_,)
-        Items of the fitted timestamps per bin.
+        Items of the fitted timestamps per bin (they sum to the number of
+        fitted timestamps: every one is in a bin).
     centers_ : ndarray of shape (n_bins_,)
     n_bins_ : int
 
@@ -57,6 +118,12 @@ class TimeBins:
         Returns
         -------
         self : TimeBins
+
+        Raises
+        ------
+        ValueError
+            For empty or non-finite times, a bad ``bins`` or ``min_bin_size``,
+            and explicit edges that leave some of the times outside them.
         """
         t = np.asarray(time, dtype=np.float64).ravel()
         if t.size == 0 or not np.all(np.isfinite(t)):
@@ -65,24 +132,27 @@ class TimeBins:
             raise ValueError(f"min_bin_size must be a positive int; got {self.min_bin_size!r}.")
         if self.min_bin_size > t.size:
             raise ValueError(f"min_bin_size={self.min_bin_size} exceeds the {t.size} items.")
-        edges = self._initial_edges(t)
-        counts = np.histogram(t, edges)[0]
-        merged = 0
-        while len(counts) > 1 and counts.min() < max(self.min_bin_size, 1):
-            b = int(np.argmin(counts))
-            if b == 0:
-                other = 1
-            elif b == len(counts) - 1:
-                other = b - 1
-            else:
-                other = b - 1 if counts[b - 1] <= counts[b + 1] else b + 1
-            edges = np.delete(edges, max(b, other))  # drop the edge between b and other
-            counts = np.histogram(t, edges)[0]
-            merged += 1
+        edge, n_initial, index = self._initial_bins(t)
+        # Empty bins (spec: always merged).  Merging one never changes a count, so
+        # the greedy "first smallest bin into its smaller neighbour, the left one on
+        # ties" of the docstring reduces to: a leading run of empty bins joins the
+        # first occupied bin, a trailing run the last one, and a run between two
+        # occupied bins joins the one with fewer items (the left one on ties).
+        occupied, counts = np.unique(index, return_counts=True)
+        left, right = occupied[:-1], occupied[1:]
+        boundary = np.where((right == left + 1) | (counts[:-1] <= counts[1:]), right, left + 1)
+        edges = edge(np.concatenate([[0], boundary, [n_initial]]))
+        counts = counts.astype(np.intp)
+        min_size = max(int(self.min_bin_size), 1)
+        if len(counts) > 1 and counts.min() < min_size:
+            keep, counts = _merge_small(counts, min_size)
+            edges = np.append(edges[:-1][keep], edges[-1])
+        merged = n_initial - len(counts)
         if merged:
+            empty = n_initial - len(occupied)
             warnings.warn(
-                f"{merged} time bin(s) with fewer than {max(self.min_bin_size, 1)} items were "
-                f"merged into a neighbour; {len(counts)} bins remain.", TimeBinWarning,
+                f"{merged} time bin(s) with fewer than {min_size} items were merged into a "
+                f"neighbour ({empty} of them empty); {len(counts)} bins remain.", TimeBinWarning,
                 stacklevel=2)
         self.edges_ = edges
         self.counts_ = counts
@@ -90,29 +160,85 @@ class TimeBins:
         self.n_bins_ = len(counts)
         return self
 
-    def _initial_edges(self, t):
+    def _initial_bins(self, t):
+        """The bins before merging: ``(edge, n_bins, index)``.
+
+        ``edge(k)`` gives the edges at int positions ``k`` (0..n_bins); ``index``
+        is the bin of each time (``[edge(b), edge(b + 1))``, the last bin closed),
+        so that a bin width never materialises its (possibly millions of) empty
+        bins.
+        """
         lo, hi = t.min(), t.max()
         if hi == lo:
             hi = lo + 1.0
         bins = self.bins
-        if isinstance(bins, numbers.Integral) and not isinstance(bins, bool):
+        if isinstance(bins, numbers.Integral) and not isinstance(bins, (bool, np.bool_)):
             if bins < 1:
                 raise ValueError(f"bins must be >= 1; got {bins}.")
-            return np.linspace(lo, hi, bins + 1)
-        if isinstance(bins, numbers.Real) and not isinstance(bins, bool):
-            if not bins > 0:
-                raise ValueError(f"A bin width must be positive; got {bins}.")
-            # the last bin [lo + (n-1) w, lo + n w) holds the maximum, so that
-            # discretised times (a month index with w = 1) get one bin per value
-            n = int(np.floor((hi - lo) / bins + 1e-9)) + 1
-            return lo + bins * np.arange(n + 1)
-        edges = np.asarray(bins, dtype=np.float64)
-        if edges.ndim != 1 or edges.size < 2 or np.any(np.diff(edges) <= 0):
-            raise ValueError("bin edges must be a 1-D increasing array with at least 2 values.")
-        return edges
+            return self._from_edges(np.linspace(lo, hi, int(bins) + 1), t)
+        if isinstance(bins, numbers.Real) and not isinstance(bins, (bool, np.bool_)):
+            if not (bins > 0 and np.isfinite(bins)):
+                raise ValueError(f"A bin width (bins) must be positive and finite; got {bins}.")
+            return self._from_width(float(bins), lo, hi, t)
+        if isinstance(bins, (bool, np.bool_)):
+            raise ValueError(f"bins must be a number of bins, a bin width or edges; got {bins!r}.")
+        edges = _check_edges(bins)
+        below, above = t < edges[0], t > edges[-1]
+        if below.any() or above.any():
+            out = np.flatnonzero(below | above)
+            parts = [f"{int(mask.sum())} {where} the {which} edge {edges[e]:.6g} (times "
+                     f"{t[mask].min():.6g} to {t[mask].max():.6g})"
+                     for mask, where, which, e in ((below, "below", "first", 0),
+                                                   (above, "above", "last", -1)) if mask.any()]
+            rows = ", ".join(str(int(i)) for i in out[:5]) + (", ..." if out.size > 5 else "")
+            raise ValueError(
+                f"bins: the explicit edges [{edges[0]:.6g}, ..., {edges[-1]:.6g}] leave "
+                f"{out.size} of the {t.size} times outside them: {'; '.join(parts)} (rows "
+                f"{rows}). Rows are never dropped nor clipped into the end bins: extend the "
+                f"edges to cover the times [{t.min():.6g}, {t.max():.6g}] (first edge <= "
+                f"{t.min():.6g}, last edge >= {t.max():.6g}) or leave those rows out.")
+        return self._from_edges(edges, t)
+
+    @staticmethod
+    def _from_edges(edges, t):
+        n = len(edges) - 1
+        index = np.minimum(np.searchsorted(edges, t, side="right") - 1, n - 1)
+        return (lambda k: edges[k]), n, index
+
+    @staticmethod
+    def _from_width(width, lo, hi, t):
+        # the last bin [lo + (n-1) w, lo + n w) holds the maximum, so that
+        # discretised times (a month index with w = 1) get one bin per value
+        resolution = np.spacing(max(abs(lo), abs(hi)))
+        if width < resolution:  # the edges would repeat
+            raise ValueError(
+                f"A bin width (bins) of {width:.6g} is below the float64 resolution of the "
+                f"time axis around {max(abs(lo), abs(hi)):.6g} (steps of {resolution:.3g}); "
+                "use a wider bin or a finer time_unit.")
+
+        def edge(k):  # the edges lo + w * k, exactly as lo + w * np.arange(n + 1)
+            return lo + width * np.asarray(k, dtype=np.int64)
+
+        n = int(np.floor((hi - lo) / width + 1e-9)) + 1
+        while edge(n) < hi:  # float rounding: the maximum stays inside the last bin
+            n += 1
+        index = np.clip(np.floor((t - lo) / width), 0, n - 1).astype(np.int64)
+        for _ in range(8):  # correct the division's rounding against the edges themselves
+            down = (index > 0) & (edge(index) > t)
+            up = (index < n - 1) & (edge(index + 1) <= t)
+            if not (down.any() or up.any()):
+                break
+            index = index - down + up
+        return edge, n, index
 
     def transform(self, time):
         """Bin index of each timestamp; times outside the edges go to the nearest bin.
+
+        This is the projection-time rule (times outside the fitted edges are
+        put in the first or last bin) and it does not warn: the callers do
+        (the time-aware estimators with a
+        :class:`~temporal_xmodal.TimeRangeWarning`, the evaluation protocols
+        when they are given fitted bins).  Fitting never clips: see ``bins``.
 
         Parameters
         ----------
@@ -124,3 +250,59 @@ class TimeBins:
         """
         t = np.asarray(time, dtype=np.float64).ravel()
         return np.clip(np.searchsorted(self.edges_, t, side="right") - 1, 0, self.n_bins_ - 1)
+
+
+def _merge_small(counts, min_size):
+    """Merge bins holding fewer than ``min_size`` items, linearithmic in the number of bins.
+
+    The rule: repeatedly take the smallest bin (the first one on ties) and
+    merge it into its smaller neighbour (the left one on ties; an end bin into
+    its only neighbour), until every bin holds at least ``min_size`` or one
+    bin remains.  A heap of the small bins, keyed by (count, position), and a
+    linked list of the retained bins give the same merges as scanning all
+    bins at every step, without the quadratic cost.
+
+    Parameters
+    ----------
+    counts : ndarray of int of shape (n_bins,)
+        Items per bin, all positive.
+    min_size : int
+
+    Returns
+    -------
+    keep : ndarray of bool of shape (n_bins,)
+        Bins whose left edge is retained (the left bin of each merged pair).
+    counts : ndarray of int of shape (keep.sum(),)
+        Items per retained bin.
+    """
+    count = counts.tolist()
+    m = len(count)
+    prev = list(range(-1, m - 1))
+    succ = list(range(1, m + 1))
+    succ[-1] = -1
+    alive = [True] * m
+    heap = [(c, b) for b, c in enumerate(count) if c < min_size]
+    heapq.heapify(heap)
+    remaining = m
+    while heap and remaining > 1:
+        c, b = heapq.heappop(heap)
+        if not alive[b] or count[b] != c:  # stale entry: the bin was merged since
+            continue
+        left, right = prev[b], succ[b]
+        if left == -1:
+            other = right
+        elif right == -1:
+            other = left
+        else:
+            other = left if count[left] <= count[right] else right
+        first, second = (other, b) if other == left else (b, other)
+        count[first] += count[second]  # the edge between them goes
+        alive[second] = False
+        succ[first] = succ[second]
+        if succ[second] != -1:
+            prev[succ[second]] = first
+        remaining -= 1
+        if count[first] < min_size:
+            heapq.heappush(heap, (count[first], first))
+    keep = np.array(alive, dtype=bool)
+    return keep, np.asarray(count, dtype=counts.dtype)[keep]

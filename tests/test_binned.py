@@ -369,6 +369,11 @@ def test_global_init_needs_a_base_that_can_continue():
     {"bins": 0},
     {"bins": -1.0},
     {"bins": [0.0, 2.0, 1.0]},
+    {"bins": [0.0, np.nan, 3.0]},
+    {"bins": [0.0, 1.0, 1.0, 3.0]},
+    {"bins": [5.0, 6.0, 7.0]},  # the training times [0, 3] lie outside the edges
+    {"bins": [0.0, 1.0]},
+    {"bins": np.inf},
     {"alignment": "orthogonal"},
     {"align_on": "images"},
     {"init": "previous"},

@@ -19,7 +19,8 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from .._layout import stack_modalities
 from ..base import LAYOUT_CONSTRAINTS, CrossModalEmbedder
 from ..binning import TimeBins, TimeBinWarning
-from ..time import TimeRangeWarning, external_stacklevel, time_use, to_duration
+from ..time import (TimeRangeWarning, external_stacklevel, is_datetime_like, time_use,
+                    to_duration, to_time_axis)
 from ..training import TrainingInterruptedWarning
 from ._binned_fit import fit_in_order, fit_start, shares_a_start
 from ._tempxnet import TempXNetEmbedder
@@ -151,7 +152,12 @@ class BinnedProcrustesEmbedder(CrossModalEmbedder):
         ``time_unit`` (``1/12`` for months on the default years axis: the
         paper's granularity), a duration (``"1M"``, ``pandas.Timedelta``,
         ``numpy.timedelta64``) a bin width converted to the axis, an array
-        explicit increasing edges on the axis.
+        explicit edges: finite, strictly increasing numbers on the axis, or
+        dates.  Explicit edges must cover every training time (first edge
+        <= earliest, last edge >= latest): ``fit`` raises a ``ValueError``
+        naming how many rows fall outside them, and where, rather than clip
+        them into the end bins.  At ``transform``, times outside the edges use
+        the nearest bin and warn (see step 5).
     min_bin_size : int, default=100
         Bins with fewer training items are merged with their smaller
         neighbour (with a ``TimeBinWarning``); 100 is the paper's monthly
@@ -370,6 +376,9 @@ class BinnedProcrustesEmbedder(CrossModalEmbedder):
         bins = self.bins
         if isinstance(bins, (str, datetime.timedelta, np.timedelta64)):
             bins = to_duration(bins, self.time_unit, name="bins")
+        elif is_datetime_like(bins):  # edges as dates, mapped to the axis as the time column is
+            bins = to_time_axis(bins, self.time_unit, name="bins (the edges)")
+        # explicit edges must cover every training time: TimeBins raises otherwise
         if n >= min_size:
             return TimeBins(bins, min_bin_size=min_size).fit(time)
         with warnings.catch_warnings():

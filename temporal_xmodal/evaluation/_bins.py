@@ -11,12 +11,14 @@ evaluate per instant.
 import copy
 import datetime
 import numbers
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..binning import TimeBins
-from ..time import time_use, to_duration, to_time_axis
+from ..time import (TimeRangeWarning, external_stacklevel, is_datetime_like, time_use,
+                    to_duration, to_time_axis)
 
 
 @dataclass(frozen=True, eq=False)
@@ -48,23 +50,49 @@ def _bins_on_axis(bins, unit):
         return int(bins)
     elif isinstance(bins, numbers.Real):
         width = to_duration(bins, unit, name="bins")
-    else:
+    elif is_datetime_like(bins):
         return to_time_axis(bins, unit, name="bins (the edges)")
+    else:  # numbers on the axis: TimeBins checks them (finite, strictly increasing)
+        return bins
     if width == 0:
         raise ValueError(f"bins as a bin width must be positive; got {bins!r}.")
     return width
 
 
+def _warn_outside_edges(edges, time, unit):
+    """Warn when evaluation times fall outside a pre-fitted partition's edges (counted)."""
+    lo, hi = float(edges[0]), float(edges[-1])
+    below, above = time < lo, time > hi
+    if not (below.any() or above.any()):
+        return
+    parts = []
+    if below.any():
+        parts.append(f"{int(below.sum())} below the first edge (by up to "
+                     f"{lo - time.min():.4g} {unit}), put in the first bin")
+    if above.any():
+        parts.append(f"{int(above.sum())} above the last edge (by up to "
+                     f"{time.max() - hi:.4g} {unit}), put in the last bin")
+    warnings.warn(
+        f"bins: {int(below.sum() + above.sum())} of the {time.size} evaluation row(s) fall "
+        f"outside the edges [{lo:.6g}, {hi:.6g}] of the fitted TimeBins: {'; '.join(parts)}. "
+        "Pass edges or a bin count instead to bin the evaluation times themselves.",
+        TimeRangeWarning, stacklevel=external_stacklevel())
+
+
 def fit_instants(bins, time, unit):
     """The instants of an evaluation set: ``bins`` fitted on ``time`` (already on the axis).
 
-    A fitted ``TimeBins`` is used as it is (its edges are on the axis); an
-    unfitted one and anything else (int count; bin width as a number in
-    ``unit`` or a duration such as ``"30D"``; edges as numbers or dates) is
-    fitted on ``time``.
+    A fitted ``TimeBins`` is used as it is (its edges are on the axis): rows
+    outside its edges are put in the first / last bin with a
+    :class:`~temporal_xmodal.TimeRangeWarning` counting them.  An unfitted
+    one and anything else (int count; bin width as a number in ``unit`` or a
+    duration such as ``"30D"``; edges as numbers or dates) is fitted on
+    ``time``; explicit edges must then cover every row (``TimeBins`` raises a
+    ``ValueError`` naming the rows outside them).
     """
     if _is_fitted_bins(bins):
         fitted = bins
+        _warn_outside_edges(np.asarray(fitted.edges_, dtype=np.float64), time, unit)
     elif isinstance(bins, TimeBins):
         fitted = copy.deepcopy(bins)
         fitted.bins = _bins_on_axis(bins.bins, unit)

@@ -25,7 +25,11 @@ months when time is in fractional years, or a duration such as ``"30D"``,
 or dates), or a fitted :class:`~temporal_xmodal.binning.TimeBins` (used as it
 is, e.g. the bins of a binned model).  Anything else but a fitted
 ``TimeBins`` is fitted on the times of the evaluation X (empty bins are
-merged into a neighbour by ``TimeBins``, with a warning).  An item's instant
+merged into a neighbour by ``TimeBins``, with a warning); explicit edges must
+then cover every row of X, else a ``ValueError`` names how many rows fall
+outside them and where (rows are never clipped into the end bins).  A fitted
+``TimeBins`` puts rows outside its edges in its first / last bin and warns
+(:class:`~temporal_xmodal.TimeRangeWarning`, counting them).  An item's instant
 is its bin; "projecting at instant b" means projecting at the bin centre
 ``centers_[b]``.  Candidates "of instant b projected at b" are projected at
 their **own** timestamps (the rows of ``transform(X)``), which equal the
@@ -206,7 +210,8 @@ def local_alignment(
     Raises
     ------
     ValueError
-        On missing or mismatched y, a bad ``bins``, ``k``,
+        On missing or mismatched y, a bad ``bins`` (edges that are not finite
+        and strictly increasing, or that leave rows of X outside them), ``k``,
         ``queries_per_category``, ``query_time`` or ``ap_at_k_normaliser``.
     sklearn.exceptions.NotFittedError
         If the estimator is not fitted.
@@ -286,7 +291,9 @@ def temporally_bounded_retrieval(estimator, X, y=None, *, bins=10, aggregate="mi
     Raises
     ------
     ValueError
-        On missing or mismatched y, a bad ``bins`` or ``aggregate``.
+        On missing or mismatched y, a bad ``bins`` (edges that are not finite
+        and strictly increasing, or that leave rows of X outside them) or
+        ``aggregate``.
     sklearn.exceptions.NotFittedError
         If the estimator is not fitted.
     """
