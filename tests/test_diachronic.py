@@ -1,6 +1,7 @@
 """DiachronicEmbedder: time-conditioned projection, learned time dependence, grid search."""
 
 import pickle
+import re
 import warnings
 
 import numpy as np
@@ -99,3 +100,57 @@ def test_grid_search_window_decay_margin(fitted):
         grid, cv=2, n_jobs=2).fit(X, y)
     assert len(search.cv_results_["params"]) == 8
     assert set(search.best_params_) == set(grid)
+
+
+def _shifted(X, times):
+    out = X.copy()
+    out[:, -1] = times
+    return out
+
+
+@pytest.mark.parametrize("encoding, effect", [
+    ("minmax", r"'minmax' encoding maps them to [\d.]+ to [\d.]+, against \[-?0(\.\d+)?, 1"),
+    ("onehot", r"'onehot' encoding puts them in its first or last bin"),
+])
+def test_warm_start_on_shifted_times_says_they_are_extrapolated_and_keeps_warning(
+        encoding, effect):
+    """A warm start cannot refit the time encoding under trained weights: the refit says
+    that times outside the range it was fitted for are extrapolated, and projections at
+    such times keep warning although ``time_range_`` (the training times) widened."""
+    X, y = _meaning_flips_with_time(200)
+    model = DiachronicEmbedder(window=0.5, random_state=0, n_image_features=4,
+                               warm_start=True, time_encoding=encoding,
+                               **{**SMALL, "max_epochs": 1, "hidden_dim": 8, "time_dim": 4})
+    model.fit(X, y)
+    lo, hi = model.time_range_
+    X_new = _shifted(X, np.linspace(100, 105, len(X)))
+    with pytest.warns(TimeRangeWarning, match=r"continuing training on 200 of 200 row\(s\) "
+                      r"outside the time range its time encoding was fitted for") as record:
+        model.fit(X_new, y)
+    message = " ".join(str(w.message) for w in record)
+    assert re.search(effect, message), message
+    assert "extrapolated" in message and "keep warning" in message
+    assert model.time_range_ == (lo, 105.0)  # the training range widens; the encoding stays
+    assert model.time_axis_.encoding_range_ == (lo, hi)
+    A = X[:3, :4]
+    for m in (model, pickle.loads(pickle.dumps(model))):
+        with pytest.warns(TimeRangeWarning, match=r"projecting 3 of 3 row\(s\) outside the "
+                          r"time range its time encoding was fitted for.*a warm start trained "
+                          r"the model on \[.*, 105\] years.*extrapolated") as record:
+            m.transform_image(A, time=105.0)
+        assert record[0].filename == __file__
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", TimeRangeWarning)
+            m.transform_image(A, time=(lo + hi) / 2)  # inside the first range: silent
+    if encoding == "minmax":  # the issue's figure: 105 encodes far outside [0, 1]
+        t = model.time_axis_.centre(np.array([105.0]))
+        assert model.time_encoding_.transform(t)[0, 0] > 10
+
+
+def test_transform_warning_on_valid_models_is_unchanged(fitted):
+    model, X, _, n_img = fitted
+    with pytest.warns(TimeRangeWarning) as record:
+        model.transform_image(X[:5, :n_img], time=25.0)
+    assert str(record[0].message).startswith(
+        "DiachronicEmbedder: projecting 5 of 5 row(s) outside the training time range [")
+    assert "encoding" not in str(record[0].message)

@@ -497,3 +497,22 @@ def test_single_metric_string_is_one_metric():
     assert set(out) == {"map", "map_i2t", "map_t2i"}
     with pytest.raises(ValueError, match=r"Unknown metrics \['top1'\]"):
         cross_modal_scores(Z, Z, y, metrics="top1")
+
+
+@pytest.mark.parametrize("scorer", [SCORERS["map"], make_retrieval_scorer("mrr", k=5)])
+def test_retrieval_scorer_on_a_classifier_pipeline_names_the_final_step(scorer):
+    """A retrieval scorer needs a pipeline ending in a cross-modal embedder; a classifier
+    there gets a clear TypeError naming its class, not an AttributeError on a private
+    method."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    rng = np.random.default_rng(0)
+    X, y = rng.standard_normal((40, 6)), np.arange(40) % 2
+    pipe = make_pipeline(StandardScaler(), LogisticRegression()).fit(X, y)
+    with pytest.raises(TypeError, match=r"needs a cross-modal embedder .* Pipeline's final "
+                       r"step \('logisticregression'\) is LogisticRegression"):
+        scorer(pipe, X, y)
+    with pytest.raises(TypeError, match=r"cross-modal embedder .*got LogisticRegression"):
+        scorer(pipe[-1], X, y)

@@ -155,3 +155,30 @@ def test_matrices_disagree_names_them(tmp_path):
     savemat(path, {**mat, "I_te": mat["I_te"][:, :4]})
     with pytest.raises(ValueError, match="I_tr has 5 columns but I_te has 4"):
         load_wiki(folder)
+
+
+def test_short_categories_list_is_blamed_not_the_class_lists(tmp_path):
+    """Lists that use classes 1..10 with a categories.list of 3 names: the message names
+    categories.list, its 3 names and the largest class the lists use (not line 1 of the
+    train list alone)."""
+    folder = _make_wiki(tmp_path)
+    for name, n in (("trainset_txt_img_cat.list", 4), ("testset_txt_img_cat.list", 2)):
+        rows = "".join(f"text{i}\timage{i}\t{(5 + i) % 10 + 1}\n" for i in range(n))
+        (folder / name).write_text(rows, encoding="utf-8")  # classes 6, 7, 8, 9 / 6, 7
+    with pytest.raises(ValueError) as error:
+        load_wiki(folder)
+    message = str(error.value)
+    assert message.startswith(f"{folder / 'categories.list'}: 3 category name(s) (classes "
+                              "1..3), but the class lists use classes up to 9")
+    assert f"{folder / 'trainset_txt_img_cat.list'}:1: class 6 outside 1..3 (4 line(s)" in message
+    assert f"{folder / 'testset_txt_img_cat.list'}:1: class 6 outside 1..3 (2 line(s)" in message
+    assert "add the missing names" in message
+
+
+def test_class_below_one_still_blames_its_line(copy):
+    path = copy / "testset_txt_img_cat.list"
+    lines = path.read_text().splitlines(keepends=True)
+    lines[2] = "a\tb\t0\n"
+    path.write_text("".join(lines))
+    with pytest.raises(ValueError, match=r"testset_txt_img_cat.list:3: class 0 outside 1..10"):
+        load_wiki(copy)

@@ -45,7 +45,13 @@ def _check_matrices(path, mat):
 
 
 def _read_list(path, n_rows, n_classes):
-    labels = []
+    """Classes (1-based) of a list file and the 1-based line of each.
+
+    Classes below 1 are rejected here; classes above ``n_classes`` are checked
+    by :func:`_check_classes` over both lists, since a short category file (not
+    the list) is then the likely culprit.
+    """
+    labels, lines = [], []
     for lineno, line in enumerate(read_lines(path, dataset=_DATASET), 1):
         if not line.strip():
             continue
@@ -57,12 +63,48 @@ def _read_list(path, n_rows, n_classes):
             label = int(parts[2])
         except ValueError:
             raise ValueError(f"{path}:{lineno}: class {parts[2]!r} is not an integer.") from None
-        if not 1 <= label <= n_classes:
-            raise ValueError(f"{path}:{lineno}: class {label} outside 1..{n_classes}.")
+        if label < 1:
+            raise ValueError(f"{path}:{lineno}: class {label} outside 1..{n_classes} "
+                             "(classes are numbered from 1).")
         labels.append(label)
+        lines.append(lineno)
     if len(labels) != n_rows:
         raise ValueError(f"{path}: {len(labels)} rows, but the feature matrices have {n_rows}.")
-    return np.asarray(labels)
+    return np.asarray(labels), np.asarray(lines)
+
+
+def _check_classes(categories_path, n_names, lists):
+    """Every class the lists use names a category (class k is line k of the category file).
+
+    Parameters
+    ----------
+    categories_path : Path
+    n_names : int
+        Names in the category file.
+    lists : list of (Path, ndarray, ndarray)
+        Each list file with its classes and their line numbers.
+
+    Raises
+    ------
+    ValueError
+        Naming the category file and how many names it has, the largest class the
+        lists use, and the first line above it in each list (with how many there are).
+    """
+    largest = max((int(labels.max()) for _, labels, _ in lists if len(labels)), default=0)
+    if largest <= n_names:
+        return
+    where = []
+    for path, labels, lines in lists:
+        above = labels > n_names
+        if above.any():
+            first = int(np.argmax(above))
+            where.append(f"{path}:{lines[first]}: class {labels[first]} outside 1..{n_names} "
+                         f"({int(above.sum())} line(s) of {path.name} above {n_names})")
+    raise ValueError(
+        f"{categories_path}: {n_names} category name(s) (classes 1..{n_names}), but the "
+        f"class lists use classes up to {largest}: " + "; ".join(where) + ". Class k is "
+        f"the k-th name of {categories_path.name}: if it is short, add the missing names; "
+        "otherwise correct those lines.")
 
 
 def load_wiki(path):
@@ -92,7 +134,10 @@ def load_wiki(path):
     ValueError
         The message names the file, and the 1-based line where there is one:
         a byte that is not UTF-8, a malformed list line, an empty or repeated
-        category list, a list whose row count differs from its matrices, or a
+        category list, a list whose row count differs from its matrices, classes
+        beyond the category list's names (the message names ``categories.list``,
+        how many names it has, the largest class the lists use and the first
+        line above it in each list), or a
         ``raw_features.mat`` that cannot be read (empty, truncated, another
         format), lacks one of the four matrices or has matrices that disagree
         in shape.  A UTF-8 byte-order mark at the start of a text file is
@@ -106,8 +151,12 @@ def load_wiki(path):
     mat = read_mat(folder / "raw_features.mat", _MATRICES, dataset=_DATASET)
     _check_matrices(folder / "raw_features.mat", mat)
     out = Bunch(n_image_features=mat["I_tr"].shape[1], categories=categories)
+    lists = []
     for split, key in (("train", "tr"), ("test", "te")):
         I, T = mat[f"I_{key}"], mat[f"T_{key}"]
-        out[f"y_{split}"] = _read_list(folder / _LISTS[split], len(I), len(categories))
+        labels, lines = _read_list(folder / _LISTS[split], len(I), len(categories))
+        lists.append((folder / _LISTS[split], labels, lines))
+        out[f"y_{split}"] = labels
         out[f"X_{split}"] = stack_modalities(I, T)
+    _check_classes(folder / "categories.list", len(categories), lists)
     return out

@@ -122,7 +122,12 @@ class DiachronicEmbedder(NeuralCrossModalEmbedder):
         far worse in ``benchmarks/bench_diachronic_synthetic.py`` (3 seeds:
         t-mAP@50 0.240 vs 0.566, local mAP@10 0.411 vs 0.623), so the default
         is the 1/b reading SAM's Algorithm 1 uses.""" + \
-        COMMON_PARAMETERS_DOC + """
+        COMMON_PARAMETERS_DOC + """    time_encoding_ : TimeEncoding
+        The network's time input, fitted on the first fit's training rows and
+        kept by a warm start; times outside the range it was fitted for
+        (``time_axis_.encoding_range_``, which a warm start does not widen)
+        are extrapolated, and projecting them warns.
+
     Examples
     --------
     >>> from temporal_xmodal import DiachronicEmbedder
@@ -209,6 +214,9 @@ class DiachronicEmbedder(NeuralCrossModalEmbedder):
 
     def _fit_time_encoding(self, centred):
         self.time_encoding_ = TimeEncoding(self.time_encoding, self.time_bins).fit(centred)
+        # fixed from now on: a warm start keeps it (the weights were trained on it), and
+        # times outside the range it was fitted for keep warning as extrapolated
+        self.time_axis_.bind_encoding(self.time_encoding_)
 
     def _time_inputs(self, centred):
         return {"time": centred, "time_features": self.time_encoding_.transform(centred)}

@@ -112,7 +112,10 @@ COMMON_PARAMETERS_DOC = """
         Continue training the existing net on the next ``fit``.  X must have
         the fitted layout (checked before anything changes); the time axis and
         encoding stay those of the first fit, and new times outside its range
-        warn (:class:`~temporal_xmodal.time.TimeRangeWarning`).  After
+        warn (:class:`~temporal_xmodal.time.TimeRangeWarning`).  ``time_range_``
+        widens to the new times; a time-conditioned model (Diachronic) still
+        encodes times outside the first fit's range by extrapolation, so its
+        projections there keep warning, against that range.  After
         loading a pickle saved without ``keep_training_state``, training
         continues from the weights, the epoch history and the time encoding
         with a fresh optimiser, criterion and callbacks (Adam's moments and
@@ -141,6 +144,16 @@ COMMON_PARAMETERS_DOC = """
         when validating, else the last.  When it is the last of the fit's
         ``max_epochs`` (≥ 2) epochs, the figure was still improving and
         ``fit`` warns with a :class:`~sklearn.exceptions.ConvergenceWarning`.
+        After a Ctrl-C (``training_interrupted_``) it is the best among the
+        epochs that finished their validation; when the interrupt came before
+        the fit's first validation figure (during its first epoch) there is
+        none to choose by, and it is the last, unfinished epoch of
+        ``net_.history``: the model holds that epoch's partial weights.
+    training_interrupted_ : bool
+        Whether Ctrl-C stopped the last fit; ``fit`` then warns with a
+        :class:`~temporal_xmodal.training.TrainingInterruptedWarning` saying
+        which weights the (usable) model holds.  A following fit with
+        ``warm_start=True`` continues from them.
     n_features_in_, feature_names_in_, n_image_features_, n_text_features_, time_axis_, time_range_
         See :class:`~temporal_xmodal.base.CrossModalEmbedder`.
 """
@@ -239,14 +252,53 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
             data_train.release()  # the data's copy on the device, if it was moved there
         self.embedding_dim_ = self.embedding_dim
         self.training_interrupted_ = bool(getattr(self.net_, "interrupted_", False))
-        if self.training_interrupted_:
-            warnings.warn(
-                f"{type(self).__name__}: training was interrupted (Ctrl-C) after "
-                f"{len(self.net_.history)} epoch(s); the model is usable but partial (the "
-                "best checkpoint so far when validating).", TrainingInterruptedWarning,
-                stacklevel=external_stacklevel())
         self.best_epoch_ = self._best_epoch(data_valid is not None, n_before)
+        if self.training_interrupted_:
+            warnings.warn(self._interrupt_message(data_valid is not None, n_before),
+                          TrainingInterruptedWarning, stacklevel=external_stacklevel())
         return self
+
+    def _interrupt_message(self, validating, n_before):
+        """What a Ctrl-C left: where training stopped and which weights the model holds.
+
+        An epoch is finished when its figure is recorded (the validation figure when
+        validating, else the training loss); a Ctrl-C before that leaves it unfinished.
+        """
+        history = self.net_.history
+        n = len(history)
+        fit = "this warm-start fit" if n_before else "the fit"
+        if n <= n_before:
+            return (f"{type(self).__name__}: training was interrupted (Ctrl-C) before the "
+                    f"first epoch of {fit} began; the model is usable but unchanged by {fit}: "
+                    "it holds the weights the fit started from"
+                    + ("." if n_before else " (the initialisation)."))
+        finished = (self.selection_metric if validating else "train_loss") in history[-1]
+        where = f"after {n} epoch(s)" if finished else f"during epoch {n}"
+        if validating and not self._scored_epochs(n_before):
+            where = f"during the first epoch of {fit} (epoch {n}), before its validation"
+            state = ("there is no validation figure to choose a checkpoint by, so it holds "
+                     f"the partial weights of that unfinished first epoch (best_epoch_ = {n})")
+        elif validating:
+            figure = {"valid_map": "mAP", "valid_loss": "loss"}[self.selection_metric]
+            state = (f"it holds the weights of epoch {self.best_epoch_} (best_epoch_), the "
+                     f"best validation {figure} so far")
+        elif finished:
+            state = f"it holds the weights of the last epoch ({n})"
+        else:
+            state = f"it holds the partial weights of the unfinished epoch {n}"
+        return (f"{type(self).__name__}: training was interrupted (Ctrl-C) {where}; the "
+                f"model is usable but partial: {state}. Fit again with warm_start=True to "
+                "continue training.")
+
+    def _scored_epochs(self, n_before):
+        """``(epoch, figure)`` of this fit's epochs that recorded ``selection_metric``.
+
+        Epochs are 1-based over ``net_.history``; an epoch interrupted (Ctrl-C) before
+        its validation figure has none and is left out.
+        """
+        key = self.selection_metric
+        return [(n_before + 1 + i, row[key])
+                for i, row in enumerate(self.net_.history[n_before:]) if key in row]
 
     def _best_epoch(self, validating, n_before):
         """Epoch (1-based, over the whole history) whose weights are kept; warns when the
@@ -254,15 +306,20 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
 
         The checkpoint selection starts over with every fit (a warm start, a bin continuing
         from a global model), so the best is sought among this fit's epochs (after the
-        first ``n_before``) only.
+        first ``n_before``) only, and among those that recorded the figure: an epoch
+        interrupted (Ctrl-C) before its validation has none.  Without any (no
+        validation, or a Ctrl-C before this fit's first figure) it is the last epoch of
+        the history, whose (possibly partial) weights the model holds.
         """
-        history = self.net_.history
-        n = len(history)
-        if not validating or n <= n_before:
+        n = len(self.net_.history)
+        scored = self._scored_epochs(n_before) if validating else []
+        if not scored:
+            # no validation, or a Ctrl-C before this fit's first validation figure: the
+            # weights are those at the end (or the interruption) of the last epoch
             return n
-        values = np.asarray(history[n_before:, self.selection_metric], dtype=float)
-        best = n_before + 1 + int(np.argmin(values) if self.selection_metric == "valid_loss"
-                                  else np.argmax(values))  # the first best, as kept
+        values = np.asarray([value for _, value in scored], dtype=float)
+        best = scored[int(np.argmin(values) if self.selection_metric == "valid_loss"
+                          else np.argmax(values))][0]  # the first best, as kept
         if (best == n and n - n_before >= 2 and n == n_before + self.max_epochs
                 and not self.training_interrupted_):
             figure = {"valid_map": "mAP", "valid_loss": "loss"}[self.selection_metric]

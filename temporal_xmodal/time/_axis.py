@@ -33,7 +33,18 @@ class TimeAxis:
         ``(min, max)`` of the training times on the axis.
     dates_ : bool
         Whether the training times were dates.
+    encoding_ : TimeEncoding or None
+        The network's time encoding, for a model whose time is a network input
+        (:meth:`bind_encoding`); ``None`` otherwise.
+    encoding_range_ : tuple of float or None
+        ``(min, max)`` of the training times when the encoding was fitted (the
+        first fit's ``range_``).  It stays when a warm start widens ``range_``:
+        times outside it are extrapolated by the encoding, and
+        :meth:`warn_outside` warns against it.
     """
+
+    encoding_ = None
+    encoding_range_ = None
 
     def __init__(self, unit="years"):
         self.unit = unit
@@ -62,13 +73,41 @@ class TimeAxis:
         return np.asarray(time, dtype=np.float64) - self.origin_
 
     def extend(self, time):
-        """Widen ``range_`` to cover new training times (warm start); the origin stays."""
+        """Widen ``range_`` to cover new training times (warm start).
+
+        The origin stays, and so does ``encoding_range_``: a bound encoding keeps
+        the statistics the network was trained on, so times outside it stay
+        extrapolated (and warned) however far ``range_`` widens.
+        """
         self.range_ = (min(self.range_[0], float(np.min(time))),
                        max(self.range_[1], float(np.max(time))))
         return self
 
+    def bind_encoding(self, encoding):
+        """Record the network's time encoding, fitted for the current ``range_``.
+
+        From then on :meth:`warn_outside` warns against ``encoding_range_`` (the
+        range the encoding was fitted for) and says what the encoding makes of
+        the times outside it.
+
+        Parameters
+        ----------
+        encoding : TimeEncoding
+            Fitted on the (centred) training times.
+
+        Returns
+        -------
+        self : TimeAxis
+        """
+        self.encoding_ = encoding
+        self.encoding_range_ = self.range_
+        return self
+
     def warn_outside(self, time, estimator_name, *, what="projecting"):
         """Warn once when rows fall outside the training range, counting them.
+
+        With a bound encoding (:meth:`bind_encoding`) the range is the one the
+        encoding was fitted for, which a warm start does not widen.
 
         Parameters
         ----------
@@ -78,18 +117,37 @@ class TimeAxis:
         what : str, default="projecting"
             What the estimator is doing with the rows, for the message.
         """
-        lo, hi = self.range_
+        encoded = self.encoding_range_ is not None
+        lo, hi = self.encoding_range_ if encoded else self.range_
         below, above = time < lo, time > hi
-        n_out = int(below.sum() + above.sum())
+        outside = below | above
+        n_out = int(outside.sum())
         if not n_out:
             return
         gap = max(lo - time.min() if below.any() else 0.0,
                   time.max() - hi if above.any() else 0.0)
-        warnings.warn(
-            f"{estimator_name}: {what} {n_out} of {time.size} row(s) outside the training "
-            f"time range [{lo:.6g}, {hi:.6g}] {self.unit} (by up to {gap:.4g} {self.unit}); "
-            "the model extrapolates there.", TimeRangeWarning,
-            stacklevel=external_stacklevel())
+        if not encoded or (self.range_ == self.encoding_range_ and what == "projecting"):
+            message = (f"{estimator_name}: {what} {n_out} of {time.size} row(s) outside the "
+                       f"training time range [{lo:.6g}, {hi:.6g}] {self.unit} (by up to "
+                       f"{gap:.4g} {self.unit}); the model extrapolates there.")
+        else:
+            # a warm start (now or before) on times the encoding was not fitted for
+            effect = self.encoding_.describe_extrapolation(
+                self.centre(time[outside]), (self.centre(lo), self.centre(hi)))
+            widened = ("" if self.range_ == self.encoding_range_ else
+                       f"a warm start trained the model on [{self.range_[0]:.6g}, "
+                       f"{self.range_[1]:.6g}] {self.unit}, but ")
+            message = (
+                f"{estimator_name}: {what} {n_out} of {time.size} row(s) outside the time "
+                f"range its time encoding was fitted for, [{lo:.6g}, {hi:.6g}] {self.unit}, "
+                f"by up to {gap:.4g} {self.unit}; {widened}the encoding keeps the first fit's "
+                "statistics (the trained weights depend on them; a warm start does not refit "
+                f"it), so these times are extrapolated: {effect}.")
+            if what != "projecting":
+                message += (f" Projections at times outside [{lo:.6g}, {hi:.6g}] "
+                            f"{self.unit} keep warning; to model the new period in its own "
+                            "right, fit without warm_start.")
+        warnings.warn(message, TimeRangeWarning, stacklevel=external_stacklevel())
 
     def check_duration(self, name, value, estimator_name):
         """Warn when a window-like duration spans the whole training range."""

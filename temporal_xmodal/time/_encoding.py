@@ -89,3 +89,34 @@ class TimeEncoding:
                 angle = 2 * np.pi * out * np.arange(1, self.n_bins + 1)
                 out = np.hstack([out, np.sin(angle), np.cos(angle)])
         return out.astype(np.float32)
+
+    def describe_extrapolation(self, centred, fitted):
+        """Say what the encoding makes of times outside the range it was fitted for.
+
+        The statistics are fixed at the first fit (the network's weights were
+        trained on them; a warm start keeps them), so later times outside that
+        range are encoded by extrapolation.
+
+        Parameters
+        ----------
+        centred : ndarray of float64
+            Centred times outside the fitted range.
+        fitted : tuple of float
+            ``(min, max)`` of the centred times the range covers.
+
+        Returns
+        -------
+        description : str
+            One sentence (no trailing full stop).
+        """
+        t = np.asarray(centred, dtype=np.float64).ravel()
+        if self.encoding == "onehot":
+            return ("the 'onehot' encoding puts them in its first or last bin, with the "
+                    "times at the edges of that range (the model cannot tell them apart)")
+        lo, hi = (float(v) for v in self.transform(np.asarray(fitted))[:, 0])
+        out = self.transform(t)[:, 0]
+        values = (f"{out.min():.3g}" if out.min() == out.max()
+                  else f"{out.min():.3g} to {out.max():.3g}")
+        wrap = " (its sin / cos features wrap around)" if self.encoding == "sinusoidal" else ""
+        return (f"the {self.encoding!r} encoding maps them to {values}, against "
+                f"[{lo:.3g}, {hi:.3g}] over that range{wrap}")

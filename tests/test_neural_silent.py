@@ -1,0 +1,138 @@
+"""Ctrl-C in a neural fit is never a crash ("nothing silent", round 2, item 1).
+
+skorch swallows ``KeyboardInterrupt``; ``RecordsInterrupt`` records it and the estimator
+warns.  A Ctrl-C during the first epoch (the common case on a long epoch) comes before any
+validation figure: the warning says the model holds the partial weights of that unfinished
+epoch, ``best_epoch_`` is that epoch, and a warm-start refit continues from there.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+from skorch.callbacks import Callback
+
+from temporal_xmodal import (
+    BinnedProcrustesEmbedder,
+    DiachronicEmbedder,
+    SAMEmbedder,
+    TempXNetEmbedder,
+    stack_modalities,
+)
+from temporal_xmodal.training import TrainingInterruptedWarning
+
+TINY = dict(hidden_dim=8, embedding_dim=4, max_epochs=3, batch_size=16, random_state=0,
+            n_image_features=5, validation_fraction=0.2)
+EXTRA = {SAMEmbedder: {}, TempXNetEmbedder: {}, DiachronicEmbedder: {"window": 0.2,
+                                                                     "time_dim": 4}}
+
+
+def _data(n=120, seed=0):
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % 3
+    X_img = rng.standard_normal((n, 5)) + y[:, None]
+    X_txt = rng.standard_normal((n, 4)) + y[:, None]
+    return stack_modalities(X_img, X_txt, np.sort(rng.uniform(0, 2, n))), y
+
+
+class CtrlC(Callback):
+    """Raise KeyboardInterrupt (a simulated Ctrl-C) once, at the end of a training batch.
+
+    ``epoch``: the 1-based epoch (over ``net.history``) in which it fires; ``batch``: after
+    which of that epoch's training batches.
+    """
+
+    def __init__(self, epoch=1, batch=1):
+        self.epoch, self.batch = epoch, batch
+        self.fired_ = False
+
+    def on_epoch_begin(self, net, **kwargs):
+        self.seen_ = 0
+
+    def on_batch_end(self, net, training=False, **kwargs):
+        if not training or self.fired_:
+            return
+        self.seen_ += 1
+        if len(net.history) == self.epoch and self.seen_ == self.batch:
+            self.fired_ = True
+            raise KeyboardInterrupt
+
+
+def _interrupt_warnings(record):
+    return [str(w.message) for w in record if issubclass(w.category, TrainingInterruptedWarning)]
+
+
+def _fit(model, X, y):
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        model.fit(X, y)
+    return _interrupt_warnings(record)
+
+
+@pytest.mark.parametrize("cls", [SAMEmbedder, TempXNetEmbedder, DiachronicEmbedder])
+def test_ctrl_c_in_the_first_epoch_with_validation_warns_and_leaves_a_usable_model(cls):
+    X, y = _data()
+    model = cls(callbacks=[CtrlC()], warm_start=True, **EXTRA[cls], **TINY)
+    (message,) = _fit(model, X, y)  # no KeyError from the best-epoch lookup
+    assert "during the first epoch of the fit (epoch 1), before its validation" in message
+    assert "partial weights of that unfinished first epoch (best_epoch_ = 1)" in message
+    assert "warm_start=True" in message
+    history = model.net_.history
+    assert model.training_interrupted_ and len(history) == 1 and model.best_epoch_ == 1
+    assert "valid_map" not in history[-1]  # no figure: the epoch never reached validation
+    assert np.isfinite(model.transform(X)).all()
+    # interrupt, then warm_start refit: continues from the partial weights, all epochs
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a still-improving figure may warn; not the point
+        model.fit(X, y)
+    assert not model.training_interrupted_ and len(history) == 1 + TINY["max_epochs"]
+    figures = [row["valid_map"] for row in history[1:]]
+    assert model.best_epoch_ == 2 + int(np.argmax(figures))
+    assert np.isfinite(model.transform(X)).all()
+
+
+def test_ctrl_c_in_the_first_epoch_of_a_warm_start_refit():
+    X, y = _data()
+    ctrl_c = CtrlC(epoch=4)  # the refit's first epoch: 3 epochs were fitted before
+    model = TempXNetEmbedder(callbacks=[ctrl_c], warm_start=True, **TINY)
+    assert not _fit(model, X, y) and not ctrl_c.fired_
+    (message,) = _fit(model, X, y)
+    assert "during the first epoch of this warm-start fit (epoch 4)" in message
+    assert model.training_interrupted_ and model.best_epoch_ == 4 == len(model.net_.history)
+    assert np.isfinite(model.transform(X)).all()
+
+
+def test_ctrl_c_in_a_later_epoch_keeps_the_best_finished_epoch():
+    X, y = _data()
+    model = SAMEmbedder(callbacks=[CtrlC(epoch=3, batch=2)],
+                        **{**TINY, "max_epochs": 5})
+    (message,) = _fit(model, X, y)
+    history = model.net_.history
+    assert len(history) == 3 and "valid_map" not in history[-1]
+    best = 1 + int(np.argmax([history[0, "valid_map"], history[1, "valid_map"]]))
+    assert model.best_epoch_ == best
+    assert "interrupted (Ctrl-C) during epoch 3" in message
+    assert f"weights of epoch {best} (best_epoch_), the best validation mAP" in message
+
+
+def test_ctrl_c_in_the_first_epoch_without_validation_says_so():
+    X, y = _data()
+    model = DiachronicEmbedder(callbacks=[CtrlC(batch=2)], window=0.2, time_dim=4,
+                               **{**TINY, "validation_fraction": 0})
+    (message,) = _fit(model, X, y)
+    assert "during epoch 1" in message and "partial weights of the unfinished epoch 1" in message
+    assert model.best_epoch_ == 1 and np.isfinite(model.transform(X)).all()
+
+
+def test_ctrl_c_in_the_first_epoch_of_a_neural_bin_with_validation():
+    X, y = _data(240)
+    ctrl_c = CtrlC()
+    base = TempXNetEmbedder(callbacks=[ctrl_c], **TINY)  # validation inside each bin
+    model = BinnedProcrustesEmbedder(base, bins=2, min_bin_size=40, init="independent",
+                                     random_state=0, n_image_features=5)
+    (message,) = _fit(model, X, y)  # one warning, the binned estimator's
+    assert "after 1 of 2 time bins were fitted" in message
+    assert model.training_interrupted_ and len(model.bin_estimators_) == 1
+    (first,) = model.bin_estimators_
+    assert first.training_interrupted_ and first.best_epoch_ == 1
+    assert np.isfinite(model.transform(X)).all()
