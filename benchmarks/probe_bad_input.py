@@ -30,6 +30,7 @@ from collections import Counter
 
 import numpy as np
 import pandas as pd
+from skorch.callbacks import Callback
 
 from _common import make_parser, write_results
 from temporal_xmodal import (
@@ -40,6 +41,8 @@ from temporal_xmodal import (
     SequentialCrossModal,
     TempXNetEmbedder,
 )
+from temporal_xmodal.binning import TimeBins
+from temporal_xmodal.evaluation import temporally_bounded_retrieval
 from temporal_xmodal.metrics import (
     mean_average_precision,
     mean_reciprocal_rank,
@@ -76,6 +79,8 @@ def tiny(name):
 ESTIMATORS = ["CCACrossModal", "SAMEmbedder", "TempXNetEmbedder", "DiachronicEmbedder",
               "BinnedProcrustesEmbedder", "SequentialCrossModal"]
 TIME_AWARE = {"DiachronicEmbedder", "BinnedProcrustesEmbedder"}
+#: estimators trained by a skorch net with a validation split (``callbacks`` reach it)
+NEURAL = {"SAMEmbedder", "TempXNetEmbedder", "DiachronicEmbedder"}
 #: estimators that accept y=None (the probe's Binned has a CCA base)
 LABEL_FREE = {"CCACrossModal", "BinnedProcrustesEmbedder"}
 
@@ -397,6 +402,90 @@ def metric_cases():
     return [Case(n, (lambda est_name, f=f: f()), due, kw) for n, f, due, kw in cases]
 
 
+# ------------------------------------------------- round 2 (issue "Nothing silent, round 2")
+class _Interrupt(Callback):
+    """Ctrl-C in the first training batch (before the fit's first validation)."""
+
+    def on_batch_end(self, net, training=False, **kwargs):
+        if training:
+            raise KeyboardInterrupt
+
+
+def interrupt_case():
+    """Ctrl-C during the first epoch, with a validation split, then a warm-start refit."""
+    def run(est_name):
+        est = tiny(est_name)
+        if est_name not in NEURAL:
+            return est.fit(*data()).transform(data()[0])
+        est.set_params(validation_fraction=0.2, callbacks=[_Interrupt()])
+        est.fit(*data())
+        Z = est.transform(data()[0])
+        est.set_params(callbacks=None, warm_start=True).fit(*data())
+        return Z
+    return Case("ctrl_c_first_epoch", run, "warn-if-neural", ["interrupted", "partial"])
+
+
+def round2_cases():
+    """Cases run once (not per estimator): bins, warm start, scorers."""
+    X, y = data()
+
+    def edges(bins):
+        return lambda: BinnedProcrustesEmbedder(
+            CCACrossModal(n_components=3), bins=bins, min_bin_size=10,
+            n_image_features=N_IMG).fit(X).transform(X)
+
+    def protocol_edges():
+        est = BinnedProcrustesEmbedder(CCACrossModal(n_components=3), bins=2, min_bin_size=10,
+                                       n_image_features=N_IMG).fit(X)
+        return temporally_bounded_retrieval(est, X, y, bins=[0.0, 1.0])
+
+    def tiny_width():
+        times = 2000 + np.random.default_rng(0).uniform(0, 10, 100_000)
+        start = time.perf_counter()
+        bins = TimeBins(1e-6).fit(times)
+        if time.perf_counter() - start > 2 or bins.counts_.sum() != len(times):
+            raise RuntimeError("TimeBins(1e-6) on 1e5 times took over 2 s or lost rows")
+        return bins.counts_
+
+    def warm_shifted():
+        est = DiachronicEmbedder(hidden_dim=8, embedding_dim=4, time_dim=4, max_epochs=1,
+                                 batch_size=16, random_state=0, device="cpu",
+                                 n_image_features=N_IMG, warm_start=True).fit(X, y)
+        later = X.copy()
+        later[:, -1] += 100.0
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the refit's own warning is not the case
+            est.fit(later, y)
+        return est.transform_image(X[:5, :N_IMG], time=2103.0)
+
+    def scorer_on_classifier():
+        from sklearn.linear_model import LogisticRegression
+        from sklearn.pipeline import make_pipeline
+        from sklearn.preprocessing import StandardScaler
+
+        from temporal_xmodal.metrics import SCORERS
+
+        pipe = make_pipeline(StandardScaler(), LogisticRegression()).fit(X[:, :-1], y)
+        return SCORERS["map"](pipe, X, y)
+
+    cases = [
+        ("bins_edges_outside_data", edges([100.0, 200.0, 300.0]), "error",
+         ["outside", "below", "above"]),
+        ("bins_edges_partly_outside", edges([2000.5, 2001.0, 2002.0]), "error",
+         ["outside", "below", "above"]),
+        ("bins_edges_nan", edges([1999.0, np.nan, 2004.0]), "error", ["finite", "nan"]),
+        ("bins_edges_unsorted", edges([1999.0, 2002.0, 2001.0, 2004.0]), "error",
+         ["order", "increasing"]),
+        ("protocol_bins_outside_data", protocol_edges, "error", ["outside", "below", "above"]),
+        ("timebins_width_1e-6_on_1e5_times", tiny_width, "ok", []),
+        ("diachronic_warm_start_shifted_times", warm_shifted, "warn",
+         ["encoding", "extrapolat"]),
+        ("retrieval_scorer_on_classifier_pipeline", scorer_on_classifier, "error",
+         ["cross-modal embedder", "logisticregression"]),
+    ]
+    return [Case(n, (lambda est_name, f=f: f()), due, kw) for n, f, due, kw in cases]
+
+
 # --------------------------------------------------------------- classify
 class _Hang(Exception):
     pass
@@ -413,6 +502,8 @@ def classify(case, est_name):
         due = "warn" if time_aware else "ok"
     if due == "error-if-labels-needed":
         due = "ok" if est_name in LABEL_FREE else "error"
+    if due == "warn-if-neural":
+        due = "warn" if est_name in NEURAL else "ok"
     if due == "error-if-continuing":
         due = "error" if est_name not in ("CCACrossModal", "BinnedProcrustesEmbedder") else "ok"
     signal.signal(signal.SIGALRM, _alarm)
@@ -459,7 +550,7 @@ def main(argv=None):
     parser = make_parser(__doc__.splitlines()[0])
     args = parser.parse_args(argv)
     estimators = ESTIMATORS
-    cases = fit_cases() + transform_cases()
+    cases = fit_cases() + transform_cases() + [interrupt_case()]
     if args.quick:
         estimators = ["CCACrossModal", "SAMEmbedder", "DiachronicEmbedder"]
     rows = []
@@ -469,10 +560,11 @@ def main(argv=None):
             outcome, detail, due = classify(case, est_name)
             rows.append({"estimator": est_name, "case": case.name, "due": due,
                          "outcome": outcome, "detail": detail})
-    for case in metric_cases():
-        outcome, detail, due = classify(case, "metrics")
-        rows.append({"estimator": "metrics", "case": case.name, "due": due,
-                     "outcome": outcome, "detail": detail})
+    for group, once in (("metrics", metric_cases()), ("round 2", round2_cases())):
+        for case in once:
+            outcome, detail, due = classify(case, group)
+            rows.append({"estimator": group, "case": case.name, "due": due,
+                         "outcome": outcome, "detail": detail})
     counts = Counter(r["outcome"] for r in rows)
     print(f"{len(rows)} cases in {time.perf_counter() - start:.0f} s: "
           + ", ".join(f"{k} {counts.get(k, 0)}" for k in
