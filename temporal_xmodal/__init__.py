@@ -6,7 +6,7 @@
 both for every estimator.
 """
 
-from ._layout import make_crossmodal_transformer, stack_modalities
+from ._layout import TimeColumnWarning, make_crossmodal_transformer, stack_modalities
 from .base import CrossModalEmbedder
 from .estimators import (
     BinnedProcrustesEmbedder,
@@ -30,6 +30,7 @@ __all__ = [
     "SAMEmbedder",
     "SequentialCrossModal",
     "TempXNetEmbedder",
+    "TimeColumnWarning",
     "TimeRangeWarning",
     "TimeUnitWarning",
     "make_crossmodal_transformer",

@@ -21,14 +21,40 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils._set_output import ADAPTERS_MANAGER, _get_output_config
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._layout import resolve_blocks, split_blocks, split_time_column
+from ._layout import check_time_column_values, resolve_blocks, split_blocks, split_time_column
 from ._validation import check_features, check_labels
 from .metrics import cross_modal_scores
 from .time import TIME_UNITS, TimeAxis, check_axis_plausible, to_duration, to_time_axis
 
+
+class CountInterval(Interval):
+    """An ``Interval(Integral, ...)`` that rejects booleans: ``True`` is not a count.
+
+    ``bool`` is a subclass of ``int`` in Python, so scikit-learn's
+    ``Interval(Integral, 1, None)`` takes ``True`` as 1.  This constraint
+    refuses it and says so in scikit-learn's parameter message.
+
+    Parameters
+    ----------
+    left, right : int or None, default=None
+        Bounds (None: unbounded).
+    closed : {"left", "right", "both", "neither"}, default="left"
+        Which bounds belong to the interval.
+    """
+
+    def __init__(self, left=None, right=None, *, closed="left"):
+        super().__init__(Integral, left, right, closed=closed)
+
+    def is_satisfied_by(self, val):
+        return not isinstance(val, (bool, np.bool_)) and super().is_satisfied_by(val)
+
+    def __str__(self):
+        return super().__str__().replace("an int", "an int (not a bool)", 1)
+
+
 #: Parameter constraints of the layout parameters every estimator has.
 LAYOUT_CONSTRAINTS = {
-    "n_image_features": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"}),
+    "n_image_features": [CountInterval(1, None, closed="left"), StrOptions({"auto"}),
                          None],
     "time_unit": [StrOptions(set(TIME_UNITS))],
 }
@@ -146,6 +172,12 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
         features = check_features(features, name="X", float32=self._float32_features,
                                   ensure_min_samples=2)
         if reset:
+            if not _holds_dates(raw_time):  # numbers: only the values show the layout
+                check_time_column_values(features, time, self.n_image_features_,
+                                         self.n_text_features_,
+                                         estimator_name=type(self).__name__,
+                                         feature_names=getattr(self, "feature_names_in_",
+                                                               None))
             self.time_axis_ = TimeAxis(self.time_unit).fit(
                 time, dates=_holds_dates(raw_time))
             if self.time_use != "none":

@@ -367,3 +367,37 @@ def test_entry_points_validate_layout_and_labels(data):
     labels[[3, 7]] = 5
     with pytest.raises(TypeError, match="y mixes label types"):
         SequentialCrossModal(**TINY, n_image_features=d).fit(X, labels)
+
+
+@pytest.mark.parametrize("factor, problem", [(1e39, "beyond float32's range"),
+                                             (1e-300, "below float32's smallest normal")])
+def test_features_outside_float32_are_rejected_at_every_entry_point(data, factor, problem):
+    """S, the plugs and M run in float32: no overflow to inf (every row the same code) and
+    no underflow to zero (identical codes) at fit, partial_fit or any transform."""
+    X, y, X_te, _, d = data
+    bad = X.copy()
+    bad[:, :-1] *= factor
+    quiet = {"action": "error", "category": RuntimeWarning}  # no cast warning gets through
+    with warnings.catch_warnings():
+        warnings.filterwarnings(**quiet)
+        with pytest.raises(ValueError, match=f"X has .*{problem}"):
+            SequentialCrossModal(**TINY, n_image_features=d).fit(bad, y)
+        with pytest.raises(ValueError, match=f"X has .*{problem}"):
+            SequentialCrossModal(**TINY, n_image_features=d).partial_fit(bad, y)
+        with pytest.raises(ValueError, match=f"X_text has .*{problem}"):
+            SequentialCrossModal(**TINY).partial_fit(bad[:, d:-1], y, modality="text")
+    model = SequentialCrossModal(**TINY, n_image_features=d)
+    model.partial_fit(X[:, d:-1], y, modality="text")
+    with pytest.raises(ValueError, match=f"X_image has .*{problem}"):
+        model.partial_fit(bad[:, :d], y, modality="image")
+    model.partial_fit(X[:, :d], y, modality="image")
+    bad_te = X_te.copy()
+    bad_te[:, :-1] *= factor
+    for call, name in [(lambda: model.transform(bad_te), "X"),
+                       (lambda: model.transform_fused(bad_te), "X"),
+                       (lambda: model.score(bad_te), "X"),
+                       (lambda: model.transform_image(bad_te[:, :d]), "X_image"),
+                       (lambda: model.transform_text(bad_te[:, d:-1]), "X_text"),
+                       (lambda: model.class_probabilities(bad_te[:, :d], "image"), "X_image")]:
+        with pytest.raises(ValueError, match=f"{name} has .*{problem}"):
+            call()

@@ -234,6 +234,9 @@ class SequentialCrossModal(SequentialStages, SequentialInference, CrossModalEmbe
     """
 
     time_use = "none"
+    #: S, the plugs and M run in float32: features beyond its range are rejected (as the
+    #: other networks do) at fit, partial_fit and every transform.
+    _float32_features = True
     _parameter_constraints = {
         "modality_order": [tuple, list],
         "update_rule": [StrOptions({"meta", "sgd", "none"})],

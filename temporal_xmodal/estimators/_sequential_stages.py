@@ -22,9 +22,8 @@ import warnings
 import numpy as np
 import torch
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_array
 
-from .._validation import check_labels
+from .._validation import check_features, check_labels
 from ..losses.classification import ClassificationLoss
 from ..nn.sequential import MetaLearner, SequentialNet
 from ..nn.dropout import reseed
@@ -172,8 +171,8 @@ class SequentialStages:
 
     def _next_block(self, X, modality, stage):
         """A single-modality block (no time column), checked against the layout."""
-        A = check_array(X, dtype=np.float64, ensure_min_samples=2,
-                        input_name=f"X_{modality}")
+        A = check_features(X, name=f"X_{modality}", float32=self._float32_features,
+                           ensure_min_samples=2).astype(np.float64, copy=False)
         if stage >= 2 or (stage == 1 and not self._first_as_block):
             known = getattr(self, f"n_{modality}_features_")
             if A.shape[1] == known:
