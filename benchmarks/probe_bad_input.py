@@ -267,7 +267,7 @@ def fit_cases():
                  ["label", "row"]),
         fit_case("y_negative_ints", lambda: _labels("negative"), "ok", []),
     ]
-    for value in (0, -1, N_IMG + N_TXT, N_IMG + N_TXT + 1, 2.5, "images"):
+    for value in (0, -1, N_IMG + N_TXT, N_IMG + N_TXT + 1, 2.5, "images", True):
         def run(est_name, value=value):
             X, y = data()
             est = tiny(est_name)
@@ -411,6 +411,41 @@ class _Interrupt(Callback):
             raise KeyboardInterrupt
 
 
+def _date_inside_frame():
+    X, y = data()
+    frame = pd.DataFrame(X[:, :-1], columns=[f"img_{i}" for i in range(N_IMG)]
+                         + [f"txt_{i}" for i in range(N_TXT)])
+    frame.insert(N_IMG, "date", (X[:, -1] * 1000).astype(np.int64))
+    return frame, y
+
+
+def layout_cases():
+    """Round 2: the time column missing, listed first, or inside a DataFrame's features; a
+    SCML fitted on features outside float32."""
+    def fit_transform(make):
+        def run(est_name):
+            X, y = make()
+            return tiny(est_name).fit(X, y).transform(X)
+        return run
+
+    def time_first():
+        X, y = data()
+        return np.hstack([X[:, -1:], X[:, :-1]]), y
+
+    def auto(est_name):
+        frame, y = _date_inside_frame()
+        est = tiny(est_name).set_params(n_image_features="auto")
+        return est.fit(frame, y).transform(frame)
+
+    return [
+        Case("time_column_missing_numpy", fit_transform(lambda: (data()[0][:, :-1], data()[1])),
+             "warn", ["last column", "time"]),
+        Case("time_column_first_numpy", fit_transform(time_first), "warn",
+             ["first column", "time"]),
+        Case("date_column_inside_frame_auto", auto, "error", ["'date'", "last"]),
+    ]
+
+
 def interrupt_case():
     """Ctrl-C during the first epoch, with a validation split, then a warm-start refit."""
     def run(est_name):
@@ -550,7 +585,7 @@ def main(argv=None):
     parser = make_parser(__doc__.splitlines()[0])
     args = parser.parse_args(argv)
     estimators = ESTIMATORS
-    cases = fit_cases() + transform_cases() + [interrupt_case()]
+    cases = fit_cases() + transform_cases() + layout_cases() + [interrupt_case()]
     if args.quick:
         estimators = ["CCACrossModal", "SAMEmbedder", "DiachronicEmbedder"]
     rows = []
