@@ -6,7 +6,8 @@
 both for every estimator.
 """
 
-from ._layout import TimeColumnWarning, make_crossmodal_transformer, stack_modalities
+from ._layout import make_crossmodal_transformer, stack_modalities
+from ._time_column import TimeColumnWarning
 from .base import CrossModalEmbedder
 from .estimators import (
     BinnedProcrustesEmbedder,

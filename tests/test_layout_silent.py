@@ -24,12 +24,8 @@ from temporal_xmodal import (
     SequentialCrossModal,
     TempXNetEmbedder,
 )
-from temporal_xmodal._layout import (
-    TimeColumn,
-    TimeColumnWarning,
-    check_time_column_values,
-    resolve_blocks,
-)
+from temporal_xmodal._layout import TimeColumn, resolve_blocks
+from temporal_xmodal._time_column import TimeColumnWarning, check_time_column_values
 from temporal_xmodal.datasets import make_temporal_crossmodal
 
 _TINY = dict(max_epochs=1, embedding_dim=4, hidden_dim=8, batch_size=32, random_state=0)
