@@ -8,12 +8,17 @@ What it measures
    once with scores rounded to one decimal (many ties).  Reports the maximum
    absolute difference (target < 1e-9).
 2. Speed: ``mean_average_precision(Q, G, y, y)`` on N x N random embeddings
-   (dim 32, 10 single labels), with the default ``n_jobs`` (1 thread) and with
-   ``n_jobs=2``, against what a user would otherwise write: ``scores = Q @ G.T``
-   and a Python loop calling ``average_precision_score(y == y[i], scores[i])``.
-   Reports the speed ratios (target >= 20x).  All times are the best of the
-   repeats; where the reference loop is timed on a subset of the queries its
-   time is extrapolated linearly, and the output says so.
+   (dim 32, 10 single labels), with the default ``n_jobs`` and with ``n_jobs=2``,
+   against what a user would otherwise write: ``scores = Q @ G.T`` and one call
+   ``average_precision_score(y[:, None] == y[None, :], scores, average="samples")``
+   (scikit-learn's per-row AP; 25 % faster than a Python loop of per-query calls,
+   which earlier versions of this benchmark timed).  The "1 thread" figures run
+   both sides under ``threadpoolctl.threadpool_limits(1)`` (the reference is
+   single-threaded anyway; ours then computes its score blocks on one BLAS thread
+   too).  Reports the speed ratios (target >= 20x).  Ours and the reference are
+   timed in alternation, repeat by repeat, so that both see the same load; all
+   times are the best of the repeats; where the reference is timed on a subset
+   of the queries its time is extrapolated linearly, and the output says so.
 3. Memory: the peak resident-set increase of one 20,000 x 20,000
    ``mean_average_precision`` call, measured in a fresh subprocess (Linux:
    VmRSS before the call against the peak VmHWM during it, after resetting the
@@ -38,9 +43,12 @@ import subprocess
 import sys
 import time
 
+from contextlib import nullcontext
+
 import numpy as np
 from _common import best_of, make_parser, print_header, print_targets, target, write_results
 from sklearn.metrics import average_precision_score
+from threadpoolctl import threadpool_limits
 
 from temporal_xmodal.metrics import average_precision_per_query, mean_average_precision
 
@@ -98,10 +106,10 @@ def reference_ap(scores, relevance):
 
 
 def reference_map(Q, G, y, n_queries):
-    """The user's reference: full score rows, then a per-query scikit-learn loop (mean AP)."""
+    """The user's reference: full score rows, then scikit-learn's per-row AP in one call."""
     scores = Q[:n_queries] @ G.T
-    return float(np.mean([average_precision_score(y == y[i], scores[i])
-                          for i in range(n_queries)]))
+    return float(average_precision_score(y[:n_queries, None] == y[None, :], scores,
+                                         average="samples"))
 
 
 # --------------------------------------------------------------------------
@@ -153,11 +161,20 @@ def speed(params):
     """Best-of timings of ours (1 thread, n_jobs threads) and of the reference loop."""
     n, n_ref, jobs = params["speed_n"], params["reference_queries"], params["parallel_n_jobs"]
     Q, G, y = retrieval_data(n, params)
-    t_one, map_one = best_of(lambda: mean_average_precision(Q, G, y, y), params["repeats"])
-    t_par, map_par = best_of(lambda: mean_average_precision(Q, G, y, y, n_jobs=jobs),
-                             params["repeats"])
-    t_ref_subset, map_ref_subset = best_of(lambda: reference_map(Q, G, y, n_ref),
-                                           params["reference_repeats"])
+    calls = {
+        "one": lambda: mean_average_precision(Q, G, y, y),
+        "par": lambda: mean_average_precision(Q, G, y, y, n_jobs=jobs),
+        "ref": lambda: reference_map(Q, G, y, n_ref),
+    }
+    best = {name: (float("inf"), None) for name in calls}
+    for _ in range(max(params["repeats"], params["reference_repeats"])):  # in alternation
+        for name, call in calls.items():
+            limit = threadpool_limits(1) if name != "par" else nullcontext()
+            with limit:
+                seconds, value = best_of(call, 1)
+            best[name] = min(best[name], (seconds, value), key=lambda pair: pair[0])
+    (t_one, map_one), (t_par, map_par), (t_ref_subset, map_ref_subset) = (
+        best["one"], best["par"], best["ref"])
     t_ref = t_ref_subset * n / n_ref
     map_ours_subset = mean_average_precision(Q[:n_ref], G, y[:n_ref], y)
     return {
@@ -186,7 +203,7 @@ def print_speed(res, params):
     t, r = res["timings"], res["results"]
     print_header(f"Speed: mAP of {n} x {n} (dim {params['dim']}, {params['n_classes']} classes), "
                  f"best of {params['repeats']}")
-    rows = [("ours, 1 thread (default n_jobs)", t["ours_1_thread_s"], ""),
+    rows = [("ours, 1 thread (threadpool_limits(1))", t["ours_1_thread_s"], ""),
             (f"ours, n_jobs={jobs}", t[f"ours_{jobs}_threads_s"], "")]
     if r["reference_extrapolated"]:
         note = (f"EXTRAPOLATED: {r['reference_queries_timed']} queries timed "
@@ -194,11 +211,11 @@ def print_speed(res, params):
                 f"x {r['reference_extrapolation_factor']:g}")
     else:
         note = f"all {n} queries, best of {params['reference_repeats']}"
-    rows.append(("reference: Q @ G.T + sklearn loop", t["reference_s"], note))
+    rows.append(("reference: Q @ G.T + sklearn AP", t["reference_s"], note))
     for label, seconds, extra in rows:
-        print(f"  {label:34s}: {seconds:8.3f} s  {extra}".rstrip())
-    print(f"  {'speed ratio, 1 thread':34s}: {r['speedup_1_thread']:8.1f} x")
-    print(f"  {f'speed ratio, n_jobs={jobs}':34s}: {r[f'speedup_{jobs}_threads']:8.1f} x")
+        print(f"  {label:38s}: {seconds:8.3f} s  {extra}".rstrip())
+    print(f"  {'speed ratio, 1 thread':38s}: {r['speedup_1_thread']:8.1f} x")
+    print(f"  {f'speed ratio, n_jobs={jobs}':38s}: {r[f'speedup_{jobs}_threads']:8.1f} x")
     print(f"  mAP ours = {r['map_ours']:.10f}; |ours - reference| on the timed queries = "
           f"{r['map_abs_diff_on_timed_queries']:.1e}")
 
@@ -296,10 +313,10 @@ def evaluate_targets(corr, spd, mem, params):
             "max |AP ours - sklearn| over both cases < 1e-9"),
         "speedup_1_thread": target(
             spd["results"]["speedup_1_thread"], SPEEDUP_TARGET, ">=",
-            f"mAP {n}x{n}, 1 thread, >= 20x the sklearn loop"),
+            f"mAP {n}x{n}, 1 thread, >= 20x the sklearn reference"),
         f"speedup_{jobs}_threads": target(
             spd["results"][f"speedup_{jobs}_threads"], SPEEDUP_TARGET, ">=",
-            f"mAP {n}x{n}, n_jobs={jobs}, >= 20x the sklearn loop"),
+            f"mAP {n}x{n}, n_jobs={jobs}, >= 20x the sklearn reference"),
         "peak_memory": target(
             mem["peak_rss_increase_mib"], MEMORY_TARGET_MIB, "<",
             f"peak RSS increase (MiB) of the {m}x{m} evaluation < 1 GiB"),
