@@ -4,7 +4,7 @@ What it measures
 ----------------
 A grid of 8 candidates (``window`` × ``margin`` × ``lr``, 2 values each) of a
 small ``DiachronicEmbedder`` (hidden 128, time 32, D 64, batch 64,
-``max_epochs`` 10, ``validation_fraction=0``, ``device="cpu"``; about 1 s a fit) on
+``max_epochs`` 40, ``validation_fraction=0``, ``device="cpu"``; 3–5 s a fit on 2 cores) on
 ``make_temporal_crossmodal(2000)`` (64 image + 48 text features), 3-fold CV,
 scored by the estimator's ``score`` (retrieval mAP), refit on the best.
 Wall time of ``GridSearchCV.fit`` with:
@@ -22,9 +22,10 @@ Wall time of ``GridSearchCV.fit`` with:
   2 fits × all cores of threads).
 
 Each figure is one run (``repeats`` > 1: the best of that many; the cold loky
-figure is then cold only in its first run).  Targets: ``n_jobs=1`` time /
-``n_jobs=2`` time > 1 (n_jobs helps) for cold loky and for threads, and the same best parameters and CV scores (to 1e-6) in every configuration as with
-``n_jobs=1``.
+figure is then cold only in its first run).  Targets: ``n_jobs=2`` on loky (joblib's default,
+which the docs recommend for fits of seconds), cold, takes at most 0.9× the ``n_jobs=1``
+time, and every configuration finds the same best parameters and CV scores (to 1e-6) as
+``n_jobs=1``.  The threading figures are reported, not targeted.
 
 Figures are printed and written to ``benchmarks/results/bench_gridsearch_jobs.json``.
 """
@@ -44,7 +45,7 @@ from temporal_xmodal import DiachronicEmbedder
 from temporal_xmodal.datasets import make_temporal_crossmodal
 
 NAME = "bench_gridsearch_jobs"
-FULL = {"n_samples": 2000, "max_epochs": 10, "cv": 3, "repeats": 1}
+FULL = {"n_samples": 2000, "max_epochs": 40, "cv": 3, "repeats": 1}
 QUICK = {"n_samples": 400, "max_epochs": 1, "cv": 2, "repeats": 1}
 GRID = {"window": [0.5, 2.0], "margin": [0.5, 1.0], "lr": [5e-3, 2e-2]}
 
@@ -105,11 +106,10 @@ def main():
               f"{name} {d:.2g} ({searches[name].best_params_ == reference.best_params_})"
               for name, d in diffs.items() if name != "n_jobs=1"))
     targets = {
-        "n_jobs_2_faster": target(timings["n_jobs=1"] / timings["n_jobs=2 loky"], 1.0, ">=",
-                                  "GridSearchCV time n_jobs=1 / n_jobs=2 (loky, cold: "
-                                  "starting the workers included)"),
-        "threading_2_faster": target(timings["n_jobs=1"] / timings["n_jobs=2 threading"], 1.0,
-                                     ">=", "GridSearchCV time n_jobs=1 / n_jobs=2 (threading)"),
+        "n_jobs_2_faster": target(timings["n_jobs=2 loky"] / timings["n_jobs=1"], 0.9, "<",
+                                  "GridSearchCV time n_jobs=2 (loky, the default and the "
+                                  "docs' advice; cold: starting the workers included) / "
+                                  "n_jobs=1"),
         "same_results": target(float(same), 1.0, ">=",
                                "same best_params_ and CV scores (1e-6) in every "
                                "configuration as with n_jobs=1"),

@@ -47,7 +47,9 @@ def _parser():
                       help="comma-separated subset to run, among "
                            f"{','.join(ESTIMATOR_NAMES)} (default: all)")
     cmp_.add_argument("--n-jobs", type=int, default=1,
-                      help="estimators fitted in parallel (joblib; -1: every core; default 1)")
+                      help="estimators fitted in parallel (joblib's loky worker processes, "
+                           "which start in a few seconds and then scale best: the compared "
+                           "fits take seconds to minutes; -1: every core; default 1)")
     cmp_.add_argument("--verbose", action="store_true", help="print the training epochs")
     cmp_.add_argument("--no-plots", action="store_true")
     return parser

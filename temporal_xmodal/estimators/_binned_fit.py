@@ -64,7 +64,9 @@ def fit_in_order(jobs, n_jobs):
     fitted = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TrainingInterruptedWarning)
-        results = Parallel(n_jobs=n_jobs, return_as="generator")(
+        # threads unless the caller's parallel_config names a backend: one Binned fit
+        # would otherwise pay loky's start (each worker imports torch) for its few bins
+        results = Parallel(n_jobs=n_jobs, return_as="generator", prefer="threads")(
             delayed(_fit_bin)(*job) for job in jobs)
         try:
             for estimator in results:
