@@ -16,6 +16,9 @@ show on the CPU once the net is moved to torch's ``meta`` device:
   and buffers, attributes, containers) that is not on the given device.
 """
 
+import io
+import pickle
+
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
@@ -97,3 +100,56 @@ def tensors_off_device(obj, device, *, name="obj", _seen=None):
     for path, value in items:
         found.extend(tensors_off_device(value, device, name=path, _seen=seen))
     return found
+
+
+class HostSyncs(TorchDispatchMode):
+    """Record the ops that make a host synchronisation on a GPU; fake ``.item()`` on meta.
+
+    Parameters
+    ----------
+    fake : number or None
+        What ``.item()`` returns on meta tensors (which hold no data); None: let it raise.
+    """
+
+    SYNC = ("aten._local_scalar_dense", "aten.nonzero", "aten.masked_select", "aten.item")
+
+    def __init__(self, fake=None):
+        super().__init__()
+        self.calls, self.fake = [], fake
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        name = str(func)
+        if name.startswith(self.SYNC):
+            self.calls.append(name)
+            if self.fake is not None and name.startswith("aten._local_scalar_dense"):
+                return self.fake
+        return func(*args, **(kwargs or {}))
+
+
+class PlainTensors(pickle.Pickler):
+    """Records the tensors a pickle would store with their device.
+
+    skorch pickles a net's module, criterion, optimiser (and here callbacks) on their own and
+    restores them with ``map_location`` (onto the CPU when CUDA is absent), as SCML does for
+    S and M; any other tensor is pickled with its device and fails to load on a machine
+    without it.  CPU generators are fine: their state is host bytes wherever the model was
+    fitted.
+    """
+
+    def __init__(self, file):
+        super().__init__(file)
+        self.found = []
+
+    def reducer_override(self, obj):
+        if isinstance(obj, torch.Generator) and obj.device.type == "cpu":
+            return torch.Generator, ()
+        if isinstance(obj, torch.Tensor):
+            self.found.append(f"{type(obj).__name__} {tuple(obj.shape)} {obj.dtype}")
+        return NotImplemented
+
+
+def plain_tensors(obj):
+    """The tensors :class:`PlainTensors` finds in a pickle of ``obj``."""
+    finder = PlainTensors(io.BytesIO())
+    finder.dump(obj)
+    return finder.found

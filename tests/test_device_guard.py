@@ -10,14 +10,13 @@ a fitted model must load on a machine without the training device: every tensor 
 through skorch's device mapping.
 """
 
-import io
 import pickle
 
 import numpy as np
 import pytest
 import torch
 
-from _device_guard import RejectMixedDevices, tensors_off_device
+from _device_guard import RejectMixedDevices, plain_tensors, tensors_off_device
 from temporal_xmodal import (
     BinnedProcrustesEmbedder,
     CCACrossModal,
@@ -131,27 +130,6 @@ SIX = {
 }
 
 
-class _PlainTensors(pickle.Pickler):
-    """Records the tensors a pickle would store outside skorch's device mapping.
-
-    skorch pickles a net's module, criterion and optimiser on their own and restores them
-    with ``map_location`` (onto the CPU when CUDA is absent); any other tensor is pickled
-    with its device and fails to load on a machine without it.  CPU generators are fine:
-    their state is host bytes wherever the model was fitted.
-    """
-
-    def __init__(self, file):
-        super().__init__(file)
-        self.found = []
-
-    def reducer_override(self, obj):
-        if isinstance(obj, torch.Generator) and obj.device.type == "cpu":
-            return torch.Generator, ()
-        if isinstance(obj, torch.Tensor):
-            self.found.append(f"{type(obj).__name__} {tuple(obj.shape)} {obj.dtype}")
-        return NotImplemented
-
-
 @pytest.mark.parametrize("name", list(SIX))
 @pytest.mark.parametrize("keep_training_state", [False, True])
 def test_a_pickle_loads_on_any_device(name, keep_training_state, data):
@@ -164,8 +142,6 @@ def test_a_pickle_loads_on_any_device(name, keep_training_state, data):
     elif keep_training_state:
         pytest.skip(f"{name} has no training state")
     est.fit(X, y)
-    finder = _PlainTensors(io.BytesIO())
-    finder.dump(est)
-    assert finder.found == []
+    assert plain_tensors(est) == []
     loaded = pickle.loads(pickle.dumps(est))
     np.testing.assert_allclose(loaded.transform(X[:20]), est.transform(X[:20]), atol=1e-6)

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 
+from _device_guard import HostSyncs
 from temporal_xmodal.metrics import mean_average_precision
 from temporal_xmodal.metrics._device import (
     gpu_block_sizes,
@@ -22,24 +22,6 @@ def _data(rng, tied, n_q=120, n_g=700, dim=6):
     if tied:  # rounded embeddings: many exactly tied scores, large tie groups
         Q, G = np.round(Q), np.round(G)
     return Q, G
-
-
-class _HostSyncs(TorchDispatchMode):
-    """Record the ops that make a host synchronisation on a GPU; fake ``.item()`` on meta."""
-
-    SYNC = ("aten._local_scalar_dense", "aten.nonzero", "aten.masked_select", "aten.item")
-
-    def __init__(self, fake=None):
-        super().__init__()
-        self.calls, self.fake = [], fake
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        name = str(func)
-        if name.startswith(self.SYNC):
-            self.calls.append(name)
-            if self.fake is not None and name.startswith("aten._local_scalar_dense"):
-                return self.fake
-        return func(*args, **(kwargs or {}))
 
 
 @pytest.mark.parametrize("tied", [False, True])
@@ -96,7 +78,7 @@ def test_map_torch_makes_one_host_sync(device):
     Q, G = (torch.from_numpy(a).to(device) for a in _data(rng, tied=True))
     yq = torch.from_numpy(_multilabel(rng, len(Q), 3)).to(device)
     yg = torch.from_numpy(_multilabel(rng, len(G), 3)).to(device)
-    with _HostSyncs(fake=0.5 if device == "meta" else None) as syncs:
+    with HostSyncs(fake=0.5 if device == "meta" else None) as syncs:
         mean_average_precision_torch(Q, G, yq, yg, working_memory=0.2)  # several blocks
     assert syncs.calls == ["aten._local_scalar_dense.default"]
 

@@ -8,7 +8,6 @@ training step (and, for the SGD stages, one validation step) on a CPU batch unde
 ``tests/_device_guard.py``.
 """
 
-import io
 import pickle
 import warnings
 
@@ -18,7 +17,7 @@ import torch
 from skorch.callbacks import Callback
 from skorch.exceptions import DeviceWarning
 
-from _device_guard import RejectMixedDevices, tensors_off_device
+from _device_guard import RejectMixedDevices, plain_tensors, tensors_off_device
 from temporal_xmodal import SequentialCrossModal, TempXNetEmbedder
 from temporal_xmodal.datasets import make_temporal_crossmodal
 from temporal_xmodal.estimators._binned import BinnedProcrustesEmbedder
@@ -209,31 +208,13 @@ def test_pool_batches_are_drawn_alike_on_every_device():
     assert str(net.get_iterator(pools, training=True).device) == "meta"
 
 
-class _PlainTensors(pickle.Pickler):
-    """Records the tensors a pickle would store with their device (outside a device mapping:
-    skorch's for the nets, the estimator's own for S and M); CPU generators are host bytes."""
-
-    def __init__(self, file):
-        super().__init__(file)
-        self.found = []
-
-    def reducer_override(self, obj):
-        if isinstance(obj, torch.Generator) and obj.device.type == "cpu":
-            return torch.Generator, ()
-        if isinstance(obj, torch.Tensor):
-            self.found.append(f"{type(obj).__name__} {tuple(obj.shape)}")
-        return NotImplemented
-
-
 @pytest.mark.skipif(torch.cuda.is_available(), reason="tests the CPU-only fallback")
 @pytest.mark.parametrize("keep_training_state", [False, True])
 def test_scml_saved_from_cuda_loads_on_a_cpu_only_machine(data, keep_training_state):
     X, y, d = data
     est = SequentialCrossModal(**TINY, keep_training_state=keep_training_state,
                                n_image_features=d).fit(X, y)
-    finder = _PlainTensors(io.BytesIO())
-    finder.dump(est)
-    assert finder.found == []  # S, M, the target and M's state go through a device mapping
+    assert plain_tensors(est) == []  # S, M, the target and M's state go through a device mapping
     expected = est.transform(X)
     # as if trained on a GPU (the tensors are on the CPU here)
     nets = list(est.nets_.values())

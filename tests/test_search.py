@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import torch
 
+from _device_guard import HostSyncs
 from temporal_xmodal import CCACrossModal, DiachronicEmbedder
 from temporal_xmodal.datasets import make_temporal_crossmodal
 from temporal_xmodal.search import (
@@ -125,24 +126,6 @@ def test_search_plans_by_device():
     assert _plan(5, 7, 4, None, "cuda") == (5, 7, False)
 
 
-class _HostSyncs(torch.utils._python_dispatch.TorchDispatchMode):
-    """Record the ops that make a host synchronisation on a GPU; fake ``.item()`` on meta."""
-
-    SYNC = ("aten._local_scalar_dense", "aten.nonzero", "aten.masked_select", "aten.item")
-
-    def __init__(self, fake=None):
-        super().__init__()
-        self.calls, self.fake = [], fake
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        name = str(func)
-        if name.startswith(self.SYNC):
-            self.calls.append(name)
-            if self.fake is not None and name.startswith("aten._local_scalar_dense"):
-                return self.fake
-        return func(*args, **(kwargs or {}))
-
-
 @pytest.mark.parametrize("device", ["cpu", "meta"])
 def test_gpu_plan_scan_makes_one_host_sync(device):
     # meta tensors hold no data: nonzero or .item() anywhere but the final check would fail
@@ -150,7 +133,7 @@ def test_gpu_plan_scan_makes_one_host_sync(device):
 
     Q = torch.randn(300, 8).to(device)
     G = torch.randn(1000, 8).to(device)
-    with _HostSyncs(fake=False if device == "meta" else None) as syncs:
+    with HostSyncs(fake=False if device == "meta" else None) as syncs:
         scores, idx = _topk_dense(Q, G, 10, 64, 300)  # 5 query blocks x 4 gallery chunks
     assert syncs.calls == ["aten._local_scalar_dense.default"]  # the final tie check
     assert scores.shape == idx.shape == (300, 10)
