@@ -188,8 +188,9 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
                 self.time_axis_.check_duration(name, self._duration(name),
                                                type(self).__name__)
         else:
-            self.time_axis_.warn_outside(time, type(self).__name__,
-                                         what="continuing training on")
+            if self.time_use != "none":  # a model that ignores time extrapolates nothing
+                self.time_axis_.warn_outside(time, type(self).__name__,
+                                             what="continuing training on")
             self.time_axis_.extend(time)
         self.time_range_ = self.time_axis_.range_
         return (*split_blocks(features, self.n_image_features_, self.n_text_features_), time)

@@ -17,8 +17,10 @@ from temporal_xmodal import (
     DiachronicEmbedder,
     SAMEmbedder,
     TempXNetEmbedder,
+    TimeRangeWarning,
     stack_modalities,
 )
+from temporal_xmodal.datasets import make_temporal_crossmodal
 from temporal_xmodal.training import TrainingInterruptedWarning
 
 TINY = dict(hidden_dim=8, embedding_dim=4, max_epochs=3, batch_size=16, random_state=0,
@@ -136,3 +138,17 @@ def test_ctrl_c_in_the_first_epoch_of_a_neural_bin_with_validation():
     (first,) = model.bin_estimators_
     assert first.training_interrupted_ and first.best_epoch_ == 1
     assert np.isfinite(model.transform(X)).all()
+
+
+def test_a_warm_start_of_a_model_that_ignores_time_does_not_warn_about_time():
+    """SAM ignores time: a warm start on later times extrapolates nothing, so no
+    TimeRangeWarning (a time-aware model's warm start still warns, tests/test_time.py)."""
+    X, y, info = make_temporal_crossmodal(200, random_state=0, return_info=True)
+    model = SAMEmbedder(n_image_features=info.n_image_features, embedding_dim=4, hidden_dim=8,
+                        max_epochs=1, random_state=0, warm_start=True).fit(X, y)
+    X_later = X.copy()
+    X_later[:, -1] += 50.0
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model.fit(X_later, y)
+    assert not [w for w in caught if issubclass(w.category, TimeRangeWarning)]
