@@ -4,7 +4,7 @@ import numpy as np
 import torch
 from skorch.callbacks import Callback
 
-from ..metrics import cross_modal_scores, mean_average_precision
+from ..metrics import mean_average_precision
 from ..metrics._device import mean_average_precision_torch
 from ._net import embed_batches
 
@@ -38,38 +38,40 @@ class RetrievalScoring(Callback):
     def on_epoch_end(self, net, dataset_valid=None, **kwargs):
         if dataset_valid is None:
             return
-        device = torch.device(net.device)
-        X, _ = dataset_valid.tensors(device)
-        z_img, z_txt = embed_batches(net.module_, X, device, rows=dataset_valid.rows,
-                                     out_device=None)
-        labels = dataset_valid.labels(device)
+        z_img, z_txt, labels = _embed_on_device(net, dataset_valid)
         n = len(labels)
+        queries = slice(None)
         if self.max_queries is not None and n > self.max_queries:
             if self.queries_ is None or self.queries_.max() >= n:
                 rng = np.random.default_rng(self.random_state)
                 self.queries_ = np.sort(rng.choice(n, self.max_queries, replace=False))
-            q = torch.as_tensor(self.queries_, device=device)
-        else:
-            q = None
-        net.history.record("valid_map", _cross_modal_map(z_img, z_txt, labels, q))
+            queries = self.queries_
+        net.history.record("valid_map", _cross_modal_map(z_img, z_txt, labels, queries))
 
 
-def _cross_modal_map(z_img, z_txt, labels, queries=None):
-    """Mean of image → text and text → image mAP, ``queries`` (rows) against every item.
+def _embed_on_device(net, dataset):
+    """Both modalities' embeddings and the label indicator of a dataset's rows, on the
+    net's device (from the dataset's copy there when it has one)."""
+    device = torch.device(net.device)
+    X, _ = dataset.tensors(device)
+    z_img, z_txt = embed_batches(net.module_, X, device, rows=dataset.rows, out_device=None)
+    return z_img, z_txt, dataset.labels(device)
+
+
+def _cross_modal_map(z_img, z_txt, labels, queries):
+    """Mean of image → text and text → image mAP, ``queries`` (a slice or sorted row
+    indices) against every item.
 
     On the CPU with NumPy (:func:`~temporal_xmodal.metrics.mean_average_precision`); on
     another device with the same definition in torch there, so that no embedding leaves it.
     """
-    on_cpu = z_img.device.type == "cpu"
-    score = mean_average_precision if on_cpu else mean_average_precision_torch
-    if on_cpu:
+    if z_img.device.type == "cpu":
+        score = mean_average_precision
         z_img, z_txt, labels = z_img.numpy(), z_txt.numpy(), labels.numpy()
-    if queries is None:
-        if on_cpu:
-            return cross_modal_scores(z_img, z_txt, labels, metrics=("map",))["map"]
-        queries = slice(None)
-    elif on_cpu:
-        queries = queries.numpy()
+    else:
+        score = mean_average_precision_torch
+        if not isinstance(queries, slice):
+            queries = torch.as_tensor(queries, device=z_img.device)
     return 0.5 * (score(z_img[queries], z_txt, labels[queries], labels)
                   + score(z_txt[queries], z_img, labels[queries], labels))
 
@@ -87,11 +89,8 @@ class ScheduledMargin(Callback):
         epoch = len(net.history) - 1
         loss.refresh(epoch)
         if loss.needs_prototypes:
-            device = torch.device(net.device)
-            X, _ = dataset_train.tensors(device)
-            z_img, z_txt = embed_batches(net.module_, X, device, rows=dataset_train.rows,
-                                         out_device=None)
-            labels = dataset_train.labels(device).to(z_img.dtype)
+            z_img, z_txt, labels = _embed_on_device(net, dataset_train)
+            labels = labels.to(z_img.dtype)
             counts = labels.sum(0).clamp(min=1)[:, None]
             loss.refresh(epoch, (labels.T @ z_img) / counts, (labels.T @ z_txt) / counts)
         net.history.record("alpha", float(loss.alpha))

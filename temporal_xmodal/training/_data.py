@@ -56,9 +56,8 @@ class CrossModalDataset(torch.utils.data.Dataset):
         return self.batch(self.indices()[i:i + 1] if isinstance(i, int) else self.indices()[i])
 
     def __getstate__(self):
-        # host arrays, never the device copies: a pickle loads on any machine
-        return {**self.__dict__, "_copies": DeviceCopies(),
-                "X": {k: v.numpy() for k, v in self.X.items()},
+        # host arrays (DeviceCopies pickles none of its copies): loads on any machine
+        return {**self.__dict__, "X": {k: v.numpy() for k, v in self.X.items()},
                 "y": self.y.numpy(), "rows": None if self.rows is None else self.rows.numpy()}
 
     def __setstate__(self, state):
@@ -253,7 +252,51 @@ def as_tensor(A, rows=None, chunk_rows=65536):
     return torch.from_numpy(out)
 
 
-class BatchIterator:
+class DeviceBatches:
+    """Base of this package's skorch iterators: batches delivered on ``device``.
+
+    :class:`~temporal_xmodal.training.CrossModalNet` sets ``device`` to its own.  An epoch's
+    batches are drawn on the CPU (:meth:`_steps`, the same generator whatever the device),
+    then assembled on the host (``device`` None or the CPU), from the dataset's copy on the
+    device when it is there or fits (:meth:`_gathered_on`; the dataset's ``place``), or on
+    the host into pinned memory and copied one batch ahead (:meth:`_staged`).
+
+    Parameters
+    ----------
+    device : str, torch.device or None
+        Where the batches are delivered; ``None`` leaves them on the host.
+    placement : {"auto", "device", "host"}
+        Where they are gathered off the CPU (module docstring).
+    """
+
+    def __init__(self, device=None, placement="auto"):
+        self.device = device
+        self.placement = placement
+
+    def __iter__(self):
+        steps = self._steps()
+        device = None if self.device is None else torch.device(self.device)
+        if device is None or device.type == "cpu":
+            return self._on_host(steps)
+        if self.dataset.place(device, self.placement):
+            return self._gathered_on(device, steps)
+        return self._staged(device, steps)
+
+    def _steps(self):  # pragma: no cover - abstract
+        """The epoch's batches as row indices (CPU int64)."""
+        raise NotImplementedError
+
+    def _on_host(self, steps):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _gathered_on(self, device, steps):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _staged(self, device, steps):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+class BatchIterator(DeviceBatches):
     """Iterate over ``(X_batch, y_batch)`` gathered from a :class:`CrossModalDataset`.
 
     Drop-in for skorch's ``iterator_train`` / ``iterator_valid``.
@@ -278,48 +321,38 @@ class BatchIterator:
 
     def __init__(self, dataset, batch_size=128, shuffle=False, generator=None,
                  drop_last=False, device=None, placement="auto", **unused):
+        super().__init__(device, placement)
         self.dataset = dataset
         self.n = len(dataset)
         self.batch_size = batch_size
         self.shuffle = shuffle
         self.generator = generator
         self.drop_last = drop_last
-        self.device = device
-        self.placement = placement
 
     def __len__(self):
         full, rest = divmod(self.n, self.batch_size)
         return full + (rest > 0 and not self.drop_last)
 
-    def _order(self):
-        """The epoch's row indices into the full tensors (CPU, int64)."""
+    def _steps(self):
+        """Each batch's row indices into the full tensors (views of the epoch's order)."""
         order = (torch.randperm(self.n, generator=self.generator) if self.shuffle
                  else torch.arange(self.n))
         rows = self.dataset.rows
-        return order if rows is None else rows[order]
+        order = order if rows is None else rows[order]
+        return [order[start:start + self.batch_size]
+                for start in range(0, len(self) * self.batch_size, self.batch_size)]
 
-    def __iter__(self):
-        order = self._order()
-        starts = range(0, len(self) * self.batch_size, self.batch_size)
-        device = None if self.device is None else torch.device(self.device)
-        if device is None or device.type == "cpu":
-            for start in starts:
-                yield self.dataset.batch(order[start:start + self.batch_size])
-        elif self.dataset.place(device, self.placement):
-            yield from self._gathered_on(device, order, starts)
-        else:
-            yield from self._staged(device, order, starts)
+    def _on_host(self, steps):
+        return (self.dataset.batch(index) for index in steps)
 
-    def _gathered_on(self, device, order, starts):
+    def _gathered_on(self, device, steps):
         """Batches gathered from the dataset's copy on ``device`` (one upload of the order)."""
         X, y = self.dataset.tensors(device)
-        order = order.to(device, non_blocking=True)
-        for start in starts:
-            index = order[start:start + self.batch_size]
+        for index in upload_indices(steps, device):
             yield ({key: value.index_select(0, index) for key, value in X.items()},
                    y.index_select(0, index).to(torch.float32))
 
-    def _staged(self, device, order, starts):
+    def _staged(self, device, steps):
         """Batches gathered on the host (into pinned memory on CUDA) and copied without
         blocking, one batch ahead of the step that uses them."""
         pin = device.type == "cuda"
@@ -330,4 +363,14 @@ class BatchIterator:
             y = gather(self.dataset.y, index, pin).to(device, non_blocking=pin)
             return X, y.to(torch.float32)
 
-        return one_ahead(upload(order[start:start + self.batch_size]) for start in starts)
+        return one_ahead(upload(index) for index in steps)
+
+
+def upload_indices(indices, device):
+    """The index tensors on ``device``, uploaded in one (non-blocking) copy."""
+    if not indices:
+        return []
+    pin = device.type == "cuda"
+    flat = torch.cat(indices)
+    flat = (flat.pin_memory() if pin else flat).to(device, non_blocking=pin)
+    return flat.split([len(index) for index in indices])

@@ -6,7 +6,7 @@ from skorch.callbacks import EarlyStopping
 from skorch.dataset import get_len
 from skorch.history import History
 
-from ._data import BatchIterator
+from ._data import DeviceBatches
 
 
 class TrainingInterruptedWarning(UserWarning):
@@ -85,9 +85,10 @@ class CrossModalNet(RecordsInterrupt, NeuralNet):
 
     # ------------------------------------------------- the batch on the device
     def get_iterator(self, dataset, training=False):
-        """skorch's iterator; a :class:`BatchIterator` delivers its batches on the net's device."""
+        """skorch's iterator; ours (:class:`DeviceBatches`) deliver their batches on the
+        net's device."""
         iterator = super().get_iterator(dataset, training=training)
-        if isinstance(iterator, BatchIterator):
+        if isinstance(iterator, DeviceBatches):
             iterator.device = self.device
         return iterator
 
@@ -96,7 +97,7 @@ class CrossModalNet(RecordsInterrupt, NeuralNet):
 
         skorch moves a copy of the batch for the module only and hands the loss the
         original, so a loss that reads the batch (margins, times, correlations) would mix
-        devices.  Batches of a :class:`BatchIterator` arrive on the device: nothing moves.
+        devices.  Batches of a :class:`DeviceBatches` iterator arrive on the device: nothing moves.
         """
         return super().train_step_single(on_device(batch, self.device), **fit_params)
 

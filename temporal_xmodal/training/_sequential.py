@@ -29,7 +29,7 @@ import math
 import torch
 from torch.func import functional_call
 
-from ._data import DeviceCopies, gather, one_ahead
+from ._data import DeviceBatches, DeviceCopies, gather, one_ahead, upload_indices
 from ._net import CrossModalNet, RecordsInterrupt, on_device
 
 
@@ -73,7 +73,7 @@ class ModalityPools(torch.utils.data.Dataset):
         self._copies.clear()
 
 
-class ModalityPoolIterator:
+class ModalityPoolIterator(DeviceBatches):
     """Batches of a :class:`ModalityPools`: one batch of every pool per step.
 
     Drop-in for skorch's ``iterator_train``.  Each step yields
@@ -105,13 +105,12 @@ class ModalityPoolIterator:
 
     def __init__(self, dataset, batch_size=64, shuffle=True, generator=None,
                  steps_per_epoch=None, device=None, placement="auto", **unused):
+        super().__init__(device, placement)
         self.dataset = dataset
         self.batch_size = batch_size
         self.shuffle = shuffle
         self.generator = generator
         self.steps_per_epoch = steps_per_epoch
-        self.device = device
-        self.placement = placement
 
     def __len__(self):
         if self.steps_per_epoch is not None:
@@ -138,40 +137,24 @@ class ModalityPoolIterator:
         return [{m: rows if m == driver else self._sample(len(X), len(rows))
                  for m, (X, _) in self.dataset.pools.items()} for rows in driver_rows]
 
-    def __iter__(self):
-        steps = self._steps()
-        device = None if self.device is None else torch.device(self.device)
-        if device is None or device.type == "cpu":
-            pools = self.dataset.pools
-            for rows in steps:
-                batch = {}
-                for m, (X, Y) in pools.items():
-                    batch[m], batch[f"{m}_labels"] = X[rows[m]], Y[rows[m]]
-                yield batch, None
-        elif self.dataset.place(device, self.placement):
-            yield from self._gathered_on(device, steps)
-        else:
-            yield from self._staged(device, steps)
+    def _on_host(self, steps):
+        pools = self.dataset.pools
+        for rows in steps:
+            batch = {}
+            for m, (X, Y) in pools.items():
+                batch[m], batch[f"{m}_labels"] = X[rows[m]], Y[rows[m]]
+            yield batch, None
 
     def _gathered_on(self, device, steps):
         """Batches gathered from the pools' copy on ``device``; the epoch's rows of each
         pool are uploaded once."""
-        if not steps:
-            return
         pools = self.dataset.on(device)
-        pin = device.type == "cuda"
-        rows = {m: torch.cat([step[m] for step in steps]) for m in pools}
-        rows = {m: (r.pin_memory() if pin else r).to(device, non_blocking=pin)
-                for m, r in rows.items()}
-        start = 0
-        for step in steps:
-            stop = start + len(step[self.dataset.driver])
+        rows = {m: upload_indices([step[m] for step in steps], device) for m in pools}
+        for i in range(len(steps)):
             batch = {}
             for m, (X, Y) in pools.items():
-                index = rows[m][start:stop]
-                batch[m] = X.index_select(0, index)
-                batch[f"{m}_labels"] = Y.index_select(0, index)
-            start = stop
+                batch[m] = X.index_select(0, rows[m][i])
+                batch[f"{m}_labels"] = Y.index_select(0, rows[m][i])
             yield batch, None
 
     def _staged(self, device, steps):
@@ -190,8 +173,8 @@ class ModalityPoolIterator:
 
 
 class InterruptibleStage(RecordsInterrupt):
-    """Mixin of the stage nets: record a Ctrl-C (:class:`RecordsInterrupt`), deliver the
-    batches on the net's device and drop training-only state.
+    """Mixin of the stage nets: record a Ctrl-C (:class:`RecordsInterrupt`) and drop
+    training-only state.
 
     The stages pass their modules as instances (``module=S``), which skorch keeps in
     ``module`` beside ``module_``: both are pickled through skorch's device mapping, so a
@@ -199,19 +182,6 @@ class InterruptibleStage(RecordsInterrupt):
     """
 
     cuda_dependent_attributes_ = ["module"]
-
-    def get_iterator(self, dataset, training=False):
-        """skorch's iterator; a :class:`ModalityPoolIterator` delivers on the net's device."""
-        iterator = super().get_iterator(dataset, training=training)
-        if isinstance(iterator, ModalityPoolIterator):
-            iterator.device = self.device
-        return iterator
-
-    def on_train_end(self, net, X=None, y=None, **kwargs):
-        """Drop the pools' copies on the device when the fit ends."""
-        if isinstance(X, ModalityPools):
-            X.release()
-        super().on_train_end(net, X=X, y=y, **kwargs)
 
     def release_training_state(self):
         """Drop what only further training of this net would need (the optimiser
