@@ -397,14 +397,34 @@ def embed_with_time(estimator, X):
     time : ndarray of float64 of shape (n_samples,)
     final : CrossModalEmbedder
         The estimator that embedded them (the Pipeline's last step).
+
+    Raises
+    ------
+    TypeError
+        If ``estimator`` is neither a cross-modal embedder nor a Pipeline ending in one
+        (e.g. a retrieval scorer given a classifier), naming what it got.
     """
-    final = estimator
-    if hasattr(estimator, "steps"):
-        X = estimator[:-1].transform(X) if len(estimator.steps) > 1 else X
-        final = estimator.steps[-1][1]
+    steps = getattr(estimator, "steps", None)
+    final = steps[-1][1] if steps else estimator
+    if not isinstance(final, CrossModalEmbedder):
+        kind = (f"the Pipeline's final step ({steps[-1][0]!r}) is {_class_name(final)}"
+                if steps else f"got {_class_name(final)}")
+        raise TypeError(
+            "Embedding rows at their times (retrieval scorers, evaluation protocols) needs a "
+            "cross-modal embedder of temporal_xmodal (or a Pipeline ending in one), which "
+            f"embeds each row's image and text to rank one against the other; {kind}. Score "
+            "a classifier with a scikit-learn scorer (e.g. scoring='accuracy'), or end the "
+            "Pipeline with an embedder such as CCACrossModal.")
+    if steps and len(steps) > 1:
+        X = estimator[:-1].transform(X)
     Z, time = final._embed_rows(X)
     d = Z.shape[1] // 2
     return Z[:, :d], Z[:, d:], time, final
+
+
+def _class_name(obj):
+    """``type(obj).__name__``, or the string itself (e.g. a Pipeline's 'passthrough')."""
+    return repr(obj) if isinstance(obj, str) or obj is None else type(obj).__name__
 
 
 def layout_blocks(estimator, X):

@@ -107,6 +107,15 @@ def gpu_block_sizes(n_query, n_gallery, bytes_per_pair, budget):
     return q_block, max(1, min(n_gallery, pairs // q_block))
 
 
+def nonfinite_rows(T, chunk_rows=65536):
+    """Number of rows of a 2-D tensor holding NaN or infinity.
+
+    Chunked (no full-size mask), with one host synchronisation for the whole count.
+    """
+    return int(sum((~torch.isfinite(T[r:r + chunk_rows])).any(dim=1).sum()
+                   for r in range(0, T.shape[0], chunk_rows)))
+
+
 def _check_pair(query, gallery):
     for name, T in (("query", query), ("gallery", gallery)):
         if not isinstance(T, torch.Tensor):

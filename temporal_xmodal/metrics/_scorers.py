@@ -71,7 +71,6 @@ class RetrievalScorer:
         from ..base import embed_with_time
         from ..time import to_duration
 
-        _check_embedder(estimator, self)
         Z_image, Z_text, time, final = embed_with_time(estimator, X)
         window = None
         if self.time_window is not None:
@@ -89,28 +88,6 @@ class RetrievalScorer:
                                        ("k", self.k), ("time_window", self.time_window)]
         )
         return f"RetrievalScorer({params})"
-
-
-def _check_embedder(estimator, scorer):
-    """Raise a TypeError unless ``estimator`` is (or a Pipeline ends in) a cross-modal embedder."""
-    from ..base import CrossModalEmbedder
-
-    steps = getattr(estimator, "steps", None)
-    final = steps[-1][1] if steps else estimator
-    if isinstance(final, CrossModalEmbedder):
-        return
-    kind = (f"the Pipeline's final step ({steps[-1][0]!r}) is {_class_name(final)}"
-            if steps else f"got {_class_name(final)}")
-    raise TypeError(
-        f"{scorer!r} needs a cross-modal embedder of temporal_xmodal (or a Pipeline ending "
-        f"in one), which embeds each row's image and text to rank one against the other; "
-        f"{kind}. Score a classifier with a scikit-learn scorer (e.g. scoring='accuracy'), "
-        "or end the Pipeline with an embedder such as CCACrossModal.")
-
-
-def _class_name(obj):
-    """``type(obj).__name__``, or the string itself (e.g. a Pipeline's 'passthrough')."""
-    return repr(obj) if isinstance(obj, str) or obj is None else type(obj).__name__
 
 
 def make_retrieval_scorer(metric="map", *, direction="mean", k=None, time_window=None,

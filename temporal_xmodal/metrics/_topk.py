@@ -56,7 +56,7 @@ from ._blocks import (
     _prepare_time,
     _similarity,
 )
-from ._device import gpu_block_sizes, scan_budget
+from ._device import gpu_block_sizes, nonfinite_rows, scan_budget
 from ._retrieval import _nanmean
 
 
@@ -83,8 +83,7 @@ def _as_device_embeddings(T, name, device):
     if T.shape[0] == 0:
         raise ValueError(f"{name} is empty.")
     T = T.to(device=device, dtype=torch.float64)
-    bad = int(sum((~torch.isfinite(T[r:r + 65536])).any(dim=1).sum()
-                  for r in range(0, len(T), 65536)))
+    bad = nonfinite_rows(T)
     if bad:
         raise ValueError(f"{name} contains NaN or infinity in {bad} rows.")
     return T
