@@ -43,7 +43,7 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from ..metrics._device import gpu_block_sizes, scan_budget
+from ..metrics._device import gpu_block_sizes, nonfinite_rows, scan_budget
 
 #: Default memory budget of one score block on the CPU, in MiB (on a GPU: a
 #: share of its free memory, see :func:`~temporal_xmodal.metrics._device.scan_budget`).
@@ -83,9 +83,7 @@ def as_embedding_tensor(A, name, device=None):
         T = T.to(torch.float32)
     if device is not None:
         T = T.to(device)
-    # chunked: no full-size mask; one host synchronisation for the whole count
-    n_bad = int(sum((~torch.isfinite(T[r:r + 65536])).any(dim=1).sum()
-                    for r in range(0, T.shape[0], 65536)))
+    n_bad = nonfinite_rows(T)
     if n_bad:
         raise ValueError(f"{name} contains NaN or infinity in {n_bad} of its {T.shape[0]} rows.")
     return T
