@@ -498,7 +498,7 @@ def round2_cases():
         from sklearn.pipeline import make_pipeline
         from sklearn.preprocessing import StandardScaler
 
-        from temporal_xmodal.metrics import SCORERS
+        from temporal_xmodal.scoring import SCORERS
 
         pipe = make_pipeline(StandardScaler(), LogisticRegression()).fit(X[:, :-1], y)
         return SCORERS["map"](pipe, X, y)

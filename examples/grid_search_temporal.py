@@ -31,7 +31,7 @@ from threadpoolctl import threadpool_limits
 
 from temporal_xmodal import DiachronicEmbedder, TempXNetEmbedder, TimeRangeWarning
 from temporal_xmodal.datasets import make_temporal_crossmodal
-from temporal_xmodal.metrics import SCORERS, make_retrieval_scorer
+from temporal_xmodal.scoring import SCORERS, make_retrieval_scorer
 
 #: Relevance window of the time-aware scorer: 5 % of the synthetic time span (0..10).
 TIME_WINDOW = 0.5

@@ -26,7 +26,7 @@ from temporal_xmodal import (
     stack_modalities,
 )
 from temporal_xmodal.datasets import fractional_year
-from temporal_xmodal.metrics import make_retrieval_scorer
+from temporal_xmodal.scoring import make_retrieval_scorer
 
 N_IMG, N_TXT = 64, 48
 SMALL = dict(hidden_dim=8, embedding_dim=4, max_epochs=2, batch_size=32, random_state=0)

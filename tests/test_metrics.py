@@ -4,12 +4,11 @@ import numpy as np
 import pytest
 from sklearn.metrics import average_precision_score, ndcg_score
 
+from temporal_xmodal.scoring import SCORERS, make_retrieval_scorer
 from temporal_xmodal.metrics import (
-    SCORERS,
     average_precision_per_query,
     cross_modal_scores,
     iter_score_blocks,
-    make_retrieval_scorer,
     mean_average_precision,
     mean_reciprocal_rank,
     ndcg_at_k,

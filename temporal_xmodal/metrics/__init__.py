@@ -21,16 +21,12 @@ from ._retrieval import (
     ndcg_at_k,
     recall_at_k,
 )
-from ._scorers import SCORERS, RetrievalScorer, make_retrieval_scorer
 from ._topk import retrieval_metrics_at_k
 
 __all__ = [
-    "SCORERS",
-    "RetrievalScorer",
     "average_precision_per_query",
     "cross_modal_scores",
     "iter_score_blocks",
-    "make_retrieval_scorer",
     "mean_average_precision",
     "mean_reciprocal_rank",
     "ndcg_at_k",

@@ -1,5 +1,9 @@
 """Scorers for ``GridSearchCV(scoring=...)`` and ``cross_validate``.
 
+This module sits above :mod:`temporal_xmodal.base` (a scorer embeds ``X``
+through :func:`~temporal_xmodal.base.embed_with_time`) and above
+:mod:`temporal_xmodal.metrics` (it evaluates with their functions).
+
 A scorer is a callable ``scorer(estimator, X, y)`` returning one float
 (greater is better).  It embeds ``X`` (each row at its own time; through a
 Pipeline's preprocessing when the estimator is one), and evaluates
@@ -7,7 +11,9 @@ cross-modal retrieval among the rows of ``X``.
 """
 
 
-from ._retrieval import cross_modal_scores
+from .base import embed_with_time
+from .metrics import cross_modal_scores
+from .time import to_duration
 
 _METRICS = ("map", "mrr", "ndcg", "recall")
 _DIRECTIONS = ("mean", "i2t", "t2i")
@@ -33,7 +39,7 @@ class RetrievalScorer:
 
     Examples
     --------
-    >>> from temporal_xmodal.metrics import RetrievalScorer
+    >>> from temporal_xmodal.scoring import RetrievalScorer
     >>> scorer = RetrievalScorer("map", k=50, time_window=1.0)
     """
 
@@ -68,9 +74,6 @@ class RetrievalScorer:
             When the estimator (or the Pipeline's final step) is not a cross-modal
             embedder, e.g. a classifier; the message names its class.
         """
-        from ..base import embed_with_time
-        from ..time import to_duration
-
         Z_image, Z_text, time, final = embed_with_time(estimator, X)
         window = None
         if self.time_window is not None:
@@ -120,3 +123,6 @@ SCORERS = {
     "mrr": RetrievalScorer("mrr"),
     "recall@10": RetrievalScorer("recall", k=10),
 }
+
+
+__all__ = ["SCORERS", "RetrievalScorer", "make_retrieval_scorer"]
