@@ -41,7 +41,7 @@ def make_parser(description):
 
 def add_ticrc_arguments(parser):
     """``--data-dir`` (the folder holding ``ticrc/``) and ``--cache-dir`` (image features)."""
-    from temporal_xmodal.datasets._ticrc import default_cache_dir
+    from temporal_xmodal.datasets._ticrc_features import default_cache_dir
 
     parser.add_argument("--data-dir", type=Path, default=DATA,
                         help=f"folder holding ticrc/ (default {DATA}; env TEMPORAL_XMODAL_DATA)")

@@ -50,8 +50,8 @@ from sklearn.base import clone
 from _common import (add_settings_argument, make_parser, parse_settings, print_header,
                      print_targets, read_value, target, write_results)
 
-from temporal_xmodal.comparison import estimator_registry, set_matching_params, synthetic_split
-from temporal_xmodal.comparison.data import _blocks, with_constant_time
+from temporal_xmodal.comparison import (estimator_registry, set_matching_params, synthetic_split,
+                                        with_constant_time)
 from temporal_xmodal.comparison.run import recording_convergence
 from temporal_xmodal.metrics import cross_modal_scores
 
@@ -87,13 +87,17 @@ def parse_world(parser, items):
     return world
 
 
+def _blocks(X, n_image_features):
+    """``(X_image, X_text, time)`` of a numeric ``[image | text | time]`` X."""
+    return X[:, :n_image_features], X[:, n_image_features:-1], X[:, -1]
+
+
 def run_world(world, seed, n_samples, max_epochs, names=NAMES, settings=None, overrides=None):
     X_tr, y_tr, X_te, y_te, n_img, window = synthetic_split(
         n_samples, random_state=seed, **{**(overrides or {}), **WORLDS[world]})
-    blocks_te = _blocks(X_te, n_img)
-    time_te = blocks_te[2]
+    time_te = X_te[:, -1]
     const_tr = with_constant_time(_blocks(X_tr, n_img))
-    const_te = with_constant_time(blocks_te)
+    const_te = with_constant_time(_blocks(X_te, n_img))
     out = {}
     for name, entry in estimator_registry(n_img, seed, None).items():
         if name not in names:

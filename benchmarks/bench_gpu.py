@@ -90,8 +90,6 @@ def fit_throughput(name, X, y, d_image, device, **params):
 def plain_loop(est, X, y, d_image, device, epochs=2):
     """The fitted estimator's module class, loss and optimiser in a hand-written loop over
     device-resident tensors; the last epoch's items/s."""
-    from temporal_xmodal.estimators._neural import _bool_indicator
-
     net = est.net_
     module = type(net.module_)(**net.get_params_for("module")).to(device)
     criterion = net.criterion_
@@ -102,7 +100,7 @@ def plain_loop(est, X, y, d_image, device, epochs=2):
     text = torch.as_tensor(X[:, d_image:-1], device=device)
     inputs = est._time_inputs(est.time_axis_.centre(X[:, -1].astype(np.float64)))
     times = {k: torch.as_tensor(v, device=device) for k, v in inputs.items()}
-    Y = torch.as_tensor(_bool_indicator(y), device=device)
+    Y = torch.as_tensor(np.eye(y.max() + 1, dtype=bool)[y], device=device)  # class codes
     generator = torch.Generator().manual_seed(0)
     for epoch in range(epochs):
         sync(device)

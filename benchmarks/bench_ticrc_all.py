@@ -38,14 +38,14 @@ References:
   date distribution is estimated from its 25 most similar TRAINING captions
   (TF-IDF cosine, weighted by similarity; Gaussian kernel of 2 years over their
   pictures' dates) and captions are ranked by that density at the query's date
-  (:func:`temporal_xmodal.evaluation.undated.date_prior_scores`): p(t_q | caption),
+  (:func:`temporal_xmodal.estimators.date_prior_scores`): p(t_q | caption),
   the Bayes ranking from the date alone.  It uses only the training pairs, the
   query's date and the candidates' text;
 * LEAK, upper bound only: captions ranked by the date of the picture they belong to
   (the answer's date; ``DESIGN.md``).  Not a method's score.
 
 Date-prior fusion (``--date-prior NAMES``, a method beyond the papers,
-:class:`temporal_xmodal.evaluation.date_prior.DatePriorRetrieval`): each named estimator's
+:class:`temporal_xmodal.estimators.DatePriorRetrieval`): each named estimator's
 content score plus β · log p(t_q | caption), the date density of the caption's most similar
 training captions; β and the prior's neighbours and bandwidth are chosen on 20 % of the
 fitting pairs held out (the estimator refitted without them), never on the evaluation
@@ -79,7 +79,7 @@ from _common import (add_settings_argument, add_ticrc_arguments, make_parser, pa
                      print_header, print_targets, target, write_results)
 from threadpoolctl import threadpool_limits
 
-from temporal_xmodal.binning import TimeBinWarning
+from temporal_xmodal.time import TimeBinWarning
 from temporal_xmodal.comparison import (
     DATE_PRIOR,
     NOT_APPLICABLE,
@@ -90,9 +90,9 @@ from temporal_xmodal.comparison import (
     undated_references,
     with_constant_time,
 )
-from temporal_xmodal.datasets._ticrc import image_feature_throughput
-from temporal_xmodal.evaluation.date_prior import DatePriorRetrieval
-from temporal_xmodal.evaluation.undated import counterpart_reciprocal_ranks, query_time_scores
+from temporal_xmodal.datasets._ticrc_features import image_feature_throughput
+from temporal_xmodal.estimators import DatePriorRetrieval, query_time_scores
+from temporal_xmodal.metrics import counterpart_reciprocal_ranks
 
 VARIANTS = {"real dates": False, "without time": True}  # name -> constant time column
 

@@ -8,7 +8,7 @@ dates in fractional years), with no model trained:
 * **nearest-caption date gap**: for each held-out caption, the date gap to its most similar
   training caption (TF-IDF cosine), as shares within 3 months and within a year, against a
   random training caption (the ratio is what the words add);
-* **date-only ranking** (:func:`temporal_xmodal.evaluation.undated.date_prior_scores`, the
+* **date-only ranking** (:func:`temporal_xmodal.estimators.date_prior_scores`, the
   honest reference of ``bench_ticrc_all.py``): held-out picture → caption MRR from the query's
   date alone, over the prior's neighbours × kernel bandwidth, against a random ranking.  A
   signal that lives in the era would favour wide kernels and many neighbours; one that lives
@@ -22,7 +22,7 @@ captions have their nearest training caption within 3 months (random: 1.7 %); th
 ranking peaks at 3 neighbours and 3 months (MRR 0.074; 2 years 0.062, 10 years 0.048); the
 pictures predict the date to 8.0 years (R² 0.32), the captions to 8.6 (median date: 9.5).
 So the dates pay through a nonparametric prior over the training captions
-(:class:`~temporal_xmodal.evaluation.DatePriorRetrieval`) and not through a smooth
+(:class:`~temporal_xmodal.estimators.DatePriorRetrieval`) and not through a smooth
 time-conditioned projection (``docs/evaluation.md``, "Undated captions").
 
 Run::
@@ -37,8 +37,8 @@ from _common import (add_ticrc_arguments, make_parser, print_header, print_targe
 from sklearn.linear_model import RidgeCV
 
 from temporal_xmodal.comparison import load_comparison_data
-from temporal_xmodal.evaluation.undated import (counterpart_reciprocal_ranks, date_prior_scores,
-                                                random_mrr)
+from temporal_xmodal.estimators import date_prior_scores
+from temporal_xmodal.metrics import counterpart_reciprocal_ranks, random_mrr
 
 NEIGHBOURS = (3, 25, 100)
 BANDWIDTHS = (0.1, 0.25, 1.0, 2.0, 5.0, 10.0)  # years

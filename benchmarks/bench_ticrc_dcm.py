@@ -11,7 +11,7 @@ of the pictures (1280-d, cached on disk under ``--cache-dir``, default
 the captions (``TfidfTextFeatures``: ≤ 4096 terms, min_df 2, sublinear tf) fitted
 on the training captions only.
 
-Evaluation (TICRC's task, spec ``sequential_ticrc_cca.md`` §B): each held-out
+Evaluation (the task of TICRC, kubapok/cnlps-ticrc): each held-out
 picture is a query projected at its own date; the candidates are ALL held-out
 captions, each projected AT THE QUERY PICTURE'S DATE (captions carry no date of
 their own: one ``transform_text(all_captions, time=query_date)`` per distinct query
@@ -46,7 +46,7 @@ weighted by ρ = 1 − exp(−λ|Δt|).  That removes the negatives that matter 
 test time (captions of the same period), so it is expected to do worse.
 
 Reference figures: the random ranking (E[MRR] = H_N / N); the honest date-only
-ranking of ``temporal_xmodal.evaluation.undated.date_prior_scores`` (each caption's
+ranking of ``temporal_xmodal.estimators.date_prior_scores`` (each caption's
 date inferred from its most similar training captions); and a date-only ranking that
 scores each caption by how close the date of ITS OWN PICTURE is to the query's date
 — this uses the answer's date and is printed only as a labelled LEAK / upper bound,
@@ -74,18 +74,14 @@ import torch
 from _common import make_parser, print_header, print_targets, target, write_results
 
 from temporal_xmodal import DiachronicEmbedder, TimeRangeWarning, stack_modalities
-from temporal_xmodal.datasets._ticrc import (
+from temporal_xmodal.datasets._ticrc_features import (
     default_cache_dir,
     image_feature_throughput,
     ticrc_features,
 )
 from temporal_xmodal.comparison import DATE_PRIOR
-from temporal_xmodal.evaluation.undated import (
-    counterpart_reciprocal_ranks,
-    date_prior_scores,
-    query_time_scores,
-    random_mrr,
-)
+from temporal_xmodal.estimators import date_prior_scores, query_time_scores
+from temporal_xmodal.metrics import counterpart_reciprocal_ranks, random_mrr
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "ticrc"
 CACHE = default_cache_dir()

@@ -1,7 +1,7 @@
 """SequentialCrossModal (SCML) on Wikipedia: forgetting, final mAP, stage timings.
 
-Part 1 — forgetting and retrieval (spec ``sequential_ticrc_cca.md`` §A, Wiki
-setting: text first, K = 64, 150 epochs, batch 64, λ = 0.01,
+Part 1 — forgetting and retrieval (Song & Tan, "Sequential Learning for Cross-modal
+Retrieval", Wiki setting: text first, K = 64, 150 epochs, batch 64, λ = 0.01,
 N_mem = N_meta-train = 200; the plug width is ``--hidden-dim``, default 1024,
 the estimator's default — the paper's Wiki plugs had 4096).  For each seed,
 Stage I (text) runs once; the fitted estimator is copied and Stage II + one
@@ -16,8 +16,8 @@ first-modality model:
 
 Forgetting is the drop of the first modality's (text) quality from after
 Stage II to the final model: test accuracy of S's classifier on text and
-text→text mAP (test queries, training database).  Retrieval follows §A.8:
-test queries against the training set as database, Hamming ranking of 64-bit
+text→text mAP (test queries, training database).  Retrieval follows the
+paper: test queries against the training set as database, Hamming ranking of 64-bit
 codes, with per-modality database codes (Table 4/5 reading) and fused codes
 (Table 2/3 reading).  Our features are the data set's 128-d SIFT BoW and
 10-d LDA, not the paper's 4096-d AlexNet features, so only orderings compare.
@@ -50,7 +50,7 @@ from _common import best_of, make_parser, print_header, print_targets, target, w
 from temporal_xmodal import CCACrossModal, SequentialCrossModal
 from temporal_xmodal.datasets import load_wiki
 from temporal_xmodal.metrics import mean_average_precision
-from temporal_xmodal.nn.sequential import MetaLearner
+from temporal_xmodal.nn import MetaLearner
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "wiki"
 #: Song & Tan, Wiki (AlexNet 4096-d + LDA features): I→T, T→I, Avg (64-bit)
@@ -153,7 +153,7 @@ def meta_step_timing(n_coordinates, repeats):
     """One M step on all coordinates vs per-tensor and per-coordinate loops."""
     torch.manual_seed(0)
     learner = MetaLearner(n_inputs=4).requires_grad_(False)
-    # the Wiki S of §A.2 (K = 64, C = 10): 128×128, 128, 64×128, 64, 10×64, 10
+    # the paper's Wiki S (K = 64, C = 10): 128×128, 128, 64×128, 64, 10×64, 10
     shapes = [(128, 128), (128,), (64, 128), (64,), (10, 64), (10,)]
     sizes = [int(np.prod(s)) for s in shapes]
     n = sum(sizes) if n_coordinates is None else n_coordinates

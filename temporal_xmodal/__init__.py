@@ -4,9 +4,11 @@
 :mod:`temporal_xmodal._layout`'s, time (dates, units, durations, encodings) is
 :mod:`temporal_xmodal.time`'s, and :mod:`temporal_xmodal.base` reads X through
 both for every estimator.
+
+Read more in the user guide: docs/index.md.
 """
 
-from ._layout import make_crossmodal_transformer, stack_modalities
+from ._stacking import make_crossmodal_transformer, stack_modalities
 from ._time_column import TimeColumnWarning
 from .base import CrossModalEmbedder
 from .estimators import (
@@ -16,8 +18,8 @@ from .estimators import (
     SAMEmbedder,
     SequentialCrossModal,
     TempXNetEmbedder,
-    paper_settings,
 )
+from .estimators._settings import paper_settings
 
 from .time import TimeRangeWarning, TimeUnitWarning
 

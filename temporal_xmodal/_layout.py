@@ -1,11 +1,10 @@
-"""The column-block layout ``X = [image features | text features | time]``.
+"""Reading the column-block layout ``X = [image features | text features | time]``.
 
 The only module that knows where the columns of X are: it splits X into its
 feature blocks and its time column (the last), infers the blocks from feature
-names, rejects columns that cannot be features (named), and builds X —
-from arrays (:func:`stack_modalities`) or, inside a Pipeline, from a
-DataFrame's named columns (:func:`make_crossmodal_transformer`).  What the
-time column *means* (dates, units, the axis) is :mod:`temporal_xmodal.time`'s.
+names and rejects columns that cannot be features (named).  Building X is
+:mod:`temporal_xmodal._stacking`'s; what the time column *means* (dates,
+units, the axis) is :mod:`temporal_xmodal.time`'s.
 """
 
 import re
@@ -13,17 +12,12 @@ import warnings
 
 import numpy as np
 from scipy import sparse
-from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.utils.validation import check_is_fitted
 
-from .time import TIME_UNITS, is_datetime_like, to_time_axis
-
+from .time import TIME_UNITS, is_datetime_like
 
 _NO_COLUMNS = ("X has 0 feature(s) (shape=({n}, 0)) while a minimum of 2 is required: the "
                "layout is [image | text | time].")
 
-#: Feature-name prefixes written by :func:`make_crossmodal_transformer`.
-BLOCK_PREFIXES = ("image__", "text__", "time__")
 _UNIT_SUFFIX = re.compile(r"\[(\w+)\]$")
 
 
@@ -335,166 +329,3 @@ def split_blocks(features, n_image, n_text):
     that column).
     """
     return features[:, :n_image], features[:, features.shape[1] - n_text:]
-
-
-# ----------------------------------------------------------------- build X
-def stack_modalities(X_image, X_text, time=None, *, time_unit="years"):
-    """Build ``X = [X_image | X_text | time]`` in the library's column layout.
-
-    Parameters
-    ----------
-    X_image : array-like of shape (n_samples, n_image_features)
-        Image features.
-    X_text : array-like of shape (n_samples, n_text_features)
-        Text features, row-aligned with ``X_image``.
-    time : scalar, array-like of shape (n_samples,) or None, default=None
-        Time of each item: numbers on the time axis or dates (mapped to
-        ``time_unit``, see :mod:`temporal_xmodal.time`).  A scalar is
-        broadcast; ``None`` gives a constant column of zeros (static data).
-    time_unit : str, default="years"
-        Axis unit for dates.
-
-    Returns
-    -------
-    X : ndarray of shape (n_samples, n_image_features + n_text_features + 1)
-        The stacked float64 matrix.  Pass ``n_image_features=X_image.shape[1]``
-        to the estimators.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from temporal_xmodal import stack_modalities
-    >>> X = stack_modalities(np.ones((3, 2)), np.zeros((3, 4)), [1990, 1991, 1992])
-    >>> X.shape
-    (3, 7)
-    """
-    X_image = _as_2d_float(X_image, "X_image")
-    X_text = _as_2d_float(X_text, "X_text")
-    n = X_image.shape[0]
-    if X_text.shape[0] != n:
-        raise ValueError(f"X_image and X_text must have the same number of rows; got {n} "
-                         f"and {X_text.shape[0]}.")
-    if time is None:
-        t = np.zeros(n)
-    else:
-        t = to_time_axis(time, time_unit)
-        t = np.full(n, float(t)) if t.ndim == 0 else t
-        if t.shape != (n,):
-            raise ValueError(f"time must be a scalar or have shape ({n},); got {t.shape}.")
-    return np.hstack([X_image, X_text, t[:, None]])
-
-
-def _as_2d_float(A, name):
-    A = np.asarray(A, dtype=np.float64)
-    if A.ndim != 2:
-        raise ValueError(f"{name} must be 2-D; got {A.ndim}-D with shape {A.shape}.")
-    return A
-
-
-class TimeColumn(TransformerMixin, BaseEstimator):
-    """Pass a time column through, mapped to the time axis and never scaled.
-
-    Parameters
-    ----------
-    time_unit : str, default="years"
-        Axis unit for dates (numbers pass unchanged).
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> TimeColumn().fit_transform(pd.DataFrame({"d": pd.to_datetime(["1904-07-02"])}))
-    array([[1904.5]])
-    """
-
-    def __init__(self, time_unit="years"):
-        self.time_unit = time_unit
-
-    def fit(self, X, y=None):
-        """Record the column name.
-
-        Parameters
-        ----------
-        X : DataFrame or array-like of shape (n_samples, 1)
-        y : ignored
-
-        Returns
-        -------
-        self : TimeColumn
-        """
-        columns = getattr(X, "columns", None)
-        self.feature_names_in_ = (np.asarray(columns, dtype=object) if columns is not None
-                                  else None)
-        self.n_features_in_ = 1
-        return self
-
-    def transform(self, X):
-        """The times on the axis, shape (n_samples, 1), float64."""
-        check_is_fitted(self, "n_features_in_")
-        column = X.iloc[:, 0] if hasattr(X, "iloc") else np.asarray(X, dtype=object)[:, 0] \
-            if np.ndim(X) == 2 else X
-        return to_time_axis(column, self.time_unit, name="the time column")[:, None]
-
-    def get_feature_names_out(self, input_features=None):
-        """``["<column>[<unit>]"]``: the unit travels with the name."""
-        name = (self.feature_names_in_[0] if getattr(self, "feature_names_in_", None)
-                is not None else "time")
-        return np.asarray([f"{name}[{self.time_unit}]"], dtype=object)
-
-
-def _selector(spec):
-    """Column selection: a list of names as is, a string as a name prefix, a callable as is."""
-    if isinstance(spec, str):
-        from sklearn.compose import make_column_selector
-
-        return make_column_selector(pattern="^" + re.escape(spec))
-    return spec
-
-
-def make_crossmodal_transformer(image, text, time, *, image_transformer="passthrough",
-                                text_transformer="passthrough", time_unit="years"):
-    """A ColumnTransformer building ``X = [image | text | time]`` from a DataFrame's columns.
-
-    Each block is selected by name, preprocessed by its own transformer, and
-    the time is passed through mapped to the time axis (dates → ``time_unit``)
-    and **never scaled**.  The output is a DataFrame whose column names
-    (``image__*``, ``text__*``, ``time__<column>[<unit>]``) let the estimator
-    infer the blocks with ``n_image_features="auto"``.
-
-    Parameters
-    ----------
-    image, text : list of str, str or callable
-        The block's columns: a list of names, a name prefix (``"img_"``), or a
-        selector such as :func:`sklearn.compose.make_column_selector`.
-    time : str
-        The time column (numbers on the axis, or ``datetime64``).
-    image_transformer, text_transformer : transformer or "passthrough", default="passthrough"
-        Per-block preprocessing (e.g. ``StandardScaler()``); must output dense
-        arrays.
-    time_unit : str, default="years"
-        Axis unit; give the estimator the same ``time_unit``.
-
-    Returns
-    -------
-    transformer : sklearn.compose.ColumnTransformer
-        With pandas output (requires pandas).
-
-    Examples
-    --------
-    >>> from sklearn.pipeline import make_pipeline
-    >>> from sklearn.preprocessing import StandardScaler
-    >>> from temporal_xmodal import DiachronicEmbedder, make_crossmodal_transformer
-    >>> pipe = make_pipeline(
-    ...     make_crossmodal_transformer("img_", "txt_", "date",
-    ...                                 image_transformer=StandardScaler()),
-    ...     DiachronicEmbedder(window="180D", n_image_features="auto"))
-    """
-    from sklearn.compose import ColumnTransformer
-
-    if not isinstance(time, str):
-        raise TypeError(f"time must be the name of one column; got {time!r}.")
-    transformer = ColumnTransformer(
-        [("image", image_transformer, _selector(image)),
-         ("text", text_transformer, _selector(text)),
-         ("time", TimeColumn(time_unit), [time])],
-        remainder="drop", sparse_threshold=0, verbose_feature_names_out=True)
-    return transformer.set_output(transform="pandas")

@@ -1,36 +1,19 @@
 """Threads per parallel worker: torch and BLAS limited inside joblib / Dask workers.
 
 ``GridSearchCV(n_jobs=k)``, ``cross_validate(n_jobs=k)`` and
-``BinnedProcrustesEmbedder(n_jobs=k)`` run k fits at once.  Each fit must then
-use about ``cores / k`` threads, or k fits × all cores of threads fight for
-the cores (oversubscription), and ``n_jobs=2`` is slower than ``n_jobs=1``.
+``BinnedProcrustesEmbedder(n_jobs=k)`` run k fits at once; each must then use
+about ``cores / k`` threads, or the fits fight for the cores.  Outside a
+worker nothing changes; inside one (a joblib worker of any backend, or a Dask
+worker) a worker *thread* gets 1 thread and a worker *process* the
+``OMP_NUM_THREADS`` its launcher set.  The policy and its measurements are in
+docs/scaling.md.
 
-Policy (chosen after joblib's own ``inner_max_num_threads``):
-
-* **outside a worker** nothing changes: a plain ``fit`` uses every thread
-  torch and BLAS were given;
-* **inside a worker** — a joblib worker (any backend: loky, multiprocessing,
-  threading, dask: joblib runs the job under a nested backend whose
-  ``nesting_level`` is ≥ 1) or a Dask worker — torch
-  (``torch.set_num_threads``) and the BLAS/OpenMP pools (``threadpoolctl``)
-  are limited to the worker's share:
-
-  - a worker *thread* (joblib's threading backend, Dask's worker threads)
-    shares the process's cores with the other workers: 1 thread;
-  - a worker *process* (loky, multiprocessing) gets the ``OMP_NUM_THREADS``
-    its launcher set when it started (joblib's loky backend sets
-    ``cpu_count() // n_jobs``, or ``inner_max_num_threads`` when the user
-    passes it to :func:`joblib.parallel_config`); without it nothing changes.
-
-Loky workers are fresh processes whose torch reads ``OMP_NUM_THREADS`` at
-start, so there the limit only keeps that share; the threading backend and
-Dask's worker threads share the parent's pools, and there the limit is what
-makes ``n_jobs`` help.  The BLAS limit and torch's thread count are
-process-wide, so concurrent fits in threads share one reference count: the
-first to enter saves the settings, the last to leave restores them.  The
-OpenMP limit is per thread (``omp_set_num_threads`` sets the calling
-thread's value), and so is that of a BLAS built on OpenMP (faiss' OpenBLAS),
-so every fit sets and restores its own.
+The BLAS limit and torch's thread count are process-wide, so concurrent fits
+in threads share one reference count: the first to enter saves the settings,
+the last to leave restores them.  The OpenMP limit is per thread
+(``omp_set_num_threads`` sets the calling thread's value), and so is that of
+a BLAS built on OpenMP (faiss' OpenBLAS), so every fit sets and restores its
+own.
 """
 
 import os

@@ -20,6 +20,8 @@ class TimeColumnWarning(UserWarning):
 
     Raised by :func:`check_time_column_values` when nothing else (dates,
     column names) shows where the time column is.
+
+    Read more in the user guide: docs/pipelines.md.
     """
 
 

@@ -1,13 +1,20 @@
-"""Checks of feature blocks and labels, done once at the estimators' public boundary.
+"""Checks of feature blocks, embeddings and labels, done once at the public boundary.
 
 Errors are ``ValueError``/``TypeError`` in the library's own words, naming
-the input, the columns and the counts (``DESIGN.md``, "Bad input"); lower
-layers trust what passes here.  Time checks are :mod:`temporal_xmodal.time`'s,
-column-layout checks :mod:`temporal_xmodal._layout`'s.
+the input, the columns and the counts; lower layers trust what passes here.
+Feature blocks (:func:`check_features`) and embedding matrices
+(:func:`check_embeddings`) are scanned for NaN and infinity in chunks of
+rows, so no full-size mask is ever allocated.  Time checks are
+:mod:`temporal_xmodal.time`'s, column-layout checks
+:mod:`temporal_xmodal._layout`'s.
 """
 
+from numbers import Integral, Real
+
 import numpy as np
+import torch
 from sklearn.preprocessing import LabelEncoder
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_array
 
@@ -69,12 +76,12 @@ def check_features(A, *, name="X", float32=False, ensure_min_samples=1,
 
 def _scan_columns(A):
     """Per column: count of non-finite values, max |x|, min non-zero |x| (chunked rows)."""
-    n, d = A.shape
+    d = A.shape[1]
     n_bad = np.zeros(d, dtype=np.int64)
     absmax = np.zeros(d)
     absmin = np.full(d, np.inf)
-    for start in range(0, n, _CHUNK_ROWS):
-        chunk = np.abs(A[start:start + _CHUNK_ROWS])
+    for chunk in _row_chunks(A):
+        chunk = np.abs(chunk)
         finite = np.isfinite(chunk)
         n_bad += (~finite).sum(axis=0)
         if n_bad.any():
@@ -83,6 +90,94 @@ def _scan_columns(A):
         absmin = np.minimum(absmin, np.where(chunk > 0, chunk, np.inf).min(axis=0,
                                                                             initial=np.inf))
     return n_bad, absmax, absmin
+
+
+def _row_chunks(A):
+    """``A``'s rows in chunks of ``_CHUNK_ROWS`` (views)."""
+    return (A[start:start + _CHUNK_ROWS] for start in range(0, A.shape[0], _CHUNK_ROWS))
+
+
+def nonfinite_rows(A, *, sync=True):
+    """Number of rows of a 2-D array or tensor holding NaN or infinity.
+
+    Counted chunk by chunk (no full-size mask).  For a tensor the count stays
+    on its device until the end: ``sync=True`` returns it as an int (one host
+    synchronisation for the whole count), ``sync=False`` as a 0-d int64
+    tensor (none, for a caller that reports it together with its result).
+    """
+    if isinstance(A, torch.Tensor):
+        count = sum(((~torch.isfinite(chunk)).any(dim=1).sum() for chunk in _row_chunks(A)),
+                    torch.zeros((), dtype=torch.int64, device=A.device))
+        return int(count) if sync else count
+    return sum(int((~np.isfinite(chunk)).any(axis=1).sum()) for chunk in _row_chunks(A))
+
+
+def check_embedding(A, name, *, kind="numpy", dtype=np.float64, device=None, finite=True):
+    """Validate one embedding matrix: 2-D, at least one row, finite.
+
+    Parameters
+    ----------
+    A : array-like or torch.Tensor of shape (n_items, dim)
+    name : str
+        Used in messages.
+    kind : {"numpy", "torch"}, default="numpy"
+        Return an ndarray, or a (detached) tensor.
+    dtype : dtype or tuple of dtypes, default=np.float64
+        NumPy dtypes for ``kind="numpy"``, torch dtypes for ``"torch"``.  An
+        input of one of them is kept as it is; anything else is converted to
+        the first (as :func:`sklearn.utils.check_array` does).
+    device : torch.device, str or None, default=None
+        Tensors only: the device to move the embeddings to.
+    finite : bool, default=True
+        Count the rows holding NaN or infinity (:func:`nonfinite_rows`) and
+        raise when there are any.  ``False`` leaves that to the caller (a
+        device scan that reports it after its one host synchronisation).
+
+    Returns
+    -------
+    A : ndarray or torch.Tensor of shape (n_items, dim)
+    """
+    if kind == "torch":
+        A = torch.as_tensor(A).detach()
+    else:
+        A = np.asarray(A)
+    if A.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (n_items, dim); got shape {tuple(A.shape)}.")
+    if A.shape[0] == 0:
+        raise ValueError(f"{name} is empty (0 rows).")
+    dtypes = dtype if isinstance(dtype, tuple) else (dtype,)
+    if A.dtype not in dtypes:
+        A = A.to(dtypes[0]) if kind == "torch" else A.astype(dtypes[0])
+    if device is not None:
+        A = A.to(device)
+    if finite:
+        n_bad = nonfinite_rows(A)
+        if n_bad:
+            raise ValueError(f"{name} contains NaN or infinity in {n_bad} of its "
+                             f"{A.shape[0]} rows.")
+    return A
+
+
+def check_embeddings(query, gallery, **kwargs):
+    """Validate a query and a gallery embedding matrix: :func:`check_embedding`, same width.
+
+    Parameters
+    ----------
+    query : array-like or torch.Tensor of shape (n_queries, dim)
+    gallery : array-like or torch.Tensor of shape (n_gallery, dim)
+    **kwargs
+        ``kind``, ``dtype``, ``device``, ``finite``: see :func:`check_embedding`.
+
+    Returns
+    -------
+    query, gallery : ndarray or torch.Tensor
+    """
+    Q = check_embedding(query, "query", **kwargs)
+    G = check_embedding(gallery, "gallery", **kwargs)
+    if Q.shape[1] != G.shape[1]:
+        raise ValueError(f"query and gallery embeddings differ in dimension: {Q.shape[1]} vs "
+                         f"{G.shape[1]}.")
+    return Q, G
 
 
 def check_labels(y, n_samples, *, required=True, estimator_name="estimator"):
@@ -164,3 +259,45 @@ def label_indicator(labels):
 def _plain(value):
     """A numpy scalar as the Python value it holds (for messages)."""
     return value.item() if isinstance(value, np.generic) else value
+
+
+class RealInterval(Interval):
+    """An ``Interval(Real, ...)`` that rejects booleans: ``True`` is not a number here.
+
+    ``bool`` is a subclass of ``int`` in Python, so scikit-learn's ``Interval``
+    takes ``True`` as 1.  This constraint refuses it and says so in
+    scikit-learn's parameter message.  Use it in ``@validate_params`` and
+    ``_parameter_constraints`` like ``Interval``.
+
+    Parameters
+    ----------
+    left, right : float or None, default=None
+        Bounds (None: unbounded).
+    closed : {"left", "right", "both", "neither"}, default="left"
+        Which bounds belong to the interval.
+    """
+
+    _number = Real
+
+    def __init__(self, left=None, right=None, *, closed="left"):
+        super().__init__(self._number, left, right, closed=closed)
+
+    def is_satisfied_by(self, val):
+        return not isinstance(val, (bool, np.bool_)) and super().is_satisfied_by(val)
+
+    def __str__(self):
+        return super().__str__().replace(" in the range", " (not a bool) in the range", 1)
+
+
+class CountInterval(RealInterval):
+    """An ``Interval(Integral, ...)`` that rejects booleans: ``True`` is not a count.
+
+    Parameters
+    ----------
+    left, right : int or None, default=None
+        Bounds (None: unbounded).
+    closed : {"left", "right", "both", "neither"}, default="left"
+        Which bounds belong to the interval.
+    """
+
+    _number = Integral

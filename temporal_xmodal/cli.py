@@ -93,6 +93,8 @@ def _check_compare_args(args):
 def main(argv=None):
     """Entry point of ``python -m temporal_xmodal`` and the ``temporal-xmodal`` script.
 
+    Read more in the user guide: docs/index.md.
+
     Parameters
     ----------
     argv : list of str, optional

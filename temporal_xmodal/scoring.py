@@ -10,7 +10,9 @@ Pipeline's preprocessing when the estimator is one), and evaluates
 cross-modal retrieval among the rows of ``X``.
 """
 
+from sklearn.utils._param_validation import StrOptions, validate_parameter_constraints
 
+from ._validation import CountInterval
 from .base import embed_with_time
 from .metrics import cross_modal_scores
 from .time import to_duration
@@ -22,9 +24,16 @@ _DIRECTIONS = ("mean", "i2t", "t2i")
 class RetrievalScorer:
     """Cross-modal retrieval scorer usable as ``scoring=`` in scikit-learn.
 
+    A callable ``scorer(estimator, X, y)``: it embeds ``X`` with the fitted
+    estimator (each row at its own time) and scores retrieval among the rows
+    of ``X``.  Its parameters are checked when it is built.
+
+    Read more in the user guide: docs/metrics.md.
+
     Parameters
     ----------
     metric : {"map", "mrr", "ndcg", "recall"}, default="map"
+        The retrieval metric.
     direction : {"mean", "i2t", "t2i"}, default="mean"
         Image→text, text→image, or their mean.
     k : int or None, default=None
@@ -43,12 +52,19 @@ class RetrievalScorer:
     >>> scorer = RetrievalScorer("map", k=50, time_window=1.0)
     """
 
+    _parameter_constraints = {
+        "metric": [StrOptions(set(_METRICS))],
+        "direction": [StrOptions(set(_DIRECTIONS))],
+        "k": [CountInterval(1, None), None],
+        "time_window": "no_validation",
+    }
+
     def __init__(self, metric="map", direction="mean", k=None, time_window=None,
                  **metric_params):
-        if metric not in _METRICS:
-            raise ValueError(f"metric must be one of {_METRICS}; got {metric!r}.")
-        if direction not in _DIRECTIONS:
-            raise ValueError(f"direction must be one of {_DIRECTIONS}; got {direction!r}.")
+        validate_parameter_constraints(
+            self._parameter_constraints,
+            {"metric": metric, "direction": direction, "k": k, "time_window": time_window},
+            caller_name=type(self).__name__)
         self.metric, self.direction, self.k = metric, direction, k
         self.time_window, self.metric_params = time_window, metric_params
 
@@ -67,6 +83,7 @@ class RetrievalScorer:
         Returns
         -------
         score : float
+            The metric (greater is better).
 
         Raises
         ------
@@ -97,18 +114,22 @@ def make_retrieval_scorer(metric="map", *, direction="mean", k=None, time_window
                           **metric_params):
     """Build a :class:`RetrievalScorer` (the ``make_scorer`` of this library).
 
+    The parameters are checked by :class:`RetrievalScorer`.
+
+    Read more in the user guide: docs/metrics.md.
+
     Parameters
     ----------
     metric : {"map", "mrr", "ndcg", "recall"}, default="map"
-    direction : {"mean", "i2t", "t2i"}, default="mean"
-    k : int or None, default=None
-    time_window : float or None, default=None
-    **metric_params
-        See :class:`RetrievalScorer`.
+        The retrieval metric.
+    direction, k, time_window, **metric_params
+        As in :class:`RetrievalScorer` (``time_window`` a number in the
+        estimator's ``time_unit`` or a duration such as ``"180D"``).
 
     Returns
     -------
     scorer : RetrievalScorer
+        The scorer, for ``scoring=``.
     """
     return RetrievalScorer(metric, direction, k, time_window, **metric_params)
 

@@ -1,4 +1,10 @@
-"""Shared fixtures: the real data sets in ``../shared/data`` (skipped when absent)."""
+"""Shared fixtures: the real data sets in ``../shared/data`` (skipped when absent).
+
+The tests' other shared helpers are sibling modules (``tests/`` is on ``sys.path`` under
+pytest): ``_tiny.py`` (the six estimators at tiny, fast settings: ``tiny(SAMEmbedder)``),
+``_device_guard.py`` (device checks without a GPU) and ``_bad_input.py`` (the bad-input
+cases of ``test_bad_input.py``).
+"""
 
 import os
 from pathlib import Path

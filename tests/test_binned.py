@@ -1,4 +1,4 @@
-"""BinnedProcrustesEmbedder (DCM-Binned, spec diachronic_and_binned.md §5)."""
+"""BinnedProcrustesEmbedder (DCM-Binned, Semedo & Magalhães, ACM MM 2019)."""
 
 import pickle
 import time as time_module
@@ -14,10 +14,10 @@ from skorch.callbacks import Callback
 
 from temporal_xmodal import CCACrossModal, TempXNetEmbedder, TimeRangeWarning, stack_modalities
 from temporal_xmodal.base import CrossModalEmbedder, l2_normalize
-from temporal_xmodal.binning import TimeBinWarning
 from temporal_xmodal.datasets import make_temporal_crossmodal
-from temporal_xmodal.estimators._binned import BinnedProcrustesEmbedder
+from temporal_xmodal.estimators import BinnedProcrustesEmbedder
 from temporal_xmodal.metrics import cross_modal_scores
+from temporal_xmodal.time import TimeBinWarning
 from temporal_xmodal.training import TrainingInterruptedWarning
 
 

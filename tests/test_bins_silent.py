@@ -15,13 +15,14 @@ import warnings
 from contextlib import contextmanager
 
 import numpy as np
+import pandas as pd
 import pytest
 
-from temporal_xmodal import CCACrossModal, TimeRangeWarning, stack_modalities
+from temporal_xmodal import (BinnedProcrustesEmbedder, CCACrossModal, TimeRangeWarning,
+                             stack_modalities)
 from temporal_xmodal.base import CrossModalEmbedder
-from temporal_xmodal.binning import TimeBins, TimeBinWarning
-from temporal_xmodal.estimators._binned import BinnedProcrustesEmbedder
 from temporal_xmodal.evaluation import local_alignment, temporally_bounded_retrieval
+from temporal_xmodal.time import TimeBins, TimeBinWarning
 
 N_IMG, N_TXT = 4, 3
 
@@ -94,15 +95,45 @@ def test_bad_edges_raise_naming_the_problem(edges, keyword):
         TimeBins(edges).fit(time)
 
 
-@pytest.mark.parametrize("width", [np.inf, np.nan])
-def test_non_finite_width_raises(width):
-    with pytest.raises(ValueError, match="bin width"):
+@pytest.mark.parametrize("width", [np.inf, np.nan, 0.0, -1.0, "0D", "-6M"])
+def test_bad_width_raises(width):
+    with pytest.raises(ValueError, match="bins"):
         TimeBins(width).fit(np.arange(5.0))
 
 
 def test_width_below_the_axis_resolution_raises():
     with pytest.raises(ValueError, match="resolution"):
         TimeBins(1e-14).fit(1990.0 + np.array([0.0, 0.5, 1.0]))
+
+
+# ----------------------------------------------- one reading of bins everywhere
+_DATED_EDGES = np.array(["2000-01-01", "2001-01-01", "2002-01-01", "2003-01-01"],
+                        dtype="datetime64[D]")
+
+
+@pytest.mark.parametrize("bins", [4, 0.5, "6M", pd.Timedelta(days=365.25 / 4),
+                                  np.timedelta64(4, "M"), _DATED_EDGES,
+                                  [2000.0, 2001.5, 2003.0]])
+def test_evaluation_and_estimator_read_bins_alike(bins):
+    """The same ``bins`` gives the same edges to the estimator, the protocols and TimeBins."""
+    X, _ = _data(n=240, t_max=3.0)
+    X[:, -1] += 2000.0
+    time = X[:, -1]
+    y = np.arange(len(X)) % 3
+    direct = TimeBins(bins).fit(time)
+    model = _binned(bins, min_bin_size=2).fit(X)
+    _, table = temporally_bounded_retrieval(_Still().fit(X), X, y, bins=bins)
+    assert direct.n_bins_ > 1
+    np.testing.assert_array_equal(model.bins_.edges_, direct.edges_)
+    np.testing.assert_array_equal(table["start"], direct.edges_[:-1])
+    np.testing.assert_array_equal(table["end"], direct.edges_[1:])
+
+
+def test_bins_are_read_in_the_time_unit():
+    days = np.arange(0.0, 60.0)
+    assert TimeBins("10D", time_unit="days").fit(days).n_bins_ == 6
+    np.testing.assert_array_equal(TimeBins("10D", time_unit="days").fit(days).edges_,
+                                  TimeBins(10.0).fit(days).edges_)
 
 
 # ------------------------------------------------------------------ protocols

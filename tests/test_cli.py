@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from _tiny import tiny
 from temporal_xmodal import CCACrossModal, DiachronicEmbedder
 from temporal_xmodal.cli import main
 from temporal_xmodal.comparison import (
@@ -148,9 +149,8 @@ def test_estimators_not_applicable_to_a_data_set_are_left_out_with_the_reason(
 def test_delta_time_is_zero_when_the_control_sees_the_same_data():
     """Same estimator, same seed, same rows: the control reproduces the fit exactly."""
     data = load_comparison_data(n_samples=150)
-    diachronic = DiachronicEmbedder(n_image_features=data.n_image_features, hidden_dim=16,
-                                    time_dim=4, embedding_dim=8, max_epochs=2, random_state=0,
-                                    window=data.eval_window)
+    diachronic = tiny(DiachronicEmbedder, n_image_features=data.n_image_features,
+                      window=data.eval_window)
     estimators = {"CCA": CCACrossModal(n_image_features=data.n_image_features),
                   "Diachronic": diachronic}
     same = compare(estimators, data.X_train, data.y_train, data.X_test, data.y_test,

@@ -5,13 +5,9 @@ import pytest
 
 from temporal_xmodal import CCACrossModal, DiachronicEmbedder, stack_modalities
 from temporal_xmodal.evaluation import evaluate_undated
-from temporal_xmodal.datasets._ticrc import ticrc_holdout_split
-from temporal_xmodal.evaluation.undated import (
-    counterpart_reciprocal_ranks,
-    date_prior_scores,
-    query_time_scores,
-    random_mrr,
-)
+from temporal_xmodal.datasets._ticrc_features import ticrc_holdout_split
+from temporal_xmodal.estimators import date_prior_scores, query_time_scores
+from temporal_xmodal.metrics import counterpart_reciprocal_ranks, random_mrr
 
 
 @pytest.fixture(scope="module")
@@ -70,6 +66,8 @@ def test_random_mrr():
     simulated = np.mean([counterpart_reciprocal_ranks(rng.random((50, 50)))[0].mean()
                          for _ in range(40)])
     assert simulated == pytest.approx(random_mrr(50), rel=0.1)
+    with pytest.raises(ValueError, match="n_candidates"):
+        random_mrr(0)
 
 
 def test_date_prior_ranks_by_the_words_date_not_the_answer():
@@ -86,6 +84,10 @@ def test_date_prior_ranks_by_the_words_date_not_the_answer():
     np.testing.assert_allclose(scores[:, 2], 0.5 + 0.5 * np.exp(-0.5 * 25 ** 2))
     with pytest.raises(ValueError, match="n_neighbors"):
         date_prior_scores(reference, ref_time, candidates, query_time, n_neighbors=11)
+    with pytest.raises(ValueError, match="bandwidth"):
+        date_prior_scores(reference, ref_time, candidates, query_time, bandwidth=-1.0)
+    with pytest.raises(ValueError, match="estimator"):
+        query_time_scores("CCA", reference, candidates, query_time)
 
 
 def test_ticrc_holdout_split():

@@ -6,8 +6,8 @@ import pytest
 from sklearn.base import clone
 
 from temporal_xmodal import CCACrossModal, stack_modalities
-from temporal_xmodal.evaluation.date_prior import CaptionDatePrior, DatePriorRetrieval
-from temporal_xmodal.evaluation.undated import counterpart_reciprocal_ranks, query_time_scores
+from temporal_xmodal.estimators import CaptionDatePrior, DatePriorRetrieval, query_time_scores
+from temporal_xmodal.metrics import counterpart_reciprocal_ranks
 
 
 def _era_captions(n=600, seed=0):
@@ -129,7 +129,7 @@ def test_query_date_calibration_compares_pictures_of_different_dates():
         np.testing.assert_array_equal(a, b)
 
 
-@pytest.mark.filterwarnings("ignore::temporal_xmodal.binning.TimeBinWarning")  # one bin: expected
+@pytest.mark.filterwarnings("ignore::temporal_xmodal.time.TimeBinWarning")  # one bin: expected
 @pytest.mark.filterwarnings("ignore::temporal_xmodal.TimeRangeWarning")  # validation rows at the edges
 def test_constant_content_time_fuses_the_constant_time_control_with_the_dated_prior():
     from temporal_xmodal import BinnedProcrustesEmbedder

@@ -14,6 +14,7 @@ from sklearn.model_selection import GridSearchCV, KFold
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
+from _tiny import tiny
 from temporal_xmodal import (
     BinnedProcrustesEmbedder,
     CCACrossModal,
@@ -29,7 +30,6 @@ from temporal_xmodal.datasets import fractional_year
 from temporal_xmodal.scoring import make_retrieval_scorer
 
 N_IMG, N_TXT = 64, 48
-SMALL = dict(hidden_dim=8, embedding_dim=4, max_epochs=2, batch_size=32, random_state=0)
 
 
 def _frame(n=150, seed=0):
@@ -55,14 +55,13 @@ def _numeric(df):
 
 
 ESTIMATORS = [
-    lambda: CCACrossModal(n_components=4),
-    lambda: SAMEmbedder(**SMALL),
-    lambda: TempXNetEmbedder(**SMALL),
-    lambda: DiachronicEmbedder(window="90D", **SMALL),
-    lambda: BinnedProcrustesEmbedder(CCACrossModal(n_components=3), bins=2, min_bin_size=20,
-                                     random_state=0),
-    lambda: SequentialCrossModal(hidden_dim=8, embedding_dim=4, common_dim=4, max_epochs=2,
-                                 batch_size=32, n_memory=10, n_meta_train=10, random_state=0),
+    lambda: tiny(CCACrossModal, n_components=4),
+    lambda: tiny(SAMEmbedder),
+    lambda: tiny(TempXNetEmbedder),
+    lambda: tiny(DiachronicEmbedder, window="90D"),
+    lambda: tiny(BinnedProcrustesEmbedder, base_estimator=tiny(CCACrossModal, n_components=3),
+                 min_bin_size=20),
+    lambda: tiny(SequentialCrossModal),
 ]
 
 
@@ -82,7 +81,7 @@ def test_dataframe_with_dates_fits_with_three_lines_of_glue(make):
 def test_transform_at_a_timestamp_and_datetime64():
     df = _frame()
     X, y = df.drop(columns="label"), df["label"]
-    model = DiachronicEmbedder(window="90D", n_image_features="auto", **SMALL).fit(X, y)
+    model = tiny(DiachronicEmbedder, window="90D", n_image_features="auto").fit(X, y)
     T = df.filter(like="txt_").to_numpy()[:5]
     a = model.transform_text(T, time=pd.Timestamp("1890-07-02"))
     b = model.transform_text(T, time=fractional_year(np.array(["1890-07-02"],
@@ -95,8 +94,8 @@ def test_transform_at_a_timestamp_and_datetime64():
 def test_window_as_a_duration_is_the_same_model():
     X = _numeric(_frame())
     y = _frame()["label"]
-    a = DiachronicEmbedder(window="180D", n_image_features=N_IMG, **SMALL).fit(X, y)
-    b = DiachronicEmbedder(window=180 / 365.25, n_image_features=N_IMG, **SMALL).fit(X, y)
+    a = tiny(DiachronicEmbedder, window="180D", n_image_features=N_IMG).fit(X, y)
+    b = tiny(DiachronicEmbedder, window=180 / 365.25, n_image_features=N_IMG).fit(X, y)
     np.testing.assert_array_equal(a.transform(X), b.transform(X))
 
 
@@ -105,7 +104,7 @@ def test_grid_search_over_durations_with_a_time_window_scorer_on_the_raw_frame()
     X, y = df.drop(columns="label"), df["label"]
     pipe = make_pipeline(
         make_crossmodal_transformer("img_", "txt_", "date", image_transformer=StandardScaler()),
-        DiachronicEmbedder(n_image_features="auto", **SMALL))
+        tiny(DiachronicEmbedder, n_image_features="auto"))
     scorer = make_retrieval_scorer("map", k=50, time_window="1Y")
     assert np.isfinite(scorer(pipe.fit(X, y), X, y))
     search = GridSearchCV(pipe, {"diachronicembedder__window": ["90D", "1Y"],
@@ -127,7 +126,7 @@ def test_transformer_passes_time_unscaled_and_writes_block_names():
     assert out.columns[-1] == "time__date[years]"
     np.testing.assert_array_equal(out.iloc[:, -1], fractional_year(df["date"].to_numpy()))
     with pytest.raises(ValueError, match="time_unit"):
-        DiachronicEmbedder(time_unit="days", n_image_features="auto", **SMALL).fit(
+        tiny(DiachronicEmbedder, time_unit="days", n_image_features="auto").fit(
             out, df["label"])
 
 
@@ -140,7 +139,7 @@ def test_date_column_first_is_named():
 
 
 def test_column_transformer_putting_time_in_the_middle_is_named():
-    from temporal_xmodal._layout import TimeColumn
+    from temporal_xmodal._stacking import TimeColumn
 
     df = _frame()
     ct = ColumnTransformer([("img", "passthrough", [f"img_{i}" for i in range(N_IMG)]),
@@ -170,7 +169,7 @@ def test_dates_cast_to_integers_warn():
     df = _frame().drop(columns="label")
     df["date"] = df["date"].astype("int64")
     with pytest.warns(TimeUnitWarning, match="implausible for time_unit='years'"):
-        DiachronicEmbedder(n_image_features="auto", **SMALL).fit(df, _frame()["label"])
+        tiny(DiachronicEmbedder, n_image_features="auto").fit(df, _frame()["label"])
 
 
 def test_half_split_contradicting_named_blocks_is_an_error():
@@ -184,14 +183,14 @@ def test_half_split_contradicting_named_blocks_is_an_error():
 def test_window_spanning_the_training_range_warns():
     df = _frame()
     with pytest.warns(TimeUnitWarning, match="window=4 years is at least the training span"):
-        DiachronicEmbedder(n_image_features="auto", **SMALL).fit(df.drop(columns="label"),
-                                                                 df["label"])
+        tiny(DiachronicEmbedder, n_image_features="auto").fit(df.drop(columns="label"),
+                                                              df["label"])
 
 
 def test_standardised_time_column_warns_with_the_fix():
     X, y = _numeric(_frame()), _frame()["label"]
-    pipe = make_pipeline(StandardScaler(), DiachronicEmbedder(window=0.5, n_image_features=N_IMG,
-                                                               **SMALL))
+    pipe = make_pipeline(StandardScaler(),
+                         tiny(DiachronicEmbedder, window=0.5, n_image_features=N_IMG))
     with pytest.warns(TimeUnitWarning, match="looks standardised.*make_crossmodal_transformer"):
         pipe.fit(X, y)
 
@@ -209,7 +208,7 @@ def test_datetime64_objects_are_dates_not_integers():
 def test_set_output_pandas_everywhere_and_score_still_works():
     df = _frame()
     X, y = df.drop(columns="label"), df["label"]
-    model = DiachronicEmbedder(window="90D", n_image_features="auto", **SMALL)
+    model = tiny(DiachronicEmbedder, window="90D", n_image_features="auto")
     model.set_output(transform="pandas").fit(X, y)
     Z = model.transform(X)
     assert isinstance(Z, pd.DataFrame) and list(Z.columns[:2]) == ["image0", "image1"]

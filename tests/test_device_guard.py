@@ -17,6 +17,7 @@ import pytest
 import torch
 
 from _device_guard import RejectMixedDevices, plain_tensors, tensors_off_device
+from _tiny import tiny
 from temporal_xmodal import (
     BinnedProcrustesEmbedder,
     CCACrossModal,
@@ -29,25 +30,23 @@ from temporal_xmodal.datasets import make_temporal_crossmodal
 from temporal_xmodal.estimators._neural import _bool_indicator
 from temporal_xmodal.training import BatchIterator, ScheduledMargin, make_dataset
 
-SMALL = dict(embedding_dim=8, hidden_dim=16, max_epochs=2, batch_size=32, random_state=0)
-
 NEURAL = {
-    "SAM": lambda n: SAMEmbedder(n_image_features=n, **SMALL),
-    "SAM-literal": lambda n: SAMEmbedder(n_image_features=n, semantic_normalisation="batch",
-                                         **SMALL),
-    "TempXNet-recency": lambda n: TempXNetEmbedder(n_image_features=n, **SMALL),
-    "TempXNet-category": lambda n: TempXNetEmbedder(correlation="category",
-                                                    n_image_features=n, **SMALL),
-    "TempXNet-topic": lambda n: TempXNetEmbedder(correlation="topic", n_image_features=n,
-                                                 **SMALL),
-    "Diachronic": lambda n: DiachronicEmbedder(n_image_features=n, dropout=0.2, **SMALL),
-    "Diachronic-concat-sinusoidal": lambda n: DiachronicEmbedder(
-        conditioning="concat", time_encoding="sinusoidal", n_image_features=n, **SMALL),
+    "SAM": lambda n: tiny(SAMEmbedder, n_image_features=n),
+    "SAM-literal": lambda n: tiny(SAMEmbedder, semantic_normalisation="batch",
+                                  n_image_features=n),
+    "TempXNet-recency": lambda n: tiny(TempXNetEmbedder, n_image_features=n),
+    "TempXNet-category": lambda n: tiny(TempXNetEmbedder, correlation="category",
+                                        n_image_features=n),
+    "TempXNet-topic": lambda n: tiny(TempXNetEmbedder, correlation="topic", n_image_features=n),
+    "Diachronic": lambda n: tiny(DiachronicEmbedder, dropout=0.2, n_image_features=n),
+    "Diachronic-concat-sinusoidal": lambda n: tiny(
+        DiachronicEmbedder, conditioning="concat", time_encoding="sinusoidal",
+        n_image_features=n),
 }
 #: Groups its anchors by time with ``torch.unique``: one host sync per step, by design (the
 #: option's cost is the projections it saves); meta has no kernel for it.
-SYNCS = {"Diachronic-same-time": lambda n: DiachronicEmbedder(same_time_anchors=4,
-                                                              n_image_features=n, **SMALL)}
+SYNCS = {"Diachronic-same-time": lambda n: tiny(DiachronicEmbedder, same_time_anchors=4,
+                                                n_image_features=n)}
 
 
 @pytest.fixture(scope="module")
@@ -118,15 +117,14 @@ def test_the_guard_sees_a_loss_fed_the_host_batch(data):
 
 # ------------------------------------------------------------------ pickles
 SIX = {
-    "CCA": lambda n: CCACrossModal(n_components=4, n_image_features=n),
+    "CCA": lambda n: tiny(CCACrossModal, n_components=4, n_image_features=n),
     "SAM": NEURAL["SAM"],
     "TempXNet": NEURAL["TempXNet-category"],
     "Diachronic": NEURAL["Diachronic"],
-    "SCML": lambda n: SequentialCrossModal(n_image_features=n, embedding_dim=8, hidden_dim=16,
-                                           common_dim=8, max_epochs=2, batch_size=32,
-                                           n_memory=20, n_meta_train=20, random_state=0),
-    "Binned": lambda n: BinnedProcrustesEmbedder(
-        TempXNetEmbedder(temporal_weight=0, **SMALL), bins=2, n_image_features=n),
+    "SCML": lambda n: tiny(SequentialCrossModal, n_image_features=n),
+    "Binned": lambda n: tiny(BinnedProcrustesEmbedder,
+                             base_estimator=tiny(TempXNetEmbedder, temporal_weight=0),
+                             n_image_features=n),
 }
 
 

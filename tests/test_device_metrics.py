@@ -5,12 +5,8 @@ import pytest
 import torch
 
 from _device_guard import HostSyncs
-from temporal_xmodal.metrics import mean_average_precision
-from temporal_xmodal.metrics._device import (
-    gpu_block_sizes,
-    mean_average_precision_torch,
-    scan_budget,
-)
+from temporal_xmodal.metrics import mean_average_precision, mean_average_precision_torch
+from temporal_xmodal.metrics._scan import gpu_block_sizes, scan_budget
 
 
 def _multilabel(rng, n, n_labels, p=0.25):
@@ -97,7 +93,7 @@ def test_map_torch_bad_inputs():
         mean_average_precision_torch(Z, Z, y, torch.eye(2)[y])
     with pytest.raises(ValueError, match="on one device"):
         mean_average_precision_torch(Z, Z.to("meta"), y, y)
-    with pytest.raises(TypeError, match="must be a torch.Tensor"):
+    with pytest.raises(TypeError, match="must be an instance of 'torch.Tensor'"):
         mean_average_precision_torch(Z.numpy(), Z, y, y)
     with pytest.raises(ValueError, match="empty"):
         mean_average_precision_torch(Z[:0], Z, y[:0], y)

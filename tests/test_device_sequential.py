@@ -20,11 +20,11 @@ from skorch.exceptions import DeviceWarning
 from _device_guard import RejectMixedDevices, plain_tensors, tensors_off_device
 from temporal_xmodal import SequentialCrossModal, TempXNetEmbedder
 from temporal_xmodal.datasets import make_temporal_crossmodal
-from temporal_xmodal.estimators._binned import BinnedProcrustesEmbedder
+from temporal_xmodal.estimators import BinnedProcrustesEmbedder
 from temporal_xmodal.losses.classification import ClassificationLoss
 from temporal_xmodal.nn.sequential import MetaLearner, SequentialNet
-from temporal_xmodal.training import BatchIterator
-from temporal_xmodal.training._sequential import (
+from temporal_xmodal.training import (
+    BatchIterator,
     LearnedOptimizerNet,
     ModalityPoolIterator,
     ModalityPools,

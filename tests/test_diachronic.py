@@ -8,12 +8,9 @@ import numpy as np
 import pytest
 from sklearn.model_selection import GridSearchCV
 
+from _tiny import tiny
 from temporal_xmodal import DiachronicEmbedder, TempXNetEmbedder, TimeRangeWarning, stack_modalities
 from temporal_xmodal.datasets import make_temporal_crossmodal
-
-SMALL = dict(hidden_dim=64, time_dim=16, embedding_dim=16, max_epochs=5,
-             loss_reduction="sum_per_anchor")
-
 
 def _meaning_flips_with_time(n=800, seed=0):
     """Text word k means category k before t = 5 and category k + 1 afterwards.
@@ -46,16 +43,16 @@ def test_time_conditioning_resolves_meaning_that_changes_over_time():
 @pytest.fixture(scope="module")
 def fitted():
     X, y, info = make_temporal_crossmodal(500, return_info=True, random_state=0)
-    model = DiachronicEmbedder(window=0.5, decay=1.0, random_state=0,
-                               n_image_features=info.n_image_features, **SMALL).fit(X, y)
+    model = tiny(DiachronicEmbedder, window=0.5, decay=1.0,
+                 n_image_features=info.n_image_features).fit(X, y)
     return model, X, y, info.n_image_features
 
 
 def test_projection_at_any_instant(fitted):
     model, X, _, n_img = fitted
     Z = model.transform(X[:20])
-    np.testing.assert_allclose(Z[:, :16], model.transform_image(X[:20, :n_img], time=X[:20, -1]),
-                               atol=1e-6)
+    np.testing.assert_allclose(Z[:, :model.embedding_dim],
+                               model.transform_image(X[:20, :n_img], time=X[:20, -1]), atol=1e-6)
     early = model.transform_text(X[:20, n_img:-1], time=1.0)
     late = model.transform_text(X[:20, n_img:-1], time=9.0)
     assert not np.allclose(early, late)
@@ -76,8 +73,7 @@ def test_time_outside_training_range_warns_and_projects(fitted):
 
 def test_determinism_and_pickle(fitted):
     model, X, y, n_img = fitted
-    again = DiachronicEmbedder(window=0.5, decay=1.0, random_state=0, n_image_features=n_img,
-                               **SMALL).fit(X, y)
+    again = tiny(DiachronicEmbedder, window=0.5, decay=1.0, n_image_features=n_img).fit(X, y)
     np.testing.assert_array_equal(model.transform(X), again.transform(X))
     np.testing.assert_array_equal(pickle.loads(pickle.dumps(model)).transform(X),
                                   model.transform(X))
@@ -86,17 +82,15 @@ def test_determinism_and_pickle(fitted):
 @pytest.mark.parametrize("encoding", ["zscore", "raw", "onehot"])
 def test_time_encodings(encoding, fitted):
     _, X, y, n_img = fitted
-    model = DiachronicEmbedder(time_encoding=encoding, random_state=0, n_image_features=n_img,
-                               **{**SMALL, "max_epochs": 2}).fit(X, y)
-    assert model.transform(X).shape == (len(X), 32)
+    model = tiny(DiachronicEmbedder, time_encoding=encoding, n_image_features=n_img).fit(X, y)
+    assert model.transform(X).shape == (len(X), 2 * model.embedding_dim)
 
 
 def test_grid_search_window_decay_margin(fitted):
     _, X, y, n_img = fitted
     grid = {"window": [0.2, 1.0], "decay": [0.1, 1.0], "margin": [0.5, 1.0]}
     search = GridSearchCV(
-        DiachronicEmbedder(random_state=0, n_image_features=n_img,
-                           **{**SMALL, "max_epochs": 2, "hidden_dim": 16}),
+        tiny(DiachronicEmbedder, n_image_features=n_img),
         grid, cv=2, n_jobs=2).fit(X, y)
     assert len(search.cv_results_["params"]) == 8
     assert set(search.best_params_) == set(grid)
@@ -118,9 +112,8 @@ def test_warm_start_on_shifted_times_says_they_are_extrapolated_and_keeps_warnin
     that times outside the range it was fitted for are extrapolated, and projections at
     such times keep warning although ``time_range_`` (the training times) widened."""
     X, y = _meaning_flips_with_time(200)
-    model = DiachronicEmbedder(window=0.5, random_state=0, n_image_features=4,
-                               warm_start=True, time_encoding=encoding,
-                               **{**SMALL, "max_epochs": 1, "hidden_dim": 8, "time_dim": 4})
+    model = tiny(DiachronicEmbedder, window=0.5, n_image_features=4, warm_start=True,
+                 time_encoding=encoding, max_epochs=1)
     model.fit(X, y)
     lo, hi = model.time_range_
     X_new = _shifted(X, np.linspace(100, 105, len(X)))

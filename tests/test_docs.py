@@ -20,7 +20,7 @@ import temporal_xmodal
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 
 SUBPACKAGES = ("estimators", "losses", "nn", "training", "metrics", "evaluation",
-               "datasets", "features", "binning")
+               "datasets", "features")
 
 _MISSING = [name for name in ("sphinx", "myst_parser", "numpydoc")
             if importlib.util.find_spec(name) is None]
@@ -59,14 +59,14 @@ def test_docs_build_without_warnings(tmp_path):
                    "temporal_xmodal.metrics.mean_average_precision",
                    "temporal_xmodal.evaluation.local_alignment",
                    "temporal_xmodal.datasets.make_temporal_crossmodal",
-                   "temporal_xmodal.binning.TimeBins"):
+                   "temporal_xmodal.time.TimeBins"):
         assert f'id="{anchor}"' in api, anchor
     assert 'class="math' in api  # the docstrings' :math: goes to MathJax
 
 
 def _public_names(module):
     names = getattr(module, "__all__", None)
-    if names is None:  # temporal_xmodal.binning has no __all__
+    if names is None:  # a module without __all__
         names = [n for n, obj in vars(module).items()
                  if not n.startswith("_") and getattr(obj, "__module__", None) == module.__name__]
     return names

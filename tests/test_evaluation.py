@@ -18,7 +18,7 @@ from sklearn.preprocessing import FunctionTransformer
 
 from temporal_xmodal import CCACrossModal
 from temporal_xmodal.base import CrossModalEmbedder
-from temporal_xmodal.binning import TimeBins
+from temporal_xmodal.time import TimeBins
 from temporal_xmodal.datasets import make_temporal_crossmodal
 from temporal_xmodal.evaluation import (
     EmbeddedSplit,
@@ -405,11 +405,11 @@ def test_validation_errors():
         coarse_alignment(est, X, [0, 1])
     with pytest.raises(ValueError, match="y is required"):
         coarse_alignment(est, X, None)
-    with pytest.raises(ValueError, match="k must be"):
+    with pytest.raises(ValueError, match="'k' parameter"):
         local_alignment(est, X, [0, 0, 1], k=0)
-    with pytest.raises(ValueError, match="k must be"):
+    with pytest.raises(ValueError, match="'k' parameter"):
         time_period_inference(est, X, [0, 0, 1], window=1.0, k=2.5)
-    with pytest.raises(ValueError, match="k must be"):
+    with pytest.raises(ValueError, match="'k' parameter"):
         semantic_dispersion(est, X, 0, k=True)
     for bad in (-1.0, np.nan, np.inf, "1"):
         with pytest.raises(ValueError, match="window"):
@@ -501,7 +501,7 @@ def test_plotting_smoke(cca_case, tmp_path):
 
 
 def test_undated_query_time_scores_take_dates():
-    from temporal_xmodal.evaluation.undated import query_time_scores
+    from temporal_xmodal.estimators import query_time_scores
 
     X = _data([0.0, 0.5, 1.0], time=[2000.0, 2001.0, 2002.0])
     est = _fitted(X, speed=0.5)

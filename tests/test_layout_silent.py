@@ -16,32 +16,12 @@ from sklearn.compose import ColumnTransformer
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from temporal_xmodal import (
-    BinnedProcrustesEmbedder,
-    CCACrossModal,
-    DiachronicEmbedder,
-    SAMEmbedder,
-    SequentialCrossModal,
-    TempXNetEmbedder,
-)
-from temporal_xmodal._layout import TimeColumn, resolve_blocks
+from _tiny import SIX, tiny, tiny_six
+from temporal_xmodal import CCACrossModal, DiachronicEmbedder
+from temporal_xmodal._layout import resolve_blocks
+from temporal_xmodal._stacking import TimeColumn
 from temporal_xmodal._time_column import TimeColumnWarning, check_time_column_values
 from temporal_xmodal.datasets import make_temporal_crossmodal
-
-_TINY = dict(max_epochs=1, embedding_dim=4, hidden_dim=8, batch_size=32, random_state=0)
-
-
-def _estimators(**layout):
-    return [
-        CCACrossModal(**layout),
-        SAMEmbedder(**_TINY, **layout),
-        TempXNetEmbedder(**_TINY, **layout),
-        DiachronicEmbedder(time_dim=4, **_TINY, **layout),
-        BinnedProcrustesEmbedder(CCACrossModal(n_components=2), bins=2, **layout),
-        SequentialCrossModal(max_epochs=1, embedding_dim=4, hidden_dim=8, common_dim=4,
-                             n_memory=10, n_meta_train=10, random_state=0, **layout),
-    ]
-
 
 @pytest.fixture(scope="module")
 def data():
@@ -58,7 +38,7 @@ def _time_column_warnings(fit):
 
 # ------------------------------------------------------- n_image_features=True
 @pytest.mark.parametrize("flag", [True, False, np.True_])
-@pytest.mark.parametrize("estimator", _estimators(), ids=lambda e: type(e).__name__)
+@pytest.mark.parametrize("estimator", list(tiny_six().values()), ids=list(SIX))
 def test_a_bool_is_not_a_count_of_image_columns(data, estimator, flag):
     X, y, _ = data
     estimator = clone(estimator).set_params(n_image_features=flag)
@@ -79,9 +59,9 @@ def test_a_bool_is_rejected_by_the_layout_itself():
 def test_a_missing_time_column_warns_with_numpy_input(data, Estimator):
     """X without its time: the last text feature would be read as the time."""
     X, y, d = data
-    kw = dict(time_dim=4, **_TINY) if Estimator is DiachronicEmbedder else {}
-    caught = _time_column_warnings(
-        lambda: Estimator(n_image_features=d, **kw).fit(X[:, :-1], y))
+    estimator = (tiny(DiachronicEmbedder, n_image_features=d) if Estimator is DiachronicEmbedder
+                 else CCACrossModal(n_image_features=d))
+    caught = _time_column_warnings(lambda: estimator.fit(X[:, :-1], y))
     assert len(caught) == 1
     message = str(caught[0].message)
     assert "last column, read as the time, looks like one more text feature" in message
@@ -98,16 +78,14 @@ def test_a_time_column_listed_first_in_a_column_transformer_warns(data):
     date_first = ColumnTransformer([("date", TimeColumn(), ["date"]),
                                     ("img", StandardScaler(), names[:d]),
                                     ("txt", StandardScaler(), names[d:])])
-    pipe = make_pipeline(date_first, DiachronicEmbedder(n_image_features=d, time_dim=4,
-                                                        **_TINY))
+    pipe = make_pipeline(date_first, tiny(DiachronicEmbedder, n_image_features=d))
     caught = _time_column_warnings(lambda: pipe.fit(frame, y))
     assert len(caught) == 1
     message = str(caught[0].message)
     assert "first column looks like a time (values 1880" in message
     assert "list the time last" in message
     date_last = ColumnTransformer(date_first.transformers[1:] + date_first.transformers[:1])
-    pipe = make_pipeline(date_last, DiachronicEmbedder(n_image_features=d, time_dim=4,
-                                                       **_TINY))
+    pipe = make_pipeline(date_last, tiny(DiachronicEmbedder, n_image_features=d))
     assert not _time_column_warnings(lambda: pipe.fit(frame, y))
 
 
@@ -158,7 +136,7 @@ def test_the_missing_time_is_found_across_synthetic_shapes():
 def test_estimators_stay_quiet_on_valid_numpy_input(data):
     X, y, d = data
     for estimator in (CCACrossModal(n_image_features=d),
-                      DiachronicEmbedder(n_image_features=d, time_dim=4, **_TINY)):
+                      tiny(DiachronicEmbedder, n_image_features=d)):
         assert not _time_column_warnings(lambda: estimator.fit(X, y))
     # a standardised X (time included) is the TimeUnitWarning's, not this one's
     pipe = make_pipeline(StandardScaler(), CCACrossModal(n_image_features=d))

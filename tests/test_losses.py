@@ -61,7 +61,7 @@ def test_negative_masks():
     assert diff.tolist() == [[False, False, True, False], [False, False, True, False],
                              [True, True, False, False], [False, False, False, False]]
     assert negative_mask(labels, "all_non_matching").sum() == 12
-    with pytest.raises(ValueError, match="negatives"):
+    with pytest.raises(ValueError, match="'mode' parameter of negative_mask"):
         negative_mask(labels, "hard")
 
 

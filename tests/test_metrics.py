@@ -244,9 +244,9 @@ def test_scorers_work_in_grid_search_style():
 @pytest.mark.parametrize(
     "kwargs, match",
     [
-        (dict(k=0), "k must be a positive int"),
+        (dict(k=0), "'k' parameter"),
         (dict(ap_at_k_normaliser="bad", k=3), "ap_at_k_normaliser"),
-        (dict(similarity="euclid"), "similarity must be one of"),
+        (dict(similarity="euclid"), "'similarity' parameter"),
         (dict(time_window=1.0), "needs both query_time and gallery_time"),
     ],
 )
@@ -404,8 +404,13 @@ def test_topk_metrics_torch_preparation_matches_numpy(similarity):
     """The steps GPU tensors take instead of the NumPy path: same checks, same scores."""
     import torch
 
-    from temporal_xmodal.metrics._blocks import _similarity
-    from temporal_xmodal.metrics._topk import _as_device_embeddings, _similarity_torch
+    from temporal_xmodal._validation import check_embedding
+    from temporal_xmodal.metrics._scan import prepare_similarity as _similarity
+
+    _similarity_torch = _similarity  # one function for arrays and tensors
+
+    def _as_device_embeddings(T, name, device):  # the checks GPU tensors go through
+        return check_embedding(T, name, kind="torch", dtype=torch.float64, device=device)
 
     rng = np.random.default_rng(30)
     Q, G = rng.standard_normal((20, 5)), rng.standard_normal((40, 5))
@@ -415,13 +420,13 @@ def test_topk_metrics_torch_preparation_matches_numpy(similarity):
     Qn, Gn = _similarity(Q.astype(np.float32).astype(np.float64), G, similarity)
     np.testing.assert_allclose(Qt.numpy(), Qn, rtol=0, atol=1e-15)
     np.testing.assert_allclose(Gt.numpy(), Gn, rtol=0, atol=1e-15)
-    with pytest.raises(ValueError, match="query contains NaN or infinity in 1 rows"):
+    with pytest.raises(ValueError, match="query contains NaN or infinity in 1 of its 20 rows"):
         _as_device_embeddings(torch.from_numpy(np.where(Q == Q[3, 2], np.inf, Q)), "query",
                               "cpu")
     with pytest.raises(ValueError, match="must be 2-D"):
         _as_device_embeddings(torch.zeros(3), "query", "cpu")
-    with pytest.raises(ValueError, match="similarity must be one of"):
-        _similarity_torch(Qt, Gt, "manhattan")
+    with pytest.raises(ValueError, match="'similarity' parameter"):
+        retrieval_metrics_at_k(Q, G, similarity="manhattan")
 
 
 def test_topk_metrics_on_cuda_equal_cpu():
@@ -486,7 +491,7 @@ def test_nan_labels_and_times_raise_by_default_and_omit_with_a_count():
         Z[keep], Z[keep], yi[keep], metrics="map", time=t[keep], time_window=1.0)["map"])
     with pytest.raises(ValueError, match="2 of 30 queries"):
         retrieval_metrics_at_k(Z, Z, y, y, k=3)
-    with pytest.raises(ValueError, match="nan_policy must be one of"):
+    with pytest.raises(ValueError, match="'nan_policy' parameter"):
         mean_average_precision(Z, Z, yi, yi, nan_policy="ignore")
 
 

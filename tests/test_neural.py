@@ -10,11 +10,14 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GridSearchCV
 from skorch.callbacks import Callback
 
+from _tiny import tiny
 from temporal_xmodal import CCACrossModal, SAMEmbedder, TempXNetEmbedder
 from temporal_xmodal.datasets import make_temporal_crossmodal
 from temporal_xmodal.losses import CategoryKDECorrelation, WordTopicCorrelation
 from temporal_xmodal.metrics import cross_modal_scores
 
+#: On top of the tiny settings: a network that learns the categories in a few epochs, and
+#: epochs enough for a best epoch to be chosen among them.
 SMALL = dict(embedding_dim=32, hidden_dim=64, max_epochs=6, batch_size=64)
 
 
@@ -27,9 +30,9 @@ def data():
 @pytest.mark.parametrize("cls", [SAMEmbedder, TempXNetEmbedder])
 def test_same_seed_same_embeddings_and_persistence(cls, data, tmp_path):
     X, y, X_te, _, n_img = data
-    a = cls(random_state=3, n_image_features=n_img, **SMALL).fit(X, y)
-    b = cls(random_state=3, n_image_features=n_img, **SMALL).fit(X, y)
-    c = cls(random_state=4, n_image_features=n_img, **SMALL).fit(X, y)
+    a = tiny(cls, random_state=3, n_image_features=n_img, **SMALL).fit(X, y)
+    b = tiny(cls, random_state=3, n_image_features=n_img, **SMALL).fit(X, y)
+    c = tiny(cls, random_state=4, n_image_features=n_img, **SMALL).fit(X, y)
     np.testing.assert_array_equal(a.transform(X_te), b.transform(X_te))
     assert not np.allclose(a.transform(X_te), c.transform(X_te))
     np.testing.assert_array_equal(pickle.loads(pickle.dumps(a)).transform(X_te),
@@ -55,7 +58,7 @@ def test_sam_learns_categories_and_beats_cca(data):
 
 def test_validation_selection_restores_best_epoch(data):
     X, y, _, _, n_img = data
-    sam = SAMEmbedder(random_state=0, n_image_features=n_img, **SMALL).fit(X, y)
+    sam = tiny(SAMEmbedder, n_image_features=n_img, **SMALL).fit(X, y)
     scores = sam.net_.history[:, "valid_map"]
     # the validation rows, drawn as in NeuralCrossModalEmbedder._split_rows
     rng = np.random.RandomState(0)
@@ -70,7 +73,7 @@ def test_best_epoch_and_a_convergence_warning_while_still_improving(data):
     X, y, _, _, n_img = data
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        sam = SAMEmbedder(random_state=0, n_image_features=n_img, **SMALL).fit(X, y)
+        sam = tiny(SAMEmbedder, n_image_features=n_img, **SMALL).fit(X, y)
     scores = np.asarray(sam.net_.history[:, "valid_map"])
     assert sam.best_epoch_ == int(np.argmax(scores)) + 1
     warned = [w for w in caught if issubclass(w.category, ConvergenceWarning)]
@@ -102,21 +105,21 @@ def test_early_stopping_and_patience(data):
     X, y, _, _, n_img = data
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a planned stop is no interruption (nor unconverged)
-        sam = SAMEmbedder(random_state=0, n_image_features=n_img, patience=1,
-                          **{**SMALL, "max_epochs": 40, "lr": 1e-12}).fit(X, y)
+        sam = tiny(SAMEmbedder, n_image_features=n_img, patience=1,
+                   **{**SMALL, "max_epochs": 40, "lr": 1e-12}).fit(X, y)
     assert len(sam.net_.history) < 40 and not sam.training_interrupted_
     assert sam.best_epoch_ < len(sam.net_.history)  # stopped early: no convergence warning
 
 
 def test_warm_start_continues_training(data):
     X, y, _, _, n_img = data
-    est = TempXNetEmbedder(random_state=0, n_image_features=n_img, warm_start=True, **SMALL)
+    est = tiny(TempXNetEmbedder, n_image_features=n_img, warm_start=True, **SMALL)
     est.fit(X, y)
     net = est.net_
     est.set_params(max_epochs=2).fit(X, y)
     assert est.net_ is net and len(net.history) == SMALL["max_epochs"] + 2
     assert est.best_epoch_ > SMALL["max_epochs"]  # kept from the continued fit's own epochs
-    cold = TempXNetEmbedder(random_state=0, n_image_features=n_img, **SMALL).fit(X, y)
+    cold = tiny(TempXNetEmbedder, n_image_features=n_img, **SMALL).fit(X, y)
     cold.fit(X, y)
     assert len(cold.net_.history) == SMALL["max_epochs"]
 
@@ -133,8 +136,8 @@ def test_callbacks_passthrough_and_verbose(data, capsys):
             self.epochs += 1
 
     counter = CountEpochs()
-    est = SAMEmbedder(random_state=0, n_image_features=n_img, callbacks=[counter],
-                      verbose=1, **{**SMALL, "max_epochs": 3}).fit(X, y)
+    est = tiny(SAMEmbedder, n_image_features=n_img, callbacks=[counter], verbose=1,
+               **{**SMALL, "max_epochs": 3}).fit(X, y)
     out = capsys.readouterr().out
     assert "train_loss" in out and "valid_map" in out and "alpha" in out
     assert dict(est.net_.callbacks_)["CountEpochs"] is counter and counter.epochs == 3
@@ -142,15 +145,15 @@ def test_callbacks_passthrough_and_verbose(data, capsys):
 
 def test_no_validation_split(data):
     X, y, _, _, n_img = data
-    est = TempXNetEmbedder(random_state=0, n_image_features=n_img, validation_fraction=0,
-                           **SMALL).fit(X, y)
+    est = tiny(TempXNetEmbedder, n_image_features=n_img, validation_fraction=0,
+               **SMALL).fit(X, y)
     assert "valid_map" not in est.net_.history[-1]
     assert est.best_epoch_ == SMALL["max_epochs"]  # the last epoch's weights
 
 
 def test_transform_image_and_text_ignore_time(data):
     X, y, X_te, _, n_img = data
-    est = TempXNetEmbedder(random_state=0, n_image_features=n_img, **SMALL).fit(X, y)
+    est = tiny(TempXNetEmbedder, n_image_features=n_img, **SMALL).fit(X, y)
     Z = est.transform(X_te)
     np.testing.assert_allclose(est.transform_image(X_te[:, :n_img], time=1e6), Z[:, :32])
     np.testing.assert_allclose(est.transform_text(X_te[:, n_img:-1]), Z[:, 32:])
@@ -170,19 +173,19 @@ def test_multilabel_training(data):
     X, _, X_te, _, n_img = data
     Xm, Y, info = make_temporal_crossmodal(600, multilabel=True, return_info=True,
                                            random_state=1)
-    est = SAMEmbedder(random_state=0, n_image_features=info.n_image_features, **SMALL)
+    est = tiny(SAMEmbedder, n_image_features=info.n_image_features, **SMALL)
     est.fit(Xm[:400], Y[:400])
     assert 0.3 < est.score(Xm[400:], Y[400:]) <= 1
 
 
 def test_grid_search_over_margin_and_temporal_parameters(data):
     X, y, _, _, n_img = data
-    tiny = {**SMALL, "max_epochs": 3, "hidden_dim": 32}
-    sam_search = GridSearchCV(SAMEmbedder(random_state=0, n_image_features=n_img, **tiny),
+    small = {**SMALL, "max_epochs": 3, "hidden_dim": 32}
+    sam_search = GridSearchCV(tiny(SAMEmbedder, n_image_features=n_img, **small),
                               {"margin": [0.2, 1.0]}, cv=2, n_jobs=2).fit(X, y)
     assert sam_search.best_params_["margin"] in (0.2, 1.0)
     assert np.isfinite(sam_search.cv_results_["mean_test_score"]).all()
-    tx_search = GridSearchCV(TempXNetEmbedder(random_state=0, n_image_features=n_img, **tiny),
+    tx_search = GridSearchCV(tiny(TempXNetEmbedder, n_image_features=n_img, **small),
                              {"bandwidth": [0.3, 1.0], "temporal_weight": [0.0, 5.0]},
                              cv=2, n_jobs=2).fit(X, y)
     assert set(tx_search.best_params_) == {"bandwidth", "temporal_weight"}
@@ -213,18 +216,17 @@ def test_tempxnet_beats_its_static_control_on_time_window_map():
 
 def test_tempxnet_correlation_given_as_object_is_cloned():
     X, y, info = make_temporal_crossmodal(300, return_info=True, random_state=0)
-    kw = dict(random_state=0, n_image_features=info.n_image_features, max_epochs=2,
-              hidden_dim=16, embedding_dim=8)
+    kw = dict(n_image_features=info.n_image_features)
     corr = CategoryKDECorrelation(bandwidth=0.5, n_grid=128)
-    by_object = TempXNetEmbedder(correlation=corr, **kw).fit(X, y)
-    by_name = TempXNetEmbedder(correlation="category", bandwidth=0.5, **kw)
+    by_object = tiny(TempXNetEmbedder, correlation=corr, **kw).fit(X, y)
+    by_name = tiny(TempXNetEmbedder, correlation="category", bandwidth=0.5, **kw)
     assert not hasattr(corr, "density_")  # the given object stays unfitted
     assert by_object.correlation_ is not corr and by_object.correlation_.n_grid == 128
     assert isinstance(by_name.fit(X, y).correlation_, CategoryKDECorrelation)
     assert by_name.correlation_.bandwidth == 0.5 and by_name.correlation_.n_grid == 512
-    default = TempXNetEmbedder(correlation="topic", **kw).fit(X, y).correlation_
+    default = tiny(TempXNetEmbedder, correlation="topic", **kw).fit(X, y).correlation_
     assert isinstance(default, WordTopicCorrelation) and default.bandwidth == 1.0
     with pytest.raises(ValueError, match="bandwidth"):
-        TempXNetEmbedder(correlation=corr, bandwidth=2.0, **kw).fit(X, y)
+        tiny(TempXNetEmbedder, correlation=corr, bandwidth=2.0, **kw).fit(X, y)
     with pytest.raises(ValueError, match="'correlation' parameter"):
-        TempXNetEmbedder(correlation="rec", **kw).fit(X, y)
+        tiny(TempXNetEmbedder, correlation="rec", **kw).fit(X, y)

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from skorch.callbacks import Callback
 
+from _tiny import tiny
 from temporal_xmodal import (
     BinnedProcrustesEmbedder,
     DiachronicEmbedder,
@@ -23,10 +24,10 @@ from temporal_xmodal import (
 from temporal_xmodal.datasets import make_temporal_crossmodal
 from temporal_xmodal.training import TrainingInterruptedWarning
 
-TINY = dict(hidden_dim=8, embedding_dim=4, max_epochs=3, batch_size=16, random_state=0,
-            n_image_features=5, validation_fraction=0.2)
-EXTRA = {SAMEmbedder: {}, TempXNetEmbedder: {}, DiachronicEmbedder: {"window": 0.2,
-                                                                     "time_dim": 4}}
+#: On top of the tiny settings: three epochs (the warm-start refits count them), a validation
+#: split, the 5 image columns of ``_data``.
+FIT = dict(max_epochs=3, n_image_features=5, validation_fraction=0.2)
+EXTRA = {SAMEmbedder: {}, TempXNetEmbedder: {}, DiachronicEmbedder: {"window": 0.2}}
 
 
 def _data(n=120, seed=0):
@@ -74,7 +75,7 @@ def _fit(model, X, y):
 @pytest.mark.parametrize("cls", [SAMEmbedder, TempXNetEmbedder, DiachronicEmbedder])
 def test_ctrl_c_in_the_first_epoch_with_validation_warns_and_leaves_a_usable_model(cls):
     X, y = _data()
-    model = cls(callbacks=[CtrlC()], warm_start=True, **EXTRA[cls], **TINY)
+    model = tiny(cls, callbacks=[CtrlC()], warm_start=True, **EXTRA[cls], **FIT)
     (message,) = _fit(model, X, y)  # no KeyError from the best-epoch lookup
     assert "during the first epoch of the fit (epoch 1), before its validation" in message
     assert "partial weights of that unfinished first epoch (best_epoch_ = 1)" in message
@@ -87,7 +88,7 @@ def test_ctrl_c_in_the_first_epoch_with_validation_warns_and_leaves_a_usable_mod
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a still-improving figure may warn; not the point
         model.fit(X, y)
-    assert not model.training_interrupted_ and len(history) == 1 + TINY["max_epochs"]
+    assert not model.training_interrupted_ and len(history) == 1 + FIT["max_epochs"]
     figures = [row["valid_map"] for row in history[1:]]
     assert model.best_epoch_ == 2 + int(np.argmax(figures))
     assert np.isfinite(model.transform(X)).all()
@@ -96,7 +97,7 @@ def test_ctrl_c_in_the_first_epoch_with_validation_warns_and_leaves_a_usable_mod
 def test_ctrl_c_in_the_first_epoch_of_a_warm_start_refit():
     X, y = _data()
     ctrl_c = CtrlC(epoch=4)  # the refit's first epoch: 3 epochs were fitted before
-    model = TempXNetEmbedder(callbacks=[ctrl_c], warm_start=True, **TINY)
+    model = tiny(TempXNetEmbedder, callbacks=[ctrl_c], warm_start=True, **FIT)
     assert not _fit(model, X, y) and not ctrl_c.fired_
     (message,) = _fit(model, X, y)
     assert "during the first epoch of this warm-start fit (epoch 4)" in message
@@ -106,8 +107,7 @@ def test_ctrl_c_in_the_first_epoch_of_a_warm_start_refit():
 
 def test_ctrl_c_in_a_later_epoch_keeps_the_best_finished_epoch():
     X, y = _data()
-    model = SAMEmbedder(callbacks=[CtrlC(epoch=3, batch=2)],
-                        **{**TINY, "max_epochs": 5})
+    model = tiny(SAMEmbedder, callbacks=[CtrlC(epoch=3, batch=2)], **{**FIT, "max_epochs": 5})
     (message,) = _fit(model, X, y)
     history = model.net_.history
     assert len(history) == 3 and "valid_map" not in history[-1]
@@ -119,8 +119,8 @@ def test_ctrl_c_in_a_later_epoch_keeps_the_best_finished_epoch():
 
 def test_ctrl_c_in_the_first_epoch_without_validation_says_so():
     X, y = _data()
-    model = DiachronicEmbedder(callbacks=[CtrlC(batch=2)], window=0.2, time_dim=4,
-                               **{**TINY, "validation_fraction": 0})
+    model = tiny(DiachronicEmbedder, callbacks=[CtrlC(batch=2)], window=0.2,
+                 **{**FIT, "validation_fraction": 0})
     (message,) = _fit(model, X, y)
     assert "during epoch 1" in message and "partial weights of the unfinished epoch 1" in message
     assert model.best_epoch_ == 1 and np.isfinite(model.transform(X)).all()
@@ -129,9 +129,9 @@ def test_ctrl_c_in_the_first_epoch_without_validation_says_so():
 def test_ctrl_c_in_the_first_epoch_of_a_neural_bin_with_validation():
     X, y = _data(240)
     ctrl_c = CtrlC()
-    base = TempXNetEmbedder(callbacks=[ctrl_c], **TINY)  # validation inside each bin
-    model = BinnedProcrustesEmbedder(base, bins=2, min_bin_size=40, init="independent",
-                                     random_state=0, n_image_features=5)
+    base = tiny(TempXNetEmbedder, callbacks=[ctrl_c], **FIT)  # validation inside each bin
+    model = tiny(BinnedProcrustesEmbedder, base_estimator=base, min_bin_size=40,
+                 init="independent", n_image_features=5)
     (message,) = _fit(model, X, y)  # one warning, the binned estimator's
     assert "after 1 of 2 time bins were fitted" in message
     assert model.training_interrupted_ and len(model.bin_estimators_) == 1
@@ -144,8 +144,8 @@ def test_a_warm_start_of_a_model_that_ignores_time_does_not_warn_about_time():
     """SAM ignores time: a warm start on later times extrapolates nothing, so no
     TimeRangeWarning (a time-aware model's warm start still warns, tests/test_time.py)."""
     X, y, info = make_temporal_crossmodal(200, random_state=0, return_info=True)
-    model = SAMEmbedder(n_image_features=info.n_image_features, embedding_dim=4, hidden_dim=8,
-                        max_epochs=1, random_state=0, warm_start=True).fit(X, y)
+    model = tiny(SAMEmbedder, n_image_features=info.n_image_features, max_epochs=1,
+                 warm_start=True).fit(X, y)
     X_later = X.copy()
     X_later[:, -1] += 50.0
     with warnings.catch_warnings(record=True) as caught:

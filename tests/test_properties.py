@@ -15,6 +15,7 @@ hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
+from _tiny import tiny  # noqa: E402
 from temporal_xmodal import (  # noqa: E402
     BinnedProcrustesEmbedder,
     CCACrossModal,
@@ -24,17 +25,17 @@ from temporal_xmodal import (  # noqa: E402
     TempXNetEmbedder,
 )
 
-TINY = dict(hidden_dim=4, embedding_dim=2, max_epochs=1, batch_size=4, random_state=0)
+#: Smaller than the tiny settings: the drawn data sets have 2 to 14 rows and 1 to 3 columns
+#: per modality.
+NET = dict(hidden_dim=4, embedding_dim=2, max_epochs=1, batch_size=4)
 ESTIMATORS = {
-    "CCA": lambda: CCACrossModal(n_components=1),
-    "SAM": lambda: SAMEmbedder(**TINY),
-    "TempXNet": lambda: TempXNetEmbedder(**TINY),
-    "Diachronic": lambda: DiachronicEmbedder(time_dim=2, **TINY),
-    "Binned": lambda: BinnedProcrustesEmbedder(CCACrossModal(n_components=1), bins=2,
-                                               min_bin_size=3),
-    "SCML": lambda: SequentialCrossModal(hidden_dim=4, embedding_dim=2, common_dim=2,
-                                         max_epochs=1, batch_size=4, n_memory=3,
-                                         n_meta_train=3, random_state=0),
+    "CCA": lambda: tiny(CCACrossModal, n_components=1),
+    "SAM": lambda: tiny(SAMEmbedder, **NET),
+    "TempXNet": lambda: tiny(TempXNetEmbedder, **NET),
+    "Diachronic": lambda: tiny(DiachronicEmbedder, time_dim=2, **NET),
+    "Binned": lambda: tiny(BinnedProcrustesEmbedder,
+                           base_estimator=tiny(CCACrossModal, n_components=1), min_bin_size=3),
+    "SCML": lambda: tiny(SequentialCrossModal, common_dim=2, n_memory=3, n_meta_train=3, **NET),
 }
 #: Words that a clear message uses to name the problem (one of them must appear).
 NAMED = ("NaN", "infinity", "infinite", "float32", "column", "class", "label", "sample",

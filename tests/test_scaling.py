@@ -10,14 +10,14 @@ from joblib import Parallel, delayed, parallel_config
 from sklearn.model_selection import GridSearchCV
 from threadpoolctl import threadpool_info
 
+from _tiny import tiny
 from temporal_xmodal import BinnedProcrustesEmbedder, CCACrossModal, DiachronicEmbedder
 from temporal_xmodal._parallel import limit_worker_threads, worker_threads
 from temporal_xmodal.datasets import make_temporal_crossmodal
 from temporal_xmodal.metrics import cross_modal_scores, mean_average_precision
 from temporal_xmodal.training import BatchIterator, RetrievalScoring, make_dataset
 
-TINY = dict(hidden_dim=16, time_dim=8, embedding_dim=8, batch_size=32, device="cpu",
-            random_state=0)
+CPU = dict(device="cpu")  # on top of the tiny settings: thread counts are the CPU's
 
 
 @pytest.fixture(scope="module")
@@ -62,8 +62,8 @@ def test_fit_trains_on_the_callers_float32_features_without_a_copy(data):
         def on_epoch_begin(self, net, dataset_train=None, dataset_valid=None, **kwargs):
             seen.update(train=dataset_train, valid=dataset_valid)
 
-    DiachronicEmbedder(max_epochs=1, validation_fraction=0.25, n_image_features=n_img,
-                       callbacks=[Inspect()], **TINY).fit(X, y)
+    tiny(DiachronicEmbedder, max_epochs=1, validation_fraction=0.25, n_image_features=n_img,
+         callbacks=[Inspect()], **CPU).fit(X, y)
     train, valid = seen["train"], seen["valid"]
     for dataset in (train, valid):
         assert np.shares_memory(dataset.X["image"].numpy(), X)
@@ -143,8 +143,8 @@ def test_fits_in_threading_workers_run_single_threaded_and_restore(data):
     both_inside = threading.Barrier(2)
 
     def fit(seed):
-        est = DiachronicEmbedder(max_epochs=1, validation_fraction=0, n_image_features=n_img,
-                                 **{**TINY, "random_state": seed})
+        est = tiny(DiachronicEmbedder, max_epochs=1, validation_fraction=0,
+                   n_image_features=n_img, random_state=seed, **CPU)
         fit_net = est._fit_net
 
         def recording(*args):
@@ -179,8 +179,8 @@ def test_gridsearch_on_threads_is_reproducible(data):
     """Concurrent fits in threads draw dropout and time dropout from their own generators and
     initialise one at a time, so threading gives the sequential scores, bit for bit."""
     X, y, n_img = data
-    est = DiachronicEmbedder(max_epochs=2, validation_fraction=0, n_image_features=n_img,
-                             dropout=0.3, time_dropout=0.5, **TINY)
+    est = tiny(DiachronicEmbedder, max_epochs=2, validation_fraction=0, n_image_features=n_img,
+               dropout=0.3, time_dropout=0.5, **CPU)
     grid = {"window": [0.5, 3.0], "lr": [5e-3, 2e-2]}
     with limit_worker_threads(1):  # the workers' thread count: same arithmetic
         reference = GridSearchCV(est, grid, cv=2, n_jobs=1).fit(X, y)
@@ -215,8 +215,8 @@ def dask_client():
 
 def test_gridsearch_on_dask_matches_sequential(data, dask_client):
     X, y, n_img = data
-    est = DiachronicEmbedder(max_epochs=2, validation_fraction=0, n_image_features=n_img,
-                             **TINY)
+    est = tiny(DiachronicEmbedder, max_epochs=2, validation_fraction=0, n_image_features=n_img,
+               **CPU)
     grid = {"window": [0.5, 3.0], "lr": [5e-3, 2e-2]}
     with limit_worker_threads(1):  # the workers' thread count: same arithmetic
         reference = GridSearchCV(est, grid, cv=2, n_jobs=1).fit(X, y)
@@ -230,9 +230,9 @@ def test_gridsearch_on_dask_matches_sequential(data, dask_client):
 
 def test_binned_per_bin_fits_on_dask_match_sequential(data, dask_client):
     X, y, n_img = data
-    kwargs = dict(bins=3, min_bin_size=40, random_state=0, n_image_features=n_img)
-    sequential = BinnedProcrustesEmbedder(CCACrossModal(n_components=4), **kwargs).fit(X, y)
+    kwargs = dict(base_estimator=tiny(CCACrossModal, n_components=4), bins=3, min_bin_size=40,
+                  n_image_features=n_img)
+    sequential = tiny(BinnedProcrustesEmbedder, **kwargs).fit(X, y)
     with parallel_config(backend="dask"):
-        on_dask = BinnedProcrustesEmbedder(CCACrossModal(n_components=4), n_jobs=2,
-                                           **kwargs).fit(X, y)
+        on_dask = tiny(BinnedProcrustesEmbedder, n_jobs=2, **kwargs).fit(X, y)
     np.testing.assert_allclose(on_dask.transform(X), sequential.transform(X), atol=1e-10)

@@ -12,6 +12,7 @@ import pytest
 import torch
 
 from _device_guard import HostSyncs
+from _tiny import tiny
 from temporal_xmodal import CCACrossModal, DiachronicEmbedder
 from temporal_xmodal.datasets import make_temporal_crossmodal
 from temporal_xmodal.search import (
@@ -62,7 +63,7 @@ def test_ties_are_ordered_by_index_and_k_is_capped():
 
 def _gpu_plan(monkeypatch):
     """Make topk_torch plan as on a CUDA device while the tensors stay on the CPU."""
-    from temporal_xmodal.search import _topk
+    from temporal_xmodal.metrics import _scan_topk as _topk
 
     real = _topk._plan
     monkeypatch.setattr(_topk, "_plan", lambda n_q, n_g, itemsize, wm, device:
@@ -113,7 +114,7 @@ def test_gpu_plan_equals_brute_force_on_continuous_scores(monkeypatch, dtype):
 
 
 def test_search_plans_by_device():
-    from temporal_xmodal.search._topk import _plan, block_sizes
+    from temporal_xmodal.metrics._scan_topk import _plan, block_sizes
 
     # CPU: today's cache-sized blocks and threshold pruning
     assert _plan(10_000, 10**6, 4, None, "cpu") == (*block_sizes(10_000, 10**6, 4, None), True)
@@ -129,7 +130,7 @@ def test_search_plans_by_device():
 @pytest.mark.parametrize("device", ["cpu", "meta"])
 def test_gpu_plan_scan_makes_one_host_sync(device):
     # meta tensors hold no data: nonzero or .item() anywhere but the final check would fail
-    from temporal_xmodal.search._topk import _topk_dense
+    from temporal_xmodal.metrics._scan_topk import _topk_dense
 
     Q = torch.randn(300, 8).to(device)
     G = torch.randn(1000, 8).to(device)
@@ -185,13 +186,13 @@ def test_cosine_similarity_and_bad_arguments():
     _, idx = search_embeddings(Q, G, k=3, similarity="cosine")
     Gn = G / np.linalg.norm(G, axis=1, keepdims=True)
     np.testing.assert_array_equal(idx, _brute(Q, Gn, 3)[1])
-    with pytest.raises(ValueError, match="k must be a positive int"):
+    with pytest.raises(ValueError, match="'k' parameter"):
         search_embeddings(Q, G, k=0)
     with pytest.raises(ValueError, match="differ in dimension: 4 vs 3"):
         search_embeddings(Q, G[:, :3])
     with pytest.raises(ValueError, match="gallery contains NaN or infinity in 1 of its 50 rows"):
         search_embeddings(Q, np.where(np.arange(50)[:, None] == 7, np.nan, G))
-    with pytest.raises(ValueError, match="backend must be one of"):
+    with pytest.raises(ValueError, match="'backend' parameter"):
         search_embeddings(Q, G, backend="annoy")
 
 
@@ -255,16 +256,15 @@ def test_index_validation(cca_data):
         CrossModalIndex(est).fit(X_txt, payload=["a", "b", "c"])
     with pytest.raises(ValueError, match="modality"):
         CrossModalIndex(est, modality="audio").fit(X_txt)
-    with pytest.raises(ValueError, match="k must be a positive int"):
+    with pytest.raises(ValueError, match="'k' parameter"):
         CrossModalIndex(est).fit(X_txt).search(X_img[:2], k=0)
 
 
 @pytest.fixture(scope="module")
 def diachronic_data():
     X, y, info = make_temporal_crossmodal(300, return_info=True, random_state=1)
-    est = DiachronicEmbedder(n_image_features=info.n_image_features, hidden_dim=16,
-                             embedding_dim=8, time_dim=4, max_epochs=1, random_state=0,
-                             lr=1e-2, time_dropout=0.0)
+    est = tiny(DiachronicEmbedder, n_image_features=info.n_image_features, max_epochs=1,
+               lr=1e-2, time_dropout=0.0)
     with torch.random.fork_rng():
         est.fit(X, y)
     n_img = info.n_image_features

@@ -13,14 +13,14 @@ from torch.nn import functional as F
 
 from temporal_xmodal import SequentialCrossModal
 from temporal_xmodal.datasets import make_temporal_crossmodal
-from temporal_xmodal.estimators._sequential import TrainingInterruptedWarning
 from temporal_xmodal.losses.classification import ClassificationLoss, classification_loss
 from temporal_xmodal.metrics import mean_average_precision
 from temporal_xmodal.nn.sequential import MetaLearner, SequentialNet, preprocess_gradients
-from temporal_xmodal.training._sequential import (
+from temporal_xmodal.training import (
     LearnedOptimizerNet,
     ModalityPoolIterator,
     ModalityPools,
+    TrainingInterruptedWarning,
 )
 
 #: small and fast; same stages as the defaults
@@ -68,9 +68,9 @@ def test_meta_learner_starts_with_zero_updates():
     assert torch.count_nonzero(g) == 0
 
 
-def test_unified_model_parameter_count_matches_spec():
+def test_unified_model_parameter_count_matches_the_wiki_architecture():
     net = SequentialNet(4096, 10, hidden_dim=4096, embedding_dim=64, n_classes=10)
-    # spec §A.2 sanity check: 16,512 + 8,256 + 650 = 25,418 parameters θ
+    # S of the Wikipedia setting (Song & Tan, Table 1): 16,512 + 8,256 + 650 = 25,418 θ
     assert sum(p.numel() for p in net.unified.parameters()) == 25418
 
 
@@ -278,6 +278,8 @@ def test_same_seed_gives_the_same_codes_and_class_probabilities_are_valid(data):
     assert proba.shape == (len(X_te), len(a.classes_))
     with pytest.raises(ValueError, match="columns"):
         a.class_probabilities(X_te[:, :d], "text")
+    with pytest.raises(ValueError, match="'modality'.*'audio'"):
+        a.class_probabilities(X_te[:, :d], "audio")
 
 
 def test_bad_modality_order_is_rejected(data):

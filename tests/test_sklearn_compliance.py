@@ -5,6 +5,7 @@ Expected failures are listed per estimator with the reason.
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from _tiny import tiny
 from temporal_xmodal import (
     BinnedProcrustesEmbedder,
     CCACrossModal,
@@ -15,17 +16,14 @@ from temporal_xmodal import (
 )
 
 #: Small networks and few epochs keep the checks fast; behaviour is unchanged.
-_TINY = dict(max_epochs=2, embedding_dim=4, hidden_dim=8, batch_size=16, random_state=0)
-
 ESTIMATORS = [
     CCACrossModal(),
-    SAMEmbedder(**_TINY),
-    TempXNetEmbedder(**_TINY),
-    DiachronicEmbedder(time_dim=4, **_TINY),
-    BinnedProcrustesEmbedder(CCACrossModal(n_components=1), bins=3),
-    BinnedProcrustesEmbedder(TempXNetEmbedder(**_TINY), bins=3, random_state=0),
-    SequentialCrossModal(max_epochs=2, embedding_dim=4, hidden_dim=8, common_dim=4,
-                         batch_size=16, n_memory=10, n_meta_train=10, random_state=0),
+    tiny(SAMEmbedder),
+    tiny(TempXNetEmbedder),
+    tiny(DiachronicEmbedder),
+    tiny(BinnedProcrustesEmbedder, base_estimator=tiny(CCACrossModal, n_components=1), bins=3),
+    tiny(BinnedProcrustesEmbedder, base_estimator=tiny(TempXNetEmbedder), bins=3),
+    tiny(SequentialCrossModal),
 ]
 
 _FLOAT32 = (

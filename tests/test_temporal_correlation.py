@@ -1,4 +1,4 @@
-"""Tests of the temporal correlation functions f_t (spec tempxnet.md §2, eqs 4.12-4.16)."""
+"""Tests of the temporal correlation functions f_t (Semedo, thesis, Eqs. 4.12-4.16)."""
 
 import math
 import pickle
@@ -50,7 +50,7 @@ def test_recency_exact_values():
 
 def test_recency_default_bandwidth_one_day_apart():
     F = RecencyCorrelation().fit(np.array([3.0, 4.0])).batch_matrix(torch.tensor([3.0, 4.0]))
-    assert F[0, 1].item() == pytest.approx(math.exp(-1 / 0.3), rel=1e-6)  # ≈ 0.036 (spec §2.1)
+    assert F[0, 1].item() == pytest.approx(math.exp(-1 / 0.3), rel=1e-6)  # ≈ 0.036 (thesis, Eq. 4.12)
 
 
 def test_recency_symmetric_and_bounded():
@@ -331,7 +331,7 @@ def test_topic_shape_errors(word_data):
 def test_defaults_and_sklearn_protocol(two_bursts):
     time, labels = two_bursts
     r, c, w = RecencyCorrelation(), CategoryKDECorrelation(), WordTopicCorrelation()
-    assert r.get_params() == {"bandwidth": 0.3}  # the thesis' bandwidths (spec §4)
+    assert r.get_params() == {"bandwidth": 0.3}  # the thesis' bandwidths
     assert c.get_params() == {"bandwidth": 1.0, "normalisation": "max", "n_grid": 512}
     assert w.get_params() == {"bandwidth": 1.0, "aggregation": "product", "normalisation": "max",
                               "n_grid": 256}

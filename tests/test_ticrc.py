@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from conftest import DATA_DIR
 
-from temporal_xmodal.datasets._ticrc import fractional_year, load_ticrc, ticrc_training_pairs
+from temporal_xmodal.datasets import fractional_year, load_ticrc, ticrc_training_pairs
 
 TICRC = DATA_DIR / "ticrc"
 SIZES = {"train": 675, "train2": 2054}
@@ -28,7 +28,7 @@ def test_real_split(real_ticrc, split):
     assert len(data.picture_paths) == len(data.captions) == n
     assert data.dates.dtype == np.dtype("datetime64[D]") and data.dates.shape == (n,)
     assert data.time.dtype == np.float64
-    # spec §B.3: training years span 1853–1922
+    # the training years span 1853–1922
     assert 1853 <= data.time.min() and data.time.max() < 1923
     assert data.target.dtype == np.int64 and data.target.min() >= 0
     assert data.target.max() < n
@@ -127,7 +127,7 @@ def test_bad_date(tmp_path, bad):
 
 
 def test_compact_date_accepted(tmp_path):
-    # the README's YYYYMMDD (spec ambiguity B-4)
+    # the challenge README's YYYYMMDD
     _make_split(tmp_path, in_rows=["a.png\t19000101", "b.png\t1901-06-15"])
     assert str(load_ticrc(tmp_path, "train").dates[0]) == "1900-01-01"
 

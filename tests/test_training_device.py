@@ -8,6 +8,7 @@ import pytest
 import torch
 from skorch.callbacks import Callback
 
+from _tiny import tiny
 from temporal_xmodal import SAMEmbedder
 from temporal_xmodal.datasets import make_temporal_crossmodal
 from temporal_xmodal.nn.dropout import _M32, _mix_int, keep_mask
@@ -76,8 +77,7 @@ class _BatchLossTypes(Callback):
 def test_batch_losses_stay_on_the_device_until_the_epoch_ends():
     X, y, info = make_temporal_crossmodal(300, random_state=0, return_info=True)
     spy = _BatchLossTypes()
-    est = SAMEmbedder(n_image_features=info.n_image_features, embedding_dim=8, hidden_dim=16,
-                      max_epochs=2, batch_size=64, random_state=0, callbacks=[spy]).fit(X, y)
+    est = tiny(SAMEmbedder, n_image_features=info.n_image_features, callbacks=[spy]).fit(X, y)
     assert spy.during and all(torch.is_tensor(v) and v.dim() == 0 for v in spy.during)
     for row in est.net_.history:
         batches = row["batches"]

@@ -12,6 +12,8 @@
 The evaluation of one fitted estimator is
 :func:`temporal_xmodal.evaluation.evaluate_estimator`; the command line is
 :mod:`temporal_xmodal.cli`.
+
+Read more in the user guide: docs/index.md.
 """
 
 from ..evaluation.report import TEMPORAL_KEYS, evaluate_estimator, evaluate_undated

@@ -9,9 +9,9 @@
     own train/test split; undated (time = 0), so the temporal protocols are n/a.
 ``ticrc``
     TICRC newspaper pictures
-    (:func:`~temporal_xmodal.datasets._ticrc.ticrc_features`: ``train`` + 80 %
+    (:func:`~temporal_xmodal.datasets._ticrc_features.ticrc_features`: ``train`` + 80 %
     of ``train2`` to fit, the other 20 % held out); captions are undated
-    (:mod:`temporal_xmodal.evaluation.undated`); time in years.
+    (:func:`temporal_xmodal.evaluation.evaluate_undated`); time in years.
 
 Every loader returns the ``(X_image, X_text, time)`` blocks of both splits
 along with X, so that callers (the constant-time controls, the references)
@@ -23,10 +23,13 @@ from pathlib import Path
 
 import numpy as np
 from sklearn.utils import Bunch
+from sklearn.utils._param_validation import StrOptions, validate_params
 
-from .._layout import split_blocks, split_time_column, stack_modalities
+from .._layout import split_blocks, split_time_column
+from .._stacking import stack_modalities
+from .._validation import CountInterval, RealInterval
 from ..datasets import load_wiki, make_temporal_crossmodal
-from ..datasets._ticrc import ticrc_features
+from ..datasets._ticrc_features import ticrc_features
 
 __all__ = ["DATASETS", "DEMO_WORLD", "MIN_SAMPLES", "default_data_dir", "load_comparison_data",
            "synthetic_split", "with_constant_time"]
@@ -38,8 +41,7 @@ DATASETS = ("synthetic", "wiki", "ticrc")
 #: (``drift=0``), so that nothing in a routine caption tells its era but its date.  With
 #: the generator's default ``drift=1`` the style rotates by 90° over the span and dates
 #: every caption: a well-trained static model reads the era off the wording and undoes
-#: the meaning shift by itself (Diachronic at Adam lr 1e-3, seed 0: 0.851 mAP with time,
-#: 0.848 with a constant time), so that world cannot show what time buys.
+#: the meaning shift by itself (docs/index.md), so that world cannot show what time buys.
 DEMO_WORLD = {"drift": 0.0}
 #: Fewest items (train + test) a comparison accepts: below this the test split has
 #: a handful of items per class and time bin, and the figures are noise.
@@ -51,6 +53,8 @@ def default_data_dir():
 
     The relative default is resolved against the current directory (the
     layout of a checkout next to the shared data).
+
+    Read more in the user guide: docs/index.md.
 
     Returns
     -------
@@ -88,14 +92,25 @@ def _blocks(X, n_image_features):
             np.asarray(time, dtype=np.float64))
 
 
+@validate_params(
+    {"n_samples": [CountInterval(1, None)],
+     "test_fraction": [RealInterval(0, 1, closed="neither")],
+     "random_state": [CountInterval(0, None)]},
+    prefer_skip_nested_validation=False,  # **world is checked by make_temporal_crossmodal
+)
 def synthetic_split(n_samples=3000, test_fraction=0.3, random_state=0, **world):
     """The embedded default data set, split at random into train and test.
+
+    Read more in the user guide: docs/index.md.
 
     Parameters
     ----------
     n_samples : int, default=3000
+        Items, train + test.
     test_fraction : float, default=0.3
+        Probability of an item being in the test split.
     random_state : int, default=0
+        Seed of the generator and of the split.
     **world
         Parameters of :func:`~temporal_xmodal.datasets.make_temporal_crossmodal`
         overriding :data:`DEMO_WORLD` (e.g. ``meaning_shift=0`` for the static
@@ -106,7 +121,8 @@ def synthetic_split(n_samples=3000, test_fraction=0.3, random_state=0, **world):
     X_train, y_train, X_test, y_test : arrays
     n_image_features : int
     time_window : float
-        5 % of the time span (time-axis units), the window of t-mAP@50.
+        5 % of the time span (in the units of the time column), the window
+        of t-mAP@50.
     """
     X, y, info = make_temporal_crossmodal(n_samples, return_info=True,
                                           random_state=random_state,
@@ -130,11 +146,17 @@ def _subset(n_total, n_train, n_samples, rng):
 def with_constant_time(blocks, value=0.0):
     """X rebuilt from its blocks with the time column replaced by a constant.
 
+    The input of an estimator's constant-time control.
+
+    Read more in the user guide: docs/index.md.
+
     Parameters
     ----------
     blocks : tuple (X_image, X_text, time)
+        The blocks of one split.
     value : float, default=0.0
-        The constant (time-axis units; only differences matter to the models).
+        The constant, on the time axis (only differences matter to the
+        models).
 
     Returns
     -------
@@ -144,13 +166,22 @@ def with_constant_time(blocks, value=0.0):
     return stack_modalities(X_image, X_text, float(value))
 
 
+@validate_params(
+    {"dataset": [StrOptions(set(DATASETS))], "data_dir": [str, os.PathLike, None],
+     "n_samples": [CountInterval(1, None), None], "random_state": [CountInterval(0, None)],
+     "cache_dir": [str, os.PathLike, None], "progress": ["boolean"]},
+    prefer_skip_nested_validation=True,
+)
 def load_comparison_data(dataset="synthetic", *, data_dir=None, n_samples=None, random_state=0,
                          cache_dir=None, progress=True):
     """Training and test data of ``compare --dataset``, ready for the estimators.
 
+    Read more in the user guide: docs/index.md.
+
     Parameters
     ----------
     dataset : {"synthetic", "wiki", "ticrc"}, default="synthetic"
+        The data set.
     data_dir : str, Path or None, default=None
         Folder holding ``wiki/`` and ``ticrc/`` (``None``: :func:`default_data_dir`).
     n_samples : int or None, default=None
@@ -172,9 +203,9 @@ def load_comparison_data(dataset="synthetic", *, data_dir=None, n_samples=None, 
     data : sklearn.utils.Bunch
         ``X_train``, ``y_train``, ``X_test``, ``y_test``, ``blocks_train`` and
         ``blocks_test`` (``(X_image, X_text, time)`` of each split),
-        ``n_image_features``, ``time_window`` (the estimators' time scale,
-        time-axis units; ``None``: the estimators' own defaults), ``eval_window`` (t-mAP@50 window; ``None`` when
-        undated), ``dated`` (the training times are not all equal),
+        ``n_image_features``, ``time_window`` (the estimators' time scale, on
+        the time axis; ``None``: the estimators' own defaults),
+        ``eval_window`` (t-mAP@50 window; ``None`` when undated), ``dated`` (the training times are not all equal),
         ``protocol`` (``"labels"`` or ``"undated"``), ``description`` and
         ``extra`` (JSON-ready details); ticrc also ``test_picture_paths``.
 
@@ -186,8 +217,6 @@ def load_comparison_data(dataset="synthetic", *, data_dir=None, n_samples=None, 
     ValueError
         Unknown ``dataset``.
     """
-    if dataset not in DATASETS:
-        raise ValueError(f"Unknown dataset {dataset!r}; available: {', '.join(DATASETS)}.")
     if dataset == "synthetic":
         X_tr, y_tr, X_te, y_te, n_img, window = synthetic_split(
             3000 if n_samples is None else n_samples, random_state=random_state)

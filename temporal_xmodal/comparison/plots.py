@@ -5,10 +5,12 @@ The per-bin breakdown of dated data is drawn by
 panels specific to the comparison.
 """
 
-import numpy as np
+import os
 
-from ..evaluation.plotting import plot_per_bin_map
-from ..evaluation.protocols import ResultTable
+import numpy as np
+from sklearn.utils._param_validation import validate_params
+
+from ..evaluation import ResultTable, plot_per_bin_map
 from .table import COLUMNS, is_na
 
 __all__ = ["plot_results"]
@@ -96,11 +98,19 @@ def _delta_time_panel(ax, rows, score_label):
     ax.set_title("Δ-time (what time buys)")
 
 
+@validate_params(
+    {"rows": [list], "path": [str, os.PathLike], "columns": ["array-like"],
+     "references": [dict, None], "category_names": ["array-like", None],
+     "delta_label": [str]},
+    prefer_skip_nested_validation=True,
+)
 def plot_results(rows, path, *, columns=COLUMNS, references=None, category_names=None,
                  delta_label="mAP"):
     """Write the comparison figure: retrieval bars, breakdown, Δ-time and fit-time panels.
 
     Columns that are n/a for every estimator are left out of the bars.
+
+    Read more in the user guide: docs/index.md.
 
     Parameters
     ----------
@@ -109,6 +119,7 @@ def plot_results(rows, path, *, columns=COLUMNS, references=None, category_names
     path : str or Path
         PNG file to write.
     columns : sequence of (key, header, format), default=COLUMNS
+        The table's columns: :data:`COLUMNS` or :data:`UNDATED_COLUMNS`.
     references : dict of str -> float, optional
         Horizontal reference lines (e.g. random MRR) on the first two panels.
     category_names : sequence of str, optional

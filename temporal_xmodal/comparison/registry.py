@@ -9,6 +9,8 @@ constant-time control of every estimator whose ``time_use`` is not ``"none"``.
 
 from collections import namedtuple
 
+from sklearn.utils._param_validation import HasMethods, validate_params
+
 from ..estimators import (
     BinnedProcrustesEmbedder,
     CCACrossModal,
@@ -17,7 +19,8 @@ from ..estimators import (
     SequentialCrossModal,
     TempXNetEmbedder,
 )
-from ..estimators._binned import default_base_estimator
+from ..estimators.binned import default_base_estimator
+from .._validation import CountInterval, RealInterval
 from ..time import time_use
 
 __all__ = ["DATASET_PARAMS", "DATASET_TRAINING", "Entry", "NOT_APPLICABLE",
@@ -25,9 +28,7 @@ __all__ = ["DATASET_PARAMS", "DATASET_TRAINING", "Entry", "NOT_APPLICABLE",
 
 #: Training recipe per data set, set on every estimator having these parameters
 #: (nested ones included).  Empty: every estimator trains at its own defaults on
-#: every data set.  (TICRC used to force Adam at lr 1e-4 on all of them, from when
-#: the defaults were the papers' SGD at lr 5e-3, which collapses there; it held
-#: TempXNet at 0.137 held-out MRR against 0.183 at its default lr 1e-3.)
+#: every data set (docs/index.md gives the measurements behind that choice).
 DATASET_TRAINING = {}
 #: Parameters of one estimator per data set, by display name.
 DATASET_PARAMS = {
@@ -35,7 +36,7 @@ DATASET_PARAMS = {
     # SCML trains a classifier with SGD (its stages are not the two-tower recipe).
     # Diachronic trains at its defaults: with the checkpoint chosen by validation mAP, the
     # paper's own-time loss does as well as same-time negatives (``same_time_anchors=64``)
-    # at a third of the fit time (3 seeds, held-out MRR 0.180 against 0.177).
+    # at a third of the fit time.
     "ticrc": {"SCML": {"lr": 0.01}},
 }
 
@@ -44,15 +45,28 @@ DATASET_PARAMS = {
 NOT_APPLICABLE = {
     "ticrc": {"SCML": "it learns from shared class labels only, with no image–text pairing, "
                       "and TICRC's labels are the pairs, so every held-out caption is a class "
-                      "it never saw: its ranking is at chance by construction (held-out MRR "
-                      "0.017, random 0.016; `benchmarks/bench_ticrc_all.py` measures it)"},
+                      "it never saw: its ranking is at chance by construction "
+                      "(`benchmarks/bench_ticrc_all.py` measures it)"},
 }
 
 #: One compared estimator: how it uses time (``"none"``, ``"training"``,
 #: ``"inference"``, read from the estimator) and the unfitted estimator.
 Entry = namedtuple("Entry", ["time_use", "estimator"])
+Entry.__doc__ = """One compared estimator: how it uses time and the unfitted estimator.
+
+Read more in the user guide: docs/index.md.
+"""
 
 
+_REGISTRY_CONSTRAINTS = {
+    "n_image_features": [CountInterval(1, None)],
+    "random_state": ["random_state"],
+    "time_window": [RealInterval(0, None, closed="neither"), None],
+    "dataset": [str],
+}
+
+
+@validate_params(_REGISTRY_CONSTRAINTS, prefer_skip_nested_validation=True)
 def estimator_registry(n_image_features, random_state=0, time_window=1.0, dataset="synthetic"):
     """The compared estimators with how each uses time, by display name.
 
@@ -61,6 +75,8 @@ def estimator_registry(n_image_features, random_state=0, time_window=1.0, datase
     :data:`DATASET_TRAINING` (recipe shared by the neural estimators) and
     :data:`DATASET_PARAMS` (per estimator).
 
+    Read more in the user guide: docs/index.md.
+
     Parameters
     ----------
     n_image_features : int
@@ -68,10 +84,11 @@ def estimator_registry(n_image_features, random_state=0, time_window=1.0, datase
     random_state : int, default=0
         Seed for the stochastic estimators.
     time_window : float or None, default=1.0
-        Time scale of the data, in the units of the time axis (years for the
-        real data sets): the Diachronic window (decay = 1 / window); ``None``: the estimator's defaults.
+        Time scale of the data, a number in the estimators' ``time_unit``
+        (years for the real data sets): the Diachronic window (decay = 1 /
+        window); ``None``: the estimator's defaults.
     dataset : str, default="synthetic"
-        Key of the data-set specific settings.
+        Key of the data-set specific settings (any other name: none).
 
     Returns
     -------
@@ -100,19 +117,20 @@ def estimator_registry(n_image_features, random_state=0, time_window=1.0, datase
     return registry
 
 
+@validate_params(_REGISTRY_CONSTRAINTS, prefer_skip_nested_validation=True)
 def default_estimators(n_image_features, random_state=0, time_window=1.0, dataset="synthetic"):
     """The estimators compared by default, by display name.
 
+    The unfitted estimators of :func:`estimator_registry`, without their
+    ``time_use``.
+
+    Read more in the user guide: docs/index.md.
+
     Parameters
     ----------
-    n_image_features : int
-        Leading image columns of X.
-    random_state : int, default=0
-        Seed for the stochastic estimators.
-    time_window : float or None, default=1.0
-        Time scale of the data (time-axis units): the Diachronic window; ``None``: the estimator's defaults.
-    dataset : str, default="synthetic"
-        Key of the data-set specific settings (see :func:`estimator_registry`).
+    n_image_features, random_state, time_window, dataset
+        As in :func:`estimator_registry` (``time_window`` a number in the
+        estimators' ``time_unit``).
 
     Returns
     -------
@@ -122,6 +140,8 @@ def default_estimators(n_image_features, random_state=0, time_window=1.0, datase
     return {name: entry.estimator for name, entry in registry.items()}
 
 
+@validate_params({"estimator": [HasMethods(["get_params", "set_params"])]},
+                 prefer_skip_nested_validation=True)
 def set_matching_params(estimator, **params):
     """Set each parameter on every (nested) parameter of the estimator with that name.
 
@@ -129,9 +149,13 @@ def set_matching_params(estimator, **params):
     ``base_estimator__max_epochs``; names the estimator does not have are
     skipped.
 
+    Read more in the user guide: docs/index.md.
+
     Parameters
     ----------
     estimator : estimator
+        Any scikit-learn estimator (a meta-estimator's nested parameters
+        included).
     **params
         Parameter name (without ``__`` prefix) → value.
 

@@ -10,35 +10,47 @@ is ``python -m temporal_xmodal compare``: data, fits, table, JSON and plots.
 """
 
 import json
+import os
 import time
 import warnings
 from contextlib import contextmanager
 from functools import partial
+from numbers import Integral
 from pathlib import Path
 
 import numpy as np
 from joblib import Parallel, delayed
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 
-from ..binning import TimeBinWarning
+from ..time import TimeBinWarning
 from ..evaluation.report import evaluate_estimator, evaluate_undated
-from ..evaluation.undated import counterpart_reciprocal_ranks, date_prior_scores, random_mrr
+from ..estimators import date_prior_scores
+from ..metrics import counterpart_reciprocal_ranks, random_mrr
 from ..time import time_use
-from .data import load_comparison_data, with_constant_time
+from .._validation import CountInterval, RealInterval
+from .data import DATASETS, load_comparison_data, with_constant_time
 from .plots import plot_results
 from .registry import NOT_APPLICABLE, estimator_registry, set_matching_params
 from .table import COLUMNS, DELTA_TIME_SCORE, UNDATED_COLUMNS, format_table
 
 __all__ = ["DATE_PRIOR", "compare", "run_compare", "undated_references"]
 
-#: Honest date-only baseline of the undated protocol (see ``date_prior_scores``).
+#: Honest date-only baseline of the undated protocol (see ``date_prior_scores``):
+#: neighbours and kernel bandwidth in years.
 DATE_PRIOR = {"n_neighbors": 25, "bandwidth": 2.0}
 _PROTOCOLS = ("labels", "undated")
+#: ``n_jobs`` of joblib: a positive number of workers, or a negative count from the cores.
+_N_JOBS = [Interval(Integral, None, -1, closed="right"), CountInterval(1, None), None]
 
 
+@validate_params({"blocks_train": [tuple], "blocks_test": [tuple]},
+                 prefer_skip_nested_validation=True)
 def undated_references(blocks_train, blocks_test):
     """Reference MRRs of the undated protocol: random and honest date-only rankings.
+
+    Read more in the user guide: docs/evaluation.md.
 
     Parameters
     ----------
@@ -50,7 +62,7 @@ def undated_references(blocks_train, blocks_test):
     -------
     references : dict
         ``random`` (E[MRR] of a random ranking) and ``date_prior`` (picture →
-        caption MRR of :func:`~temporal_xmodal.evaluation.undated.date_prior_scores`
+        caption MRR of :func:`~temporal_xmodal.estimators.date_prior_scores`
         with :data:`DATE_PRIOR`).
     """
     _, text_train, t_train = blocks_train
@@ -107,25 +119,52 @@ def _keyed_fit_evaluate(key, *args):
     return key, _fit_evaluate(*args)
 
 
+@validate_params(
+    {
+        "estimators": [dict],
+        "X_train": ["array-like"],
+        "y_train": ["array-like", None],
+        "X_test": ["array-like"],
+        "y_test": ["array-like", None],
+        "time_window": [RealInterval(0, None), None],
+        "protocol": [StrOptions(set(_PROTOCOLS))],
+        "controls": [tuple, None],
+        "n_jobs": _N_JOBS,
+        "log": [callable],
+    },
+    prefer_skip_nested_validation=True,
+)
 def compare(estimators, X_train, y_train, X_test, y_test, *, time_window, protocol="labels",
             controls=None, n_jobs=1, log=print):
     """Fit each estimator on the training split and evaluate it on the test split.
+
+    Every estimator that uses time is also fitted and evaluated as its
+    constant-time control when ``controls`` are given; the difference of the
+    two scores is its Δ-time.
+
+    Read more in the user guide: docs/index.md.
 
     Parameters
     ----------
     estimators : dict of str -> estimator
         Unfitted estimators by display name (fitted in place when
         ``n_jobs=1``).
-    X_train, y_train, X_test, y_test : arrays
-        Data in the ``[image | text | time]`` layout.
+    X_train : array-like of shape (n_train, n_features)
+        Training data in the ``[image | text | time]`` layout.
+    y_train : array-like of shape (n_train,) or None
+        Training labels (``None`` for estimators that need none).
+    X_test : array-like of shape (n_test, n_features)
+        Test data in the same layout.
+    y_test : array-like of shape (n_test,) or None
+        Test labels (unused by the undated protocol).
     time_window : float or None
-        t-mAP@50 window in time-axis units (``None``: undated data), see
-        :func:`~temporal_xmodal.evaluation.report.evaluate_estimator`.
+        t-mAP@50 window, a number in the estimators' ``time_unit``
+        (``None``: undated data), see
+        :func:`~temporal_xmodal.evaluation.evaluate_estimator`.
     protocol : {"labels", "undated"}, default="labels"
-        :func:`~temporal_xmodal.evaluation.report.evaluate_estimator`
-        (labelled relevance) or
-        :func:`~temporal_xmodal.evaluation.report.evaluate_undated` (one gold
-        caption per picture, captions undated; ``y_test`` unused).
+        :func:`~temporal_xmodal.evaluation.evaluate_estimator` (labelled
+        relevance) or :func:`~temporal_xmodal.evaluation.evaluate_undated`
+        (one gold caption per picture, captions undated; ``y_test`` unused).
     controls : tuple (X_train_constant, X_test_constant) or None, default=None
         The splits with a constant time column.  Given: every estimator whose
         ``time_use`` is not ``"none"`` is also fitted and evaluated on them
@@ -148,8 +187,6 @@ def compare(estimators, X_train, y_train, X_test, y_test, *, time_window, protoc
         ``delta_time`` and, for time-aware estimators with controls,
         ``control``.
     """
-    if protocol not in _PROTOCOLS:
-        raise ValueError(f"protocol must be one of {_PROTOCOLS}; got {protocol!r}.")
     evaluate = (partial(evaluate_estimator, time_window=time_window) if protocol == "labels"
                 else evaluate_undated)
     y_eval = y_test if protocol == "labels" else None
@@ -204,21 +241,44 @@ def _json_ready(value):
     return value
 
 
+@validate_params(
+    {
+        "dataset": [StrOptions(set(DATASETS))],
+        "output": [str, os.PathLike],
+        "n_samples": [CountInterval(1, None), None],
+        "random_state": [CountInterval(0, None)],
+        "plots": ["boolean"],
+        "max_epochs": [CountInterval(1, None), None],
+        "data_dir": [str, os.PathLike, None],
+        "cache_dir": [str, os.PathLike, None],
+        "estimators": ["array-like", None],
+        "n_jobs": _N_JOBS,
+        "verbose": ["boolean"],
+        "log": [callable],
+    },
+    prefer_skip_nested_validation=True,
+)
 def run_compare(dataset="synthetic", output="compare_output", n_samples=None, random_state=0,
                 plots=True, max_epochs=None, data_dir=None, cache_dir=None, estimators=None,
                 n_jobs=1, verbose=False, log=print):
     """Run the comparison end to end: data, fits (with controls), table, JSON and plots.
 
-    Arguments are trusted (the command line validates them first).
+    This is ``python -m temporal_xmodal compare``: it loads the data set,
+    runs :func:`compare` on the estimators of the registry, prints the table
+    and writes ``results.json`` and ``comparison.png``.
+
+    Read more in the user guide: docs/index.md.
 
     Parameters
     ----------
     dataset : {"synthetic", "wiki", "ticrc"}, default="synthetic"
+        The data set (see :func:`~temporal_xmodal.comparison.load_comparison_data`).
     output : str or Path, default="compare_output"
         Folder for ``results.json`` and ``comparison.png`` (created).
     n_samples : int or None, default=None
-        See :func:`~temporal_xmodal.comparison.data.load_comparison_data`.
+        See :func:`~temporal_xmodal.comparison.load_comparison_data`.
     random_state : int, default=0
+        Seed of the data and of the stochastic estimators.
     plots : bool, default=True
         Write the PNG (skipped with a message when matplotlib is missing).
     max_epochs : int or None, default=None
@@ -232,6 +292,7 @@ def run_compare(dataset="synthetic", output="compare_output", n_samples=None, ra
     verbose : bool, default=False
         Print the neural estimators' epochs.
     log : callable, default=print
+        Where the progress, the table and the notes are written.
 
     Returns
     -------

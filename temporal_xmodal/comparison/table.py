@@ -1,6 +1,7 @@
 """The comparison table: columns per protocol and fixed-width text rendering (NaN as ``n/a``)."""
 
 import numpy as np
+from sklearn.utils._param_validation import validate_params
 
 __all__ = ["COLUMNS", "DELTA_TIME_SCORE", "UNDATED_COLUMNS", "format_table", "is_na"]
 
@@ -38,8 +39,12 @@ def _cell(value, fmt):
     return "n/a" if is_na(value) else fmt.format(value)
 
 
+@validate_params({"rows": [list], "columns": ["array-like"]},
+                 prefer_skip_nested_validation=True)
 def format_table(rows, columns=COLUMNS):
     """Render comparison rows as a fixed-width text table (NaN / None as ``n/a``).
+
+    Read more in the user guide: docs/index.md.
 
     Parameters
     ----------
@@ -51,6 +56,7 @@ def format_table(rows, columns=COLUMNS):
     Returns
     -------
     table : str
+        A header line, a rule and one line per row.
     """
     width = max([len("estimator")] + [len(r["name"]) for r in rows])
     header = f"{'estimator':<{width}}  " + "  ".join(f"{h:>9}" for _, h, _ in columns)

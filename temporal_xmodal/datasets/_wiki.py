@@ -1,11 +1,13 @@
 """Loader of the Wikipedia image–text benchmark (Rasiwasia et al. 2010)."""
 
+import os
 from pathlib import Path
 
 import numpy as np
 from sklearn.utils import Bunch
+from sklearn.utils._param_validation import validate_params
 
-from .._layout import stack_modalities
+from .._stacking import stack_modalities
 from ._reading import read_lines, read_mat
 
 _DATASET = "Wikipedia benchmark"
@@ -107,8 +109,15 @@ def _check_classes(categories_path, n_names, lists):
         "otherwise correct those lines.")
 
 
+@validate_params({"path": [str, os.PathLike]}, prefer_skip_nested_validation=True)
 def load_wiki(path):
     """Load the Wikipedia benchmark's original features from a folder.
+
+    The 2,866 documents of Rasiwasia et al. (2010), with their standard
+    2,173 / 693 split, in the ``[image | text | time]`` layout with a constant
+    time (the data set is static).
+
+    Read more in the user guide: docs/datasets.md.
 
     Parameters
     ----------

@@ -1,4 +1,4 @@
-"""Regularised linear CCA in closed form: the classic cross-modal baseline."""
+"""CCACrossModal: regularised linear CCA in closed form, the classic cross-modal baseline."""
 
 from numbers import Integral, Real
 
@@ -7,14 +7,14 @@ from scipy import linalg
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.extmath import svd_flip
 
-from ..base import LAYOUT_CONSTRAINTS, CrossModalEmbedder
+from ..base import LAYOUT_CONSTRAINTS, LAYOUT_PARAMETERS_DOC, CrossModalEmbedder
 
 #: Components used when ``n_components=None`` (clipped to what the data allows).
 DEFAULT_N_COMPONENTS = 32
 
 
 def _inverse_sqrt_covariance(Xc, reg):
-    """(Σ + r I)^{-1/2} with r = reg · trace(Σ) / d (spec §C.6), via ``eigh``."""
+    """(Σ + r I)^{-1/2} with r = reg · trace(Σ) / d, via ``eigh``."""
     cov = Xc.T @ Xc / (Xc.shape[0] - 1)
     ridge = reg * np.trace(cov) / cov.shape[0]
     eigval, eigvec = linalg.eigh(cov)
@@ -25,25 +25,16 @@ def _inverse_sqrt_covariance(Xc, reg):
 
 
 class CCACrossModal(CrossModalEmbedder):
-    r"""Regularised canonical correlation analysis between image and text features.
+    __doc__ = r"""Regularised canonical correlation analysis between image and text features.
 
-    The classic unsupervised cross-modal baseline (Rasiwasia et al. 2010;
-    thesis eq. 2.5, spec ``sequential_ticrc_cca.md`` §C.1 and §C.6).  With
-    centred views X (image) and Y (text) it solves
-
-    .. math::
-
-        \max_{a, b}\; a^\top \Sigma_{XY} b \quad\text{s.t.}\quad
-        a^\top(\Sigma_{XX} + r_X I)a = 1,\; b^\top(\Sigma_{YY} + r_Y I)b = 1,
-
-    in closed form: whiten each view with :math:`W_X = (\Sigma_{XX}+r_XI)^{-1/2}`,
-    :math:`W_Y = (\Sigma_{YY}+r_YI)^{-1/2}`, take the SVD
-    :math:`W_X\Sigma_{XY}W_Y = U\,\mathrm{diag}(\rho)\,V^\top`, and use
-    :math:`A = W_X U_{:k}`, :math:`B = W_Y V_{:k}`.  The singular values
-    :math:`\rho` are the canonical correlations; with ``reg=0`` this is the
-    thesis' unregularised eq. 2.5.  Retrieval uses the cosine of the projected
-    (L2-normalised) items.  The time column is required by the layout and
+    The classic unsupervised cross-modal baseline (Rasiwasia et al., 2010;
+    Semedo, thesis, Eq. 2.5): linear projections of the centred image and
+    text features whose correlation is maximal, with a ridge on each view's
+    covariance, solved in closed form.  Retrieval ranks by the cosine of the
+    projected items.  The time column is required by the layout and
     ignored; ``y`` is optional and ignored.
+
+    Read more in the user guide: docs/estimators/cca.md.
 
     Parameters
     ----------
@@ -53,18 +44,11 @@ class CCACrossModal(CrossModalEmbedder):
         explicit value above that limit raises a ``ValueError``.
     reg : float, default=1e-4
         Ridge on each view's covariance, relative to its mean variance:
-        :math:`r = \mathrm{reg}\cdot\mathrm{tr}(\Sigma)/d` (spec §C.6).
+        :math:`r = \mathrm{reg}\cdot\mathrm{tr}(\Sigma)/d`.  0 gives plain CCA.
     correlation_power : float, default=0.0
-        Scale component j of both projections by :math:`\rho_j^{p}` before
-        normalisation (Gong et al. 2014 use p = 4; an option, not in the
-        thesis).  0 gives plain CCA.
-    n_image_features : int, "auto" or None, default=None
-        Leading image columns of X; ``None`` splits the non-time columns in
-        half; ``"auto"`` reads the blocks from the column names (see
-        :func:`~temporal_xmodal.make_crossmodal_transformer`).
-    time_unit : {"years", "months", "weeks", "days", "hours", "minutes", "seconds"}, default="years"
-        Unit of the time axis: dates are mapped to it, numbers are read in
-        it, and duration parameters given as numbers are in it.
+        Scale component j of both projections by :math:`\rho_j^{p}`, its
+        canonical correlation to the power p, before normalisation (Gong et
+        al., 2014 use p = 4).  0 gives plain CCA.""" + LAYOUT_PARAMETERS_DOC + """
 
     Attributes
     ----------
@@ -78,7 +62,7 @@ class CCACrossModal(CrossModalEmbedder):
         Projection matrices A and B (applied to centred features).
     image_mean_, text_mean_ : ndarray
         Training means of each view.
-    n_features_in_, feature_names_in_, n_image_features_, n_text_features_, time_range_
+    n_features_in_, feature_names_in_, n_image_features_, n_text_features_, time_axis_, time_range_
         See :class:`~temporal_xmodal.base.CrossModalEmbedder`.
 
     See Also

@@ -1,18 +1,22 @@
 """The papers' exact settings, one argument away from the defaults that work on real features.
 
 The defaults of the neural estimators are chosen to train on real features out of the box
-(Adam at lr 1e-4: at the papers' SGD lr 5e-3 Diachronic falls below CCA on Wikipedia and the
-two-tower models give every TICRC caption the same embedding). :func:`paper_settings` returns
-the parameters that reproduce a paper's configuration, to pass as keyword arguments.
+(Adam instead of the papers' SGD at lr 5e-3, which trains some of them poorly on real
+features; docs/training.md).  :func:`paper_settings` returns the parameters that reproduce a
+paper's configuration, to pass as keyword arguments.
 """
 
-#: Per estimator class name: the parameters of the source paper (specs in ``shared/specs``).
+from sklearn.utils._param_validation import HasMethods, validate_params
+
+#: Per estimator class name: the parameters of its source paper.
 PAPER_SETTINGS = {
+    # Semedo & Magalhães, ACM MM 2019 (SAM): SGD, Nesterov momentum 0.9, lr 5e-3, decay 1e-6
     "SAMEmbedder": {"optimizer": "sgd", "lr": 5e-3, "momentum": 0.9, "nesterov": True,
                     "lr_decay": 1e-6},
+    # Semedo & Magalhães, ACM MM 2018 (TempXNet): SGD, momentum 0.9, lr 5e-3, decay 1e-6
     "TempXNetEmbedder": {"optimizer": "sgd", "lr": 5e-3, "momentum": 0.9, "lr_decay": 1e-6},
-    # DCM: w = 4 months, λ = 0.1 per month (1.2 per year), the concatenation architecture and
-    # the summed loss (spec diachronic_and_binned.md §2–§4)
+    # Semedo & Magalhães, ACM MM 2019 (DCM), §5.2: w = 4 months, λ = 0.1 per month (1.2 per
+    # year), the concatenation architecture, the summed loss, the lowest validation loss
     "DiachronicEmbedder": {"optimizer": "sgd", "lr": 5e-3, "momentum": 0.9,
                            "conditioning": "concat", "loss_reduction": "sum", "window": "4M",
                            "decay": 1.2, "time_dropout": 0.0, "time_lr_scale": 1.0,
@@ -23,12 +27,21 @@ PAPER_SETTINGS = {
 }
 
 
+@validate_params({"estimator": [str, type, HasMethods(["get_params"])]},
+                 prefer_skip_nested_validation=True)
 def paper_settings(estimator):
     """Parameters reproducing the source paper's configuration of an estimator.
+
+    The neural estimators' defaults differ from their papers' where the papers'
+    settings train poorly on real features (mostly the optimiser); this gives
+    the papers' values back.
+
+    Read more in the user guide: docs/training.md.
 
     Parameters
     ----------
     estimator : estimator instance, class or class name
+        One of this library's estimators.
 
     Returns
     -------

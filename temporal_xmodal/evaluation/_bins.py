@@ -1,24 +1,19 @@
 """Instants of the binned protocols and the one per-instant evaluation loop.
 
 :func:`fit_instants` turns a protocol's ``bins`` argument into a fitted
-:class:`~temporal_xmodal.binning.TimeBins` over the evaluation set's times
-and each item's instant; :func:`evaluate_per_instant` evaluates a query set
-against the gallery of every instant (spec ``diachronic_and_binned.md`` §8.0,
-Diachronic Operations #2-#4).  The protocols differ only in the function they
-evaluate per instant.
+:class:`~temporal_xmodal.time.TimeBins` over the evaluation set's times and
+each item's instant; :func:`evaluate_per_instant` evaluates a query set
+against the gallery of every instant.  The protocols differ only in the
+function they evaluate per instant.
 """
 
-import copy
-import datetime
-import numbers
 import warnings
 from dataclasses import dataclass
 
 import numpy as np
+from sklearn.base import clone
 
-from ..binning import TimeBins
-from ..time import (TimeRangeWarning, external_stacklevel, is_datetime_like, time_use,
-                    to_duration, to_time_axis)
+from ..time import TimeBins, TimeRangeWarning, external_stacklevel, time_use
 
 
 @dataclass(frozen=True, eq=False)
@@ -38,25 +33,6 @@ class Instants:
 
 def _is_fitted_bins(bins):
     return all(hasattr(bins, a) for a in ("edges_", "centers_", "n_bins_", "transform"))
-
-
-def _bins_on_axis(bins, unit):
-    """A ``bins`` argument in :class:`TimeBins` terms: a count, a width or edges on the axis."""
-    if isinstance(bins, (str, np.timedelta64, datetime.timedelta)):
-        width = to_duration(bins, unit, name="bins")
-    elif isinstance(bins, (bool, np.bool_)):
-        raise ValueError(f"bins must be a number of bins, a bin width or edges; got {bins!r}.")
-    elif isinstance(bins, numbers.Integral):
-        return int(bins)
-    elif isinstance(bins, numbers.Real):
-        width = to_duration(bins, unit, name="bins")
-    elif is_datetime_like(bins):
-        return to_time_axis(bins, unit, name="bins (the edges)")
-    else:  # numbers on the axis: TimeBins checks them (finite, strictly increasing)
-        return bins
-    if width == 0:
-        raise ValueError(f"bins as a bin width must be positive; got {bins!r}.")
-    return width
 
 
 def _warn_outside_edges(edges, time, unit):
@@ -85,20 +61,18 @@ def fit_instants(bins, time, unit):
     A fitted ``TimeBins`` is used as it is (its edges are on the axis): rows
     outside its edges are put in the first / last bin with a
     :class:`~temporal_xmodal.TimeRangeWarning` counting them.  An unfitted
-    one and anything else (int count; bin width as a number in ``unit`` or a
-    duration such as ``"30D"``; edges as numbers or dates) is fitted on
-    ``time``; explicit edges must then cover every row (``TimeBins`` raises a
-    ``ValueError`` naming the rows outside them).
+    one is fitted on ``time`` in ``unit``; anything else is ``TimeBins``'
+    ``bins`` (read there, as the binned estimator's), fitted on ``time`` in
+    ``unit``.  Explicit edges must then cover every row (``TimeBins`` raises
+    a ``ValueError`` naming the rows outside them).
     """
     if _is_fitted_bins(bins):
         fitted = bins
         _warn_outside_edges(np.asarray(fitted.edges_, dtype=np.float64), time, unit)
     elif isinstance(bins, TimeBins):
-        fitted = copy.deepcopy(bins)
-        fitted.bins = _bins_on_axis(bins.bins, unit)
-        fitted.fit(time)
+        fitted = clone(bins).set_params(time_unit=unit).fit(time)
     else:
-        fitted = TimeBins(bins=_bins_on_axis(bins, unit)).fit(time)
+        fitted = TimeBins(bins=bins, time_unit=unit).fit(time)
     centers = np.asarray(fitted.centers_, dtype=np.float64)
     item_bin = np.asarray(fitted.transform(time), dtype=np.intp)
     return Instants(bins=fitted, item_bin=item_bin, centers=centers,
@@ -115,9 +89,9 @@ def evaluate_per_instant(split, instants, direction, evaluate, *, query_rows=Non
     * the gallery is the other modality of b's rows, at their own times (the
       rows of ``transform(X)``);
     * the queries are rows ``query_rows`` of the query modality (b's own rows
-      when None, Operation #4), at their own times (Operations #1/#2), or
-      projected at the bin centre ``centers[b]`` when ``project_queries`` and
-      the estimator's projections depend on time (Operation #3).
+      when None), at their own times, or projected at the bin centre
+      ``centers[b]`` when ``project_queries`` and the estimator's projections
+      depend on time.
 
     Parameters
     ----------

@@ -14,6 +14,8 @@ class ResultTable(Mapping):
     need no pandas; ``table["center"]`` gives a column, ``table.to_frame()`` a
     :class:`pandas.DataFrame` and ``table.records()`` a list of row dicts.
 
+    Read more in the user guide: docs/evaluation.md.
+
     Parameters
     ----------
     columns : mapping of str to array-like

@@ -1,17 +1,20 @@
-"""Browsing protocols: semantic dispersion and cross-modal evolution (spec §8.6-8.7).
+"""Browsing protocols: semantic dispersion and cross-modal evolution of a query over time.
 
 Both take row positions of query items in the evaluation set and compare
 each query, at its own time, with the other-modality items of every instant
 (time bin), each at its own time.  ``estimator``, ``X`` and ``bins`` are read
-as in :mod:`temporal_xmodal.evaluation.protocols` (``X`` may be an
-:class:`~temporal_xmodal.evaluation.EmbeddedSplit`; bins may be durations or
-dated edges).
+as in :mod:`temporal_xmodal.evaluation.protocols`; docs/evaluation.md
+describes both protocols.
 """
 
-import numpy as np
+from numbers import Integral
 
+import numpy as np
+from sklearn.utils._param_validation import StrOptions, validate_params
+
+from .._validation import CountInterval
 from ._bins import evaluate_per_instant, fit_instants, stack_per_instant
-from ._checks import DIRECTIONS, check_choice, check_int, check_query_index
+from ._scores import DIRECTIONS
 from ._table import ResultTable
 from .embedded import as_split
 
@@ -40,44 +43,69 @@ def _similarities(exclude_self):
     return similarities
 
 
-def _browse(estimator, X, query_index, bins, direction):
+def _query_rows(query_index, n):
+    """Row positions of the queries (checked against the ``n`` rows of X), and whether a
+    scalar was given."""
+    idx = np.asarray(query_index)
+    scalar = idx.ndim == 0
+    idx = np.atleast_1d(idx)
+    if idx.ndim != 1 or idx.size == 0 or (idx.dtype.kind not in "iu"):
+        raise ValueError(
+            "query_index must be an int or a non-empty 1-D array of ints (row positions "
+            f"of X); got {query_index!r}.")
+    if idx.min() < 0 or idx.max() >= n:
+        raise ValueError(
+            f"query_index out of range: X has {n} rows, so indices must lie in [0, {n - 1}]; "
+            f"got {idx.min() if idx.min() < 0 else idx.max()}.")
+    return idx.astype(np.intp), scalar
+
+
+def _browse(estimator, X, query_index, bins):
     """The split, query rows, whether one scalar query was given, and the instants."""
-    check_choice(direction, "direction", DIRECTIONS)
     split = as_split(estimator, X)
-    q, scalar = check_query_index(query_index, split.n_samples)
+    q, scalar = _query_rows(query_index, split.n_samples)
     instants = fit_instants(bins, split.time, split.estimator.time_unit)
     return split, q, scalar, instants
 
 
+_BROWSING_CONSTRAINTS = {
+    "estimator": "no_validation",
+    "X": "no_validation",
+    "query_index": ["array-like", Integral],
+    "bins": "no_validation",
+    "direction": [StrOptions(set(DIRECTIONS))],
+    "exclude_self": ["boolean"],
+}
+
+
+@validate_params({**_BROWSING_CONSTRAINTS, "k": [CountInterval(1, None)]},
+                 prefer_skip_nested_validation=True)
 def semantic_dispersion(estimator, X, query_index, *, bins=10, k=5, direction="i2t",
                         exclude_self=False):
     """Semantic dispersion over time: mean top-k similarity of a query per instant.
 
-    Spec ``diachronic_and_binned.md`` §8.6, Diachronic Operation #2: the
-    query (the image of row ``query_index`` for ``direction="i2t"``, its text
-    for ``"t2i"``) is projected at its own timestamp; for every instant (time
-    bin) the candidates are the other-modality items of that bin at their own
-    timestamps; the value is the mean of the top ``k`` cosine similarities,
-    regardless of category.  Ambiguity choice (spec A11): a bin with fewer
-    than ``k`` candidates averages those available; a bin with none gives NaN.
-    The query's own counterpart is a candidate of its bin unless
-    ``exclude_self``.
+    The query, at its own timestamp, is compared with the other-modality items
+    of every instant (time bin), each at its own timestamp, whatever their
+    category; the value of an instant is the mean of the top ``k`` cosine
+    similarities (Semedo & Magalhães, "Diachronic Cross-modal Embeddings",
+    ACM MM 2019).  A bin with fewer than ``k`` candidates averages those it
+    has; a bin with none gives NaN.
+
+    Read more in the user guide: docs/evaluation.md.
 
     Parameters
     ----------
-    estimator : fitted CrossModalEmbedder, Pipeline ending in one, or None
-        None when ``X`` is an :class:`EmbeddedSplit`.
-    X : array-like of shape (n_samples, n_features_in_) or EmbeddedSplit
+    estimator, X
+        The fitted estimator (None with an ``EmbeddedSplit``) and the
+        evaluation items, as in :func:`~temporal_xmodal.evaluation.coarse_alignment`.
     query_index : int or array-like of int
         Row position(s) of the query item(s) in X.
-    bins : int, float, duration, array-like or fitted TimeBins, default=10
-        The instants: a count, a bin width (a number in the estimator's
-        ``time_unit``, or a duration such as ``"30D"``), edges (numbers on
-        the time axis or dates) or a fitted ``TimeBins``.
+    bins : int, float, str, timedelta, array-like or fitted TimeBins, default=10
+        The instants, as in :func:`~temporal_xmodal.evaluation.local_alignment`.
     k : int, default=5
         Number of nearest candidates averaged.
     direction : {"i2t", "t2i"}, default="i2t"
-        Image query over texts (the spec's figures) or text query over images.
+        Image query over texts (the paper's figures) or text query over images.
     exclude_self : bool, default=False
         Leave the query's own counterpart out of the candidates.
 
@@ -96,8 +124,7 @@ def semantic_dispersion(estimator, X, query_index, *, bins=10, k=5, direction="i
     sklearn.exceptions.NotFittedError
         If the estimator is not fitted.
     """
-    k = check_int(k, "k")
-    split, q, scalar, instants = _browse(estimator, X, query_index, bins, direction)
+    split, q, scalar, instants = _browse(estimator, X, query_index, bins)
     similarities = _similarities(exclude_self)
     out = stack_per_instant(evaluate_per_instant(
         split, instants, direction, lambda *a: _topk_mean(similarities(*a), k), query_rows=q),
@@ -105,27 +132,26 @@ def semantic_dispersion(estimator, X, query_index, *, bins=10, k=5, direction="i
     return (out[0] if scalar else out), instants.centers
 
 
+@validate_params({**_BROWSING_CONSTRAINTS, "top_bins": [CountInterval(1, None)]},
+                 prefer_skip_nested_validation=True)
 def cross_modal_evolution(estimator, X, query_index, *, bins=10, top_bins=20, direction="i2t",
                           exclude_self=False):
     """Cross-modal evolution: the bins holding the items closest to a query.
 
-    Spec ``diachronic_and_binned.md`` §8.7, Diachronic Operation #1 plus bin
-    ranking: the query and all items are projected at their own timestamps
-    (``transform(X)``); the score of bin b is the maximum cosine similarity
-    between the query and the other-modality items of b; the ``top_bins``
-    best bins are kept, each with its nearest item.  Bins without candidates
-    are never listed.  The query's own counterpart is a candidate unless
-    ``exclude_self`` (spec §8.0: pools include the counterpart).
+    The query and all items are projected at their own timestamps; the score
+    of a bin is the largest cosine similarity between the query and the
+    bin's other-modality items, and the ``top_bins`` best bins are kept, each
+    with its nearest item (Semedo & Magalhães, "Diachronic Cross-modal
+    Embeddings", ACM MM 2019).  Bins without candidates are never listed.
+
+    Read more in the user guide: docs/evaluation.md.
 
     Parameters
     ----------
-    estimator : fitted CrossModalEmbedder, Pipeline ending in one, or None
-        None when ``X`` is an :class:`EmbeddedSplit`.
-    X : array-like of shape (n_samples, n_features_in_) or EmbeddedSplit
-    query_index : int or array-like of int
-        Row position(s) of the query item(s) in X.
-    bins : int, float, duration, array-like or fitted TimeBins, default=10
-        The instants, as in :func:`semantic_dispersion`.
+    estimator, X, query_index, bins
+        The fitted estimator (None with an ``EmbeddedSplit``), the evaluation
+        items, the row position(s) of the query item(s) in X and the instants
+        (default 10 bins), as in :func:`semantic_dispersion`.
     top_bins : int, default=20
         Number of bins kept per query (fewer when fewer bins have candidates).
     direction : {"i2t", "t2i"}, default="i2t"
@@ -150,8 +176,7 @@ def cross_modal_evolution(estimator, X, query_index, *, bins=10, top_bins=20, di
     sklearn.exceptions.NotFittedError
         If the estimator is not fitted.
     """
-    top_bins = check_int(top_bins, "top_bins")
-    split, q, scalar, instants = _browse(estimator, X, query_index, bins, direction)
+    split, q, scalar, instants = _browse(estimator, X, query_index, bins)
     similarities = _similarities(exclude_self)
 
     def nearest(Q, G, rows, members):  # the bin's best item and its similarity, per query

@@ -1,25 +1,16 @@
 """Embed an evaluation set once and pass it to every protocol: :func:`embed_split`.
 
-Each protocol embeds its ``X`` with ``estimator.transform`` (every item at
-its own time).  Running several protocols on one test split repeats that
-work; :func:`embed_split` does it once and returns an :class:`EmbeddedSplit`
-that every protocol accepts in place of ``X``::
-
-    split = embed_split(estimator, X_test, y_test)
-    coarse_alignment(estimator, split)            # y is taken from the split
-    temporally_bounded_retrieval(None, split, bins=10)
-
 The split holds what the protocols read: both own-time embeddings, the
 feature blocks (for projecting queries at other instants) and the times on
-the estimator's axis.  It is read through the estimator's fitted layout
+the estimator's axis, read through the estimator's fitted layout
 (:func:`temporal_xmodal.base.embed_with_time`,
-:func:`temporal_xmodal.base.layout_blocks`), so a Pipeline ending in an
-estimator of the library works too: its preprocessing runs once.
+:func:`temporal_xmodal.base.layout_blocks`).
 """
 
 from dataclasses import dataclass, replace
 
 import numpy as np
+from sklearn.utils._param_validation import validate_params
 
 from .._validation import check_labels
 from ..base import embed_with_time, layout_blocks
@@ -31,13 +22,15 @@ __all__ = ["EmbeddedSplit", "embed_split"]
 class EmbeddedSplit:
     """An evaluation set embedded once, accepted by every protocol in place of ``X``.
 
-    Build it with :func:`embed_split`.  The arrays are read-only.
+    Build it with :func:`embed_split`.  The arrays are read-only; the
+    dataclass is frozen.
+
+    Read more in the user guide: docs/evaluation.md.
 
     Attributes
     ----------
     Z_image : ndarray of shape (n_samples, embedding_dim)
-        L2-normalised image embeddings, each at its row's own time
-        (Diachronic Operation #1, spec ``diachronic_and_binned.md`` §8.0).
+        L2-normalised image embeddings, each at its row's own time.
     Z_text : ndarray of shape (n_samples, embedding_dim)
         L2-normalised text embeddings, each at its row's own time.
     X_image : ndarray of shape (n_samples, n_image_features)
@@ -80,8 +73,21 @@ def _read_only(a):
     return a
 
 
+@validate_params(
+    {"estimator": "no_validation", "X": "no_validation", "y": ["array-like", None]},
+    prefer_skip_nested_validation=True,
+)
 def embed_split(estimator, X, y=None):
     """Embed an evaluation set once, for every protocol of :mod:`temporal_xmodal.evaluation`.
+
+    Each protocol embeds its ``X`` with ``estimator.transform`` (every item at
+    its own time); running several protocols on one test split repeats that
+    work.  The :class:`EmbeddedSplit` returned here is accepted by every
+    protocol in place of ``X`` (``y`` is then taken from the split and
+    ``estimator`` may be None).  A Pipeline ending in an estimator of the
+    library works too: its preprocessing runs once.
+
+    Read more in the user guide: docs/evaluation.md.
 
     Parameters
     ----------

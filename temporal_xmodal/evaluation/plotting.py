@@ -1,14 +1,14 @@
 """Plots of the diachronic protocols (needs matplotlib: ``pip install temporal-xmodal[plots]``).
 
-* :func:`plot_per_bin_map`: per-bin temporally-bounded mAP curves (spec
-  ``diachronic_and_binned.md`` §8.4 (a), P1 Fig. 4), one line per estimator.
-* :func:`plot_dispersion`: semantic dispersion curves (spec §8.6, P1 Fig. 5),
-  y axis from -1 to 1.
+* :func:`plot_per_bin_map`: per-bin temporally bounded mAP curves, one line
+  per estimator.
+* :func:`plot_dispersion`: semantic dispersion curves, y axis from -1 to 1.
 """
 
 from collections.abc import Mapping
 
 import numpy as np
+from sklearn.utils._param_validation import StrOptions, validate_params
 
 from ._table import ResultTable
 
@@ -41,13 +41,25 @@ def _as_table(result):
     return None
 
 
+@validate_params(
+    {
+        "results": "no_validation",
+        "ax": "no_validation",
+        "direction": [StrOptions(set(_DIRECTION_NAMES))],
+        "marker": "no_validation",
+    },
+    prefer_skip_nested_validation=True,
+)
 def plot_per_bin_map(results, ax=None, *, direction="mean", marker="o", **plot_kwargs):
-    """Plot per-bin temporally-bounded mAP against time, one line per estimator.
+    """Plot per-bin temporally bounded mAP against time, one line per estimator.
 
-    The curve of spec ``diachronic_and_binned.md`` §8.4 (a) (Diachronic
-    Operation #4; P1 Fig. 4, T Fig. 5.6), from the ``per_bin`` table of
+    The per-bin curve of the paper's temporally bounded retrieval (Semedo &
+    Magalhães, "Diachronic Cross-modal Embeddings", ACM MM 2019, Fig. 4),
+    from the ``per_bin`` table of
     :func:`~temporal_xmodal.evaluation.temporally_bounded_retrieval`.  Bins
     without items (NaN) leave gaps.
+
+    Read more in the user guide: docs/evaluation.md.
 
     Parameters
     ----------
@@ -60,6 +72,7 @@ def plot_per_bin_map(results, ax=None, *, direction="mean", marker="o", **plot_k
     direction : {"mean", "i2t", "t2i"}, default="mean"
         Which column (``map_mean``, ``map_i2t``, ``map_t2i``) to plot.
     marker : str, default="o"
+        Marker of the points.
     **plot_kwargs
         Passed to :meth:`matplotlib.axes.Axes.plot`.
 
@@ -74,8 +87,6 @@ def plot_per_bin_map(results, ax=None, *, direction="mean", marker="o", **plot_k
     ValueError
         On a bad ``direction`` or input that is not a per-bin table.
     """
-    if direction not in _DIRECTION_NAMES:
-        raise ValueError(f"direction must be one of {tuple(_DIRECTION_NAMES)}; got {direction!r}.")
     single = _as_table(results)
     if single is not None:
         named = {None: single}
@@ -109,13 +120,24 @@ def plot_per_bin_map(results, ax=None, *, direction="mean", marker="o", **plot_k
     return ax
 
 
+@validate_params(
+    {
+        "centres": ["array-like"],
+        "dispersion": ["array-like"],
+        "labels": ["array-like", None],
+        "ax": "no_validation",
+    },
+    prefer_skip_nested_validation=True,
+)
 def plot_dispersion(centres, dispersion, labels=None, ax=None, **plot_kwargs):
     """Plot semantic dispersion curves (mean top-k similarity per instant).
 
-    The curves of spec ``diachronic_and_binned.md`` §8.6 (Diachronic
-    Operation #2; P1 Fig. 5), from
+    The curves of the paper's semantic dispersion (Semedo & Magalhães,
+    "Diachronic Cross-modal Embeddings", ACM MM 2019, Fig. 5), from
     :func:`~temporal_xmodal.evaluation.semantic_dispersion`; the y axis spans
-    [-1, 1] as in the thesis.  NaN (bins without candidates) leave gaps.
+    [-1, 1] as in the paper.  NaN (bins without candidates) leave gaps.
+
+    Read more in the user guide: docs/evaluation.md.
 
     Parameters
     ----------

@@ -1,65 +1,24 @@
-"""The diachronic alignment and retrieval protocols (spec ``diachronic_and_binned.md`` §8.1-8.5).
+"""The alignment and retrieval protocols: coarse and local alignment, temporally bounded
+retrieval and time-period inference.
 
-Every protocol takes any fitted estimator of the library (or a Pipeline
-ending in one) and an evaluation set ``X = [image | text | time]``, plus
-labels where relevance is needed.  ``X`` may also be an
-:class:`~temporal_xmodal.evaluation.EmbeddedSplit` from
-:func:`~temporal_xmodal.evaluation.embed_split`: the set is then embedded
-once for all protocols, ``estimator`` may be None and ``y`` defaults to the
-split's labels.  The estimator is only used through its public projections:
-
-* ``estimator.transform(X)``: every item at its **own** time (Diachronic
-  Operation #1 projections, spec §8.0);
-* ``estimator.transform_image(X_image, time=t)`` / ``transform_text``: items
-  projected at an arbitrary instant ``t`` (Operation #3).  Static models
-  ignore ``t``; models whose ``time_use`` is ``"inference"`` are projected
-  there.
-
-Instants
---------
-The spec's instants are months.  Here they are **time bins**: the ``bins``
-argument of each binned protocol is an int (that many equal-width bins), a
-bin width (a number in the estimator's ``time_unit``, e.g. ``1/12`` for
-months when time is in fractional years, or a duration such as ``"30D"``,
-``pandas.Timedelta(days=30)``), an array of edges (numbers on the time axis
-or dates), or a fitted :class:`~temporal_xmodal.binning.TimeBins` (used as it
-is, e.g. the bins of a binned model).  Anything else but a fitted
-``TimeBins`` is fitted on the times of the evaluation X (empty bins are
-merged into a neighbour by ``TimeBins``, with a warning); explicit edges must
-then cover every row of X, else a ``ValueError`` names how many rows fall
-outside them and where (rows are never clipped into the end bins).  A fitted
-``TimeBins`` puts rows outside its edges in its first / last bin and warns
-(:class:`~temporal_xmodal.TimeRangeWarning`, counting them).  An item's instant
-is its bin; "projecting at instant b" means projecting at the bin centre
-``centers_[b]``.  Candidates "of instant b projected at b" are projected at
-their **own** timestamps (the rows of ``transform(X)``), which equal the
-instant when the time column is already discretised at the bin granularity
-(the spec's monthly setting) and keep each candidate at its true time
-otherwise.
-
-Relevance
----------
-``y`` holds class labels (1-D) or a multilabel indicator (2-D); two items are
-relevant to each other when they share a label (spec §8.0; the DCM data are
-single-label).  Candidate pools include the query's own counterpart (§8.0).
-Directions are always image→text (``"i2t"``) and text→image (``"t2i"``) and
-their arithmetic mean (``"mean"``).
-
-Results
--------
-Scalar results are plain dicts ``{"i2t", "t2i", "mean"}``.  Tabular results
-(per bin, per query) are :class:`~temporal_xmodal.evaluation.ResultTable`
-objects.  Semantic dispersion and cross-modal evolution live in
-:mod:`temporal_xmodal.evaluation.dispersion`.
+Each takes any fitted estimator of the library (or a Pipeline ending in one)
+and an evaluation set ``X = [image | text | time]`` or an
+:class:`~temporal_xmodal.evaluation.EmbeddedSplit`, plus labels; the
+estimator is used only through its public projections.  What each protocol
+computes, its instants (time bins) and the choices where the paper is unclear
+are described in docs/evaluation.md.  Semantic dispersion and cross-modal
+evolution live in :mod:`temporal_xmodal.evaluation.dispersion`.
 """
 
 import numpy as np
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import StrOptions, validate_params
 
+from .._validation import CountInterval
 from ..metrics import cross_modal_scores, mean_average_precision
 from ..time import to_duration
 from ._bins import evaluate_per_instant, fit_instants, stack_per_instant
-from ._checks import DIRECTIONS, check_choice, check_int, nanmean, scores_dict
+from ._scores import DIRECTIONS, nanmean, scores_dict
 from ._table import ResultTable
 from .embedded import as_split
 
@@ -89,15 +48,24 @@ def _sample_queries(labels, per_category, rng):
     return np.unique(np.concatenate(chosen)) if chosen else np.empty(0, dtype=np.intp)
 
 
+@validate_params(
+    {
+        "estimator": "no_validation",
+        "X": "no_validation",
+        "y": ["array-like", None],
+        "k": [CountInterval(1, None), None],
+    },
+    prefer_skip_nested_validation=True,
+)
 def coarse_alignment(estimator, X, y=None, *, k=None):
     """Coarse semantic alignment: full-ranking mAP over all items at their own time.
 
-    Spec ``diachronic_and_binned.md`` §8.1, Diachronic Operation #1: every
-    image and text is projected at its own timestamp (``estimator.transform``;
-    a binned model uses its own-bin aligned embedding), each image query ranks
-    **all** texts from all instants and vice versa, and a candidate is
-    relevant when it shares the query's label (no time constraint).  The
-    candidate pool includes the query's own counterpart (§8.0).
+    Every image and text is projected at its own timestamp; each image ranks
+    all texts of every instant (and each text all images), and a candidate is
+    relevant when it shares the query's label (Semedo & Magalhães, "Diachronic
+    Cross-modal Embeddings", ACM MM 2019).
+
+    Read more in the user guide: docs/evaluation.md.
 
     Parameters
     ----------
@@ -111,8 +79,8 @@ def coarse_alignment(estimator, X, y=None, *, k=None):
         Class labels or a multilabel indicator; required unless ``X`` is an
         ``EmbeddedSplit`` holding labels.
     k : int or None, default=None
-        ``None``: full-ranking mAP (the spec).  An int: mAP@k with the
-        ``relevant_in_topk`` normaliser (spec A8).
+        ``None``: full-ranking mAP, as in the paper.  An int: mAP@k with the
+        ``relevant_in_topk`` normaliser.
 
     Returns
     -------
@@ -125,13 +93,38 @@ def coarse_alignment(estimator, X, y=None, *, k=None):
         If ``y`` is missing or does not match X, or ``k`` is not a positive int.
     sklearn.exceptions.NotFittedError
         If the estimator is not fitted.
+
+    Examples
+    --------
+    >>> from temporal_xmodal import CCACrossModal
+    >>> from temporal_xmodal.datasets import make_temporal_crossmodal
+    >>> from temporal_xmodal.evaluation import coarse_alignment
+    >>> X, y, info = make_temporal_crossmodal(200, return_info=True, random_state=0)
+    >>> cca = CCACrossModal(n_components=4, n_image_features=info.n_image_features).fit(X)
+    >>> sorted(coarse_alignment(cca, X, y))
+    ['i2t', 'mean', 't2i']
     """
-    k = check_int(k, "k", allow_none=True)
     split = as_split(estimator, X, y, need_labels=True)
     res = cross_modal_scores(split.Z_image, split.Z_text, split.labels, metrics=("map",), k=k)
     return scores_dict(res["map_i2t"], res["map_t2i"])
 
 
+@validate_params(
+    {
+        "estimator": "no_validation",
+        "X": "no_validation",
+        "y": ["array-like", None],
+        "bins": "no_validation",
+        "queries_per_category": [CountInterval(1, None), None],
+        "k": [CountInterval(1, None)],
+        "query_time": [StrOptions(set(_QUERY_TIMES))],
+        "include_empty": ["boolean"],
+        "ap_at_k_normaliser": [StrOptions(set(_AP_NORMALISERS))],
+        "random_state": ["random_state"],
+        "return_details": ["boolean"],
+    },
+    prefer_skip_nested_validation=True,
+)
 def local_alignment(
     estimator, X, y=None, *, bins=10, queries_per_category=50, k=10, query_time="instant",
     include_empty=True, ap_at_k_normaliser="relevant_in_topk", random_state=None,
@@ -139,58 +132,39 @@ def local_alignment(
 ):
     """Local semantic alignment: mAP@k of queries projected into every instant.
 
-    Spec ``diachronic_and_binned.md`` §8.2 (and §8.3), Diachronic Operation
-    #3.  ``queries_per_category`` random items of each category are the
-    queries; each serves as an image query (I→T) and a text query (T→I).  For
-    every query and every instant (time bin) b:
+    A sample of queries per category is projected into every instant (time
+    bin) and ranks the other-modality items of that instant only, each at its
+    own timestamp; mAP@k is the mean AP@k over all (query, instant) pairs
+    (Semedo & Magalhães, "Diachronic Cross-modal Embeddings", ACM MM 2019).
+    ``query_time="own"`` keeps each query at its own time instead, the
+    reading that reproduces the paper's binned model.
 
-    * the query is projected **at the instant** (the bin centre,
-      ``transform_image(x, time=centers_[b])``) with ``query_time="instant"``,
-      or keeps its own-time embedding with ``query_time="own"``;
-    * the candidate pool is the other-modality items of bin b, each projected
-      at its own timestamp (see the module notes on instants);
-    * AP@k is computed with same-label relevance.
-
-    mAP@k is the mean over all (query, instant) pairs.
-
-    Ambiguity choices: pairs whose pool holds no item of the query's category
-    count as AP = 0 (``include_empty=True``, spec A11) and are skipped
-    otherwise; the AP@k denominator is the number of relevant items within the
-    top k (``ap_at_k_normaliser="relevant_in_topk"``, spec A8).  Bins that hold
-    no evaluation item at all (possible only with a passed, pre-fitted
-    ``TimeBins``) are not instants of the evaluation set and are skipped.
-
-    ``query_time`` implements spec §8.3 / A7 for any estimator: ``"instant"``
-    (alias ``"target_bin"``) is the literal Op #3, and the reading for
-    continuous time-conditioned models; ``"own"`` (alias ``"own_bin"``) keeps
-    the query's own-time embedding, which for a binned model is its own-bin
-    aligned embedding f^(b(ts_i))(x) R_b(ts_i) compared against the aligned
-    embeddings of bin b, the spec's default for reproducing DCM-Binned in
-    Table 1.  Both give the same result for static models.
+    Read more in the user guide: docs/evaluation.md.
 
     Parameters
     ----------
-    estimator : fitted CrossModalEmbedder, Pipeline ending in one, or None
-        None when ``X`` is an :class:`EmbeddedSplit`.
-    X : array-like of shape (n_samples, n_features_in_) or EmbeddedSplit
-    y : array-like of shape (n_samples,) or (n_samples, n_labels), default=None
-        Required unless ``X`` is an ``EmbeddedSplit`` holding labels.
-    bins : int, float, duration, array-like or fitted TimeBins, default=10
-        The instants: a count, a bin width (a number in the estimator's
-        ``time_unit``, or a duration such as ``"30D"``), edges (numbers on
-        the time axis or dates) or a fitted ``TimeBins`` (see the module notes).
+    estimator, X, y
+        The fitted estimator (None with an ``EmbeddedSplit``), the evaluation
+        items and their labels, as in :func:`coarse_alignment`.
+    bins : int, float, str, timedelta, array-like or fitted TimeBins, default=10
+        The instants: a number of equal-width bins, a bin width (a number in
+        the estimator's ``time_unit`` or a duration such as ``"30D"``), bin
+        edges (numbers on the time axis or dates), or a fitted ``TimeBins``.
     queries_per_category : int or None, default=50
-        Random queries per category (all members when a category is smaller;
-        a multilabel item may be drawn for several labels and is used once).
-        ``None`` uses every item as a query.
+        Random queries per category (all members of a smaller category; a
+        multilabel item is used once).  ``None`` uses every item as a query.
     k : int, default=10
         Cut-off of AP@k.
     query_time : {"instant", "own", "target_bin", "own_bin"}, default="instant"
-        Where queries are projected (see above).
+        ``"instant"`` (alias ``"target_bin"``) projects each query at the bin
+        centre; ``"own"`` (alias ``"own_bin"``) keeps its own-time embedding.
+        Both give the same result for static models.
     include_empty : bool, default=True
-        Count (query, instant) pairs without any relevant candidate as AP = 0.
+        Count (query, instant) pairs without any relevant candidate as AP = 0;
+        ``False`` skips them.
     ap_at_k_normaliser : {"relevant_in_topk", "min_k_total"}, default="relevant_in_topk"
-        Denominator of AP@k (spec A8).
+        Denominator of AP@k: the relevant items within the top k, or
+        ``min(k, number of relevant items)``.
     random_state : int, RandomState instance or None, default=None
         Seed of the query sampling.
     return_details : bool, default=False
@@ -211,22 +185,18 @@ def local_alignment(
     ------
     ValueError
         On missing or mismatched y, a bad ``bins`` (edges that are not finite
-        and strictly increasing, or that leave rows of X outside them), ``k``,
-        ``queries_per_category``, ``query_time`` or ``ap_at_k_normaliser``.
+        and strictly increasing, or that leave rows of X outside them), or a
+        bad value of another parameter.
     sklearn.exceptions.NotFittedError
         If the estimator is not fitted.
     """
-    k = check_int(k, "k")
-    queries_per_category = check_int(queries_per_category, "queries_per_category",
-                                     allow_none=True)
-    mode = _QUERY_TIMES[check_choice(query_time, "query_time", _QUERY_TIMES)]
-    check_choice(ap_at_k_normaliser, "ap_at_k_normaliser", _AP_NORMALISERS)
+    mode = _QUERY_TIMES[query_time]
     split = as_split(estimator, X, y, need_labels=True)
     labels = split.labels
     instants = fit_instants(bins, split.time, split.estimator.time_unit)
     q = _sample_queries(labels, queries_per_category, check_random_state(random_state))
 
-    def average_precision(Q, G, rows, members):  # Op #3: AP@k of each query in this instant
+    def average_precision(Q, G, rows, members):  # AP@k of each query within this instant
         return mean_average_precision(Q, G, labels[rows], labels[members], k=k,
                                       ap_at_k_normaliser=ap_at_k_normaliser,
                                       return_per_query=True)[1]
@@ -248,35 +218,36 @@ def local_alignment(
     return scores, details
 
 
+@validate_params(
+    {
+        "estimator": "no_validation",
+        "X": "no_validation",
+        "y": ["array-like", None],
+        "bins": "no_validation",
+        "aggregate": [StrOptions(set(_AGGREGATES))],
+    },
+    prefer_skip_nested_validation=True,
+)
 def temporally_bounded_retrieval(estimator, X, y=None, *, bins=10, aggregate="micro"):
-    """Temporally-bounded retrieval: each query ranks only the items of its own bin.
+    """Temporally bounded retrieval: each query ranks only the items of its own bin.
 
-    Spec ``diachronic_and_binned.md`` §8.4, Diachronic Operation #4 (the
-    "preservation of temporal locality biases"): each query is projected at
-    its own timestamp and ranks only the other-modality items of the same
-    instant (time bin), also at their own timestamps (rows of
-    ``transform(X)``); relevance is the same label; full-ranking AP.  Static
-    models get the same candidate restriction (they are "artificially fed
-    with the relevant time period", P1 §5.6).
+    Each query, at its own timestamp, ranks only the other-modality items of
+    its own instant (time bin), also at their own timestamps: how well a model
+    preserves the temporal locality of the data (Semedo & Magalhães,
+    "Diachronic Cross-modal Embeddings", ACM MM 2019).  Static models get the
+    same candidate restriction.
 
-    Ambiguity choice (spec A10): the overall figure pools the queries of all
-    bins (``aggregate="micro"``, default); ``"macro"`` (alias
-    ``"macro_over_bins"``) averages the per-bin mAPs.  Both can be read from
-    the per-bin table (``n_items`` gives the micro weights).
+    Read more in the user guide: docs/evaluation.md.
 
     Parameters
     ----------
-    estimator : fitted CrossModalEmbedder, Pipeline ending in one, or None
-        None when ``X`` is an :class:`EmbeddedSplit`.
-    X : array-like of shape (n_samples, n_features_in_) or EmbeddedSplit
-    y : array-like of shape (n_samples,) or (n_samples, n_labels), default=None
-        Required unless ``X`` is an ``EmbeddedSplit`` holding labels.
-    bins : int, float, duration, array-like or fitted TimeBins, default=10
-        The instants: a count, a bin width (a number in the estimator's
-        ``time_unit``, or a duration such as ``"30D"``), edges (numbers on
-        the time axis or dates) or a fitted ``TimeBins`` (see the module notes).
+    estimator, X, y, bins
+        The fitted estimator (None with an ``EmbeddedSplit``), the evaluation
+        items, their labels and the instants (default 10 bins), as in
+        :func:`local_alignment`.
     aggregate : {"micro", "macro", "macro_over_bins"}, default="micro"
-        How the overall figure combines the bins.
+        ``"micro"`` pools the queries of all bins; ``"macro"`` (alias
+        ``"macro_over_bins"``) averages the per-bin mAPs.
 
     Returns
     -------
@@ -285,8 +256,7 @@ def temporally_bounded_retrieval(estimator, X, y=None, *, bins=10, aggregate="mi
     per_bin : ResultTable
         One row per bin: ``bin``, ``start``, ``end`` (edges on the time
         axis), ``center``, ``n_items``, ``map_i2t``, ``map_t2i``,
-        ``map_mean`` (NaN for bins without items).  The per-month curve of
-        P1 Fig. 4.
+        ``map_mean`` (NaN for bins without items).
 
     Raises
     ------
@@ -297,12 +267,12 @@ def temporally_bounded_retrieval(estimator, X, y=None, *, bins=10, aggregate="mi
     sklearn.exceptions.NotFittedError
         If the estimator is not fitted.
     """
-    mode = _AGGREGATES[check_choice(aggregate, "aggregate", _AGGREGATES)]
+    mode = _AGGREGATES[aggregate]
     split = as_split(estimator, X, y, need_labels=True)
     labels = split.labels
     instants = fit_instants(bins, split.time, split.estimator.time_unit)
 
-    def ranked_in_bin(Q, G, rows, members):  # Op #4: the bin's items query the bin
+    def ranked_in_bin(Q, G, rows, members):  # the bin's items query the bin
         return members, mean_average_precision(Q, G, labels[rows], labels[members],
                                                return_per_query=True)
 
@@ -328,31 +298,39 @@ def temporally_bounded_retrieval(estimator, X, y=None, *, bins=10, aggregate="mi
     return scores, table
 
 
+@validate_params(
+    {
+        "estimator": "no_validation",
+        "X": "no_validation",
+        "y": ["array-like", None],
+        "window": "no_validation",
+        "k": [CountInterval(1, None), None],
+    },
+    prefer_skip_nested_validation=True,
+)
 def time_period_inference(estimator, X, y=None, *, window, k=50):
     """Media time-period inference: t-mAP@k with same-label, same-period relevance.
 
-    Spec ``diachronic_and_binned.md`` §8.5, Diachronic Operation #1: every
-    image and text is a query projected at its own timestamp and ranks all
-    other-modality items at their own timestamps (``transform(X)``); a
-    candidate is relevant when it shares the query's label **and**
-    ``|t_query - t_candidate| <= window`` (inclusive boundary, spec A4);
-    AP@k with the ``relevant_in_topk`` normaliser (A8).
+    Every image and text, at its own timestamp, ranks all other-modality items
+    at theirs; a candidate is relevant when it shares the query's label and
+    lies within ``window`` of the query's time, boundary included (Semedo &
+    Magalhães, "Diachronic Cross-modal Embeddings", ACM MM 2019).
+
+    Read more in the user guide: docs/evaluation.md.
 
     Parameters
     ----------
-    estimator : fitted CrossModalEmbedder, Pipeline ending in one, or None
-        None when ``X`` is an :class:`EmbeddedSplit`.
-    X : array-like of shape (n_samples, n_features_in_) or EmbeddedSplit
-    y : array-like of shape (n_samples,) or (n_samples, n_labels), default=None
-        Required unless ``X`` is an ``EmbeddedSplit`` holding labels.
-    window : float or duration
+    estimator, X, y
+        The fitted estimator (None with an ``EmbeddedSplit``), the evaluation
+        items and their labels, as in :func:`coarse_alignment`.
+    window : float, str or timedelta
         Half-width of the relevant period: a number in the estimator's
         ``time_unit``, or a duration (``"30D"``, ``"1M"``,
-        ``pandas.Timedelta``, ``numpy.timedelta64``).  The paper uses 1 month
-        (spec A9): ``window=1`` with ``time_unit="months"``, ``"1M"`` (or
+        ``pandas.Timedelta``, ``numpy.timedelta64``).  The paper uses one
+        month: ``window=1`` with ``time_unit="months"``, ``"1M"`` (or
         ``1/12``) with years.
     k : int or None, default=50
-        Cut-off (t-mAP@50 in the thesis); ``None`` ranks everything.
+        Cut-off (t-mAP@50 in the paper); ``None`` ranks everything.
 
     Returns
     -------
@@ -367,7 +345,6 @@ def time_period_inference(estimator, X, y=None, *, window, k=50):
     sklearn.exceptions.NotFittedError
         If the estimator is not fitted.
     """
-    k = check_int(k, "k", allow_none=True)
     split = as_split(estimator, X, y, need_labels=True)
     window = to_duration(window, split.estimator.time_unit, name="window")
     res = cross_modal_scores(split.Z_image, split.Z_text, split.labels, metrics=("map",),

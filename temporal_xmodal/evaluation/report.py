@@ -2,25 +2,25 @@
 
 :func:`evaluate_estimator` (labelled relevance) and :func:`evaluate_undated`
 (one gold caption per picture, undated captions: the TICRC protocol) each
-embed the test split **once** (:func:`temporal_xmodal.base.embed_with_time`:
-every item at its own time) and derive the own-time figures from that one
-embedding; only the protocols whose definition projects items at other
-instants (local alignment, §8.2) or within time bins (temporally bounded
-retrieval, §8.4) call the estimator again, through their public functions in
+embed the test split **once** (every item at its own time) and derive the
+own-time figures from that one embedding; only local alignment (queries
+projected at other instants) and temporally bounded retrieval (candidates
+within time bins) go through their protocol functions in
 :mod:`temporal_xmodal.evaluation.protocols`.
 """
 
 import warnings
 
 import numpy as np
+from sklearn.utils._param_validation import validate_params
 
-from .._validation import check_labels
+from .._validation import CountInterval, RealInterval, check_labels
 from ..base import layout_blocks
-from ..metrics import average_precision_per_query, cross_modal_scores
+from ..estimators import query_time_scores
+from ..metrics import average_precision_per_query, counterpart_reciprocal_ranks, cross_modal_scores
 from ..time import TimeRangeWarning, time_use
 from .embedded import embed_split
 from .protocols import local_alignment, temporally_bounded_retrieval
-from .undated import counterpart_reciprocal_ranks, query_time_scores
 
 __all__ = ["TEMPORAL_KEYS", "evaluate_estimator", "evaluate_undated"]
 
@@ -41,27 +41,41 @@ def _per_category_map(Z_image, Z_text, y):
             "count": counts.tolist()}
 
 
+@validate_params(
+    {
+        "estimator": "no_validation",
+        "X": "no_validation",
+        "y": ["array-like"],
+        "time_window": [RealInterval(0, None), None],
+        "n_bins": [CountInterval(1, None)],
+        "random_state": ["random_state"],
+    },
+    prefer_skip_nested_validation=True,
+)
 def evaluate_estimator(estimator, X, y, *, time_window, n_bins=10, random_state=0):
     """Retrieval figures and diachronic protocols of a fitted estimator on ``(X, y)``.
 
-    The split is embedded once at its own times (:func:`embed_split`); coarse alignment (spec
-    ``diachronic_and_binned.md`` §8.1), counterpart MRR and time-period
-    inference (§8.5, t-mAP@50) are computed from that embedding with
-    :func:`temporal_xmodal.metrics.cross_modal_scores`.  Test times outside
+    The split is embedded once at its own times (:func:`embed_split`); coarse
+    alignment, counterpart MRR and time-period inference (t-mAP@50) are
+    computed from that embedding, local alignment (mAP@10) and temporally
+    bounded retrieval through their protocol functions.  Test times outside
     the training range are expected here and do not warn.
+
+    Read more in the user guide: docs/evaluation.md.
 
     Parameters
     ----------
     estimator : fitted CrossModalEmbedder or Pipeline ending in one
+        The estimator to evaluate.
     X : array-like of shape (n_samples, n_features)
         ``[image | text | time]`` as the estimator takes it.
     y : array-like of shape (n_samples,)
         Class labels (relevance: same label).
     time_window : float or None
         Half-width of the relevant period of t-mAP@50 (same label and
-        ``|Δt| <= time_window``), in time-axis units.  ``None``: the data is
-        undated; the diachronic protocols are NaN (n/a) and the breakdown is
-        per category.
+        ``|Δt| <= time_window``), a number in the estimator's ``time_unit``.
+        ``None``: the data is undated; the diachronic protocols are NaN (n/a)
+        and the breakdown is per category.
     n_bins : int, default=10
         Time bins of the local-alignment and temporally-bounded protocols.
     random_state : int, default=0
@@ -72,7 +86,8 @@ def evaluate_estimator(estimator, X, y, *, time_window, n_bins=10, random_state=
     figures : dict
         ``map_i2t``, ``map_t2i``, ``map`` (coarse alignment, mean of both),
         ``mrr`` (counterpart, mean of both directions), ``tmap50``,
-        ``local_map10`` (§8.2, mAP@10), ``bounded_map`` (§8.4, micro) and
+        ``local_map10`` (local alignment, mAP@10), ``bounded_map``
+        (temporally bounded retrieval, micro) and
         ``per_bin`` (its per-bin table as lists); undated: NaN protocols and
         ``per_category`` (``category``, ``map_mean``, ``count``) instead of
         ``per_bin``.
@@ -107,23 +122,35 @@ def evaluate_estimator(estimator, X, y, *, time_window, n_bins=10, random_state=
     return figures
 
 
+@validate_params(
+    {
+        "estimator": "no_validation",
+        "X": "no_validation",
+        "period": [RealInterval(0, None, closed="neither")],
+        "random_state": [CountInterval(0, None), None],
+    },
+    prefer_skip_nested_validation=True,
+)
 def evaluate_undated(estimator, X, *, period=10.0, random_state=0):
     """Counterpart retrieval against undated captions (the TICRC protocol).
 
     Row ``i`` of ``X`` is a dated picture and its gold caption.  Every picture
-    ranks all captions, each projected at the picture's date
-    (:func:`~temporal_xmodal.evaluation.undated.query_time_scores`).
+    ranks all captions, each projected at the picture's date (captions carry
+    no date of their own), and the gold caption's reciprocal rank is scored.
+
+    Read more in the user guide: docs/evaluation.md.
 
     Parameters
     ----------
     estimator : fitted CrossModalEmbedder
+        The estimator to evaluate.
     X : array-like of shape (n, n_features)
         ``[image | text | time]``; the time is the picture's date.
     period : float, default=10.0
-        Width of the date periods of the breakdown, in time-axis units
-        (decades for years).
-    random_state : int, default=0
-        Permutation of the dates for ``date_gain``.
+        Width of the date periods of the breakdown, a number in the
+        estimator's ``time_unit`` (decades for years).
+    random_state : int or None, default=0
+        Seed of the permutation of the dates for ``date_gain``.
 
     Returns
     -------

@@ -11,6 +11,8 @@ Their outputs go into :func:`temporal_xmodal.stack_modalities`::
 
     X = stack_modalities(EfficientNetImageFeatures().fit_transform(paths),
                          TfidfTextFeatures().fit_transform(captions), time)
+
+Read more in the user guide: docs/datasets.md.
 """
 
 from ._image import EfficientNetImageFeatures

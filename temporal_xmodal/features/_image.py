@@ -137,6 +137,8 @@ class EfficientNetImageFeatures(TransformerMixin, BaseEstimator):
     (the global average pooling that precedes the classifier), so the
     ImageNet classifier itself is not used.
 
+    Read more in the user guide: docs/datasets.md.
+
     Parameters
     ----------
     batch_size : int, default=32
@@ -202,8 +204,10 @@ class EfficientNetImageFeatures(TransformerMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : ignored
-        y : ignored
+        X : None
+            Ignored.
+        y : None
+            Ignored.
 
         Returns
         -------

@@ -31,9 +31,11 @@ class TfidfTextFeatures(TransformerMixin, BaseEstimator):
 
     A thin wrapper of :class:`sklearn.feature_extraction.text.TfidfVectorizer`
     (the text representation of the TempXNet and DCM papers: tf(w, d) ·
-    log(N / df(w)), thesis eq. 2.1; scikit-learn's smoothed idf and l2 row
-    normalisation) that returns a dense ``float32`` array so the result can
-    be stacked into ``X = [image | text | time]`` directly.
+    log(N / df(w)) (Semedo, thesis, Eq. 2.1), with scikit-learn's smoothed idf
+    and l2 row normalisation) that returns a dense ``float32`` array so the
+    result can be stacked into ``X = [image | text | time]`` directly.
+
+    Read more in the user guide: docs/datasets.md.
 
     Parameters
     ----------
@@ -46,9 +48,13 @@ class TfidfTextFeatures(TransformerMixin, BaseEstimator):
     sublinear_tf : bool, default=True
         Use 1 + log(tf) instead of tf.
     lowercase : bool, default=True
+        Lowercase the text before tokenising.
     ngram_range : tuple (min_n, max_n), default=(1, 1)
+        Range of n-gram lengths.
     stop_words : {"english"}, list or None, default=None
+        Words left out of the vocabulary.
     strip_accents : {"ascii", "unicode"} or None, default=None
+        Accent removal before tokenising.
     norm : {"l2", "l1"} or None, default="l2"
         Row normalisation.
 
@@ -103,7 +109,8 @@ class TfidfTextFeatures(TransformerMixin, BaseEstimator):
         ----------
         X : sequence of str
             One document (caption) per item.
-        y : ignored
+        y : None
+            Ignored.
 
         Returns
         -------
@@ -133,10 +140,12 @@ class TfidfTextFeatures(TransformerMixin, BaseEstimator):
         Parameters
         ----------
         X : sequence of str
+            One document (caption) per item.
 
         Returns
         -------
         X_text : ndarray of float32, shape (n_documents, n_features_out_)
+            The TF-IDF rows.
         """
         check_is_fitted(self, "vectorizer_")
         return self.vectorizer_.transform(check_documents(X)).toarray().astype(np.float32,

@@ -1,11 +1,15 @@
 """Losses of the neural estimators, one concept per module.
 
+The estimators build these losses from their validated parameters; each loss
+validates its options once when built, and the public functions validate
+theirs on every call.
+
 * :mod:`.triplet` — bidirectional triplet hinge over in-batch negatives (masks);
 * :mod:`.sam` — SAM's scheduled adaptive margins;
 * :mod:`.tempxnet` — TempXNet's temporal soft-constraint term;
 * :mod:`.temporal_correlation` — the temporal correlation functions f_t;
 * :mod:`.diachronic` — DCM's joint diachronic ranking loss;
-* :mod:`.classification` — SCML's semantic classification loss (eq. 10).
+* :mod:`.classification` — SCML's semantic classification loss (Song & Tan, Eq. 10).
 """
 
 from .classification import ClassificationLoss, classification_loss
@@ -21,11 +25,9 @@ from .tempxnet import TempXNetLoss, cross_modality_similarity, temporal_soft_con
 from .triplet import bidirectional_triplet_loss, negative_mask, shared_label_mask
 
 __all__ = [
-    "ClassificationLoss", "classification_loss",
-    "CategoryKDECorrelation", "DiachronicRankingLoss", "RecencyCorrelation", "SAMLoss", "SemanticDistance",
-    "TempXNetLoss", "TemporalCorrelation", "WordTopicCorrelation",
-    "bidirectional_triplet_loss", "category_distance_matrix", "cross_modality_similarity",
-    "diachronic_weights",
-    "margin_schedule", "negative_mask", "shared_label_mask",
-    "temporal_soft_constraint",
+    "CategoryKDECorrelation", "ClassificationLoss", "DiachronicRankingLoss",
+    "RecencyCorrelation", "SAMLoss", "SemanticDistance", "TempXNetLoss", "TemporalCorrelation",
+    "WordTopicCorrelation", "bidirectional_triplet_loss", "category_distance_matrix",
+    "classification_loss", "cross_modality_similarity", "diachronic_weights",
+    "margin_schedule", "negative_mask", "shared_label_mask", "temporal_soft_constraint",
 ]

@@ -1,4 +1,6 @@
-"""SCML's semantic classification loss (spec ``sequential_ticrc_cca.md`` eq. 10, §A.3).
+"""SCML's semantic classification loss.
+
+Song & Tan, "Sequential Learning for Cross-modal Retrieval", Eq. 10:
 
 .. math::
 
@@ -7,12 +9,17 @@
 
 with sigmoid outputs ŷ for multi-label data (w_p > 1 re-weights the rare
 positive labels) and, for single-label data, the categorical cross-entropy
-of the softmax (ambiguity A-4; ``"literal"`` applies eq. 10 to the softmax
-outputs as written).  Reduction (A-5): mean over the batch, sum over classes;
-or the paper's plain sum.
+of the softmax (the paper writes Eq. 10 for both; ``"literal"`` applies it to
+the softmax outputs as written).  The paper sums over the samples; the mean
+over the batch, summed over classes, is the default.
 """
 
 import torch
+from sklearn.utils._param_validation import (
+    StrOptions,
+    validate_parameter_constraints,
+    validate_params,
+)
 from torch import nn
 from torch.nn import functional as F
 
@@ -20,9 +27,14 @@ REDUCTIONS = ("mean", "sum")
 SINGLE_LABEL_LOSSES = ("cross_entropy", "literal")
 
 
+@validate_params({"reduction": [StrOptions(set(REDUCTIONS))],
+                  "single_label_loss": [StrOptions(set(SINGLE_LABEL_LOSSES))]},
+                 prefer_skip_nested_validation=True)
 def classification_loss(logits, labels, *, multilabel=False, positive_weight=1.0,
                         reduction="mean", single_label_loss="cross_entropy", split=False):
-    """Eq. 10 on one batch of classifier logits.
+    """SCML's classification loss (Song & Tan, Eq. 10) on one batch of classifier logits.
+
+    Read more in the user guide: docs/estimators/sequential.md.
 
     Parameters
     ----------
@@ -40,12 +52,27 @@ def classification_loss(logits, labels, *, multilabel=False, positive_weight=1.0
         ``(1 − y) log(1 − ŷ)`` terms as written.
     split : bool, default=False
         Return the positive-label and negative-label parts ``(l+, l−)``
-        separately (the multi-label gradient disentangling of §A.3).
+        separately (SCML's disentangling of multi-label gradients, Song & Tan, §4.1).
 
     Returns
     -------
     loss : torch.Tensor (scalar), or tuple of two scalars when ``split``
+        The loss, or its positive-label and negative-label parts.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from temporal_xmodal.losses import classification_loss
+    >>> logits = torch.tensor([[2.0, 0.0], [0.0, 2.0]])
+    >>> round(float(classification_loss(logits, torch.eye(2))), 4)
+    0.1269
     """
+    return _classification_loss(logits, labels, multilabel, positive_weight, reduction,
+                                single_label_loss, split)
+
+
+def _classification_loss(logits, labels, multilabel=False, positive_weight=1.0,
+                         reduction="mean", single_label_loss="cross_entropy", split=False):
     if multilabel:
         log_p, log_not_p = F.logsigmoid(logits), F.logsigmoid(-logits)
     else:
@@ -62,34 +89,52 @@ def classification_loss(logits, labels, *, multilabel=False, positive_weight=1.0
 
 
 class ClassificationLoss(nn.Module):
-    """skorch criterion: eq. 10 summed over the modalities present in a batch.
+    """skorch criterion: SCML's classification loss summed over the modalities of a batch.
 
     Called as ``criterion(logits, y_true, batch)`` by
     :class:`~temporal_xmodal.training.CrossModalNet`; ``logits`` maps each
     modality to its (B, C) logits and ``batch[f"{modality}_labels"]`` holds
     its label indicator.
 
+    Read more in the user guide: docs/estimators/sequential.md.
+
     Parameters
     ----------
     multilabel, positive_weight, reduction, single_label_loss
         See :func:`classification_loss`.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from temporal_xmodal.losses import ClassificationLoss
+    >>> labels = torch.eye(2)
+    >>> logits = {"image": torch.tensor([[2.0, 0.0], [0.0, 2.0]])}
+    >>> round(float(ClassificationLoss()(logits, batch={"image_labels": labels})), 4)
+    0.1269
     """
+
+    _parameter_constraints = {
+        "reduction": [StrOptions(set(REDUCTIONS))],
+        "single_label_loss": [StrOptions(set(SINGLE_LABEL_LOSSES))],
+    }
 
     def __init__(self, multilabel=False, positive_weight=1.0, reduction="mean",
                  single_label_loss="cross_entropy"):
         super().__init__()
+        validate_parameter_constraints(
+            self._parameter_constraints,
+            {"reduction": reduction, "single_label_loss": single_label_loss},
+            caller_name=type(self).__name__)
         self.multilabel = multilabel
         self.positive_weight = positive_weight
         self.reduction = reduction
         self.single_label_loss = single_label_loss
 
     def loss(self, logits, labels, split=False):
-        """Eq. 10 of one modality's logits under this configuration (see
+        """The loss of one modality's logits under this configuration (see
         :func:`classification_loss`)."""
-        return classification_loss(logits, labels, multilabel=self.multilabel,
-                                   positive_weight=self.positive_weight,
-                                   reduction=self.reduction,
-                                   single_label_loss=self.single_label_loss, split=split)
+        return _classification_loss(logits, labels, self.multilabel, self.positive_weight,
+                                    self.reduction, self.single_label_loss, split)
 
     def forward(self, logits, y_true=None, batch=None):
         return sum(self.loss(z, batch[f"{m}_labels"]) for m, z in logits.items())

@@ -1,42 +1,37 @@
-"""Joint diachronic ranking loss (spec ``diachronic_and_binned.md`` §3).
+"""DCM's joint diachronic ranking loss.
 
 For a batch embedded at the items' own times, with S[a, j] = e_V^a · e_T^j and
-h_aj = [m − S_aa + S_aj]_+ (image→text; S_ja for text→image):
-
-    L = Σ_{a,j} W_aj · h_aj (both directions)                              (eqs. 7–11)
-    W_aj = 1                      if a and j share no category   (L_inter, margin m)
-         = ρ(|t_a − t_j|)         if they do and |t_a − t_j| > w (L_intra, margin m_intra)
-         = 0                      otherwise (same category within the window, or j = a)
-    ρ(Δ) = 1 − exp(−λ Δ)                                                    (eq. 10)
-
-Same-category items outside the window act as soft negatives weighted by ρ.
-
-With ``DiachronicNet(same_time_anchors=K)`` the network also hands over, for the batch's first
-K anchors, S'_aj computed with item j projected at the anchor's time t_a (image→text: its
-caption; text→image: its picture).  Those anchors' hinges use S' in place of S (and of Sᵀ), the
-others' stay as above (a deviation, see ``DiachronicEmbedder(same_time_anchors=...)``); the
-positives S_aa are unchanged.
+h_aj = [m − S_aa + S_aj]_+ (image→text; S_ja for text→image), L = Σ_{a,j} W_aj · h_aj over
+both directions, where W_aj is 1 for items sharing no category, ``ρ(Δt) = 1 − exp(−λ Δt)``
+of their time difference Δt for same-category items more than w apart (soft negatives), and 0
+otherwise (Semedo & Magalhães, "Diachronic Cross-modal Embeddings", ACM MM 2019, Eqs. 6–11).
+The batch form, and the same-time negatives of ``DiachronicNet(same_time_anchors=K)`` (not in
+the paper), are in docs/estimators/diachronic.md ("Loss").
 """
 
 import torch
+from sklearn.utils._param_validation import StrOptions, validate_parameter_constraints
 from torch import nn
 
-from .triplet import REDUCTIONS, bidirectional_triplet_loss, shared_label_mask
+from .triplet import REDUCTIONS, _triplet_loss, shared_label_mask
 
 
 def diachronic_weights(labels, time, window, decay):
     """Pair weights W (and the L_intra mask) of a batch.
+
+    Read more in the user guide: docs/estimators/diachronic.md.
 
     Parameters
     ----------
     labels : torch.Tensor of shape (B, C)
         Label indicator.
     time : torch.Tensor of shape (B,)
-        Timestamps in the user's units (the loss always uses raw differences).
+        Times on one axis (only their differences matter).
     window : float
-        w: no constraint between same-category items with ``|Δt| ≤ w`` (A4: ≤).
+        w, in the unit of ``time``: no constraint between same-category items
+        with ``|Δt| ≤ w``.
     decay : float
-        λ of ρ = 1 − exp(−λ ``|Δt|``).
+        λ of ρ = 1 − exp(−λ ``|Δt|``), per unit of ``time``.
 
     Returns
     -------
@@ -44,6 +39,15 @@ def diachronic_weights(labels, time, window, decay):
         Pairs sharing no category (weight 1).
     intra_weight : torch.Tensor (B, B)
         ρ for same-category pairs outside the window, else 0.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from temporal_xmodal.losses import diachronic_weights
+    >>> labels = torch.eye(2)[[0, 0, 1]]
+    >>> inter, rho = diachronic_weights(labels, torch.tensor([0.0, 12.0, 0.0]), 4.0, 0.1)
+    >>> round(float(rho[0, 1]), 3), inter[0].tolist()
+    (0.699, [False, False, True])
     """
     shared = shared_label_mask(labels)
     dt = (time[:, None] - time[None, :]).abs().to(labels.dtype)
@@ -54,6 +58,11 @@ def diachronic_weights(labels, time, window, decay):
 class DiachronicRankingLoss(nn.Module):
     """L_inter + L_intra over the whole batch, both retrieval directions.
 
+    The criterion of :class:`~temporal_xmodal.DiachronicEmbedder`, called as
+    ``loss(embeddings, labels, batch)`` with the batch's times in ``batch["time"]``.
+
+    Read more in the user guide: docs/estimators/diachronic.md.
+
     Parameters
     ----------
     margin : float, default=1.0
@@ -61,18 +70,30 @@ class DiachronicRankingLoss(nn.Module):
     intra_margin : float or None, default=None
         Margin inside L_intra (the paper uses m; ``None`` = ``margin``).
     window : float, default=4.0
-        w, in the units of the time column (paper: 4 months).
+        w, in the unit of the batch's times (the paper: 4 months).
     decay : float, default=0.1
-        λ per time unit (paper: 0.1 per month).
+        λ, per unit of the batch's times (the paper: 0.1 per month).
     reduction : {"sum", "sum_per_anchor", "mean_active"}, default="sum"
-        The thesis sums every triplet term (§2.2.5.3); the estimator divides
-        by the batch size by default (see ``DiachronicEmbedder``).
+        The paper sums every triplet term (Semedo, thesis, §2.2.5.3); the
+        estimator divides by the batch size by default (``"sum_per_anchor"``).
+
+    Examples
+    --------
+    >>> import torch
+    >>> from temporal_xmodal.losses import DiachronicRankingLoss
+    >>> z = torch.nn.functional.normalize(torch.randn(3, 4), dim=1)
+    >>> labels = torch.eye(2)[[0, 0, 1]]
+    >>> loss = DiachronicRankingLoss(window=4.0, decay=0.1)
+    >>> loss((z, z), labels, {"time": torch.tensor([0.0, 12.0, 0.0])}).shape
+    torch.Size([])
     """
+
+    _parameter_constraints = {"reduction": [StrOptions(set(REDUCTIONS))]}
 
     def __init__(self, margin=1.0, intra_margin=None, window=4.0, decay=0.1, reduction="sum"):
         super().__init__()
-        if reduction not in REDUCTIONS:
-            raise ValueError(f"reduction must be one of {REDUCTIONS}; got {reduction!r}.")
+        validate_parameter_constraints(self._parameter_constraints, {"reduction": reduction},
+                                       caller_name=type(self).__name__)
         self.margin = margin
         self.intra_margin = margin if intra_margin is None else intra_margin
         self.window = window
@@ -91,5 +112,4 @@ class DiachronicRankingLoss(nn.Module):
             k = same_time[0].shape[0]
             scores = (torch.cat([same_time[0], z_image[k:] @ z_text.T]),
                       torch.cat([same_time[1], z_text[k:] @ z_image.T]))
-        return bidirectional_triplet_loss(z_image, z_text, margins, weights, self.reduction,
-                                          scores=scores)
+        return _triplet_loss(z_image, z_text, margins, weights, self.reduction, scores=scores)

@@ -1,37 +1,47 @@
-"""SAM: scheduled adaptive margins (spec ``sam.md`` §3.3–3.7, thesis eqs. 3.6–3.11).
+"""SAM: the triplet loss with scheduled adaptive margins.
 
-Per (anchor, negative) pair the margin is
-
-    f_m = α(t) · f_am + (1 − α(t)) · m                      (eq. 3.7)
-    α(t) = 1 / (1 + exp(−k (t − f_a · n_e)))                 (eq. 3.7)
-    f_am = λ · f_ms + (1 − λ) · f_mc                         (eq. 3.8)
-
-with f_ms the normalised input-space distance of the two items (eq. 3.9) and
-f_mc the mean intra-modality cosine distance between the two items' category
-prototypes, refreshed every epoch (eqs. 3.10–3.11).  Margins carry no gradient.
+The margin of each (anchor, negative) pair moves, on a sigmoid schedule α over the epochs,
+from a static margin m to an adaptive one built from the pair's input-space distance f_ms and
+the distance f_mc of their categories' embedding prototypes (Semedo & Magalhães,
+"Cross-Modal Subspace Learning with Scheduled Adaptive Margin Constraints", ACM MM 2019;
+Semedo, thesis, Eqs. 3.6–3.11).  Margins carry no gradient.  The equations are in
+docs/estimators/sam.md ("Method").
 """
 
 import math
+from numbers import Integral, Real
 
 import numpy as np
 import torch
+from sklearn.utils._param_validation import (
+    Interval,
+    StrOptions,
+    validate_parameter_constraints,
+    validate_params,
+)
 from torch import nn
 
-from .triplet import bidirectional_triplet_loss, negative_mask
+from .triplet import NEGATIVE_MODES, REDUCTIONS, _negative_mask, _triplet_loss
 
 SCHEDULES = ("sigmoid", "fixed", "always")
 SEMANTIC_NORMALISATIONS = ("per_modality", "after_average", "batch")
 
 
+@validate_params({"epoch": [Real], "slope": [Real],
+                  "activation_epoch_fraction": [Interval(Real, 0, 1, closed="both")],
+                  "n_epochs": [Interval(Real, 0, None, closed="left")]},
+                 prefer_skip_nested_validation=True)
 def margin_schedule(epoch, slope, activation_epoch_fraction, n_epochs):
-    """α(t) = 1 / (1 + exp(−k (t − f_a n_e)))  (eq. 3.7).
+    """α(t) = 1 / (1 + exp(−k (t − f_a n_e))), SAM's margin schedule (Semedo, thesis, Eq. 3.7).
+
+    Read more in the user guide: docs/estimators/sam.md.
 
     Parameters
     ----------
     epoch : int or float
-        Current epoch t (0-based; α is held within an epoch, spec A9).
+        Current epoch t (0-based; α is held within an epoch).
     slope : float
-        k.
+        k, per epoch.
     activation_epoch_fraction : float
         f_a in [0, 1]: the sigmoid's midpoint is epoch f_a · n_e.
     n_epochs : int
@@ -40,35 +50,65 @@ def margin_schedule(epoch, slope, activation_epoch_fraction, n_epochs):
     Returns
     -------
     alpha : float
+
+    Examples
+    --------
+    >>> from temporal_xmodal.losses import margin_schedule
+    >>> round(margin_schedule(40, 0.1, 0.4, 100), 3)
+    0.5
     """
     z = -slope * (epoch - activation_epoch_fraction * n_epochs)
     return 1.0 / (1.0 + math.exp(min(z, 700.0)))
 
 
 class SemanticDistance:
-    """f_ms: normalised distance of two items in the input feature spaces (eq. 3.9).
+    """f_ms: normalised distance of two items in the input feature spaces (Semedo, thesis, Eq. 3.9).
 
     f_ms(a, n) = ( ||x_V^a − x_V^n|| + ||x_T^a − x_T^n|| ) / 2, normalised to
-    [0, 1].  It is a distance (larger = less related = larger margin; A2).
+    [0, 1].  It is a distance: the less related the items, the larger the margin.
+
+    Read more in the user guide: docs/estimators/sam.md.
 
     Parameters
     ----------
     normalisation : {"per_modality", "after_average", "batch"}, default="per_modality"
         Min–max normalise each modality's distances with training-set
-        statistics and average (A1 best reading); average the raw distances
-        and then normalise (literal reading); or min–max within each batch.
+        statistics, then average; average the raw distances, then min–max
+        normalise; or min–max within each batch.
     max_pairs : int, default=200_000
         Random training pairs used to estimate the min / max statistics.
-    random_state : int or None
+    random_state : int, numpy.random.Generator or None, default=None
         Seed of the pair sample.
+
+    Attributes
+    ----------
+    stats_ : tuple of float
+        The min and max distances (per modality, or of the averages).
+
+    Examples
+    --------
+    >>> import numpy as np, torch
+    >>> from temporal_xmodal.losses import SemanticDistance
+    >>> rng = np.random.default_rng(0)
+    >>> f_ms = SemanticDistance(random_state=0).fit(rng.normal(size=(50, 4)),
+    ...                                             rng.normal(size=(50, 3)))
+    >>> f_ms(torch.randn(5, 4), torch.randn(5, 3)).shape
+    torch.Size([5, 5])
     """
 
+    _parameter_constraints = {
+        "normalisation": [StrOptions(set(SEMANTIC_NORMALISATIONS))],
+        "max_pairs": [Interval(Integral, 1, None, closed="left")],
+        "random_state": [Interval(Integral, 0, None, closed="left"), np.random.Generator,
+                         None],
+    }
+
     def __init__(self, normalisation="per_modality", max_pairs=200_000, random_state=None):
-        if normalisation not in SEMANTIC_NORMALISATIONS:
-            raise ValueError(
-                f"semantic_normalisation must be one of {SEMANTIC_NORMALISATIONS}; "
-                f"got {normalisation!r}."
-            )
+        validate_parameter_constraints(
+            self._parameter_constraints, {"normalisation": normalisation,
+                                          "max_pairs": max_pairs,
+                                          "random_state": random_state},
+            caller_name=type(self).__name__)
         self.normalisation = normalisation
         self.max_pairs = max_pairs
         self.random_state = random_state
@@ -112,7 +152,7 @@ def category_distance_matrix(image_prototypes, text_prototypes):
     """f_mc between categories: mean intra-modality cosine distance of prototypes.
 
     f_mc(c, c') = ½ [ d(p_V(c), p_V(c')) + d(p_T(c), p_T(c')) ],
-    d = (1 − cos) / 2 ∈ [0, 1]  (eqs. 3.10–3.11, A5).
+    d = (1 − cos) / 2 ∈ [0, 1]  (Semedo, thesis, Eqs. 3.10–3.11).
 
     Parameters
     ----------
@@ -134,27 +174,36 @@ def category_distance_matrix(image_prototypes, text_prototypes):
 
 
 class SAMLoss(nn.Module):
-    """Bidirectional triplet loss with scheduled adaptive margins (eq. 3.6).
+    """Bidirectional triplet loss with scheduled adaptive margins (Semedo, thesis, Eq. 3.6).
+
+    The criterion of :class:`~temporal_xmodal.SAMEmbedder`, called as
+    ``loss(embeddings, labels, batch)``; the
+    :class:`~temporal_xmodal.training.ScheduledMargin` callback calls
+    :meth:`refresh` at the start of every epoch.
+
+    Read more in the user guide: docs/estimators/sam.md.
 
     Parameters
     ----------
     margin : float, default=1.0
-        Static margin m.
+        m, the static margin: every pair's margin while α = 0.
     adaptive_weight : float, default=0.25
         λ: weight of the semantic term f_ms against the cluster term f_mc.
     schedule : {"sigmoid", "fixed", "always"}, default="sigmoid"
-        α(t) from eq. 3.7; "fixed" gives α ≡ 0 (static triplet loss, eq. 3.4);
-        "always" gives α ≡ 1 (the Table 3.4 ablation with λ = 1).
+        α(t) of :func:`margin_schedule`; "fixed" gives α ≡ 0 (the static
+        triplet loss); "always" gives α ≡ 1.
     schedule_slope : float, default=0.1
-        k of eq. 3.7.
+        k of :func:`margin_schedule`, per epoch.
     activation_epoch_fraction : float, default=0.4
-        f_a of eq. 3.7.
+        f_a of :func:`margin_schedule`.
     n_epochs : int, default=100
-        n_e of eq. 3.7.
-    semantic : SemanticDistance or None
+        n_e of :func:`margin_schedule`.
+    semantic : SemanticDistance or None, default=None
         Fitted f_ms (needed unless ``schedule="fixed"`` or λ = 0).
-    negatives : {"different_category", "all_non_matching"}
-    reduction : {"sum_per_anchor", "sum", "mean_active"}
+    negatives : {"different_category", "all_non_matching"}, default="different_category"
+        In-batch negatives (:func:`~temporal_xmodal.losses.negative_mask`).
+    reduction : {"sum_per_anchor", "sum", "mean_active"}, default="sum_per_anchor"
+        Of the hinges (:func:`~temporal_xmodal.losses.bidirectional_triplet_loss`).
 
     Attributes
     ----------
@@ -162,14 +211,32 @@ class SAMLoss(nn.Module):
         α of the current epoch.
     category_distances : torch.Tensor of shape (C, C) or None
         f_mc of the current epoch (set by :meth:`refresh`); a non-persistent buffer.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from temporal_xmodal.losses import SAMLoss
+    >>> loss = SAMLoss(schedule="fixed")
+    >>> z = torch.nn.functional.normalize(torch.randn(4, 3), dim=1)
+    >>> labels = torch.eye(2)[[0, 0, 1, 1]]
+    >>> loss((z, z), labels, {"image": z, "text": z}).shape
+    torch.Size([])
     """
+
+    _parameter_constraints = {
+        "schedule": [StrOptions(set(SCHEDULES))],
+        "negatives": [StrOptions(set(NEGATIVE_MODES))],
+        "reduction": [StrOptions(set(REDUCTIONS))],
+    }
 
     def __init__(self, margin=1.0, adaptive_weight=0.25, schedule="sigmoid",
                  schedule_slope=0.1, activation_epoch_fraction=0.4, n_epochs=100,
                  semantic=None, negatives="different_category", reduction="sum_per_anchor"):
         super().__init__()
-        if schedule not in SCHEDULES:
-            raise ValueError(f"schedule must be one of {SCHEDULES}; got {schedule!r}.")
+        validate_parameter_constraints(
+            self._parameter_constraints,
+            {"schedule": schedule, "negatives": negatives, "reduction": reduction},
+            caller_name=type(self).__name__)
         self.margin = margin
         self.adaptive_weight = adaptive_weight
         self.schedule = schedule
@@ -204,7 +271,7 @@ class SAMLoss(nn.Module):
                 image_prototypes.detach(), text_prototypes.detach())
 
     def margins(self, labels, image, text):
-        """Per-pair margins f_m of a batch (eq. 3.7), shape (B, B), no gradient."""
+        """Per-pair margins f_m of a batch (Semedo, thesis, Eq. 3.7), shape (B, B), no gradient."""
         if self.alpha == 0.0:
             return torch.full((labels.shape[0],) * 2, float(self.margin), device=labels.device)
         lam = self.adaptive_weight
@@ -212,7 +279,8 @@ class SAMLoss(nn.Module):
         if lam > 0:
             adaptive = adaptive + lam * self.semantic(image, text)
         if lam < 1:
-            # mean of f_mc over the label pairs of the two items (A17; exact for single-label)
+            # mean of f_mc over the label pairs of the two items (multi-label data are our
+            # extension; exact for single-label)
             counts = labels.sum(1, keepdim=True).clamp(min=1)
             cluster = (labels / counts) @ self.category_distances @ (labels / counts).T
             adaptive = adaptive + (1 - lam) * cluster
@@ -222,5 +290,5 @@ class SAMLoss(nn.Module):
         z_image, z_text = embeddings
         with torch.no_grad():
             margins = self.margins(labels, batch["image"], batch["text"])
-        return bidirectional_triplet_loss(z_image, z_text, margins,
-                                          negative_mask(labels, self.negatives), self.reduction)
+        return _triplet_loss(z_image, z_text, margins, _negative_mask(labels, self.negatives),
+                             self.reduction)

@@ -1,49 +1,24 @@
-"""Temporal correlation functions ``f_t`` of TempXNet (spec ``tempxnet.md`` §2, thesis §4.4).
+"""Temporal correlation functions ``f_t`` of TempXNet (Semedo, thesis, §4.4).
 
-How strongly TempXNet's soft constraint pulls two same-category items ``i`` and
-``j`` of a mini-batch together depends on their temporal correlation
-``f_t(i, j)`` in ``[0, 1]``.  The three functions of the thesis are
-scikit-learn-style objects (``clone``, ``get_params``, ``repr`` and pickling
-come from :class:`sklearn.base.BaseEstimator`):
+How strongly TempXNet's soft constraint pulls two same-category items ``i``
+and ``j`` of a mini-batch together depends on their temporal correlation
+``f_t(i, j)`` in ``[0, 1]``: :class:`RecencyCorrelation` (Eq. 4.12),
+:class:`CategoryKDECorrelation` (Eqs. 4.13-4.14) and
+:class:`WordTopicCorrelation` (Eqs. 4.15-4.16).  Each is a scikit-learn-style
+object: ``fit(time, labels=None, X_text=None)`` estimates what it needs from
+the training split, and ``batch_matrix(time, labels=None, text=None)`` gives
+the ``(B, B)`` matrix of one mini-batch on the device of ``time``.
 
-``fit(time, labels=None, X_text=None)``
-    Estimates what the function needs from the training split (dense numpy
-    arrays; amb. 11) and sets attributes ending in ``_``.
-``batch_matrix(time, labels=None, text=None)``
-    The ``(B, B)`` matrix ``F[i, j] = f_t(i, j)`` of one mini-batch, a torch
-    tensor on the device of ``time``, vectorised over the batch.
+Times are float64 numbers on the user's time axis and every ``bandwidth`` is
+a duration in its units.  ``fit`` centres the times on the midpoint of their
+range (``time_origin_``, :func:`~temporal_xmodal.time.time_origin`) and works
+on centred float64 times, so epoch seconds lose no precision; ``fit`` and
+``batch_matrix`` must receive times on the same axis.
 
-=========================  ======================================  ===========  =========
-class                      f_t(i, j)                               equations    default h
-=========================  ======================================  ===========  =========
-:class:`RecencyCorrelation`  ``exp(-|t_i - t_j| / h)``               4.12         0.3
-:class:`CategoryKDECorrelation`  ``max_{c∈c_i∩c_j} p(t_i|c) p(t_j|c)``  4.13-4.14    1.0
-:class:`WordTopicCorrelation`  ``prod_{w∈text_i} phi_w(t_j)`` (asym.)  4.15-4.16    1.0
-=========================  ======================================  ===========  =========
-
-Time
-----
-Times are float64 numbers on the user's time axis and every ``bandwidth`` is a
-duration in the units of that axis (amb. 2).  Only differences of times
-matter: :meth:`fit` keeps the midpoint of the training range as
-``time_origin_`` and works on ``time - time_origin_`` in float64, so epoch
-seconds (~1.7e9) lose no precision.  ``fit`` and ``batch_matrix`` must receive
-times on the same axis (the estimators pass centred times to both).
-
-Density normalisation (amb. 3)
-------------------------------
-The loss uses ``1 - f_t`` and so needs ``f_t`` near 1 for correlated pairs, but
-a raw Gaussian KDE with ``h = 1`` peaks at ``1/sqrt(2π) ≈ 0.399``.  The density
-functions take ``normalisation``: ``"max"`` (default, best reading: each
-curve divided by its peak), ``"sum"`` (each curve sums to 1 over the grid) or
-``"none"`` (the raw density; ``f_t`` clipped to 1).  Densities are tabulated
-on ``n_grid`` equally spaced points over the training range extended by
-``3 h`` on both sides and linearly interpolated at batch times; times outside
-the grid have density 0.
+Read more in the user guide: docs/estimators/tempxnet.md.
 """
 
 import math
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -52,18 +27,14 @@ from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_array, check_is_fitted
 
-__all__ = [
-    "TemporalCorrelation",
-    "RecencyCorrelation",
-    "CategoryKDECorrelation",
-    "WordTopicCorrelation",
-]
+from ..time import centre_times, time_origin
+from ._kde import BLOCK_ELEMENTS, grid_position, interpolate, tabulate_kde
+
+__all__ = ["TemporalCorrelation", "RecencyCorrelation", "CategoryKDECorrelation",
+           "WordTopicCorrelation"]
 
 _NORMALISATIONS = {"max", "sum", "none"}
 _LOG_FLOOR = math.log(1e-12)
-_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
-#: Largest number of elements of one temporary block (rows × grid, rows × B × C).
-_BLOCK_ELEMENTS = 1 << 24
 
 
 def _check_time(time):
@@ -76,21 +47,20 @@ def _rows_match(name, a, n):
 
 
 class TemporalCorrelation(BaseEstimator):
-    """Base class of the temporal correlations ``f_t`` (spec §2, eqs. 4.12–4.16).
+    """Base class of the temporal correlations ``f_t`` (Semedo, thesis, Eqs. 4.12–4.16).
 
     Subclasses implement ``fit(time, labels=None, X_text=None)`` and
     :meth:`batch_matrix`.  ``symmetric`` tells whether ``f_t(i, j) == f_t(j, i)``.
+
+    Read more in the user guide: docs/estimators/tempxnet.md.
     """
 
     symmetric = True
 
-    def _centre(self, time):
-        """Batch times as float64 offsets from ``time_origin_`` (differences are exact)."""
-        return time.to(torch.float64) - self.time_origin_
-
     def _fit_origin(self, time):
-        self.time_origin_ = float((time.min() + time.max()) / 2.0)
-        return time - self.time_origin_
+        """Record ``time_origin_`` and return the centred training times."""
+        self.time_origin_ = time_origin(time)
+        return centre_times(time, self.time_origin_)
 
     def tables(self):
         """The fitted arrays the batch matrix reads, by name (none by default).
@@ -131,23 +101,25 @@ class TemporalCorrelation(BaseEstimator):
             tables = {name: torch.as_tensor(table, device=time.device)
                       for name, table in self.tables().items()}
         with torch.no_grad():
-            return self._matrix(self._centre(time.reshape(-1)), labels, text,
+            return self._matrix(centre_times(time.reshape(-1), self.time_origin_), labels, text,
                                 tables).to(dtype)
 
 
 class RecencyCorrelation(TemporalCorrelation):
-    """Recency correlation of TempXNet-Rec (eq. 4.12): ``f_t = exp(-|t_i - t_j| / h)``.
+    """Recency correlation of TempXNet-Rec (Semedo, thesis, Eq. 4.12): ``exp(-|t_i - t_j| / h)``.
 
     1 for equal times, ``e^{-1}`` one bandwidth apart; the same function for
     every category.  Nothing is estimated: :meth:`fit` validates the training
     times and records their origin.
 
+    Read more in the user guide: docs/estimators/tempxnet.md.
+
     Parameters
     ----------
     bandwidth : float, default=0.3
-        The "recency bandwidth" ``h`` of eq. 4.12, a duration in the units of the
+        The "recency bandwidth" ``h`` of Eq. 4.12, a duration in the units of the
         time axis.  With integer day/year indices 0.3 gives ``e^{-3.33} ≈ 0.036``
-        one unit apart (amb. 1–2).
+        one unit apart.
 
     Attributes
     ----------
@@ -170,7 +142,7 @@ class RecencyCorrelation(TemporalCorrelation):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, time, labels=None, X_text=None):
-        """Validate the training times (eq. 4.12 has nothing to estimate).
+        """Validate the training times (Eq. 4.12 has nothing to estimate).
 
         Parameters
         ----------
@@ -200,47 +172,17 @@ class _GridDensity(TemporalCorrelation):
     }
 
     def _fit_density(self, time, weights):
-        """Row r of ``density_`` = Σ_i w_ir K((g − t_i)/h) / (h Σ_i w_ir) (eq. 4.14), normalised.
-
-        Returns the column totals Σ_i w_ir.
-        """
-        h = float(self.bandwidth)
-        t = self._fit_origin(time)
-        lo, hi = float(t.min()) - 3.0 * h, float(t.max()) + 3.0 * h
-        step = (hi - lo) / (self.n_grid - 1)
-        if step > h / 2.0:
-            needed = int(math.ceil((hi - lo) / (h / 4.0))) + 1
-            warnings.warn(
-                f"the density grid is coarse for bandwidth={h:g}: spacing {step:.3g} over a time "
-                f"range of {hi - lo:.3g}; linear interpolation will be inaccurate. Use "
-                f"n_grid >= {needed} or a larger bandwidth.", UserWarning, stacklevel=4)
-        grid = (lo + step * np.arange(self.n_grid)) / h
-        sums = np.zeros((weights.shape[1], self.n_grid))
-        rows = max(1, _BLOCK_ELEMENTS // self.n_grid)
-        for start in range(0, len(t), rows):  # sample blocks bound the (rows, n_grid) kernel
-            u = grid[None, :] - t[start:start + rows, None] / h
-            sums += weights[start:start + rows].T @ (np.exp(-0.5 * u * u) * _INV_SQRT_2PI)
-        totals = weights.sum(axis=0)
-        table = np.zeros_like(sums)
-        np.divide(sums, (totals * h)[:, None], out=table, where=totals[:, None] > 0)
-        if self.normalisation != "none":
-            scale = table.max(1, keepdims=True) if self.normalisation == "max" else \
-                table.sum(1, keepdims=True)
-            np.divide(table, scale, out=table, where=scale > 0)
+        """Tabulate the weighted KDEs of the centred training times; returns Σ_i w_ir."""
+        table, totals, start, step = tabulate_kde(self._fit_origin(time), weights,
+                                                  self.bandwidth, self.n_grid,
+                                                  self.normalisation)
         self.density_ = table
-        self.grid_ = self.time_origin_ + lo + step * np.arange(self.n_grid)
-        self._grid_start, self._grid_step = lo, step  # on the centred axis
+        self.grid_ = self.time_origin_ + start + step * np.arange(self.n_grid)
+        self._grid_start, self._grid_step = start, step  # on the centred axis
         return totals
 
-    def _grid_position(self, t):
-        """Left grid index, interpolation weight and inside-grid mask of centred times."""
-        pos = (t - self._grid_start) / self._grid_step
-        inside = (pos >= 0) & (pos <= self.n_grid - 1)
-        idx = torch.clamp(torch.floor(pos), 0, self.n_grid - 2).long()
-        return idx, torch.clamp(pos - idx.to(pos.dtype), 0.0, 1.0), inside
-
     def density(self, time):
-        """The normalised curves at the given times (eq. 4.14 for categories, ``phi_w`` for words).
+        """The normalised curves at the given times (Eq. 4.14 for categories, ``phi_w`` for words).
 
         Parameters
         ----------
@@ -254,25 +196,26 @@ class _GridDensity(TemporalCorrelation):
         """
         check_is_fitted(self)
         return self._interpolate(torch.as_tensor(self.density_, device=time.device),
-                                 self._centre(time.reshape(-1)), outside=0.0)
+                                 centre_times(time.reshape(-1), self.time_origin_), outside=0.0)
 
     def _interpolate(self, table, t, outside):
-        idx, frac, inside = self._grid_position(t)
-        values = table[:, idx] * (1 - frac) + table[:, idx + 1] * frac  # (curves, B)
-        return torch.where(inside, values, torch.full((), outside, dtype=values.dtype,
-                                                      device=t.device)).T
+        return interpolate(table, t, self._grid_start, self._grid_step, outside)
 
 
 class CategoryKDECorrelation(_GridDensity):
-    """Per-category kernel-density correlation of TempXNet-Cat (eqs. 4.13–4.14).
+    """Per-category kernel-density correlation of TempXNet-Cat (Semedo, thesis, Eqs. 4.13–4.14).
 
-    A Gaussian KDE of the training times of each category ``c`` (eq. 4.14)::
+    A Gaussian KDE of the training times of each category ``c`` (Eq. 4.14)::
 
         p(t | c) = 1 / (n_c h) Σ_k K((t − t_k) / h),   K(u) = exp(−u²/2) / sqrt(2π)
 
-    and ``f_t(i, j) = max_{c ∈ c_i ∩ c_j} p(t_i | c) p(t_j | c)`` (eq. 4.13), 0 when
+    and ``f_t(i, j) = max_{c ∈ c_i ∩ c_j} p(t_i | c) p(t_j | c)`` (Eq. 4.13), 0 when
     ``i`` and ``j`` share no category; for multi-label pairs the shared category
-    with the largest value is used.  Symmetric.
+    with the largest value is used.  Symmetric.  The densities are tabulated on
+    ``n_grid`` points over the training range extended by ``3 h`` on both
+    sides, linearly interpolated, and 0 outside the grid.
+
+    Read more in the user guide: docs/estimators/tempxnet.md.
 
     Parameters
     ----------
@@ -280,8 +223,9 @@ class CategoryKDECorrelation(_GridDensity):
         KDE bandwidth ``h`` (standard deviation of the kernel), a duration in the
         units of the time axis.
     normalisation : {"max", "sum", "none"}, default="max"
-        Per-category curve normalisation (amb. 3): peak 1 (best reading), sum 1
-        over the grid, or the raw density of eq. 4.14 (``f_t`` clipped to 1).
+        Per-category curve normalisation: peak 1 (so that correlated pairs
+        reach ``f_t`` near 1, which the loss's ``1 - f_t`` needs), sum 1 over
+        the grid, or the raw density of Eq. 4.14 (``f_t`` clipped to 1).
     n_grid : int, default=512
         Grid points of the tabulated densities.
 
@@ -306,7 +250,7 @@ class CategoryKDECorrelation(_GridDensity):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, time, labels=None, X_text=None):
-        """Tabulate the per-category KDEs ``p(t | c)`` of eq. 4.14.
+        """Tabulate the per-category KDEs ``p(t | c)`` of Eq. 4.14.
 
         Parameters
         ----------
@@ -343,20 +287,20 @@ class CategoryKDECorrelation(_GridDensity):
         q = self._interpolate(tables["density"], t, outside=0.0) * (labels > 0)
         B, C = q.shape
         out = torch.empty((B, B), dtype=q.dtype, device=q.device)
-        rows = max(1, _BLOCK_ELEMENTS // max(1, B * C))
+        rows = max(1, BLOCK_ELEMENTS // max(1, B * C))
         for start in range(0, B, rows):  # row blocks bound the (rows, B, C) temporary
             out[start:start + rows] = (q[start:start + rows, None, :] * q[None]).amax(-1)
         return out.clamp_(max=1.0) if self.normalisation == "none" else out
 
 
 class WordTopicCorrelation(_GridDensity):
-    """Word-density correlation of TempXNet-Lat (eqs. 4.15–4.16), **asymmetric**.
+    """Word-density correlation of TempXNet-Lat (Semedo, thesis, Eqs. 4.15–4.16), **asymmetric**.
 
-    ``f_t(i, j) = p(t_j | text_i) = Π_{w ∈ text_i} phi_w(t_j)`` (eq. 4.15): row
-    ``i`` gives the text, column ``j`` the time; not symmetrised (amb. 9).
+    ``f_t(i, j) = p(t_j | text_i) = Π_{w ∈ text_i} phi_w(t_j)`` (Eq. 4.15): row
+    ``i`` gives the text, column ``j`` the time; not symmetrised.
 
     **Deviation from the thesis.**  The thesis takes ``phi_w`` from Dynamic LDA
-    (eq. 4.16, P = 10 latent topics).  Here ``phi_w`` is a kernel density of
+    (Eq. 4.16, P = 10 latent topics).  Here ``phi_w`` is a kernel density of
     each word's weight over the training times, with no latent topics::
 
         phi_w(t) ∝ Σ_i a_iw K((t − t_i) / h),    a_iw = max(x_iw, 0)
@@ -366,16 +310,18 @@ class WordTopicCorrelation(_GridDensity):
     known word gives the empty product, ``f_t = 1``.  Computed in log space with
     ``log phi`` floored at ``log(1e-12)``.
 
+    Read more in the user guide: docs/estimators/tempxnet.md.
+
     Parameters
     ----------
     bandwidth : float, default=1.0
         Kernel bandwidth ``h``, a duration in the units of the time axis.
     aggregation : {"product", "geometric_mean"}, default="product"
-        ``"product"``: eq. 4.15, ``log f = Σ_w [a_iw > 0] log phi_w(t_j)`` (may
+        ``"product"``: Eq. 4.15, ``log f = Σ_w [a_iw > 0] log phi_w(t_j)`` (may
         underflow for long texts).  ``"geometric_mean"`` (**non-thesis**):
         ``log f = Σ_w a_iw log phi_w(t_j) / Σ_w a_iw``.
     normalisation : {"max", "sum", "none"}, default="max"
-        Per-word curve normalisation (amb. 3), as in :class:`CategoryKDECorrelation`.
+        Per-word curve normalisation, as in :class:`CategoryKDECorrelation`.
     n_grid : int, default=256
         Grid points of the tabulated curves.
 
@@ -407,7 +353,7 @@ class WordTopicCorrelation(_GridDensity):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, time, labels=None, X_text=None):
-        """Tabulate the per-word temporal curves ``phi_w`` (stand-in for eq. 4.16).
+        """Tabulate the per-word temporal curves ``phi_w`` (stand-in for Eq. 4.16).
 
         Parameters
         ----------
@@ -450,6 +396,7 @@ class WordTopicCorrelation(_GridDensity):
             norm = torch.where(total > 0, total, torch.ones_like(total))
         s = (w @ tables["log_density"]) / norm  # (B_i, G)
         floor = w.sum(1, keepdim=True) / norm * _LOG_FLOOR  # every phi_w = 0 off the grid
-        idx, frac, inside = self._grid_position(t)  # per column j
+        # per column j
+        idx, frac, inside = grid_position(t, self._grid_start, self._grid_step, self.n_grid)
         logf = s[:, idx] * (1 - frac) + s[:, idx + 1] * frac  # (B_i, B_j)
         return torch.exp(torch.where(inside[None, :], logf, floor).clamp(max=0.0))

@@ -1,69 +1,70 @@
-"""TempXNet: triplet loss plus temporal soft-constraints (spec ``tempxnet.md`` §3).
+"""TempXNet: the triplet loss plus a temporal soft constraint.
 
-    objective = (L + λ · L_temp) / b                                      (eq. 4.18)
-    L_temp = Σ_i C_0(d_i) + C_1(d_i)                                      (eq. 4.6)
-    C_0(d_i) = 1/|P_i| Σ_{j∈P_i} f_t(i, j) · (1 − f_s(i, j))              (eq. 4.9)
-    C_1(d_i) = 1/|P_i| Σ_{j∈P_i} (1 − f_t(i, j)) · f_s(i, j)              (eq. 4.10)
-    f_s(i, j) = 2 · (1/(s(v_i, t_j) + ε) + 1/(s(t_i, v_j) + ε))^(−1)      (eq. 4.11)
+    objective = (L + λ · κ · L_temp) / b
+    L_temp = Σ_i 1/|P_i| Σ_{j∈P_i} [f_t(i, j) (1 − f_s(i, j)) + (1 − f_t(i, j)) f_s(i, j)]
 
-P_i are the batch items sharing a label with i; f_t is a temporal correlation
-from :mod:`temporal_xmodal.losses.temporal_correlation`.
-
-Normalisation of the temporal term (a deviation from the thesis)
-----------------------------------------------------------------
-Eq. 4.18 adds L_temp, a sum over anchors of *means* over positives, to L, a sum
-over anchors of *sums* over negatives, so in a batch of 64 with a few
-categories L is ~100× λ·L_temp and λ = 1 changes nothing measurable.
-``temporal_normalisation`` puts the two terms on the same per-pair scale:
-
-    "active_triplets"  λ · (L_temp / b) · n_active / r                 (default)
-    "triplets"         λ · (L_temp / b) · n_triplets / r
-    "literal"          λ · L_temp / b                                  (eq. 4.18)
-
-L_temp / b is the mean over anchors of the per-anchor mean temporal term;
-n_triplets counts the (anchor, negative) triplets of both directions in the
-batch, n_active those with a positive hinge (a detached count), and r is the
-divisor of the triplet reduction (b for "sum_per_anchor", 1 for "sum",
-n_active for "mean_active").  With "active_triplets" the loss is
-n_active / r · (mean active hinge + λ · mean temporal pair term): λ weighs one
-temporal pair term against one active triplet, and the temporal term shrinks
-with the triplet term as the triplets are satisfied.  "triplets" (all
-triplets, a constant count) over-weights it late in training: on
-``make_temporal_crossmodal`` at λ = 1 it lowers the category mAP from 0.88 to
-0.78, while "active_triplets" keeps it and raises the time-window mAP@50 from
-0.51 to 0.60 (``benchmarks/bench_tempxnet_synthetic.py``).
+(Semedo & Magalhães, "Temporal Cross-Media Retrieval with Soft-Smoothing", ACM MM 2018;
+Semedo, thesis, Eqs. 4.6–4.11 and 4.18, where κ = 1).  P_i are the batch items sharing a
+label with i, f_s the harmonic mean of the pair's two cross-modal cosines, and f_t a temporal
+correlation from :mod:`temporal_xmodal.losses.temporal_correlation`.  The equations, and why κ
+defaults to the batch's share of active triplets (``temporal_normalisation``), are in
+docs/estimators/tempxnet.md.
 """
 
+from numbers import Real
+
 import torch
+from sklearn.utils._param_validation import (
+    Interval,
+    StrOptions,
+    validate_parameter_constraints,
+    validate_params,
+)
 from torch import nn
 
-from .triplet import bidirectional_triplet_loss, negative_mask, shared_label_mask
+from .triplet import NEGATIVE_MODES, REDUCTIONS, _negative_mask, _triplet_loss, shared_label_mask
 
 SIMILARITY_MODES = ("clamp", "literal", "shift")
 TEMPORAL_NORMALISATIONS = ("active_triplets", "triplets", "literal")
 
 
+@validate_params({"eps": [Interval(Real, 0, None, closed="left")],
+                  "mode": [StrOptions(set(SIMILARITY_MODES))]},
+                 prefer_skip_nested_validation=True)
 def cross_modality_similarity(z_image, z_text, eps=1e-6, mode="clamp"):
-    """f_s: harmonic mean of the two cross-modal cosines of each pair (eq. 4.11).
+    """f_s: harmonic mean of the two cross-modal cosines of each pair (Semedo, thesis, Eq. 4.11).
+
+    Read more in the user guide: docs/estimators/tempxnet.md.
 
     Parameters
     ----------
     z_image, z_text : torch.Tensor of shape (B, D)
         L2-normalised embeddings.
     eps : float, default=1e-6
-        ε of eq. 4.11.
+        ε, added to each cosine.
     mode : {"clamp", "literal", "shift"}, default="clamp"
-        The harmonic mean is unbounded when a cosine is ≤ 0 (ambiguity 5):
-        "clamp" clamps each cosine to [ε, 1] first; "literal" uses the
-        formula as printed (can diverge); "shift" maps cosines to (s + 1)/2.
+        The harmonic mean is unbounded when a cosine is ≤ 0 (the paper gives
+        no guard): "clamp" clamps each cosine to [ε, 1] first; "literal" uses
+        the formula as printed (it can diverge); "shift" maps each cosine s
+        to (s + 1)/2.
 
     Returns
     -------
     f_s : torch.Tensor of shape (B, B)
         ``f_s[i, j]`` uses s(image_i, text_j) and s(text_i, image_j).
+
+    Examples
+    --------
+    >>> import torch
+    >>> from temporal_xmodal.losses import cross_modality_similarity
+    >>> z = torch.eye(2)
+    >>> cross_modality_similarity(z, z, eps=0.0).diagonal().tolist()
+    [1.0, 1.0]
     """
-    if mode not in SIMILARITY_MODES:
-        raise ValueError(f"similarity_mode must be one of {SIMILARITY_MODES}; got {mode!r}.")
+    return _cross_modality_similarity(z_image, z_text, eps, mode)
+
+
+def _cross_modality_similarity(z_image, z_text, eps, mode):
     S = z_image @ z_text.T
     a, b = S, S.T
     if mode == "clamp":
@@ -74,7 +75,9 @@ def cross_modality_similarity(z_image, z_text, eps=1e-6, mode="clamp"):
 
 
 def temporal_soft_constraint(f_t, f_s, positives):
-    """L_temp = Σ_i mean_{j∈P_i} [f_t (1 − f_s) + (1 − f_t) f_s]  (eqs. 4.6–4.10).
+    """L_temp = Σ_i mean_{j∈P_i} [f_t (1 − f_s) + (1 − f_t) f_s], the temporal soft constraint.
+
+    Semedo, thesis, Eqs. 4.6–4.10.
 
     Parameters
     ----------
@@ -87,7 +90,8 @@ def temporal_soft_constraint(f_t, f_s, positives):
 
     Returns
     -------
-    loss : torch.Tensor (scalar), summed over anchors i
+    loss : torch.Tensor (scalar)
+        Summed over the anchors i.
     """
     terms = (f_t * (1 - f_s) + (1 - f_t) * f_s) * positives
     size = positives.sum(1).clamp(min=1)
@@ -95,35 +99,70 @@ def temporal_soft_constraint(f_t, f_s, positives):
 
 
 class TempXNetLoss(nn.Module):
-    """Triplet loss with a fixed margin plus the weighted temporal term (eq. 4.18).
+    """Triplet loss with a fixed margin plus the weighted temporal term (Semedo, thesis, Eq. 4.18).
+
+    The criterion of :class:`~temporal_xmodal.TempXNetEmbedder`, called as
+    ``loss(embeddings, labels, batch)``.
+
+    Read more in the user guide: docs/estimators/tempxnet.md.
 
     Parameters
     ----------
-    correlation : TemporalCorrelation
+    correlation : TemporalCorrelation, default=None
         Fitted f_t (recency, category KDE or word density).
     margin : float, default=1.0
+        Fixed triplet margin m.
     temporal_weight : float, default=1.0
         λ; 0 gives the static triplet control.
     eps : float, default=1e-6
+        ε of :func:`cross_modality_similarity`.
     similarity_mode : {"clamp", "literal", "shift"}, default="clamp"
+        Guard of :func:`cross_modality_similarity`.
     exclude_self : bool, default=False
-        Drop j = i from P_i (the text includes it; ambiguity 4).
-    negatives : {"different_category", "all_non_matching"}
-    reduction : {"sum_per_anchor", "sum", "mean_active"}
-        Of the triplet term (eq. 4.18's 1/b is "sum_per_anchor").
+        Drop j = i from P_i (the paper's P_i includes it).
+    negatives : {"different_category", "all_non_matching"}, default="different_category"
+        In-batch negatives (:func:`~temporal_xmodal.losses.negative_mask`).
+    reduction : {"sum_per_anchor", "sum", "mean_active"}, default="sum_per_anchor"
+        Of the triplet term (the paper's 1/b is "sum_per_anchor").
     temporal_normalisation : {"active_triplets", "triplets", "literal"}, default="active_triplets"
-        Scale of the temporal term against the triplet term (module docstring);
-        "literal" is the thesis' λ · L_temp / b (no 1/b with reduction "sum").
+        κ, the scale of the temporal term: with r the triplet reduction's
+        divisor (b for "sum_per_anchor", 1 for "sum", the number of active
+        triplets for "mean_active"), "active_triplets" gives
+        λ · (L_temp / b) · n_active / r, "triplets" λ · (L_temp / b) · n_triplets / r,
+        where n_triplets counts the batch's (anchor, negative) triplets of both
+        directions and n_active those with a positive hinge (a count without
+        gradient); "literal" is the paper's λ · L_temp / b (no 1/b with
+        reduction "sum").
+
+    Examples
+    --------
+    >>> import torch
+    >>> from temporal_xmodal.losses import RecencyCorrelation, TempXNetLoss
+    >>> time = torch.tensor([0.0, 0.1, 5.0, 5.1], dtype=torch.float64)
+    >>> labels = torch.eye(2)[[0, 0, 1, 1]]
+    >>> f_t = RecencyCorrelation(bandwidth=0.3).fit(time.numpy())
+    >>> z = torch.nn.functional.normalize(torch.randn(4, 3), dim=1)
+    >>> TempXNetLoss(f_t)((z, z), labels, {"time": time}).shape
+    torch.Size([])
     """
+
+    _parameter_constraints = {
+        "similarity_mode": [StrOptions(set(SIMILARITY_MODES))],
+        "negatives": [StrOptions(set(NEGATIVE_MODES))],
+        "reduction": [StrOptions(set(REDUCTIONS))],
+        "temporal_normalisation": [StrOptions(set(TEMPORAL_NORMALISATIONS))],
+    }
 
     def __init__(self, correlation=None, margin=1.0, temporal_weight=1.0, eps=1e-6,
                  similarity_mode="clamp", exclude_self=False,
                  negatives="different_category", reduction="sum_per_anchor",
                  temporal_normalisation="active_triplets"):
         super().__init__()
-        if temporal_normalisation not in TEMPORAL_NORMALISATIONS:
-            raise ValueError(f"temporal_normalisation must be one of {TEMPORAL_NORMALISATIONS}; "
-                             f"got {temporal_normalisation!r}.")
+        validate_parameter_constraints(
+            self._parameter_constraints,
+            {"similarity_mode": similarity_mode, "negatives": negatives, "reduction": reduction,
+             "temporal_normalisation": temporal_normalisation},
+            caller_name=type(self).__name__)
         self.correlation = correlation
         self.margin = margin
         self.temporal_weight = temporal_weight
@@ -149,15 +188,15 @@ class TempXNetLoss(nn.Module):
             ``forward`` returns ``triplet + temporal_weight * temporal``.
         """
         z_image, z_text = embeddings
-        mask = negative_mask(labels, self.negatives)
-        triplet = bidirectional_triplet_loss(z_image, z_text, self.margin, mask, self.reduction)
+        mask = _negative_mask(labels, self.negatives)
+        triplet = _triplet_loss(z_image, z_text, self.margin, mask, self.reduction)
         positives = shared_label_mask(labels)
         if self.exclude_self:
             positives.fill_diagonal_(False)
         f_t = self.correlation.batch_matrix(
             batch["time"], labels, batch.get("text"), dtype=z_image.dtype,
             tables={name: getattr(self, f"table_{name}") for name in self._table_names})
-        f_s = cross_modality_similarity(z_image, z_text, self.eps, self.similarity_mode)
+        f_s = _cross_modality_similarity(z_image, z_text, self.eps, self.similarity_mode)
         temporal = temporal_soft_constraint(f_t, f_s, positives)
         b = z_image.shape[0]
         if self.temporal_normalisation == "literal":
@@ -173,9 +212,8 @@ class TempXNetLoss(nn.Module):
     def forward(self, embeddings, labels, batch):
         if self.temporal_weight == 0:
             z_image, z_text = embeddings
-            return bidirectional_triplet_loss(z_image, z_text, self.margin,
-                                              negative_mask(labels, self.negatives),
-                                              self.reduction)
+            return _triplet_loss(z_image, z_text, self.margin,
+                                 _negative_mask(labels, self.negatives), self.reduction)
         triplet, temporal = self.terms(embeddings, labels, batch)
         return triplet + self.temporal_weight * temporal
 

@@ -3,11 +3,10 @@
 Why 32-bit keys
 ---------------
 Sorting every query's scores dominates the full-ranking metrics.  NumPy's
-SIMD sort sorts 32-bit values about twice as fast as 64-bit ones (AVX2, one
-block of 200 x 5,000: 4.7 ms against 10.2 ms), so each score is sorted as its
-float32 value with the lowest mantissa bit replaced by the relevance flag: a
-values-only sort then still tells, at each sorted position, whether the item
-is relevant (no argsort, no gather).
+SIMD sort sorts 32-bit values about twice as fast as 64-bit ones, so each
+score is sorted as its float32 value with the lowest mantissa bit replaced by
+the relevance flag: a values-only sort then still tells, at each sorted
+position, whether the item is relevant (no argsort, no gather).
 
 Why the result is still the float64 ranking
 -------------------------------------------
@@ -19,9 +18,9 @@ or out of order.  A rank counts the items scoring at least as high, so a
 bucket matters only when it holds a relevant item and another item: the
 relevant items of such buckets are re-ranked with the float64 scores.
 
-* Few such buckets (continuous scores: on the 5,000 x 5,000 benchmark 7% of
-  the queries have one, of 2 or 3 items): each bucket's members are found by
-  comparing its query's bucket keys with the bucket's, then ranked by float64.
+* Few such buckets (continuous scores: a few queries have one, of 2 or 3
+  items): each bucket's members are found by comparing its query's bucket
+  keys with the bucket's, then ranked by float64.
 * Many (exact ties, e.g. rounded or integer scores): the queries concerned are
   ranked again by a float64 argsort.
 

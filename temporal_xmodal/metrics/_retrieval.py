@@ -1,18 +1,21 @@
 """Retrieval metrics on embeddings: mAP, MRR, recall@k, nDCG@k and the cross-modal summary.
 
 Each metric runs its per-query function (:mod:`._ranking`) over the memory-bounded
-score blocks of :mod:`._blocks`.
+score blocks of the full-ranking scan (:mod:`._blocks`).
 """
 
 import numpy as np
+from sklearn.utils._param_validation import validate_params
 
-from ._blocks import _per_query
+from ._blocks import SCAN_CONSTRAINTS, _per_query
 from ._ranking import (
-    average_precision_per_query,
-    ndcg_per_query,
-    recall_per_query,
-    reciprocal_rank_per_query,
+    RANKING_CONSTRAINTS,
+    _average_precision,
+    _ndcg,
+    _recall,
+    _reciprocal_rank,
 )
+from ._scan import K_RANGE
 
 
 def _nanmean(values):
@@ -22,46 +25,68 @@ def _nanmean(values):
     return float(values.mean()) if values.size else float("nan")
 
 
-_BLOCK_DOC = """query : array-like of shape (n_queries, dim)
+_SCAN_DOC = """query : array-like of shape (n_queries, dim)
         Query embeddings.
     gallery : array-like of shape (n_gallery, dim)
         Gallery embeddings in the same space.
     query_labels, gallery_labels : array-like or None, default=None
         1-D class labels or 2-D multilabel indicators (relevant = shares at
         least one label).  ``None`` for both: query ``i``'s only relevant item
-        is gallery item ``i`` (its counterpart).
-    **kwargs
-        ``query_time``, ``gallery_time``, ``time_window``, ``similarity``,
-        ``working_memory``, ``n_jobs``, ``nan_policy`` (``"raise"`` by default,
-        or ``"omit"``): see :func:`iter_score_blocks`."""
+        is gallery item ``i`` (its counterpart)."""
+_OPTIONS_DOC = """query_time, gallery_time : array-like of shape (n,) or None, default=None
+        Timestamps, needed with ``time_window``.
+    time_window : float or None, default=None
+        Relevant additionally requires ``|t_query - t_gallery| <= time_window``
+        (in the unit of the times).
+    similarity : {"dot", "cosine", "hamming"}, default="dot"
+        Score of a pair (see :func:`iter_score_blocks`).
+    working_memory : float or None, default=None
+        Budget of the blocks in flight, in MiB (default 64).
+    n_jobs : int or None, default=None
+        Threads evaluating blocks in parallel (``None``: 1, ``-1``: all cores).
+    nan_policy : {"raise", "omit"}, default="raise"
+        Items with a NaN label (or time, under ``time_window``): raise, or
+        leave them out with a warning."""
 
 
+def _scan_options(query_time, gallery_time, time_window, similarity, working_memory, n_jobs,
+                  nan_policy):
+    """The keyword arguments of :func:`._blocks._per_query` shared by every metric."""
+    return dict(query_time=query_time, gallery_time=gallery_time, time_window=time_window,
+                similarity=similarity, working_memory=working_memory, n_jobs=n_jobs,
+                nan_policy=nan_policy)
+
+
+@validate_params(
+    {**SCAN_CONSTRAINTS, "k": [K_RANGE, None],
+     "ap_at_k_normaliser": RANKING_CONSTRAINTS["ap_at_k_normaliser"],
+     "return_per_query": ["boolean"]},
+    prefer_skip_nested_validation=True,
+)
 def mean_average_precision(
-    query,
-    gallery,
-    query_labels=None,
-    gallery_labels=None,
-    *,
-    k=None,
-    ap_at_k_normaliser="relevant_in_topk",
-    return_per_query=False,
-    **kwargs,
+    query, gallery, query_labels=None, gallery_labels=None, *, k=None,
+    ap_at_k_normaliser="relevant_in_topk", return_per_query=False, query_time=None,
+    gallery_time=None, time_window=None, similarity="dot", working_memory=None, n_jobs=None,
+    nan_policy="raise",
 ):
     """Mean average precision (mAP, or mAP@k) of ranking ``gallery`` for each query.
 
-    mAP = mean over queries of AP = (1/R) sum_k rel_k P@k (thesis eq. 2.19,
-    2.22).  Equals a per-query loop over
+    mAP = mean over queries of AP = (1/R) sum_k rel_k P@k (Semedo, thesis,
+    Eqs. 2.19 and 2.22).  Equals a per-query loop over
     :func:`sklearn.metrics.average_precision_score` when ``k is None``.
+
+    Read more in the user guide: docs/metrics.md.
 
     Parameters
     ----------
-    {block}
+    {scan}
     k : int or None, default=None
         Truncate at ``k`` (mAP@k); see :func:`average_precision_per_query`.
-    ap_at_k_normaliser : {{"relevant_in_topk", "min_k_total"}}
+    ap_at_k_normaliser : {{"relevant_in_topk", "min_k_total"}}, default="relevant_in_topk"
         Denominator of AP@k.
     return_per_query : bool, default=False
         Also return the per-query AP array (NaN where a query has no relevant item).
+    {options}
 
     Returns
     -------
@@ -71,130 +96,180 @@ def mean_average_precision(
         Only when ``return_per_query``.
     """
     ap = _per_query(
-        lambda s, r: average_precision_per_query(
-            s, r, k=k, ap_at_k_normaliser=ap_at_k_normaliser
-        ),
-        query, gallery, query_labels, gallery_labels, **kwargs,
+        lambda s, r: _average_precision(s, r, k, ap_at_k_normaliser),
+        query, gallery, query_labels, gallery_labels,
+        **_scan_options(query_time, gallery_time, time_window, similarity, working_memory,
+                        n_jobs, nan_policy),
     )
     return (_nanmean(ap), ap) if return_per_query else _nanmean(ap)
 
 
-def mean_reciprocal_rank(query, gallery, query_labels=None, gallery_labels=None, **kwargs):
+@validate_params(SCAN_CONSTRAINTS, prefer_skip_nested_validation=True)
+def mean_reciprocal_rank(query, gallery, query_labels=None, gallery_labels=None, *,
+                         query_time=None, gallery_time=None, time_window=None,
+                         similarity="dot", working_memory=None, n_jobs=None,
+                         nan_policy="raise"):
     """Mean reciprocal rank of the first relevant gallery item.
+
+    Read more in the user guide: docs/metrics.md.
 
     Parameters
     ----------
-    {block}
+    {scan}
+    {options}
 
     Returns
     -------
     mrr : float
     """
-    rr = _per_query(reciprocal_rank_per_query, query, gallery, query_labels, gallery_labels,
-                    **kwargs)
+    rr = _per_query(_reciprocal_rank, query, gallery, query_labels, gallery_labels,
+                    **_scan_options(query_time, gallery_time, time_window, similarity,
+                                    working_memory, n_jobs, nan_policy))
     return _nanmean(rr)
 
 
-def recall_at_k(query, gallery, query_labels=None, gallery_labels=None, *, k=10, **kwargs):
+@validate_params({**SCAN_CONSTRAINTS, "k": [K_RANGE]}, prefer_skip_nested_validation=True)
+def recall_at_k(query, gallery, query_labels=None, gallery_labels=None, *, k=10,
+                query_time=None, gallery_time=None, time_window=None, similarity="dot",
+                working_memory=None, n_jobs=None, nan_policy="raise"):
     """Mean fraction of each query's relevant items found in the top ``k``.
 
     With counterpart relevance (no labels) this is the usual R@k of
     image-caption retrieval.
 
+    Read more in the user guide: docs/metrics.md.
+
     Parameters
     ----------
-    {block}
+    {scan}
     k : int, default=10
+        Cut-off.
+    {options}
 
     Returns
     -------
     recall : float
     """
-    rec = _per_query(lambda s, r: recall_per_query(s, r, k=k), query, gallery,
-                     query_labels, gallery_labels, **kwargs)
+    rec = _per_query(lambda s, r: _recall(s, r, k), query, gallery,
+                     query_labels, gallery_labels,
+                     **_scan_options(query_time, gallery_time, time_window, similarity,
+                                     working_memory, n_jobs, nan_policy))
     return _nanmean(rec)
 
 
+@validate_params(
+    {**SCAN_CONSTRAINTS, "k": [K_RANGE, None], "gain": RANKING_CONSTRAINTS["gain"],
+     "discount": RANKING_CONSTRAINTS["discount"]},
+    prefer_skip_nested_validation=True,
+)
 def ndcg_at_k(
     query, gallery, query_labels=None, gallery_labels=None, *, k=50, gain="linear",
-    discount="jarvelin", **kwargs,
+    discount="jarvelin", query_time=None, gallery_time=None, time_window=None,
+    similarity="dot", working_memory=None, n_jobs=None, nan_policy="raise",
 ):
     """Mean nDCG@k, graded by the number of labels a gallery item shares with the query.
 
-    DCG@k = rel_1 + sum_{{i=2..k}} rel_i / log2(i) (thesis eq. 2.20); see
-    :func:`ndcg_per_query` for the options.
+    DCG@k = rel_1 + sum_{{i=2..k}} rel_i / log2(i) (Semedo, thesis, Eq. 2.20);
+    see :func:`ndcg_per_query` for the options.
+
+    Read more in the user guide: docs/metrics.md.
 
     Parameters
     ----------
-    {block}
+    {scan}
     k : int or None, default=50
+        Cut-off (``None``: the whole gallery).
     gain : {{"linear", "exponential"}}, default="linear"
     discount : {{"jarvelin", "standard"}}, default="jarvelin"
+    {options}
 
     Returns
     -------
     ndcg : float
         Mean over queries with a non-zero ideal DCG.
     """
-    nd = _per_query(lambda s, r: ndcg_per_query(s, r, k=k, gain=gain, discount=discount),
-                    query, gallery, query_labels, gallery_labels, **kwargs)
+    nd = _per_query(lambda s, r: _ndcg(s, r, k, gain, discount),
+                    query, gallery, query_labels, gallery_labels,
+                    **_scan_options(query_time, gallery_time, time_window, similarity,
+                                    working_memory, n_jobs, nan_policy))
     return _nanmean(nd)
 
 
 for _f in (mean_average_precision, mean_reciprocal_rank, recall_at_k, ndcg_at_k):
-    _f.__doc__ = _f.__doc__.format(block=_BLOCK_DOC)
+    _f.__doc__ = _f.__doc__.format(scan=_SCAN_DOC, options=_OPTIONS_DOC)
 del _f
 
+#: Metrics :func:`cross_modal_scores` computes.
+CROSS_MODAL_METRICS = ("map", "mrr", "ndcg", "recall")
 
+
+@validate_params(
+    {"image_embedding": ["array-like"], "text_embedding": ["array-like"],
+     "labels": ["array-like", None], "metrics": [str, "array-like"],
+     "time": ["array-like", None], "k": [K_RANGE, None], **RANKING_CONSTRAINTS,
+     **{name: SCAN_CONSTRAINTS[name] for name in ("time_window", "similarity",
+                                                  "working_memory", "n_jobs", "nan_policy")}},
+    prefer_skip_nested_validation=True,
+)
 def cross_modal_scores(
     image_embedding, text_embedding, labels=None, *, metrics=("map", "mrr"), time=None,
-    time_window=None, k=None, **kwargs,
+    time_window=None, k=None, ap_at_k_normaliser="relevant_in_topk", gain="linear",
+    discount="jarvelin", similarity="dot", working_memory=None, n_jobs=None,
+    nan_policy="raise",
 ):
     """Image→text and text→image retrieval figures over one set of paired items.
 
     Every image queries all texts and every text queries all images (each
     candidate pool includes the query's own counterpart).
 
+    Read more in the user guide: docs/metrics.md.
+
     Parameters
     ----------
     image_embedding : array-like of shape (n, dim)
     text_embedding : array-like of shape (n, dim)
         Row ``i`` of both is item ``i``.
-    labels : array-like or None
+    labels : array-like or None, default=None
         Labels of the items (relevance = shared label); ``None``: counterpart
         relevance.
-    metrics : str or sequence of {"map", "mrr", "ndcg", "recall"}
-        Figure(s) to compute (``"map"`` alone is accepted).  ``k`` truncates "map" (mAP@k) and sets the cut-off
-        of "ndcg" and "recall" (default 50 and 10 when ``k`` is None).
-    time : array-like of shape (n,), optional
+    metrics : str or sequence of {"map", "mrr", "ndcg", "recall"}, default=("map", "mrr")
+        Figure(s) to compute (``"map"`` alone is accepted).  ``k`` truncates
+        "map" (mAP@k) and sets the cut-off of "ndcg" and "recall" (default 50
+        and 10 when ``k`` is None).
+    time : array-like of shape (n,) or None, default=None
         Item timestamps, with ``time_window`` for time-window relevance.
-    time_window : float, optional
-    **kwargs
-        Passed on (``similarity``, ``working_memory``, ``nan_policy``,
-        ``ap_at_k_normaliser``...).
+    time_window : float or None, default=None
+        In the unit of ``time``.
+    k : int or None, default=None
+        See ``metrics``.
+    ap_at_k_normaliser, gain, discount
+        Options of :func:`mean_average_precision` and :func:`ndcg_at_k`.
+    similarity, working_memory, n_jobs, nan_policy
+        See :func:`iter_score_blocks`.
 
     Returns
     -------
     scores : dict
         ``{"<metric>_i2t": ..., "<metric>_t2i": ..., "<metric>": mean of both}``.
     """
-    ap_norm = kwargs.pop("ap_at_k_normaliser", "relevant_in_topk")
-    ndcg_opts = {key: kwargs.pop(key) for key in ("gain", "discount") if key in kwargs}
-    funcs = {
-        "map": lambda q, g, ll, **kw: mean_average_precision(
-            q, g, ll, ll, k=k, ap_at_k_normaliser=ap_norm, **kw),
-        "mrr": lambda q, g, ll, **kw: mean_reciprocal_rank(q, g, ll, ll, **kw),
-        "ndcg": lambda q, g, ll, **kw: ndcg_at_k(q, g, ll, ll, k=k or 50, **ndcg_opts, **kw),
-        "recall": lambda q, g, ll, **kw: recall_at_k(q, g, ll, ll, k=k or 10, **kw),
-    }
     metrics = (metrics,) if isinstance(metrics, str) else tuple(metrics)
-    unknown = set(metrics) - set(funcs)
+    unknown = set(metrics) - set(CROSS_MODAL_METRICS)
     if unknown:
-        raise ValueError(f"Unknown metrics {sorted(unknown)}; choose from {sorted(funcs)}.")
-    kwargs.update(query_time=time, gallery_time=time, time_window=time_window)
+        raise ValueError(f"Unknown metrics {sorted(unknown)}; choose from "
+                         f"{sorted(CROSS_MODAL_METRICS)}.")
+    options = _scan_options(time, time, time_window, similarity, working_memory, n_jobs,
+                            nan_policy)
+    funcs = {
+        "map": lambda q, g: mean_average_precision(
+            q, g, labels, labels, k=k, ap_at_k_normaliser=ap_at_k_normaliser, **options),
+        "mrr": lambda q, g: mean_reciprocal_rank(q, g, labels, labels, **options),
+        "ndcg": lambda q, g: ndcg_at_k(q, g, labels, labels, k=k or 50, gain=gain,
+                                       discount=discount, **options),
+        "recall": lambda q, g: recall_at_k(q, g, labels, labels, k=k or 10, **options),
+    }
     out = {}
     for name in metrics:
-        i2t = funcs[name](image_embedding, text_embedding, labels, **kwargs)
-        t2i = funcs[name](text_embedding, image_embedding, labels, **kwargs)
+        i2t = funcs[name](image_embedding, text_embedding)
+        t2i = funcs[name](text_embedding, image_embedding)
         out.update({f"{name}_i2t": i2t, f"{name}_t2i": t2i, name: (i2t + t2i) / 2})
     return out

@@ -2,8 +2,9 @@
 
 The full-ranking functions of :mod:`._retrieval` sort every query's whole
 ranking.  The @k figures only need each query's top ``k + 1`` and a few counts,
-so :func:`retrieval_metrics_at_k` streams the gallery in chunks (torch matrix
-products and :func:`torch.topk`) and keeps, per query:
+so :func:`retrieval_metrics_at_k` is a reducer of the scan engine
+(:mod:`._scan`): the gallery streams past each query block in chunks (torch
+matrix products and :func:`torch.topk`), and per query it keeps
 
 * the ``k + 1`` best (score key, gain) pairs (merged chunk by chunk);
 * the number ``R`` of relevant gallery items and the ``k`` largest gains
@@ -14,13 +15,15 @@ Exactness, ties included
 ------------------------
 The figures equal those of :func:`~._retrieval.mean_average_precision` (``k``),
 :func:`~._retrieval.recall_at_k`, :func:`~._retrieval.mean_reciprocal_rank` and
-:func:`~._retrieval.ndcg_at_k` with the same conventions (see
-:mod:`._ranking`): the rank of an item is the number of gallery items scoring
-at least as high.  An item of the top-``k + 1`` list whose score is strictly
-above the ``(k + 1)``-th has all its better-or-equal items in the list, so its
-rank is exact; an item tied with the ``(k + 1)``-th has rank > ``k`` and is
-outside the top ``k``.  Two cases need the whole gallery and are settled by a
-second, counting pass over only the queries concerned:
+:func:`~._retrieval.ndcg_at_k` with the same conventions (the engine's tie
+rule: the rank of an item is the number of gallery items scoring at least as
+high, compared through :func:`._scan.sortable_keys`).  An item of the
+top-``k + 1`` list whose score is strictly above the ``(k + 1)``-th has all
+its better-or-equal items in the list, so its rank is exact; an item tied with
+the ``(k + 1)``-th has rank > ``k`` and is outside the top ``k``.  Two cases
+need the whole gallery and are settled by a second, counting pass
+(:func:`_recount`) over only the queries concerned, on the engine's
+bit-identical products:
 
 * MRR, when the best relevant item is not strictly above the ``(k + 1)``-th
   score: its rank is counted as the number of items scoring at least as high
@@ -29,89 +32,61 @@ second, counting pass over only the queries concerned:
   are counted (tied items share their group's mean gain).
 
 Scores are computed in the embeddings' precision: float64 embeddings give the
-full-ranking functions' float64 scores; float32 ones stay float32 (a 10^6 x 200
-float32 gallery is not copied to 1.6 GB of float64).
+full-ranking functions' float64 scores; float32 NumPy arrays stay float32 (a
+10^6 x 200 float32 gallery is not copied to 1.6 GB of float64).
 
 Devices
 -------
 The scan runs where the embeddings live (``device``): torch tensors on a GPU
 stay there.  Block sizes follow the device (:func:`_plan`): on the CPU, 128
 queries x 2**18 pairs, so that the keys, gains and masks of a chunk stay in the
-cache; on a GPU, 1,024 or more queries and chunks as wide as a share of its
-free memory allows (few large kernels instead of many small ones).  The
-chunk loop makes no host synchronisation; each query block makes a few (the
-counting pass, and copying its figures to the host).
+cache; on a GPU, up to 1,024 queries and chunks as wide as the engine's budget
+allows (few large kernels instead of many small ones).  The chunk loop makes
+no host synchronisation; each query block makes a few (the counting pass, and
+copying its figures to the host).
 """
 
 import numpy as np
 import torch
-from sklearn.utils import gen_batches
+from sklearn.utils._param_validation import validate_params
 
-from ._ranking import _AP_NORMALISERS, _DISCOUNTS, _GAINS, _check_k
-from ._blocks import (
-    _SIMILARITIES,
-    _as_embeddings,
-    _nan_masks,
-    _prepare_labels,
-    _prepare_time,
-    _similarity,
-)
-from ._device import gpu_block_sizes, nonfinite_rows, scan_budget
+from .._validation import check_embeddings
+from ._blocks import SCAN_CONSTRAINTS
+from ._relevance import _keep_gallery, _nan_masks, _Relevance
+from ._ranking import RANKING_CONSTRAINTS
 from ._retrieval import _nanmean
+from ._scan import (
+    K_RANGE,
+    Footprint,
+    chunk_products,
+    plan_scan,
+    prepare_similarity,
+    scan,
+    sortable_keys,
+)
+
+#: Metrics :func:`retrieval_metrics_at_k` computes.
+TOPK_METRICS = ("map", "recall", "mrr", "ndcg")
+#: 48 bytes of temporaries per (query, gallery) pair of a block (scores, keys,
+#: gains, masks).  On the CPU at most 128 queries and 2**18 pairs per block: the
+#: keys, gains and masks of a chunk (8 bytes a pair each) then stay in the
+#: cache (the element-wise passes over larger chunks ran at DRAM speed).  On a
+#: GPU at most 1,024 queries: the per-block summaries (top k + 1 lists, their
+#: (k + 1)^2 comparisons) stay small next to the chunk's scores.
+_FOOTPRINT = Footprint(48, max_query_block=128, max_pairs=2**18, gpu_max_query_block=1024)
+_INT64_MIN = -(2**63)
 
 
-def _as_float_embeddings(A, name):
-    """float32 arrays kept as they are (no copy); anything else as float64, checked."""
-    if isinstance(A, np.ndarray) and A.dtype == np.float32 and A.ndim == 2 and len(A):
-        bad = sum(int((~np.isfinite(A[r:r + 65536])).any(axis=1).sum())
-                  for r in range(0, len(A), 65536))  # chunked: no full-size mask
-        if bad:
-            raise ValueError(f"{name} contains NaN or infinity in {bad} rows.")
-        return A
-    return _as_embeddings(A, name)
+def _plan(n_query, n_gallery, working_memory, device,
+          width=1):
+    """``(query block, gallery chunk)`` of :func:`retrieval_metrics_at_k` on ``device``.
 
-def _as_device_embeddings(T, name, device):
-    """A tensor's embeddings as float64 on ``device``, checked.
-
-    The torch counterpart of :func:`._blocks._as_embeddings` (which a tensor
-    on the CPU goes through: float64 as well) for tensors that stay on a GPU:
-    the same checks, one host synchronisation.
+    The engine's plan for :data:`_FOOTPRINT`; on a GPU the block's
+    ``width x width`` comparisons of its top lists (about 24 bytes each) must
+    also fit in the budget.
     """
-    T = T.detach()
-    if T.ndim != 2:
-        raise ValueError(f"{name} must be 2-D (n_items, dim); got shape {tuple(T.shape)}.")
-    if T.shape[0] == 0:
-        raise ValueError(f"{name} is empty.")
-    T = T.to(device=device, dtype=torch.float64)
-    bad = nonfinite_rows(T)
-    if bad:
-        raise ValueError(f"{name} contains NaN or infinity in {bad} rows.")
-    return T
-
-
-def _similarity_torch(Q, G, similarity):
-    """:func:`._blocks._similarity` on tensors."""
-    if similarity not in _SIMILARITIES:
-        raise ValueError(f"similarity must be one of {_SIMILARITIES}; got {similarity!r}.")
-    if similarity == "cosine":
-        Q = Q / Q.norm(dim=1, keepdim=True).clamp_min(1e-12)
-        G = G / G.norm(dim=1, keepdim=True).clamp_min(1e-12)
-    elif similarity == "hamming":
-        Q = torch.where(Q > 0, 1.0, -1.0).to(Q.dtype)
-        G = torch.where(G > 0, 1.0, -1.0).to(G.dtype)
-    return Q, G
-
-
-def _host(values):
-    """Labels or times as NumPy (tensors copied to the host: they are small)."""
-    if isinstance(values, torch.Tensor):
-        return values.detach().cpu().numpy()
-    return values
-
-
-def _off_device(A):
-    """A tensor on a GPU copied to the CPU (still a tensor: the NumPy path converts it)."""
-    return A.detach().cpu() if isinstance(A, torch.Tensor) and A.device.type != "cpu" else A
+    return plan_scan(_FOOTPRINT, n_query, n_gallery, working_memory, device,
+                     bytes_per_query=24 * width**2)
 
 
 def _compute_device(query, gallery, device):
@@ -124,92 +99,35 @@ def _compute_device(query, gallery, device):
     return torch.device("cpu")
 
 
-#: Metrics :func:`retrieval_metrics_at_k` computes.
-TOPK_METRICS = ("map", "recall", "mrr", "ndcg")
-#: Default memory budget of one block, in MiB.
-DEFAULT_WORKING_MEMORY = 256
-#: Bytes of temporaries per (query, gallery) pair of a block (scores, keys, gains, masks).
-_BYTES_PER_PAIR = 48
-#: Most queries per block, and most (query, gallery) pairs per chunk: the keys,
-#: gains and masks of a chunk (8 bytes a pair each) then stay in the cache.  The
-#: element-wise passes over larger chunks ran at DRAM speed: 200 queries x 200,000
-#: items on 1 thread took 4.2 s with blocks of 1,024 x 28,000 pairs, 1.6 s with 128 x 2,048.
-_MAX_QUERY_BLOCK = 128
-_CACHE_PAIRS = 2**18
-#: Queries per GPU block: the per-block summaries (top k + 1 lists, their
-#: (k + 1)^2 comparisons) stay small next to the chunk's scores.
-_GPU_MAX_QUERY_BLOCK = 1024
-_INT64_MAX = 0x7FFFFFFFFFFFFFFF
-_INT64_MIN = -(2**63)
+def _host(values):
+    """Labels, times or embeddings as NumPy (tensors copied to the host)."""
+    if isinstance(values, torch.Tensor):
+        return values.detach().cpu().numpy()
+    return values
 
 
-def _plan(n_query, n_gallery, working_memory, device, width=1):
-    """``(query block, gallery chunk)`` of :func:`retrieval_metrics_at_k` on ``device``.
+def _prepare(query, gallery, device):
+    """Checked embeddings, as tensors on ``device`` (before the similarity).
 
-    CPU: blocks of at most 128 queries and 2**18 (query, gallery) pairs
-    within ``working_memory`` MiB (default 256), so that a chunk's keys, gains
-    and masks stay in the cache.  Other devices: up to 1,024 queries (fewer
-    when the block's ``width x width`` comparisons of its top lists would not
-    fit) and chunks as wide as ``working_memory`` allows, by default a
-    quarter of the device's free memory (at most 8 GiB).
+    Tensors that are both on a GPU ``device`` stay there, as float64.
+    Anything else goes through NumPy: float32 arrays stay float32 (no copy),
+    everything else becomes float64, and mixed precisions float64.
     """
-    device = torch.device(device)
-    if device.type == "cpu":
-        budget = (DEFAULT_WORKING_MEMORY if working_memory is None else working_memory) * 2**20
-        pairs = max(1, min(_CACHE_PAIRS, int(budget // _BYTES_PER_PAIR)))
-        q_block = max(1, min(n_query, _MAX_QUERY_BLOCK, pairs))
-        return q_block, max(1, pairs // q_block)
-    budget = scan_budget(device, working_memory)
-    q_block, _ = gpu_block_sizes(n_query, n_gallery, _BYTES_PER_PAIR, budget)
-    # _block_metrics compares each query's top list with itself: ~3 int64 per pair
-    q_block = max(1, min(q_block, _GPU_MAX_QUERY_BLOCK, budget // (24 * width**2)))
-    return q_block, max(1, min(n_gallery, budget // (_BYTES_PER_PAIR * q_block)))
+    if (device.type != "cpu" and isinstance(query, torch.Tensor)
+            and isinstance(gallery, torch.Tensor)):
+        return check_embeddings(query, gallery, kind="torch", dtype=torch.float64,
+                                device=device)
+    query, gallery = (A if isinstance(A, np.ndarray) else np.asarray(_host(A), dtype=np.float64)
+                      for A in (query, gallery))
+    Q, G = check_embeddings(query, gallery, dtype=(np.float64, np.float32))
+    if Q.dtype != G.dtype:
+        Q, G = Q.astype(np.float64), G.astype(np.float64)
+    return Q, G
 
 
-def _keys(scores):
-    """Order-preserving int64 keys of scores (as :func:`._ranking._orderable_keys`)."""
-    bits = (scores.to(torch.float64) + 0.0).view(torch.int64)  # + 0.0 maps -0.0 to +0.0
-    return bits ^ ((bits >> 63) & _INT64_MAX)
-
-
-class _Relevance:
-    """Gain of (query rows, gallery columns) blocks: shared labels, x time window."""
-
-    def __init__(self, query_labels, gallery_labels, query_time, gallery_time, time_window,
-                 n_query, n_gallery, device):
-        _prepare_labels(query_labels, gallery_labels, n_query, n_gallery)  # validation only
-        _prepare_time(query_time, gallery_time, time_window, n_query, n_gallery)
-        as_t = lambda a: torch.as_tensor(np.asarray(a), device=device)  # noqa: E731
-        self.counterpart = query_labels is None
-        self.device = device
-        if not self.counterpart:
-            ql, gl = np.asarray(query_labels), np.asarray(gallery_labels)
-            if ql.ndim == 1:  # class codes shared by queries and gallery
-                _, codes = np.unique(np.concatenate([ql, gl]), return_inverse=True)
-                self.ql, self.gl = as_t(codes[:len(ql)]), as_t(codes[len(ql):])
-                self.multilabel = False
-            else:
-                self.ql = as_t(ql.astype(np.float64))
-                self.gl = as_t(gl.astype(np.float64))
-                self.multilabel = True
-        self.window = time_window
-        if time_window is not None:
-            self.tq = as_t(np.asarray(query_time, dtype=np.float64).ravel())
-            self.tg = as_t(np.asarray(gallery_time, dtype=np.float64).ravel())
-
-    def __call__(self, q_idx, cols):
-        """Gains of query rows ``q_idx`` (int64 tensor) against gallery slice ``cols``."""
-        if self.counterpart:
-            gain = (q_idx[:, None]
-                    == torch.arange(cols.start, cols.stop, device=self.device)[None, :])
-            gain = gain.to(torch.float64)
-        elif self.multilabel:
-            gain = self.ql[q_idx] @ self.gl[cols].T
-        else:
-            gain = (self.ql[q_idx, None] == self.gl[None, cols]).to(torch.float64)
-        if self.window is not None:
-            gain = gain * ((self.tq[q_idx, None] - self.tg[None, cols]).abs() <= self.window)
-        return gain
+def _as_tensor(A, device):
+    return torch.from_numpy(np.ascontiguousarray(A)).to(device) if isinstance(A, np.ndarray) \
+        else A
 
 
 def _merge_top(keys, gains, new_keys, new_gains, width):
@@ -296,6 +214,62 @@ def _block_metrics(top_keys, top_gains, n_rel, best_rel, ideal, k, n_gallery, op
     return out
 
 
+def _stream_block(products, q_idx, relevance, width, k, with_ideal):
+    """One query block's summaries over the gallery chunks (no host synchronisation)."""
+    n_q, device = len(q_idx), q_idx.device
+    top_k = torch.empty((n_q, 0), dtype=torch.int64, device=device)
+    top_g = torch.empty((n_q, 0), dtype=torch.float64, device=device)
+    ideal = torch.empty((n_q, 0), dtype=torch.float64, device=device)
+    n_rel = torch.zeros(n_q, dtype=torch.int64, device=device)
+    best_rel = torch.full((n_q,), _INT64_MIN, dtype=torch.int64, device=device)
+    for cols, S in products:
+        keys = sortable_keys(S)
+        gains = relevance(q_idx, cols)
+        ck, pos = torch.topk(keys, min(width, keys.shape[1]), dim=1)
+        top_k, top_g = _merge_top(top_k, top_g, ck, gains.gather(1, pos), width)
+        is_rel = gains > 0
+        n_rel += is_rel.sum(dim=1)
+        best_rel = torch.maximum(best_rel, torch.where(is_rel, keys, _INT64_MIN).amax(1))
+        if with_ideal:
+            ideal = torch.cat([ideal, torch.topk(gains, min(k, gains.shape[1]), 1).values],
+                              dim=1)
+            ideal = torch.topk(ideal, min(k, ideal.shape[1]), dim=1).values
+    return top_k, top_g, n_rel, best_rel, ideal
+
+
+def _recount(Q, G, rows, g_chunk, relevance, gain, kind, key, which):
+    """Second pass over the gallery for the queries ``which`` of the block ``rows``.
+
+    The products are the engine's, as in the first pass (same rows and
+    columns), so the keys are bit-identical to the ones compared against.
+    ``kind="ge_ap"``: the number of items whose key, bit 0 dropped, is at
+    least ``key``; ``"eq_key"``: the number and total gain of the items of key
+    ``key``.
+    """
+    idx = torch.nonzero(which).ravel()
+    count = torch.zeros(len(which), dtype=torch.int64, device=which.device)
+    gsum = torch.zeros(len(which), dtype=torch.float64, device=which.device)
+    if len(idx):
+        for cols, S in chunk_products(Q, G, rows, g_chunk):
+            keys = sortable_keys(S)[idx]
+            if kind == "ge_ap":
+                count[idx] += ((keys >> 1) >= key[idx, None]).sum(dim=1)
+            else:
+                eq = keys == key[idx, None]
+                count[idx] += eq.sum(dim=1)
+                g = relevance(idx + rows.start, cols)
+                if gain == "exponential":
+                    g = torch.exp2(g) - 1.0
+                gsum[idx] += (g * eq).sum(dim=1)
+    return count if kind == "ge_ap" else (count, gsum)
+
+
+@validate_params(
+    {**{name: SCAN_CONSTRAINTS[name] for name in SCAN_CONSTRAINTS if name != "n_jobs"},
+     "k": [K_RANGE], "metrics": [str, "array-like"], **RANKING_CONSTRAINTS,
+     "return_per_query": ["boolean"], "device": "no_validation"},
+    prefer_skip_nested_validation=True,
+)
 def retrieval_metrics_at_k(
     query, gallery, query_labels=None, gallery_labels=None, *, k=10,
     metrics=TOPK_METRICS, query_time=None, gallery_time=None, time_window=None,
@@ -309,9 +283,10 @@ def retrieval_metrics_at_k(
     :func:`recall_at_k`, :func:`mean_reciprocal_rank` and :func:`ndcg_at_k`,
     ties included, without sorting any query's full ranking: the gallery is
     streamed in chunks and only each query's top ``k + 1`` and a few counts
-    are kept (module notes).  Memory is one block of at most
-    ``working_memory`` MiB plus O(n_queries x k), whatever the gallery size
-    (10^6 items and more).
+    are kept.  Memory is one block of at most ``working_memory`` MiB plus
+    O(n_queries x k), whatever the gallery size (10^6 items and more).
+
+    Read more in the user guide: docs/search.md.
 
     Parameters
     ----------
@@ -328,11 +303,11 @@ def retrieval_metrics_at_k(
         Cut-off of mAP@k, recall@k and nDCG@k (MRR is over the whole ranking).
     metrics : str or sequence of {"map", "recall", "mrr", "ndcg"}, default=all
         Figures to compute.
-    query_time, gallery_time : array-like of shape (n,), optional
+    query_time, gallery_time : array-like of shape (n,) or None, default=None
         Timestamps, needed with ``time_window``.
     time_window : float or None, default=None
         Relevant additionally requires ``|t_query - t_gallery| <= time_window``
-        (in the time column's unit, e.g. years).
+        (in the unit of the times, e.g. years).
     similarity : {"dot", "cosine", "hamming"}, default="dot"
         See :func:`iter_score_blocks`.  Scores are float64, or float32 when
         both embeddings are float32 NumPy arrays (no float64 copy of the
@@ -342,9 +317,9 @@ def retrieval_metrics_at_k(
     gain : {"linear", "exponential"}, default="linear"
         nDCG gain (see :func:`ndcg_per_query`).
     discount : {"jarvelin", "standard"}, default="jarvelin"
-        nDCG discount: thesis eq. 2.20 or scikit-learn's.
+        nDCG discount: Semedo, thesis, Eq. 2.20, or scikit-learn's.
     working_memory : float or None, default=None
-        Budget of one block in MiB.  On the CPU the default is 256 and blocks
+        Budget of one block in MiB.  On the CPU the default is 64 and blocks
         are also capped at 2**18 (query, gallery) pairs (about 12 MiB), which
         keeps them in the cache; on a GPU the default is a quarter of its free
         memory (at most 8 GiB) and blocks take up to 1,024 queries.
@@ -380,101 +355,36 @@ def retrieval_metrics_at_k(
     unknown = sorted(set(metrics) - set(TOPK_METRICS))
     if unknown:
         raise ValueError(f"Unknown metrics {unknown}; choose from {list(TOPK_METRICS)}.")
-    _check_k(k, required=True)
-    for name, value, options in (("ap_at_k_normaliser", ap_at_k_normaliser, _AP_NORMALISERS),
-                                 ("gain", gain, _GAINS), ("discount", discount, _DISCOUNTS)):
-        if value not in options:
-            raise ValueError(f"{name} must be one of {options}; got {value!r}.")
     device = _compute_device(query, gallery, device)
     query_labels, gallery_labels = _host(query_labels), _host(gallery_labels)
     query_time, gallery_time = _host(query_time), _host(gallery_time)
-    # tensors already on the GPU are checked and prepared there; anything else
-    # goes through the NumPy path (then to ``device``), as it always did
-    on_device = (device.type != "cpu" and isinstance(query, torch.Tensor)
-                 and isinstance(gallery, torch.Tensor))
-    if on_device:
-        Q = _as_device_embeddings(query, "query", device)
-        G = _as_device_embeddings(gallery, "gallery", device)
-    else:
-        Q = _as_float_embeddings(_off_device(query), "query")
-        G = _as_float_embeddings(_off_device(gallery), "gallery")
-    if Q.shape[1] != G.shape[1]:
-        raise ValueError(f"query and gallery embeddings differ in dimension: {Q.shape[1]} vs "
-                         f"{G.shape[1]}.")
+    Q, G = _prepare(query, gallery, device)
     bad_q, keep_g = _nan_masks(query_labels, gallery_labels, query_time, gallery_time,
                                time_window, nan_policy, len(Q), len(G))
     if keep_g is not None:
-        G = G[torch.as_tensor(keep_g, device=device) if on_device else keep_g]
-        gallery_labels = None if gallery_labels is None else np.asarray(gallery_labels)[keep_g]
-        gallery_time = None if gallery_time is None else np.asarray(gallery_time).ravel()[keep_g]
-    if on_device:
-        Qt, Gt = _similarity_torch(Q, G, similarity)
-    else:
-        if Q.dtype != G.dtype:
-            Q, G = Q.astype(np.float64), G.astype(np.float64)
-        Q, G = _similarity(Q, G, similarity)
-        Qt = torch.from_numpy(np.ascontiguousarray(Q)).to(device)
-        Gt = torch.from_numpy(np.ascontiguousarray(G)).to(device)
+        G = G[torch.as_tensor(keep_g, device=device) if isinstance(G, torch.Tensor) else keep_g]
+    gallery_labels, gallery_time = _keep_gallery(keep_g, gallery_labels, gallery_time)
+    Qt, Gt = (_as_tensor(A, device) for A in prepare_similarity(Q, G, similarity))
     relevance = _Relevance(query_labels, gallery_labels, query_time, gallery_time, time_window,
                            len(Q), len(G), device)
     n_g = len(G)
     width = min(k + 1, n_g)
-    q_block, g_chunk = _plan(len(Q), n_g, working_memory, device, width)
-    g_chunks = list(gen_batches(n_g, g_chunk))
+    plan = _plan(len(Q), n_g, working_memory, device, width)
     opts = {"metrics": metrics, "ap_at_k_normaliser": ap_at_k_normaliser, "gain": gain,
             "discount": discount}
     per_query = {m: np.empty(len(Q)) for m in metrics}
-    for rows in gen_batches(len(Q), q_block):
-        n_q = rows.stop - rows.start
+    for rows, products in scan(Qt, Gt, plan):
         q_idx = torch.arange(rows.start, rows.stop, device=device)
-        top_k = torch.empty((n_q, 0), dtype=torch.int64, device=device)
-        top_g = torch.empty((n_q, 0), dtype=torch.float64, device=device)
-        ideal = torch.empty((n_q, 0), dtype=torch.float64, device=device)
-        n_rel = torch.zeros(n_q, dtype=torch.int64, device=device)
-        best_rel = torch.full((n_q,), _INT64_MIN, dtype=torch.int64, device=device)
-        for cols in g_chunks:
-            keys = _keys(Qt[rows] @ Gt[cols].T)
-            gains = relevance(q_idx, cols)
-            c_width = min(width, keys.shape[1])
-            ck, pos = torch.topk(keys, c_width, dim=1)
-            top_k, top_g = _merge_top(top_k, top_g, ck, gains.gather(1, pos), width)
-            is_rel = gains > 0
-            n_rel += is_rel.sum(dim=1)
-            best_rel = torch.maximum(best_rel, torch.where(is_rel, keys, _INT64_MIN).amax(1))
-            if "ndcg" in metrics:
-                ideal = torch.cat([ideal, torch.topk(gains, min(k, gains.shape[1]), 1).values],
-                                  dim=1)
-                ideal = torch.topk(ideal, min(k, ideal.shape[1]), dim=1).values
+        summaries = _stream_block(products, q_idx, relevance, width, k, "ndcg" in metrics)
 
         def recount(kind, key, which, rows=rows):
-            """Second pass over the gallery for the queries ``which`` of this block."""
-            idx = torch.nonzero(which).ravel()
-            count = torch.zeros(len(which), dtype=torch.int64, device=device)
-            gsum = torch.zeros(len(which), dtype=torch.float64, device=device)
-            if len(idx) == 0:
-                return count if kind == "ge_ap" else (count, gsum)
-            for cols in g_chunks:
-                # the same product as the first pass (same rows and columns), so
-                # the keys are bit-identical to the ones compared against
-                keys = _keys(Qt[rows] @ Gt[cols].T)[idx]
-                if kind == "ge_ap":
-                    count[idx] += ((keys >> 1) >= key[idx, None]).sum(dim=1)
-                else:
-                    eq = keys == key[idx, None]
-                    count[idx] += eq.sum(dim=1)
-                    g = relevance(idx + rows.start, cols)
-                    if gain == "exponential":
-                        g = torch.exp2(g) - 1.0
-                    gsum[idx] += (g * eq).sum(dim=1)
-            if kind == "ge_ap":
-                return count
-            return count, gsum
+            return _recount(Qt, Gt, rows, plan.gallery_chunk, relevance, gain, kind, key,
+                            which)
 
-        values = _block_metrics(top_k, top_g, n_rel, best_rel, ideal, k, n_g, opts, recount)
+        values = _block_metrics(*summaries, k, n_g, opts, recount)
         for m in metrics:
             per_query[m][rows] = values[m].cpu().numpy()
     for m in metrics:
         per_query[m][bad_q] = np.nan
     means = {m: _nanmean(per_query[m]) for m in metrics}
     return (means, per_query) if return_per_query else means
-

@@ -1,29 +1,8 @@
-"""Time-conditioned projections f(x, t) with a shared time layer (DCM, spec ``diachronic_and_binned.md`` §2).
+"""Time-conditioned projections f(x, t) with a shared time layer (DCM-Continuous).
 
-    f_*h(x)     = tanh(θ_*h · x)                          per-modality encoding (1024)
-    f_time(t)   = tanh(θ_time · enc(t))                   SHARED by both modalities (200)
-
-and the output, by ``conditioning``:
-
-``"concat"`` (the paper; P1 eqs. 2–5, thesis eqs. 5.2, 5.3, 5.12, 5.13)
-    f_*(x, t) = tanh(θ_*o · [f_*h(x) ; f_time(t)]).  Time enters as an additive offset
-    b(t) = θ_*o^time f_time(t) shared by every item at that instant, so it can shift the whole
-    space but interacts with the content only through the last tanh's saturation.
-``"film"`` (default; a deviation, see ``DiachronicEmbedder``)
-    f_*(x, t) = tanh(θ_*o · (f_*h(x) ⊙ (1 + Γ_* f_time(t)) + B_* f_time(t))), feature-wise
-    linear modulation (Perez et al. 2018) of each hidden unit by the time: a time-dependent
-    linear map A(t) = θ_*o diag(1 + Γ_* f_time(t)) of the content, so what a wording maps to
-    can change between eras.  Γ_*, B_* start at zero: training starts from the static model.
-
-Then L2-normalised.  ``enc(t)`` — the time encoding — is computed outside the network by the
-estimator's fitted :class:`~temporal_xmodal.time.TimeEncoding` and arrives as ``time_features``.
-
-:meth:`DiachronicNet.forward` embeds every batch item at its own time (the paper).  With
-``same_time_anchors=K`` it also projects the batch at the times of its first K items (anchors),
-the comparison made at inference when a query at one date ranks candidates projected at that
-date, and returns the two K × B score matrices ``S_it[a, j] = <f_V(x_a, t_a), f_T(c_j, t_a)>``
-and ``S_ti[a, j] = <f_T(c_a, t_a), f_V(x_j, t_a)>`` (the loss:
-:class:`~temporal_xmodal.losses.DiachronicRankingLoss`).
+The network of :class:`~temporal_xmodal.DiachronicEmbedder` (Semedo & Magalhães, "Diachronic
+Cross-modal Embeddings", ACM MM 2019); its equations, and the FiLM conditioning that is this
+library's default, are in docs/estimators/diachronic.md ("Architecture").
 """
 
 import torch
@@ -42,26 +21,51 @@ _PAIR_BLOCK = 2 ** 24
 class DiachronicNet(nn.Module):
     """Two modality encoders conditioned on time through one shared time layer.
 
+    Each modality has an encoding layer h_*(x) = tanh(θ_*h x); the time layer
+    f(t) = tanh(θ_time enc(t)), shared by both, embeds the time encoding
+    ``time_features`` (computed outside the network by the estimator's fitted
+    :class:`~temporal_xmodal.time.TimeEncoding`); each modality's output
+    layer combines the two (``conditioning``), then the output is
+    L2-normalised.  Γ and B of ``"film"`` start at zero, so training starts
+    from the static model.
+
+    Read more in the user guide: docs/estimators/diachronic.md.
+
     Parameters
     ----------
     n_image_features, n_text_features : int
+        Input widths.
     n_time_features : int, default=1
         Width of the time encoding enc(t).
     hidden_dim : int, default=1024
+        Units of each encoding layer.
     time_dim : int, default=200
+        Units of the shared time layer.
     embedding_dim : int, default=200
+        Output dimension D.
     dropout : float, default=0.0
-        On the hidden encodings (not in the paper).
+        Dropout on the hidden encodings (not in the paper).
     conditioning : {"film", "concat"}, default="film"
-        How time enters the output layer (see the module docstring).
+        How time enters the output layer: feature-wise linear modulation of
+        each hidden unit, tanh(θ_*o (h_*(x) ⊙ (1 + Γ_* f(t)) + B_* f(t))), or
+        the paper's concatenation, tanh(θ_*o [h_*(x); f(t)]).
     time_dropout : float, default=0.0
         During training, the probability that an item's time embedding is
-        replaced by zeros (with ``"film"``: the static path), so that a
-        static fallback is learned alongside the time-dependent one.  One draw per item
-        and modality.
+        replaced by zeros (with ``"film"``: the static path), so that a static
+        fallback is learned alongside the time-dependent one.  One draw per
+        item and modality.
     same_time_anchors : int, default=0
-        Items of each batch whose negatives :meth:`forward` also projects at the item's time
-        (see the module docstring); 0: none (the paper).
+        Items of each batch whose negatives :meth:`forward` also projects at
+        the item's time; 0: none (the paper).
+
+    Examples
+    --------
+    >>> import torch
+    >>> from temporal_xmodal.nn import DiachronicNet
+    >>> net = DiachronicNet(6, 4, n_time_features=1, hidden_dim=8, time_dim=3, embedding_dim=5)
+    >>> z_image, z_text = net(torch.randn(2, 6), torch.randn(2, 4), torch.rand(2, 1))
+    >>> z_image.shape
+    torch.Size([2, 5])
     """
 
     def __init__(self, n_image_features, n_text_features, n_time_features=1, hidden_dim=1024,
@@ -79,7 +83,7 @@ class DiachronicNet(nn.Module):
         self.dropout = Dropout(dropout)
         self.drop_time = Dropout(time_dropout, rows=True)
         for layer in (self.time_layer, self.image_hidden, self.text_hidden, self.image_out,
-                      self.text_out):  # Glorot (thesis §5.5.3.1), zero biases (A2)
+                      self.text_out):  # Glorot (Semedo, thesis, §5.5.3.1); zero biases
             nn.init.xavier_uniform_(layer.weight)
             nn.init.zeros_(layer.bias)
         if conditioning == "film":  # Γ and B of each modality, zero: start from the static model
@@ -141,7 +145,9 @@ class DiachronicNet(nn.Module):
             random sample when batches are shuffled) against every item of the other
             modality projected at the anchor's time, as the anchor's positive was projected
             (with ``time_dropout``: the positive's draw), so that ``S_it[a, a]`` is the
-            positive's score ``<z_image[a], z_text[a]>`` (see the module docstring).
+            positive's score ``<z_image[a], z_text[a]>``: ``S_it[a, j] = <f_V(x_a, t_a),
+            f_T(c_j, t_a)>`` and ``S_ti[a, j] = <f_T(c_a, t_a), f_V(x_j, t_a)>`` (the loss:
+            :class:`~temporal_xmodal.losses.DiachronicRankingLoss`).
         """
         raw = torch.tanh(self.time_layer(time_features))
         h_image, h_text = self._hidden("image", image), self._hidden("text", text)

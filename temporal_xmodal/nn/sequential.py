@@ -1,12 +1,13 @@
-"""torch modules of Sequential Cross-Modal Learning (spec ``sequential_ticrc_cca.md`` §A).
+"""torch modules of Sequential Cross-Modal Learning (SCML; Song & Tan, "Sequential
+Learning for Cross-modal Retrieval").
 
 * :class:`UnifiedModel` — the unified model S shared by both modalities
-  (128 → 128 → K → C, §A.2 with ambiguity A-1: the classifier is part of S);
+  (128 → 128 → K → C; the classifier is part of S, so the meta-learner updates it too);
 * :class:`SequentialNet` — one plug per modality (a :class:`ProjectionTower`
   to the common input width d = 128) in front of S;
-* :class:`MetaLearner` — the coordinatewise 2-layer LSTM optimiser M of §A.4,
-  run on every coordinate of θ in one call;
-* :func:`preprocess_gradients` — the input preprocessing of eq. 8.
+* :class:`MetaLearner` — the coordinatewise 2-layer LSTM optimiser M, run on every
+  coordinate of θ in one call;
+* :func:`preprocess_gradients` — the input preprocessing of Song & Tan, Eq. 8.
 """
 
 import math
@@ -30,9 +31,9 @@ class UnifiedModel(nn.Module):
     embedding_dim : int, default=64
         Code length K (the hash bits are ``sign(h)``).
     n_classes : int
-        C, outputs of the classifier head (the loss layer of §A.2).
+        C, outputs of the classifier head (the loss layer).
     dropout : float, default=0.5
-        Dropout on the plug output, "128(d)" in Table 1.
+        Dropout on the plug output, "128(d)" in Song & Tan, Table 1.
     """
 
     def __init__(self, common_dim=128, embedding_dim=64, n_classes=2, dropout=0.5):
@@ -57,7 +58,7 @@ class UnifiedModel(nn.Module):
 class SequentialNet(nn.Module):
     """Plugs P_image, P_text (tanh FC stacks to width d) and the unified model S.
 
-    Plugs are keyed by modality whatever the training order (ambiguity A-3).
+    Plugs are keyed by modality whatever the training order.
 
     Parameters
     ----------
@@ -65,7 +66,8 @@ class SequentialNet(nn.Module):
         Input widths of the two plugs (``None``: added later with
         :meth:`add_plug`, when that modality arrives).
     hidden_dim : int, default=1024
-        Hidden width of each plug (Table 1: 4096 for Wiki, 1024 otherwise).
+        Hidden width of each plug (Song & Tan, Table 1: 4096 for Wikipedia, 1024
+        otherwise).
     common_dim : int, default=128
     embedding_dim : int, default=64
     n_classes : int, default=2
@@ -120,7 +122,7 @@ class SequentialNet(nn.Module):
 
 
 def preprocess_gradients(x, p=10.0):
-    """Eq. 8: map each raw input to two features of comparable scale.
+    """Map each raw input to two features of comparable scale (Song & Tan, Eq. 8).
 
     .. math::
 
@@ -132,6 +134,7 @@ def preprocess_gradients(x, p=10.0):
     x : torch.Tensor of shape (N, F)
         Raw inputs (gradients and broadcast losses) per coordinate.
     p : float, default=10.0
+        Scale of the log part; inputs below e^{-p} in magnitude are linear.
 
     Returns
     -------
@@ -146,23 +149,23 @@ def preprocess_gradients(x, p=10.0):
 
 
 class MetaLearner(nn.Module):
-    """Coordinatewise LSTM optimiser M (spec §A.4, after Andrychowicz et al.).
+    """Coordinatewise LSTM optimiser M (Song & Tan, after Andrychowicz et al., 2016).
 
     One small LSTM with shared weights φ runs on every scalar coordinate θ_i,
     each with its own hidden and cell state: the N coordinates are the batch
     dimension of a single :class:`torch.nn.LSTM` call per step.  A linear head
-    (20 → 1, zero-initialised; ambiguity A-6) gives the update g_i, times
+    (20 → 1, zero-initialised, so the first update is 0) gives the update g_i, times
     ``output_scale``.
 
     Parameters
     ----------
     n_inputs : int
-        Raw inputs per coordinate before eq. 8 (4 for single-label data:
+        Raw inputs per coordinate before Eq. 8 (4 for single-label data:
         ∇^(o), ∇^(n), l^(o), l^(n); 8 with the ± disentangling).
     hidden_size : int, default=20
     num_layers : int, default=2
     p : float, default=10.0
-        Preprocessing constant of eq. 8.
+        Preprocessing constant of Eq. 8.
     output_scale : float, default=1.0
         Multiplies the head's output (the L2L reference code uses 0.01).
     """
@@ -207,7 +210,7 @@ class MetaLearner(nn.Module):
         Returns
         -------
         update : torch.Tensor of shape (N,)
-            g_t, the additive update θ_{t+1} = θ_t + g_t (eq. 4).
+            g_t, the additive update θ_{t+1} = θ_t + g_t (Song & Tan, Eq. 4).
         state : tuple of torch.Tensor
             The next ``(h, c)``.
         """

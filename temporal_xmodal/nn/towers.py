@@ -1,8 +1,8 @@
-"""Two-tower projection networks (SAM eq. 3.12, TempXNet eq. 4.17).
+"""Two-tower projection networks (Semedo, thesis, Eqs. 3.12 and 4.17).
 
 Each modality has its own tower ``f(x) = tanh(W2 · dropout(tanh(W1 · x)))``;
 outputs are L2-normalised, so the dot product of an image and a text
-embedding is their cosine similarity (spec ``sam.md`` §2, ``tempxnet.md`` §1).
+embedding is their cosine similarity.
 """
 
 from torch import nn
@@ -13,6 +13,8 @@ from .dropout import Dropout
 
 class ProjectionTower(nn.Sequential):
     """One modality's projection: FC → tanh → dropout → FC → tanh.
+
+    Weights are Glorot-uniform and biases start at zero.
 
     Parameters
     ----------
@@ -34,7 +36,7 @@ class ProjectionTower(nn.Sequential):
             nn.Linear(hidden_dim, embedding_dim),
             nn.Tanh(),
         )
-        for layer in (self[0], self[3]):  # Glorot-uniform weights, zero biases (spec A13)
+        for layer in (self[0], self[3]):  # Glorot-uniform weights, zero biases
             nn.init.xavier_uniform_(layer.weight)
             nn.init.zeros_(layer.bias)
 
@@ -42,19 +44,33 @@ class ProjectionTower(nn.Sequential):
 class TwoTowerNet(nn.Module):
     """Independent image and text towers coupled only by the loss.
 
+    The network of :class:`~temporal_xmodal.SAMEmbedder` and
+    :class:`~temporal_xmodal.TempXNetEmbedder`: one :class:`ProjectionTower`
+    per modality, whose outputs are L2-normalised.  Time is not an input:
+    ``forward`` accepts (and ignores) extra batch entries such as ``time``,
+    so that every module takes the same batch dictionary.
+
+    Read more in the user guide: docs/estimators/sam.md.
+
     Parameters
     ----------
     n_image_features, n_text_features : int
         Input dimensions.
     hidden_dim : int, default=1024
+        Width of each tower's hidden layer.
     embedding_dim : int, default=200
+        Output dimension D.
     dropout : float, default=0.1
+        Dropout on each tower's hidden layer.
 
-    Notes
-    -----
-    Time is not an input: the static and TempXNet models discard it at
-    inference.  ``forward`` accepts (and ignores) any extra batch entries
-    such as ``time`` so that every module takes the same batch dictionary.
+    Examples
+    --------
+    >>> import torch
+    >>> from temporal_xmodal.nn import TwoTowerNet
+    >>> net = TwoTowerNet(6, 4, hidden_dim=8, embedding_dim=3)
+    >>> z_image, z_text = net(torch.randn(2, 6), torch.randn(2, 4))
+    >>> z_text.shape
+    torch.Size([2, 3])
     """
 
     def __init__(self, n_image_features, n_text_features, hidden_dim=1024,

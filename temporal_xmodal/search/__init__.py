@@ -10,6 +10,8 @@
   neighbourhood at several instants, and the items whose neighbourhood changes
   most between two instants; :func:`plot_neighbourhood_over_time` and
   :func:`plot_neighbourhood_shift` draw them.
+
+Read more in the user guide: docs/search.md.
 """
 
 from ._exploration import neighbourhood_over_time, neighbourhood_shift

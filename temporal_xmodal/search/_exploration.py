@@ -20,14 +20,16 @@ instant gives the same neighbourhood, so shifts are 0.
 
 import numpy as np
 import torch
+from sklearn.utils._param_validation import StrOptions, validate_params
 
-from ._index import CrossModalIndex, embed, estimator_device
+from ._index import CONSTRAINTS, CrossModalIndex, embed, estimator_device
 from ._results import _payload_columns, check_payload, pandas_or_none
-from ._topk import as_embedding_tensor, check_k, topk_torch
+from ._topk import as_embedding_tensor, topk_torch
 
 _DIRECTIONS = {"i2t": ("image", "text"), "t2i": ("text", "image"),
                "i2i": ("image", "image"), "t2t": ("text", "text")}
 _STATUSES = ("initial", "kept", "entered", "left")
+_MODALITIES = StrOptions({"image", "text"})
 
 
 def _require_pandas(name):
@@ -36,12 +38,6 @@ def _require_pandas(name):
         raise ImportError(f"{name} returns a pandas DataFrame; install pandas "
                           "(pip install temporal-xmodal[pandas]).")
     return pd
-
-
-def _check_direction(direction):
-    if direction not in _DIRECTIONS:
-        raise ValueError(f"direction must be one of {sorted(_DIRECTIONS)}; got {direction!r}.")
-    return _DIRECTIONS[direction]
 
 
 def _as_row(x):
@@ -54,6 +50,19 @@ def _as_row(x):
     return x
 
 
+@validate_params(
+    {
+        "estimator": CONSTRAINTS["estimator"],
+        "x": ["array-like"],
+        "X_gallery": ["array-like"],
+        "times": ["array-like"],
+        "k": CONSTRAINTS["k"],
+        "direction": [StrOptions(set(_DIRECTIONS))],
+        "payload": "no_validation",
+        "working_memory": CONSTRAINTS["working_memory"],
+    },
+    prefer_skip_nested_validation=True,
+)
 def neighbourhood_over_time(estimator, x, X_gallery, times, k=10, *, direction="i2t",
                             payload=None, working_memory=None):
     """An item's top-k neighbourhood at each of several instants.
@@ -65,9 +74,13 @@ def neighbourhood_over_time(estimator, x, X_gallery, times, k=10, *, direction="
     top-k), ``"entered"`` (new), and the previous neighbours that dropped out
     are listed as ``"left"`` rows (with their score at ``t`` and no rank).
 
+    Read more in the user guide: docs/search.md.
+
     Parameters
     ----------
     estimator : fitted cross-modal estimator
+        Any of the library's estimators (or an object with ``transform_image``
+        and ``transform_text``).
     x : array-like of shape (n_features,) or (1, n_features)
         The item's feature row of the query modality (no time column).
     X_gallery : array-like of shape (n_gallery, n_gallery_features)
@@ -82,7 +95,7 @@ def neighbourhood_over_time(estimator, x, X_gallery, times, k=10, *, direction="
     payload : sequence, pandas Series/DataFrame or None, default=None
         One entry per gallery item (e.g. its caption), joined as column(s).
     working_memory : float or None, default=None
-        Budget of one score block in MiB.  Default: 256 on the CPU; on a GPU
+        Budget of one score block in MiB.  Default: 64 on the CPU; on a GPU
         a quarter of its free memory, at most 8 GiB.
 
     Returns
@@ -99,8 +112,7 @@ def neighbourhood_over_time(estimator, x, X_gallery, times, k=10, *, direction="
     plot_neighbourhood_over_time : Its rank chart.
     """
     pd = _require_pandas("neighbourhood_over_time")
-    k = check_k(k)
-    query_modality, gallery_modality = _check_direction(direction)
+    query_modality, gallery_modality = _DIRECTIONS[direction]
     times = list(times)
     if not times:
         raise ValueError("times is empty; give at least one instant.")
@@ -162,6 +174,20 @@ def _topk_sets(Z, G, k, exclude_self, working_memory):
     return idx[keep].reshape(len(idx), -1)
 
 
+@validate_params(
+    {
+        "estimator": CONSTRAINTS["estimator"],
+        "X": ["array-like"],
+        "times": ["array-like"],
+        "k": CONSTRAINTS["k"],
+        "modality": [_MODALITIES],
+        "X_gallery": ["array-like", None],
+        "gallery_modality": [_MODALITIES, None],
+        "payload": "no_validation",
+        "working_memory": CONSTRAINTS["working_memory"],
+    },
+    prefer_skip_nested_validation=True,
+)
 def neighbourhood_shift(estimator, X, times, k=10, *, modality="text", X_gallery=None,
                         gallery_modality=None, payload=None, working_memory=None):
     """Items ranked by how much their neighbourhood changes between two instants.
@@ -175,9 +201,13 @@ def neighbourhood_shift(estimator, X, times, k=10, *, modality="text", X_gallery
     * ``displacement = 1 − cos(e(x, t1), e(x, t2))``: how far the item's own
       embedding moves (0 for estimators that ignore time at inference).
 
+    Read more in the user guide: docs/search.md.
+
     Parameters
     ----------
     estimator : fitted cross-modal estimator
+        Any of the library's estimators (or an object with ``transform_image``
+        and ``transform_text``).
     X : array-like of shape (n_items, n_features)
         Feature block of ``modality`` (no time column).
     times : pair of scalars (t1, t2)
@@ -197,7 +227,7 @@ def neighbourhood_shift(estimator, X, times, k=10, *, modality="text", X_gallery
     payload : sequence, pandas Series/DataFrame or None, default=None
         One entry per item of ``X`` (e.g. its caption), joined as column(s).
     working_memory : float or None, default=None
-        Budget of one score block in MiB.  Default: 256 on the CPU; on a GPU
+        Budget of one score block in MiB.  Default: 64 on the CPU; on a GPU
         a quarter of its free memory, at most 8 GiB.
 
     Returns
@@ -213,12 +243,9 @@ def neighbourhood_shift(estimator, X, times, k=10, *, modality="text", X_gallery
     plot_neighbourhood_shift : Its chart.
     """
     pd = _require_pandas("neighbourhood_shift")
-    k = check_k(k)
     times = list(times)
     if len(times) != 2:
         raise ValueError(f"times must hold exactly two instants (t1, t2); got {len(times)}.")
-    if modality not in ("image", "text"):
-        raise ValueError(f"modality must be 'image' or 'text'; got {modality!r}.")
     payload = check_payload(payload, len(X))
     device = estimator_device(estimator)
     exclude_self = X_gallery is None

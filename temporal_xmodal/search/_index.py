@@ -5,24 +5,32 @@ unchanged to the estimator's ``transform_image`` / ``transform_text``), then
 searched exactly with :func:`~temporal_xmodal.search.search_embeddings`.
 """
 
-from numbers import Integral, Real
+from numbers import Real
 
 import torch
 from sklearn.base import BaseEstimator
-from sklearn.utils._param_validation import Interval, StrOptions, validate_params
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions, validate_params
 from sklearn.utils.validation import check_is_fitted
 
-from ._results import SearchResult, check_as_frame, check_payload, format_result
+from .._validation import CountInterval
+from ._results import SearchResult, check_payload, format_result
 from ._topk import (
     as_embedding_tensor,
     build_faiss_index,
-    check_k,
     import_faiss,
     topk_faiss,
     topk_torch,
 )
 
 _MODALITIES = ("image", "text")
+_BACKENDS = ("torch", "faiss")
+#: Constraints of the parameters shared by the search functions.
+CONSTRAINTS = {
+    "estimator": [HasMethods(["transform_image", "transform_text"])],
+    "k": [CountInterval(1, None)],
+    "working_memory": [Interval(Real, 0, None, closed="neither"), None],
+    "as_frame": [StrOptions({"auto"}), "boolean"],
+}
 
 
 def estimator_device(estimator):
@@ -55,6 +63,8 @@ class CrossModalIndex(BaseEstimator):
     nearest captions (exact inner-product search, chunked: memory stays
     bounded by ``working_memory`` whatever the gallery size).
 
+    Read more in the user guide: docs/search.md.
+
     Parameters
     ----------
     estimator : fitted cross-modal estimator
@@ -74,7 +84,7 @@ class CrossModalIndex(BaseEstimator):
         (threshold-pruned cache-sized blocks on the CPU, large blocks on a GPU),
         or ``faiss.IndexFlatIP`` (exact, float32, CPU; the ``faiss`` extra).
     working_memory : float or None, default=None
-        Budget of one score block in MiB.  Default: 256 on the CPU; on a GPU
+        Budget of one score block in MiB.  Default: 64 on the CPU; on a GPU
         a quarter of its free memory, at most 8 GiB.
 
     Attributes
@@ -109,12 +119,12 @@ class CrossModalIndex(BaseEstimator):
     """
 
     _parameter_constraints = {
-        "estimator": "no_validation",
+        "estimator": CONSTRAINTS["estimator"],
         "modality": [StrOptions(set(_MODALITIES))],
         "query_modality": [StrOptions(set(_MODALITIES)), None],
         "time": "no_validation",
-        "backend": [StrOptions({"torch", "faiss"})],
-        "working_memory": [Interval(Real, 0, None, closed="neither"), None],
+        "backend": [StrOptions(set(_BACKENDS))],
+        "working_memory": CONSTRAINTS["working_memory"],
     }
 
     def __init__(self, estimator, *, modality="text", query_modality=None, time=None,
@@ -156,6 +166,11 @@ class CrossModalIndex(BaseEstimator):
             self.faiss_index_ = build_faiss_index(self.embeddings_)
         return self
 
+    @validate_params(
+        {"X": ["array-like"], "k": CONSTRAINTS["k"], "time": "no_validation",
+         "as_frame": CONSTRAINTS["as_frame"]},
+        prefer_skip_nested_validation=True,
+    )
     def search(self, X, k=10, *, time=None, as_frame="auto"):
         """The ``k`` nearest gallery items of each query, queries projected at ``time``.
 
@@ -179,26 +194,28 @@ class CrossModalIndex(BaseEstimator):
             :meth:`SearchResult.to_frame`.
         """
         check_is_fitted(self, "embeddings_")
-        k = check_k(k)
-        check_as_frame(as_frame)
         modality = self.query_modality or _other(self.modality)
         Z = embed(self.estimator, X, modality, time)
         return format_result(self.search_embeddings(Z, k), as_frame)
 
+    @validate_params({"query": ["array-like"], "k": CONSTRAINTS["k"]},
+                     prefer_skip_nested_validation=True)
     def search_embeddings(self, query, k=10):
         """Search the gallery with already-embedded queries.
 
         Parameters
         ----------
         query : array-like of shape (n_queries, embedding_dim)
+            Query embeddings, in the gallery's space.
         k : int, default=10
+            Neighbours per query (at most the gallery size).
 
         Returns
         -------
         result : SearchResult
+            The ``k`` nearest gallery items of each query.
         """
         check_is_fitted(self, "embeddings_")
-        k = check_k(k)
         Q = as_embedding_tensor(query, "query embeddings", self.device_)
         if Q.shape[1] != self.embeddings_.shape[1]:
             raise ValueError(f"query embeddings have {Q.shape[1]} columns; the gallery's have "
@@ -214,17 +231,17 @@ class CrossModalIndex(BaseEstimator):
 
 @validate_params(
     {
-        "estimator": "no_validation",
+        "estimator": CONSTRAINTS["estimator"],
         "X_query": ["array-like"],
         "X_gallery": ["array-like"],
-        "k": [Interval(Integral, 1, None, closed="left")],
+        "k": CONSTRAINTS["k"],
         "direction": [StrOptions({"i2t", "t2i", "i2i", "t2t"})],
         "query_time": "no_validation",
         "gallery_time": "no_validation",
         "payload": "no_validation",
-        "backend": [StrOptions({"torch", "faiss"})],
-        "working_memory": [Interval(Real, 0, None, closed="neither"), None],
-        "as_frame": [StrOptions({"auto"}), "boolean"],
+        "backend": [StrOptions(set(_BACKENDS))],
+        "working_memory": CONSTRAINTS["working_memory"],
+        "as_frame": CONSTRAINTS["as_frame"],
     },
     prefer_skip_nested_validation=True,
 )
@@ -236,9 +253,13 @@ def cross_modal_search(estimator, X_query, X_gallery, k=10, *, direction="i2t",
     Equivalent to ``CrossModalIndex(...).fit(X_gallery).search(X_query, k)``
     without keeping the index.
 
+    Read more in the user guide: docs/search.md.
+
     Parameters
     ----------
     estimator : fitted cross-modal estimator
+        Any of the library's estimators (or an object with ``transform_image``
+        and ``transform_text``).
     X_query : array-like of shape (n_queries, n_query_features)
         Query feature block (image block for ``"i2t"``), no time column.
     X_gallery : array-like of shape (n_gallery, n_gallery_features)
@@ -254,14 +275,19 @@ def cross_modal_search(estimator, X_query, X_gallery, k=10, *, direction="i2t",
     payload : sequence, pandas Series/DataFrame or None, default=None
         One entry per gallery item, joined to the results.
     backend : {"torch", "faiss"}, default="torch"
+        Search engine, as in :class:`CrossModalIndex`.
     working_memory : float or None, default=None
-        Budget of one score block in MiB.  Default: 256 on the CPU; on a GPU
+        Budget of one score block in MiB.  Default: 64 on the CPU; on a GPU
         a quarter of its free memory, at most 8 GiB.
     as_frame : {"auto", True, False}, default="auto"
+        Return a DataFrame (``True``, or ``"auto"`` when pandas is
+        installed) or a :class:`SearchResult`.
 
     Returns
     -------
     result : pandas.DataFrame or SearchResult
+        Columns ``query, rank, index, score`` (+ payload); see
+        :meth:`SearchResult.to_frame`.
     """
     names = {"i": "image", "t": "text"}
     index = CrossModalIndex(estimator, modality=names[direction[2]],

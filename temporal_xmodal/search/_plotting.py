@@ -1,6 +1,9 @@
 """Charts of the exploration tables (matplotlib, optional)."""
 
 import numpy as np
+from sklearn.utils._param_validation import validate_params
+
+from .._validation import CountInterval
 
 
 def _pyplot():
@@ -17,12 +20,19 @@ def _short(value, width):
     return text if len(text) <= width else text[:width - 1] + "…"
 
 
+@validate_params(
+    {"table": "no_validation", "label": [str, None], "width": [CountInterval(1, None)],
+     "ax": "no_validation"},
+    prefer_skip_nested_validation=True,
+)
 def plot_neighbourhood_over_time(table, *, label=None, width=40, ax=None):
     """Rank chart of :func:`neighbourhood_over_time`: each neighbour's rank per instant.
 
     One line per neighbour that is in the top-k at some instant, through its
     rank at every instant where it is in the top-k (rank 1 at the top); the
     legend (right of the axes) names the neighbours by colour.
+
+    Read more in the user guide: docs/search.md.
 
     Parameters
     ----------
@@ -69,6 +79,11 @@ def plot_neighbourhood_over_time(table, *, label=None, width=40, ax=None):
     return ax
 
 
+@validate_params(
+    {"table": "no_validation", "n": [CountInterval(1, None)], "label": [str, None],
+     "width": [CountInterval(1, None)], "axes": "no_validation"},
+    prefer_skip_nested_validation=True,
+)
 def plot_neighbourhood_shift(table, *, n=10, label=None, width=45, axes=None):
     """Chart of :func:`neighbourhood_shift`: the ``n`` most shifted items and all items.
 
@@ -76,6 +91,8 @@ def plot_neighbourhood_shift(table, *, n=10, label=None, width=45, axes=None):
     ``n`` items that shift most, with their displacement (1 − cos) as dots on
     a second axis.  Right: displacement against neighbourhood shift for all
     items (the ``n`` first in colour).
+
+    Read more in the user guide: docs/search.md.
 
     Parameters
     ----------

@@ -2,8 +2,6 @@
 
 import numpy as np
 
-_AS_FRAME = ("auto", True, False)
-
 
 def pandas_or_none():
     """The :mod:`pandas` module, or None when it is not installed."""
@@ -16,6 +14,11 @@ def pandas_or_none():
 
 class SearchResult:
     """Top-k neighbours of a batch of queries.
+
+    Returned by the searches with ``as_frame=False``: the arrays of scores and
+    gallery rows, and the payload joined by :meth:`to_frame`.
+
+    Read more in the user guide: docs/search.md.
 
     Parameters
     ----------
@@ -30,7 +33,9 @@ class SearchResult:
     Attributes
     ----------
     scores, indices : ndarray
+        As given.
     payload : object or None
+        As given.
 
     Examples
     --------
@@ -127,12 +132,6 @@ def check_payload(payload, n_gallery):
             "give one entry (caption, path, ...) per gallery row."
         )
     return payload
-
-
-def check_as_frame(as_frame):
-    if as_frame not in _AS_FRAME:
-        raise ValueError(f"as_frame must be 'auto', True or False; got {as_frame!r}.")
-    return as_frame
 
 
 def format_result(result, as_frame):

@@ -1,8 +1,11 @@
-"""Time: the one owner of the time axis, durations, encodings and out-of-range checks.
+"""Time: the one owner of the time axis, durations, bins, encodings and out-of-range checks.
 
-Every estimator, scorer, protocol and the comparison job reads time through
-this module (and the layout module :mod:`temporal_xmodal._layout`, which
-finds the time column); nothing else converts or checks it.
+Every estimator, scorer, protocol, loss, loader and the comparison job reads
+time through this module (and the layout module :mod:`temporal_xmodal._layout`,
+which finds the time column); nothing else converts dates, centres times on
+an origin or parses ``bins``.
+
+Read more in the user guide: docs/time.md.
 
 The time axis
 -------------
@@ -13,16 +16,16 @@ epoch seconds with ``time_unit="seconds"``...).  A date (numpy
 tz-aware) is mapped onto the axis:
 
 * ``"years"``: ``year + (instant - 1 January) / length of that year``, so
-  1900-01-01 → 1900.0 and 1904-07-02 → 1904.5 (the same as
-  :func:`temporal_xmodal.datasets.fractional_year`);
+  1900-01-01 → 1900.0 and 1904-07-02 → 1904.5 (:func:`fractional_year`);
 * ``"months"``: fractional years × 12;
 * ``"weeks"``, ``"days"``, ``"hours"``, ``"minutes"``, ``"seconds"``: time
   since 1970-01-01 in that unit.
 
 Axis values are float64.  Before anything is cast to float32 (the networks),
 an estimator subtracts its origin (the midpoint of the training range,
-:class:`TimeAxis`), so epoch seconds (≈1.7e9) keep sub-second resolution and
-the losses take differences of float64 centred times.
+:func:`time_origin`, :class:`TimeAxis`), so epoch seconds (≈1.7e9) keep
+sub-second resolution and the losses take differences of float64 centred
+times (:func:`centre_times`).
 
 Durations
 ---------
@@ -32,24 +35,38 @@ numbers on the axis, or ``pandas.Timedelta`` / ``numpy.timedelta64`` /
 ``"12h"`` (:func:`to_duration`; as in numpy, ``"M"`` is months and ``"m"``
 minutes).  A year is 365.25 days and a month a twelfth
 of it.
+
+Bins
+----
+:class:`TimeBins` is the one reader of ``bins=`` (a count, a width as a
+number or a duration, edges as numbers or dates) for the binned estimator,
+the binned evaluation protocols and the ``"onehot"`` encoding.
 """
 
-from ._axis import TimeAxis, TimeRangeWarning, TimeUnitWarning, check_axis_plausible
+from ._axis import (TimeAxis, TimeRangeWarning, TimeUnitWarning, centre_times,
+                    check_axis_plausible, time_origin)
+from ._bins import TimeBins, TimeBinWarning
 from ._encoding import TimeEncoding
 from ._stack import external_stacklevel
-from ._units import TIME_UNITS, is_datetime_like, to_duration, to_rate, to_time_axis
+from ._units import (TIME_UNITS, fractional_year, is_datetime_like, to_duration, to_rate,
+                     to_time_axis)
 from ._use import TIME_USES, time_use
 
 __all__ = [
     "TIME_UNITS",
     "TIME_USES",
     "TimeAxis",
+    "TimeBinWarning",
+    "TimeBins",
     "TimeEncoding",
     "TimeRangeWarning",
     "TimeUnitWarning",
+    "centre_times",
     "check_axis_plausible",
     "external_stacklevel",
+    "fractional_year",
     "is_datetime_like",
+    "time_origin",
     "time_use",
     "to_duration",
     "to_rate",

@@ -1,10 +1,13 @@
-"""The fitted time axis of an estimator: range, origin, out-of-range and unit warnings."""
+"""The fitted time axis: range, origin, centring, out-of-range and unit warnings."""
 
 import warnings
 
 import numpy as np
+from sklearn.utils._param_validation import (StrOptions, validate_parameter_constraints,
+                                             validate_params)
 
 from ._stack import external_stacklevel
+from ._units import TIME_UNITS
 
 
 class TimeRangeWarning(UserWarning):
@@ -15,14 +18,56 @@ class TimeUnitWarning(UserWarning):
     """Warned when times or durations look inconsistent with ``time_unit``."""
 
 
+# ---------------------------------------------------------------- centring
+def time_origin(time):
+    """The origin times are centred on: the midpoint of their range.
+
+    Parameters
+    ----------
+    time : ndarray of float64
+        Times on the axis.
+
+    Returns
+    -------
+    origin : float
+    """
+    lo, hi = float(np.min(time)), float(np.max(time))
+    return lo + (hi - lo) / 2.0
+
+
+def centre_times(time, origin):
+    """``time - origin`` in float64: differences stay exact to the axis' resolution.
+
+    Every float32 cast (the networks) and every loss works on centred times,
+    so epoch seconds (about 1.7e9) keep sub-second resolution.
+
+    Parameters
+    ----------
+    time : array-like or torch.Tensor
+        Times on the axis; a tensor stays a tensor on its device.
+    origin : float
+        From :func:`time_origin`.
+
+    Returns
+    -------
+    centred : ndarray of float64 or torch.Tensor of float64
+    """
+    if hasattr(time, "double") and not isinstance(time, np.ndarray):  # a torch tensor
+        return time.double() - origin
+    return np.asarray(time, dtype=np.float64) - origin
+
+
 # ----------------------------------------------------------------- the axis
 class TimeAxis:
     """The time axis an estimator was fitted on: unit, origin and range.
 
+    Read more in the user guide: docs/time.md.
+
     Parameters
     ----------
-    unit : str, default="years"
-        See :func:`to_time_axis`.
+    unit : {"years", "months", "weeks", "days", "hours", "minutes", "seconds"}, \
+default="years"
+        Unit of the axis (see :func:`to_time_axis`).
 
     Attributes
     ----------
@@ -45,6 +90,7 @@ class TimeAxis:
 
     encoding_ = None
     encoding_range_ = None
+    _parameter_constraints = {"unit": [StrOptions(set(TIME_UNITS))]}
 
     def __init__(self, unit="years"):
         self.unit = unit
@@ -62,15 +108,16 @@ class TimeAxis:
         -------
         self : TimeAxis
         """
-        lo, hi = float(np.min(time)), float(np.max(time))
-        self.range_ = (lo, hi)
-        self.origin_ = lo + (hi - lo) / 2.0
+        validate_parameter_constraints(self._parameter_constraints, {"unit": self.unit},
+                                       caller_name=type(self).__name__)
+        self.range_ = (float(np.min(time)), float(np.max(time)))
+        self.origin_ = time_origin(time)
         self.dates_ = bool(dates)
         return self
 
     def centre(self, time):
-        """``time - origin_`` in float64 (differences exact to the axis' resolution)."""
-        return np.asarray(time, dtype=np.float64) - self.origin_
+        """``time - origin_`` in float64 (:func:`centre_times`)."""
+        return centre_times(time, self.origin_)
 
     def extend(self, time):
         """Widen ``range_`` to cover new training times (warm start).
@@ -161,8 +208,13 @@ class TimeAxis:
                 "as '90D').", TimeUnitWarning, stacklevel=external_stacklevel())
 
 
+@validate_params({"time": [np.ndarray], "unit": [StrOptions(set(TIME_UNITS))],
+                  "estimator_name": [str], "durations": ["array-like"]},
+                 prefer_skip_nested_validation=True)
 def check_axis_plausible(time, unit, estimator_name, durations=()):
     """Warn about time columns that do not look like ``unit`` (never silent rescaling).
+
+    Read more in the user guide: docs/time.md.
 
     Two mistakes are caught: dates cast to integers (e.g. epoch microseconds
     with ``time_unit="years"``), and a time column standardised by a scaler

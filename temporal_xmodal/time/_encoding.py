@@ -1,15 +1,21 @@
 """Network input features of the time, fitted once per estimator."""
 
 import warnings
+from numbers import Integral
 
 import numpy as np
+from sklearn.utils._param_validation import (Interval, StrOptions,
+                                             validate_parameter_constraints)
 
 from ._axis import TimeUnitWarning
+from ._bins import TimeBins
 from ._stack import external_stacklevel
 
 
 class TimeEncoding:
     """Network input features of the time, fitted on the training times.
+
+    Read more in the user guide: docs/time.md.
 
     Parameters
     ----------
@@ -18,7 +24,7 @@ class TimeEncoding:
         the training range; ``zscore``: (t − mean) / std; ``raw``: the centred
         time t − origin in axis units (warned when it exceeds 10 in magnitude,
         where tanh saturates); ``onehot``: one-hot over ``n_bins`` equal-width
-        bins of :class:`~temporal_xmodal.binning.TimeBins`; ``sinusoidal``:
+        bins of :class:`TimeBins`; ``sinusoidal``:
         the minmax scalar plus sin / cos of it at ``n_bins`` frequencies
         (periods span / 1 … span / n_bins), for smooth multi-scale
         interactions.
@@ -28,9 +34,14 @@ class TimeEncoding:
     Attributes
     ----------
     n_features_out_ : int
+        Number of features per time.
     """
 
     ENCODINGS = ("minmax", "zscore", "raw", "onehot", "sinusoidal")
+    _parameter_constraints = {
+        "encoding": [StrOptions(set(ENCODINGS))],
+        "n_bins": [Interval(Integral, 1, None, closed="left")],
+    }
 
     def __init__(self, encoding="minmax", n_bins=12):
         self.encoding = encoding
@@ -47,8 +58,9 @@ class TimeEncoding:
         -------
         self : TimeEncoding
         """
-        from ..binning import TimeBins
-
+        validate_parameter_constraints(
+            self._parameter_constraints, {"encoding": self.encoding, "n_bins": self.n_bins},
+            caller_name=type(self).__name__)
         self.low_, high = float(np.min(centred)), float(np.max(centred))
         self.span_ = high - self.low_ if high > self.low_ else 1.0
         self.mean_ = float(np.mean(centred))
@@ -56,9 +68,10 @@ class TimeEncoding:
         self.std_ = std if std > 0 else 1.0
         if self.encoding == "onehot":
             self.bins_ = TimeBins(bins=self.n_bins).fit(centred)
-        if self.encoding == "raw" and max(abs(self.low_), abs(high)) > 10:
+        peak = max(abs(self.low_), abs(high))
+        if self.encoding == "raw" and peak > 10:
             warnings.warn(
-                f"time_encoding='raw' feeds centred times up to {max(abs(self.low_), abs(high)):.3g} "
+                f"time_encoding='raw' feeds centred times up to {peak:.3g} "
                 "into the time layer's tanh, which saturates; use 'minmax' (or express time in a "
                 "coarser unit).", TimeUnitWarning, stacklevel=external_stacklevel())
         self.n_features_out_ = {"onehot": self.n_bins, "sinusoidal": 1 + 2 * self.n_bins}.get(

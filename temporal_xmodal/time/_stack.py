@@ -1,10 +1,12 @@
 """Warnings that point at the user's line, not at the library."""
 
+
 def external_stacklevel():
     """The ``stacklevel`` that makes a warning point at the first caller outside the library.
 
-    Frames of this package and of scikit-learn's output wrappers are skipped,
-    so a warning raised deep inside ``transform`` names the user's line.
+    Frames of this package and of scikit-learn's wrappers (output containers,
+    ``_fit_context``, ``validate_params``) are skipped, so a warning raised deep
+    inside ``fit`` or ``transform`` names the user's line.
 
     Returns
     -------
@@ -15,11 +17,12 @@ def external_stacklevel():
     import sys
 
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    wrappers = tuple(os.path.join("sklearn", *path) for path in (
+        ("utils", "_set_output.py"), ("utils", "_param_validation.py"), ("base.py",)))
     frame, level = sys._getframe(1), 1
     while frame is not None:
         filename = os.path.abspath(frame.f_code.co_filename)
-        if not (filename.startswith(package) or filename.endswith(
-                os.path.join("sklearn", "utils", "_set_output.py"))):
+        if not (filename.startswith(package) or filename.endswith(wrappers)):
             return level
         frame, level = frame.f_back, level + 1
     return level

@@ -6,6 +6,7 @@ import numbers
 import re
 
 import numpy as np
+from sklearn.utils._param_validation import StrOptions, validate_params
 
 _SECONDS = {
     "years": 365.25 * 86400.0,
@@ -29,16 +30,10 @@ _UNIT_WORDS = {
     "s": "seconds", "sec": "seconds", "second": "seconds", "seconds": "seconds",
 }
 _DURATION = re.compile(r"^\s*([+]?\d*\.?\d+(?:[eE][+-]?\d+)?)\s*([A-Za-z]+)\s*$")
-
+_UNIT = [StrOptions(set(TIME_UNITS))]
 
 
 # --------------------------------------------------------------------- units
-def _check_unit(unit):
-    if unit not in _SECONDS:
-        raise ValueError(f"time_unit must be one of {TIME_UNITS}; got {unit!r}.")
-    return unit
-
-
 def _is_date_dtype(dtype):
     return getattr(dtype, "kind", None) == "M" or str(dtype).startswith("datetime64")
 
@@ -108,8 +103,15 @@ def is_datetime_like(values):
         return True
 
 
+@validate_params({"values": "no_validation", "unit": _UNIT, "name": [str]},
+                 prefer_skip_nested_validation=True)
 def to_time_axis(values, unit="years", *, name="time"):
     """Map times (numbers or dates) to float64 numbers on the time axis.
+
+    The one conversion of dates: every estimator, protocol, scorer and loader
+    reads dates through it.
+
+    Read more in the user guide: docs/time.md.
 
     Parameters
     ----------
@@ -118,8 +120,10 @@ def to_time_axis(values, unit="years", *, name="time"):
         arrays or columns (naive or tz-aware; tz-aware dates are converted to
         UTC), ``pandas.Timestamp``, ``datetime.date``/``datetime`` objects.
     unit : {"years", "months", "weeks", "days", "hours", "minutes", "seconds"}, default="years"
-        Unit of the axis; dates are converted into it (see the module
-        docstring).
+        Unit of the axis; dates are converted into it: ``"years"`` is
+        ``year + (instant - 1 January) / length of that year``
+        (:func:`fractional_year`), ``"months"`` twelve times that, the other
+        units the time since 1970-01-01.
     name : str, default="time"
         Used in error messages.
 
@@ -143,7 +147,6 @@ def to_time_axis(values, unit="years", *, name="time"):
     >>> float(to_time_axis(np.datetime64("1970-01-02"), unit="hours"))
     24.0
     """
-    _check_unit(unit)
     dates = _as_datetime64(values, name)
     if dates is not None:
         bad = np.isnat(dates)
@@ -181,8 +184,12 @@ def _is_plain_number(value):
     return (isinstance(value, numbers.Real) and not isinstance(value, (bool, np.timedelta64)))
 
 
+@validate_params({"value": "no_validation", "unit": _UNIT, "name": [str]},
+                 prefer_skip_nested_validation=True)
 def to_duration(value, unit="years", *, name="duration"):
     """A duration as a non-negative float on the time axis.
+
+    Read more in the user guide: docs/time.md.
 
     Parameters
     ----------
@@ -207,7 +214,6 @@ def to_duration(value, unit="years", *, name="duration"):
     >>> to_duration("1Y", unit="months")
     12.0
     """
-    _check_unit(unit)
     if _is_plain_number(value):
         out = float(value)
     elif isinstance(value, str):
@@ -239,8 +245,12 @@ def to_duration(value, unit="years", *, name="duration"):
     return out
 
 
+@validate_params({"value": "no_validation", "unit": _UNIT, "name": [str]},
+                 prefer_skip_nested_validation=True)
 def to_rate(value, unit="years", *, name="decay"):
     """A decay rate per time unit; a duration is read as a half-life.
+
+    Read more in the user guide: docs/time.md.
 
     Parameters
     ----------
@@ -263,3 +273,31 @@ def to_rate(value, unit="years", *, name="decay"):
     if half_life == 0:
         raise ValueError(f"{name} as a half-life must be positive; got {value!r}.")
     return math.log(2.0) / half_life
+
+
+@validate_params({"dates": ["array-like", np.datetime64, datetime.date]},
+                 prefer_skip_nested_validation=True)
+def fractional_year(dates):
+    """Dates as fractional years: ``year + (day_of_year - 1) / days_in_year``.
+
+    The date's day on the ``"years"`` axis of :func:`to_time_axis` (times of
+    day are dropped).
+
+    Read more in the user guide: docs/time.md.
+
+    Parameters
+    ----------
+    dates : array-like of datetime64 or datetime.date
+
+    Returns
+    -------
+    time : ndarray of float64
+        E.g. 1900-01-01 → 1900.0, 1904-07-02 → 1904.5 (leap year: 183/366).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> fractional_year(np.array(["1900-01-01", "1904-07-02"], dtype="datetime64[D]"))
+    array([1900. , 1904.5])
+    """
+    return to_time_axis(np.asarray(dates, dtype="datetime64[D]"), "years", name="dates")

@@ -7,6 +7,8 @@ TIME_USES = ("none", "training", "inference")
 def time_use(estimator):
     """How an estimator (or a Pipeline ending in one) uses time.
 
+    Read more in the user guide: docs/time.md.
+
     Parameters
     ----------
     estimator : estimator or Pipeline
@@ -23,7 +25,7 @@ def time_use(estimator):
     if steps:
         estimator = steps[-1][1]
     use = getattr(estimator, "time_use", "none")
-    if use not in TIME_USES:
-        raise ValueError(f"{type(estimator).__name__}.time_use must be one of {TIME_USES}; "
-                         f"got {use!r}.")
+    if use not in TIME_USES:  # a class attribute (a tag), not a parameter: no constraint applies
+        raise ValueError(f"{type(estimator).__name__} declares time_use={use!r}, which is "
+                         f"none of {TIME_USES}.")
     return use

@@ -4,17 +4,18 @@ import numpy as np
 import torch
 from skorch.callbacks import Callback
 
-from ..metrics import mean_average_precision
-from ..metrics._device import mean_average_precision_torch
+from ..metrics import mean_average_precision, mean_average_precision_torch
 from ._net import embed_batches
 
 
 class RetrievalScoring(Callback):
     """Record validation retrieval mAP (mean of I→T and T→I) as ``valid_map``.
 
-    The validation metric used for checkpoint selection and early stopping
-    (SAM ambiguity A7: mAP is comparable across epochs, unlike a loss whose
-    margins change every epoch).
+    The validation figure used for checkpoint selection and early stopping by
+    default: mAP is comparable across epochs, unlike a loss whose margins change
+    every epoch (SAM's).
+
+    Read more in the user guide: docs/training.md.
 
     Parameters
     ----------
@@ -80,8 +81,10 @@ class ScheduledMargin(Callback):
     """SAM: at the start of every epoch set α(t) and refresh the category prototypes.
 
     Prototypes are the per-category means of the L2-normalised embeddings of
-    the training set from a full pass in eval mode (Xu 2020, eqs. 3.10–3.11), computed on
-    the net's device.  α is written to the history (column ``alpha``).
+    the training set from a full pass in eval mode (Semedo, thesis, Eqs. 3.10–3.11), computed
+    on the net's device.  α is written to the history (column ``alpha``).
+
+    Read more in the user guide: docs/estimators/sam.md.
     """
 
     def on_epoch_begin(self, net, dataset_train=None, **kwargs):
@@ -97,11 +100,23 @@ class ScheduledMargin(Callback):
 
 
 class InverseTimeDecay:
-    """Keras-style learning-rate decay: η_t = η / (1 + decay · iteration) (SAM §4).
+    """Keras-style learning-rate decay: η_t = η / (1 + decay · iteration).
+
+    The "decay 1e-6" of SAM's and TempXNet's SGD (Semedo, thesis, §3.5.3 and §4.6.3), read as
+    Keras' time-based decay; a ``LambdaLR`` factor, stepped every batch.
+
+    Read more in the user guide: docs/training.md ("Learning-rate decay").
 
     Parameters
     ----------
     decay : float
+        The decay per optimiser step (iteration).
+
+    Examples
+    --------
+    >>> from temporal_xmodal.training import InverseTimeDecay
+    >>> InverseTimeDecay(0.5)(2)
+    0.5
     """
 
     def __init__(self, decay):

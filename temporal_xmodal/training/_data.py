@@ -23,6 +23,7 @@ and never pickled.
 
 import numpy as np
 import torch
+from sklearn.utils._param_validation import StrOptions, validate_parameter_constraints
 
 PLACEMENTS = ("auto", "device", "host")
 #: Largest share of the device's free memory that ``placement="auto"`` fills with the data.
@@ -31,6 +32,11 @@ _RESIDENT_SHARE = 0.5
 
 class CrossModalDataset(torch.utils.data.Dataset):
     """Some rows of aligned full-length tensors (no copy of the rows).
+
+    Built by :func:`make_dataset`; the training and validation datasets of a fit
+    share their tensors and differ by their row indices.
+
+    Read more in the user guide: docs/training.md ("Memory").
 
     Parameters
     ----------
@@ -138,8 +144,6 @@ class DeviceCopies:
         placed : bool
             Whether the tensors are on ``device`` (always True for the CPU).
         """
-        if placement not in PLACEMENTS:
-            raise ValueError(f"placement must be one of {PLACEMENTS}; got {placement!r}.")
         device = torch.device(device)
         if device.type == "cpu" or device in self._copies:
             return True
@@ -269,7 +273,11 @@ class DeviceBatches:
         Where they are gathered off the CPU (module docstring).
     """
 
+    _parameter_constraints = {"placement": [StrOptions(set(PLACEMENTS))]}
+
     def __init__(self, device=None, placement="auto"):
+        validate_parameter_constraints(self._parameter_constraints, {"placement": placement},
+                                       caller_name=type(self).__name__)
         self.device = device
         self.placement = placement
 
@@ -299,7 +307,11 @@ class DeviceBatches:
 class BatchIterator(DeviceBatches):
     """Iterate over ``(X_batch, y_batch)`` gathered from a :class:`CrossModalDataset`.
 
-    Drop-in for skorch's ``iterator_train`` / ``iterator_valid``.
+    Drop-in for skorch's ``iterator_train`` / ``iterator_valid``: each batch is
+    gathered from the dataset's tensors by row index, with no per-item
+    collation.
+
+    Read more in the user guide: docs/training.md.
 
     Parameters
     ----------
@@ -317,6 +329,14 @@ class BatchIterator(DeviceBatches):
         sets its own); ``None`` leaves them on the host.
     placement : {"auto", "device", "host"}, default="auto"
         Where they are gathered (module docstring).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from temporal_xmodal.training import BatchIterator, make_dataset
+    >>> dataset = make_dataset(np.zeros((5, 3)), np.zeros((5, 2)), np.eye(2)[[0, 1, 0, 1, 0]])
+    >>> [len(y) for X, y in BatchIterator(dataset, batch_size=2)]
+    [2, 2, 1]
     """
 
     def __init__(self, dataset, batch_size=128, shuffle=False, generator=None,

@@ -63,7 +63,11 @@ class CrossModalNet(RecordsInterrupt, NeuralNet):
     Our losses need more than ``(y_pred, y_true)``: the raw features (SAM's
     f_ms), the timestamps and texts (TempXNet's f_t).  The criterion is called
     as ``criterion(embeddings, labels, batch)`` where ``embeddings`` is the
-    module's ``(z_image, z_text)`` and ``batch`` the batch dictionary.
+    module's ``(z_image, z_text)`` and ``batch`` the batch dictionary.  Each
+    batch reaches the net's device once; batch losses stay there until the
+    epoch ends; a Ctrl-C is recorded in ``interrupted_``.
+
+    Read more in the user guide: docs/training.md.
     """
 
     def initialize(self):

@@ -1,16 +1,16 @@
 """Training stages of Sequential Cross-Modal Learning, as skorch nets.
 
-SCML (spec ``sequential_ticrc_cca.md`` §A.5) trains in four stages on data
-that arrive one modality at a time.  Every stage is a skorch net fitted on a
+SCML (Song & Tan, "Sequential Learning for Cross-modal Retrieval") trains in four
+stages on data that arrive one modality at a time.  Every stage is a skorch net fitted on a
 :class:`ModalityPools` data set:
 
 * Stages I and II, the SGD control of Stage IV (SCML-M) and the parallel
-  paradigm (PCML) minimise eq. 10 with a :class:`StageNet`: the standard
+  paradigm (PCML) minimise Song & Tan's Eq. 10 with a :class:`StageNet`: the standard
   skorch loop, restricted to the parameters left trainable
   (``requires_grad``) so a stage can freeze S or the plugs;
 * Stages III and IV run the learned optimiser with a
   :class:`LearnedOptimizerNet`, whose ``train_step`` is the step-by-step
-  (truncated) optimisation of §A.4.  skorch owns the epochs, the batches,
+  (truncated) optimisation of Song & Tan, Eq. 9.  skorch owns the epochs, the batches,
   the Adam optimiser of φ, the history and the callbacks.
 
 Both nets are :class:`~temporal_xmodal.training.CrossModalNet` subclasses: the batch
@@ -91,8 +91,8 @@ class ModalityPoolIterator(DeviceBatches):
         Source of every step's rows, on the CPU whatever ``device``.
     steps_per_epoch : int or None, default=None
         ``None``: one pass over the driver pool per epoch.  An integer: that
-        many steps, each on a random batch of the driver pool (the literal
-        "T steps" reading of ambiguity A-9 uses 1 step per epoch).
+        many steps, each on a random batch of the driver pool (T counted in
+        single steps uses 1 step per epoch).
     device : str, torch.device or None, default=None
         Where the batches are delivered (the stage nets set their own);
         ``None`` leaves them on the host.
@@ -220,17 +220,17 @@ class LearnedOptimizerNet(InterruptibleStage, CrossModalNet):
     """skorch net of SCML Stages III and IV: S updated by the meta-learner M.
 
     The module is the :class:`~temporal_xmodal.nn.sequential.MetaLearner`
-    (parameters φ).  Each training step (spec §A.4, eq. 9):
+    (parameters φ).  Each training step (Song & Tan, Eq. 9):
 
     1. takes a batch B_o of the episodic memory (old modality) and a batch
        B_n of the new modality (one :class:`ModalityPoolIterator` step);
     2. computes l^(o), l^(n) and the flattened gradients ∇^(o), ∇^(n) of
-       eq. 10 with respect to θ_t, the parameters of S (split into
+       Eq. 10 with respect to θ_t, the parameters of S (split into
        positive/negative parts for multi-label data), detached;
     3. runs M once on all coordinates: ``[g_t, h_{t+1}] = M(inputs, h_t)``;
     4. θ' = θ_t + g_t;
     5. with ``meta_train``: L_t = l^(n)(B_n; θ') + l^(o)(B_o; θ') + λ‖g_t‖₁
-       (eq. 7, evaluated at θ' — ambiguity A-7), and φ takes one step of the
+       (Eq. 7, evaluated at θ' by default: ``evaluate_at``), and φ takes one step of the
        net's optimiser (Adam, lr 1e-4);
     6. θ_{t+1} ← θ' (detached), h_{t+1} detached (truncation length 1).
 
@@ -248,17 +248,17 @@ class LearnedOptimizerNet(InterruptibleStage, CrossModalNet):
     old_modality, new_modality : str
         Keys of the memory and new-data pools.
     l1_weight : float, default=0.01
-        λ of eq. 7.
+        λ of Eq. 7.
     l1_reduction : {"sum", "mean"}, default="sum"
-        ‖g‖₁ as a sum or a mean over coordinates (A-8).
+        ‖g‖₁ as a sum or a mean over coordinates.
     evaluate_at : {"updated", "current"}, default="updated"
-        Where the meta-loss's task terms are evaluated: θ_t + g_t (best
-        reading) or θ_t as eq. 9 is written (then only the L1 term trains φ).
+        Where the meta-loss's task terms are evaluated: θ_t + g_t, or θ_t as
+        Eq. 9 is written (then only the L1 term trains φ).
     meta_train : bool, default=True
         Stage III (train φ) or Stage IV (apply M with φ frozen).
     disentangle : bool, default=False
         Feed positive- and negative-label gradients and losses separately
-        (the multi-label reading of §A.3: 8 raw inputs per coordinate).
+        (for multi-label data: 8 raw inputs per coordinate).
     use_memory : bool, default=True
         ``False``: the old-modality inputs and loss are zeros (ablation
         "w.o. mem").
@@ -266,7 +266,7 @@ class LearnedOptimizerNet(InterruptibleStage, CrossModalNet):
         Passed to :class:`~temporal_xmodal.training.CrossModalNet`; ``criterion`` must be a
         :class:`~temporal_xmodal.losses.classification.ClassificationLoss`
         (its :meth:`~temporal_xmodal.losses.classification.ClassificationLoss.loss`
-        gives eq. 10).
+        gives Eq. 10).
     """
 
     #: pickled through skorch's device mapping (a net fitted on a GPU loads without one)

@@ -1,22 +1,17 @@
 r"""Fuse a model's content scores with a caption→date prior: undated captions, dated queries.
 
 TICRC's captions carry no date, but the query picture does, and a caption's words say when it
-is plausible (the honest date-only ranking proves the signal exists).  This module turns that
-into a ranking any estimator can use (a method beyond the papers):
+is plausible.  :class:`DatePriorRetrieval` turns that into a ranking any estimator can use (a
+method beyond the papers):
 
 .. math::
 
     \mathrm{score}(q, c) = s(q, c) + \beta \log p(t_q \mid c)
 
-where :math:`s` is the estimator's cosine similarity (the caption projected at the query's
-date for time-conditioned models), and :math:`p(t \mid c)` a kernel density over the dates of
-the caption's ``n_neighbors`` most similar training captions (weighted by cosine similarity,
-floored by the global date density so that no caption gets probability 0).  It is the
-log-linear fusion of a content likelihood :math:`\propto e^{s/\tau}` with the date likelihood,
-:math:`\beta = \tau`.  :math:`\beta` and the prior's neighbours and bandwidth are chosen on
-held-out training pairs (cross-fitting: the estimator is refitted without them), never on
-the evaluation pairs.  ``content_time="constant"`` fuses the estimator's constant-time
-control with the same dated prior: what the model's own use of time adds on top of the prior.
+where :math:`s` is the estimator's similarity with every caption projected at the query's
+date (:func:`query_time_scores`), and :math:`p(t \mid c)` the caption's date density
+(:class:`~temporal_xmodal.estimators.CaptionDatePrior`).  It is the log-linear fusion of a
+content likelihood :math:`\propto e^{s/\tau}` with the date likelihood, :math:`\beta = \tau`.
 """
 
 from numbers import Integral, Real
@@ -25,19 +20,81 @@ import numpy as np
 from sklearn.base import BaseEstimator, _fit_context, clone
 from sklearn.model_selection import ParameterGrid
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions, validate_params
 from sklearn.utils.validation import check_is_fitted
 
-from .._layout import split_blocks, split_time_column, stack_modalities
-from ..time import to_time_axis
+from .._layout import split_blocks, split_time_column
+from .._stacking import stack_modalities
+from ..metrics import counterpart_reciprocal_ranks
+from ..time import time_use, to_time_axis
 from ._caption_prior import CaptionDatePrior
-from .undated import counterpart_reciprocal_ranks, query_time_scores
 
-__all__ = ["CaptionDatePrior", "DatePriorRetrieval"]
+__all__ = ["DatePriorRetrieval", "query_time_scores"]
+
+
+@validate_params(
+    {"estimator": [HasMethods(["transform_image", "transform_text"])],
+     "X_image": ["array-like"], "X_text": ["array-like"], "query_time": ["array-like"],
+     "calibrate": ["boolean"]},
+    prefer_skip_nested_validation=True)
+def query_time_scores(estimator, X_image, X_text, query_time, *, calibrate=True):
+    """Similarity of each query image to every candidate text, texts projected at the query's date.
+
+    ``S[i, j] = <f_image(x_i, t_i), f_text(c_j, t_i)>`` with L2-normalised
+    embeddings.  Both directions of the undated-caption evaluation read this one matrix:
+    rows rank captions for a picture (I→T), columns rank pictures for a
+    caption (T→I; the caption is projected at each candidate picture's date).
+    Estimators whose projection ignores time at inference are projected once.
+    Ranking captions with the date of the picture they belong to would use the answer.
+
+    Read more in the user guide: docs/evaluation.md.
+
+    Parameters
+    ----------
+    estimator : fitted CrossModalEmbedder
+    X_image : array-like of shape (n_queries, n_image_features)
+    X_text : array-like of shape (n_candidates, n_text_features)
+    query_time : array-like of shape (n_queries,)
+        The date of each query picture: numbers on the estimator's time axis
+        (its ``time_unit``) or dates.
+    calibrate : bool, default=True
+        For an estimator whose projection depends on the time: standardise the scores of
+        each query date (zero mean, unit variance over that date's queries × all
+        candidates).  A column of ``S`` compares scores of one caption projected at
+        different dates, and a time-conditioned model's similarities have a scale of their
+        own at each date, so raw columns rank pictures by their date's scale as much as by
+        content.  The standardisation is increasing within a date, so every picture's
+        ranking of the captions (I→T) is unchanged; it reads no caption date and no gold
+        pair.  ``False``: the raw cosines.
+
+    Returns
+    -------
+    scores : ndarray of shape (n_queries, n_candidates)
+    """
+    query_time = to_time_axis(query_time, estimator.time_unit, name="query_time")
+    Z_image = estimator.transform_image(X_image, time=query_time)
+    if time_use(estimator) != "inference":
+        return Z_image @ estimator.transform_text(X_text).T
+    instants, which = np.unique(query_time, return_inverse=True)
+    scores = np.empty((Z_image.shape[0], np.shape(X_text)[0]))
+    for k, instant in enumerate(instants):  # one text projection per distinct date
+        rows = which == k
+        block = Z_image[rows] @ estimator.transform_text(X_text, time=instant).T
+        if calibrate:
+            std = block.std()
+            block = (block - block.mean()) / (std if std > 0 else 1.0)
+        scores[rows] = block
+    return scores
 
 
 class DatePriorRetrieval(BaseEstimator):
     """Any estimator's undated-caption ranking fused with a caption→date prior.
+
+    β and the prior's neighbours and bandwidth are chosen on held-out training pairs
+    (cross-fitting: the estimator is refitted without them), never on the evaluation
+    pairs.
+
+    Read more in the user guide: docs/evaluation.md.
 
     Parameters
     ----------
@@ -48,19 +105,14 @@ class DatePriorRetrieval(BaseEstimator):
         given prior must read time in the estimator's ``time_unit`` (else ``fit``
         raises): both see the time column on one axis.
     weights : sequence of float, default=(0, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2)
-        Candidate β; 0 keeps the content ranking.  On TICRC (Binned+Procrustes, 3 seeds)
-        validation chose 0.5, 1 and 1; with the grid ending at 0.2 it chose 0.2 every time
-        and the held-out MRR was 0.2128 ± 0.0038 against 0.2203 ± 0.0121.
+        Candidate β (finite, ≥ 0); 0 keeps the content ranking.
     prior_grid : dict of str -> list, "auto" or None, default="auto"
         Parameters of the prior searched on the held-out pairs together with β
         (every combination, as :class:`~sklearn.model_selection.ParameterGrid`);
         the search costs no refit of the estimator.  ``"auto"``: with ``prior=None``,
         ``{"n_neighbors": [3, 10, 25], "bandwidth": ["3M", "1Y", "2Y"]}`` (durations,
         read on the prior's time axis); a given ``prior`` is used as it is.  ``None``:
-        the prior as given.  On TICRC the date-only ranking of the held-out captions
-        is 0.051 MRR with the prior's defaults (25 neighbours, 2 years) and 0.073 with
-        3 neighbours and 3 months: a caption's few nearest captions (the same event,
-        pictured on nearby days) date it best.
+        the prior as given.
     validation_fraction : float, default=0.2
         Training pairs held out to choose β and the prior (the estimator is
         refitted on the rest for that, then on everything).
@@ -72,13 +124,16 @@ class DatePriorRetrieval(BaseEstimator):
         difference between the two says what the model's own use of time adds on
         top of the prior.
     n_image_features : int
-        Leading image columns of X.
-    random_state : int or None, default=0
+        Leading image columns of X (required).
+    random_state : int, RandomState or None, default=0
+        Seeds the held-out split.
 
     Attributes
     ----------
-    estimator_ : fitted estimator (on all rows)
-    prior_ : fitted CaptionDatePrior (on all rows)
+    estimator_ : CrossModalEmbedder
+        The estimator fitted on all rows.
+    prior_ : CaptionDatePrior
+        The prior fitted on all rows.
     prior_params_ : dict
         The prior's parameters chosen from ``prior_grid`` (empty when it is None).
     weight_ : float
@@ -87,6 +142,19 @@ class DatePriorRetrieval(BaseEstimator):
         Held-out MRR per candidate β, with the chosen prior.
     validation_results_ : list of dict
         Every candidate: ``{"prior_params": dict, "weight": float, "mrr": float}``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from temporal_xmodal import CCACrossModal, stack_modalities
+    >>> from temporal_xmodal.estimators import DatePriorRetrieval
+    >>> rng = np.random.default_rng(0)
+    >>> image, text = rng.normal(size=(200, 8)), rng.normal(size=(200, 6))
+    >>> dates = np.linspace(1900.0, 1950.0, 200)
+    >>> model = DatePriorRetrieval(CCACrossModal(n_components=4), n_image_features=8)
+    >>> model = model.fit(stack_modalities(image, text, dates), np.arange(200))
+    >>> model.scores(image[:5], text, dates[:5]).shape
+    (5, 200)
     """
 
     #: The prior's parameters searched by default (``prior_grid="auto"``).

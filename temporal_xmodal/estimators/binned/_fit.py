@@ -1,5 +1,8 @@
-"""Fitting the per-bin models of BinnedProcrustesEmbedder: in order, in parallel, and
-stopped as a whole by Ctrl-C; with ``init="global"``, from one model fitted on all rows.
+"""Fitting the bins and the per-bin models of BinnedProcrustesEmbedder, as plain functions.
+
+The bins are one :class:`~temporal_xmodal.time.TimeBins`.  The per-bin models are fitted in
+order, in parallel, and stopped as a whole by Ctrl-C; with ``init="global"``, from one model
+fitted on all rows.
 
 The bins are fitted through :class:`joblib.Parallel` (``return_as="generator"``), so the
 results arrive in bin order and the loop can stop at the first interrupted bin:
@@ -14,14 +17,92 @@ In every case the loop keeps the bins received so far (a prefix of the bins, in 
 order) and closes the generator, which makes joblib stop dispatching further bins.
 """
 
+import copy
 import threading
 import warnings
 
+import numpy as np
 from joblib import Parallel, delayed
 from sklearn.base import clone
+from sklearn.utils import check_random_state
 
-from .._parallel import limit_worker_threads
-from ..training import TrainingInterruptedWarning
+from ..._parallel import limit_worker_threads
+from ..._stacking import stack_modalities
+from ...time import TimeBins, TimeBinWarning, external_stacklevel
+from ...training import TrainingInterruptedWarning
+
+
+def fit_time_bins(bins, min_bin_size, time_unit, time, owner):
+    """The fitted TimeBins of the training times; fewer rows than min_bin_size give one bin.
+
+    At least 2 items per bin are enforced (a model needs 2 rows).
+    """
+    n, min_size = len(time), max(int(min_bin_size), 2)
+    if n >= min_size:
+        return TimeBins(bins, min_bin_size=min_size, time_unit=time_unit).fit(time)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TimeBinWarning)
+        fitted = TimeBins(bins, min_bin_size=n, time_unit=time_unit).fit(time)
+    warnings.warn(
+        f"{owner}: X has {n} rows, fewer than min_bin_size={min_size}; all rows form a "
+        f"single time bin ({fitted.n_bins_} bin(s)).", TimeBinWarning,
+        stacklevel=external_stacklevel())
+    return fitted
+
+
+def fit_bin_models(base, rows, X_image, X_text, time, labels, *, init, n_jobs, random_state,
+                   n_image_features, owner):
+    """Fit a clone of ``base`` on each bin's rows, in bin order.
+
+    Parameters
+    ----------
+    base : CrossModalEmbedder
+        The unfitted per-bin model.
+    rows : list of ndarray of int
+        The training rows of each bin, in time order.
+    X_image, X_text, time, labels
+        The training data (labels may be None).
+    init : {"auto", "global", "independent"}
+    n_jobs : int or None
+    random_state : int, RandomState or None
+        Draws one seed per bin (and one for the shared start).
+    n_image_features : int
+        The resolved image block width, given to bases that have the parameter.
+    owner : str
+        The binned estimator's name, for messages.
+
+    Returns
+    -------
+    fitted : list of estimators or None
+        The fitted models of the first ``len(fitted)`` bins; None when Ctrl-C
+        stopped the shared start of ``init="global"`` (no bin fitted).
+    interrupted : bool
+        Whether Ctrl-C stopped the fit.
+    """
+    params = base.get_params(deep=False)
+    seeds = check_random_state(random_state).randint(np.iinfo(np.int32).max,
+                                                     size=len(rows) + 1)
+    update = {}
+    if "n_image_features" in params:
+        update["n_image_features"] = n_image_features
+    shared = shares_a_start(init, base, owner)
+    if shared:
+        # one model on all rows (the last seed: the bins' seeds do not depend on init)
+        start = fit_start(base, update, seeds[-1], stack_modalities(X_image, X_text, time),
+                          labels)
+        if start is None:
+            return None, True
+        update["warm_start"] = True
+
+    def bin_model(b):
+        est = copy.deepcopy(start) if shared else clone(base)
+        if "random_state" in params:
+            update["random_state"] = int(seeds[b])
+        return est.set_params(**update)
+
+    jobs = ((bin_model(b), stack_modalities(X_image[r], X_text[r], time[r]),
+             None if labels is None else labels[r]) for b, r in enumerate(rows))
+    return fit_in_order(jobs, n_jobs)
 
 
 def _fit_bin(estimator, X, y):

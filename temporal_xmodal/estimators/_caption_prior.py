@@ -1,18 +1,23 @@
 """The caption → date prior: a kernel density over the dates of a caption's nearest
-training captions (the date signal that undated captions carry in their words)."""
+training captions (the date signal that undated captions carry in their words).
+
+:class:`CaptionDatePrior` is the density; :func:`date_prior_scores` the date-only ranking
+built on it (the honest date-only reference of the undated-caption protocol).
+"""
 
 import datetime
 from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 from sklearn.utils.validation import check_is_fitted
 
+from .._validation import CountInterval, RealInterval
 from ..base import l2_normalize
 from ..time import TIME_UNITS, to_duration, to_time_axis
 
-__all__ = ["CaptionDatePrior"]
+__all__ = ["CaptionDatePrior", "date_prior_scores"]
 
 
 class CaptionDatePrior(BaseEstimator):
@@ -29,23 +34,38 @@ class CaptionDatePrior(BaseEstimator):
     density (the second sum) alone.  Neighbours and densities are computed in blocks of
     at most :attr:`BLOCK` elements.
 
+    Read more in the user guide: docs/evaluation.md.
+
     Parameters
     ----------
     n_neighbors : int, default=25
         Training captions per candidate caption.
     bandwidth : float or duration, default=2.0
-        Gaussian kernel width h on the time axis (years by default), or a
+        Gaussian kernel width h: a number in ``time_unit`` (years by default), or a
         duration such as ``"2Y"``.
     floor : float, default=0.05
         Weight of the global date density mixed into every caption's density
         (no caption is impossible at any date).
-    time_unit : str, default="years"
+    time_unit : {"years", "months", "weeks", "days", "hours", "minutes", "seconds"}, default="years"
+        Unit of the time axis: dates are mapped to it, numbers are read in it.
 
     Attributes
     ----------
     reference_text_ : ndarray of shape (n_reference, n_text_features)
         L2-normalised training captions.
     reference_time_ : ndarray of shape (n_reference,)
+        Their dates on the time axis.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from temporal_xmodal.estimators import CaptionDatePrior
+    >>> text = np.array([[1.0, 0.0]] * 3 + [[0.0, 1.0]] * 3)
+    >>> dates = np.array([1850.0] * 3 + [1900.0] * 3)
+    >>> prior = CaptionDatePrior(n_neighbors=3, bandwidth=5.0).fit(text, dates)
+    >>> log_p = prior.log_density([[1.0, 0.0], [0.0, 1.0]], [1850.0])
+    >>> bool(log_p[0, 0] > log_p[0, 1])
+    True
     """
 
     _parameter_constraints = {
@@ -143,3 +163,62 @@ class CaptionDatePrior(BaseEstimator):
         seen = total > 0
         weight /= np.where(seen, total, 1.0)[:, None]
         return nearest, weight, seen
+
+
+@validate_params(
+    {"reference_text": ["array-like"], "reference_time": ["array-like"],
+     "candidate_text": ["array-like"], "query_time": ["array-like"],
+     "n_neighbors": [CountInterval(1, None)],
+     "bandwidth": [RealInterval(0, None, closed="neither")]},
+    prefer_skip_nested_validation=True)
+def date_prior_scores(reference_text, reference_time, candidate_text, query_time, *,
+                      n_neighbors=25, bandwidth=2.0):
+    r"""Date-only ranking: how likely the query's date is for each caption, from its words.
+
+    Captions carry no date, so a date-only ranking must infer one from the
+    caption itself.  Each candidate caption's date distribution is a kernel
+    density over the dates of its ``n_neighbors`` most similar *reference*
+    (training) captions, weighted by cosine similarity:
+
+    .. math::
+
+        s(q, c) = \frac{\sum_{j \in N_k(c)} \mathrm{sim}(c, j)\,
+                  \exp\!\left(-\frac{(t_q - t_j)^2}{2h^2}\right)}
+                 {\sum_{j \in N_k(c)} \mathrm{sim}(c, j)}
+
+    and captions are ranked by :math:`s(q, c) \propto p(t_q \mid c)` — the
+    Bayes ranking of the candidates given only the query's date, with a flat
+    prior over candidates.  A caption sharing no word with the reference
+    captions gets the global date prior (all reference dates, equal weights).
+    It is :class:`CaptionDatePrior` with ``floor=0`` (memory-bounded blocks), scaled by
+    :math:`h\sqrt{2\pi}`.  Only the query date, the candidates' text and the training
+    pairs are used: no held-out answer.
+
+    Read more in the user guide: docs/evaluation.md.
+
+    Parameters
+    ----------
+    reference_text : array-like of shape (n_reference, n_text_features)
+        L2-normalised text features (e.g. TF-IDF) of the training captions.
+    reference_time : array-like of shape (n_reference,)
+        Their dates (those of their training pictures): numbers in years, or dates.
+    candidate_text : array-like of shape (n_candidates, n_text_features)
+        L2-normalised text features of the candidate captions.
+    query_time : array-like of shape (n_queries,)
+        The query pictures' dates: numbers in years, or dates.
+    n_neighbors : int, default=25
+        Reference captions per candidate.
+    bandwidth : float, default=2.0
+        Gaussian kernel width ``h``, in years.
+
+    Returns
+    -------
+    scores : ndarray of shape (n_queries, n_candidates)
+    """
+    R = np.asarray(reference_text, dtype=np.float64)
+    if R.shape[0] != len(reference_time):
+        raise ValueError(f"reference_text has {R.shape[0]} rows but reference_time "
+                         f"{len(reference_time)}.")
+    prior = CaptionDatePrior(n_neighbors, bandwidth, floor=0.0).fit(R, reference_time)
+    # p(t_q | c) up to the kernel's constant 1 / (h sqrt(2 pi)), the same for every pair
+    return np.exp(prior.log_density(candidate_text, query_time)) * bandwidth * np.sqrt(2 * np.pi)

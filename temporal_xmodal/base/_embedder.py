@@ -1,56 +1,19 @@
-"""The base class every estimator of the library inherits.
+"""CrossModalEmbedder: the base class every estimator of the library inherits.
 
-It owns, once for all six estimators, reading ``X = [image | text | time]``
-(through :mod:`temporal_xmodal._layout` and :mod:`temporal_xmodal.time`),
-input validation, ``transform`` / ``transform_image`` / ``transform_text``,
-``score``, ``get_feature_names_out`` and ``set_output``.  A subclass declares
-its :attr:`~CrossModalEmbedder.time_use` and implements two hooks:
-
-* ``_fit(X_image, X_text, time, labels)``: learn; set fitted attributes
-  (``time`` is float64 on the time axis);
-* ``_embed(modality, X, time)``: map one modality to the common space
-  (un-normalised; the base L2-normalises); ``time`` is float64 on the axis,
-  or None when a static model is asked without one.
+See :mod:`temporal_xmodal.base` for the two hooks a subclass implements.
 """
-
-from numbers import Integral
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils._set_output import ADAPTERS_MANAGER, _get_output_config
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._layout import resolve_blocks, split_blocks, split_time_column
-from ._time_column import check_time_column_values
-from ._validation import check_features, check_labels
-from .metrics import cross_modal_scores
-from .time import TIME_UNITS, TimeAxis, check_axis_plausible, to_duration, to_time_axis
-
-
-class CountInterval(Interval):
-    """An ``Interval(Integral, ...)`` that rejects booleans: ``True`` is not a count.
-
-    ``bool`` is a subclass of ``int`` in Python, so scikit-learn's
-    ``Interval(Integral, 1, None)`` takes ``True`` as 1.  This constraint
-    refuses it and says so in scikit-learn's parameter message.
-
-    Parameters
-    ----------
-    left, right : int or None, default=None
-        Bounds (None: unbounded).
-    closed : {"left", "right", "both", "neither"}, default="left"
-        Which bounds belong to the interval.
-    """
-
-    def __init__(self, left=None, right=None, *, closed="left"):
-        super().__init__(Integral, left, right, closed=closed)
-
-    def is_satisfied_by(self, val):
-        return not isinstance(val, (bool, np.bool_)) and super().is_satisfied_by(val)
-
-    def __str__(self):
-        return super().__str__().replace("an int", "an int (not a bool)", 1)
+from .._layout import resolve_blocks, split_blocks, split_time_column
+from .._time_column import check_time_column_values
+from .._validation import CountInterval, check_features, check_labels
+from ..metrics import cross_modal_scores
+from ..time import TIME_UNITS, TimeAxis, check_axis_plausible, to_duration, to_time_axis
 
 
 #: Parameter constraints of the layout parameters every estimator has.
@@ -89,6 +52,16 @@ def l2_normalize(Z):
 class CrossModalEmbedder(TransformerMixin, BaseEstimator):
     """Base class of the cross-modal embedders (not used directly).
 
+    Every estimator of the library takes ``X = [image features | text
+    features | time]`` and embeds images and texts in one common space of
+    dimension ``embedding_dim_``, L2-normalised, so that the dot product of an
+    image and a text embedding is their cosine similarity.  This class reads
+    and validates ``X`` and provides ``transform``, ``transform_image``,
+    ``transform_text``, ``score``, ``get_feature_names_out`` and
+    ``set_output``; a subclass implements ``_fit`` and ``_embed``.
+
+    Read more in the user guide: docs/index.md.
+
     Attributes
     ----------
     time_use : {"none", "training", "inference"}
@@ -111,6 +84,28 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
         ``(min, max)`` of the training times on the time axis.
     embedding_dim_ : int
         Dimension D of the common space (set by the subclass).
+
+    Examples
+    --------
+    A subclass that keeps each block as it is (blocks of equal width):
+
+    >>> import numpy as np
+    >>> from temporal_xmodal import CrossModalEmbedder, stack_modalities
+    >>> from temporal_xmodal.base import LAYOUT_CONSTRAINTS
+    >>> class Identity(CrossModalEmbedder):
+    ...     _requires_labels = False
+    ...     _parameter_constraints = dict(LAYOUT_CONSTRAINTS)
+    ...     def __init__(self, n_image_features=None):
+    ...         self.n_image_features = n_image_features
+    ...     def _fit(self, X_image, X_text, time, labels):
+    ...         self.embedding_dim_ = X_image.shape[1]
+    ...     def _embed(self, modality, X, time):
+    ...         return X
+    >>> rng = np.random.default_rng(0)
+    >>> X = stack_modalities(rng.normal(size=(20, 3)), rng.normal(size=(20, 3)),
+    ...                      rng.uniform(2000, 2010, size=20))
+    >>> Identity().fit(X).transform(X).shape
+    (20, 6)
     """
 
     time_use = "none"
@@ -196,7 +191,7 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
         return (*split_blocks(features, self.n_image_features_, self.n_text_features_), time)
 
     def _duration(self, name):
-        """A duration parameter as a float on the time axis (see :func:`~temporal_xmodal.time.to_duration`)."""
+        """A duration parameter as a float on the time axis (``time.to_duration``)."""
         return to_duration(getattr(self, name), self.time_unit, name=name)
 
     # ------------------------------------------------------------ transform
@@ -241,8 +236,8 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
         X_image : array-like of shape (n_samples, n_image_features_)
             Image feature block only (no time column).
         time : scalar, date or array-like of shape (n_samples,), default=None
-            Instant(s) at which to project: numbers on the time axis or dates
-            (``pandas.Timestamp``, ``numpy.datetime64``).  Models whose
+            Instant(s) at which to project: numbers on the time axis (in
+            ``time_unit``) or dates (``pandas.Timestamp``, ``numpy.datetime64``).  Models whose
             ``time_use`` is ``"inference"`` need it; others ignore it.
 
         Returns
@@ -376,70 +371,3 @@ def _holds_dates(raw_time):
     dtype = getattr(raw_time, "dtype", None)
     return dtype is not None and (getattr(dtype, "kind", "") == "M"
                                   or getattr(dtype, "tz", None) is not None)
-
-
-def embed_with_time(estimator, X):
-    """Both embeddings of each row at its own time, and the rows' times on the axis.
-
-    Works for a fitted estimator of this library or a Pipeline ending in one
-    (the preprocessing steps run once; time is read through the fitted
-    layout, never from the raw last column).
-
-    Parameters
-    ----------
-    estimator : CrossModalEmbedder or Pipeline
-    X : array-like or DataFrame
-        Input as the estimator (or Pipeline) takes it.
-
-    Returns
-    -------
-    Z_image, Z_text : ndarray of shape (n_samples, D)
-    time : ndarray of float64 of shape (n_samples,)
-    final : CrossModalEmbedder
-        The estimator that embedded them (the Pipeline's last step).
-
-    Raises
-    ------
-    TypeError
-        If ``estimator`` is neither a cross-modal embedder nor a Pipeline ending in one
-        (e.g. a retrieval scorer given a classifier), naming what it got.
-    """
-    steps = getattr(estimator, "steps", None)
-    final = steps[-1][1] if steps else estimator
-    if not isinstance(final, CrossModalEmbedder):
-        kind = (f"the Pipeline's final step ({steps[-1][0]!r}) is {_class_name(final)}"
-                if steps else f"got {_class_name(final)}")
-        raise TypeError(
-            "Embedding rows at their times (retrieval scorers, evaluation protocols) needs a "
-            "cross-modal embedder of temporal_xmodal (or a Pipeline ending in one), which "
-            f"embeds each row's image and text to rank one against the other; {kind}. Score "
-            "a classifier with a scikit-learn scorer (e.g. scoring='accuracy'), or end the "
-            "Pipeline with an embedder such as CCACrossModal.")
-    if steps and len(steps) > 1:
-        X = estimator[:-1].transform(X)
-    Z, time = final._embed_rows(X)
-    d = Z.shape[1] // 2
-    return Z[:, :d], Z[:, d:], time, final
-
-
-def _class_name(obj):
-    """``type(obj).__name__``, or the string itself (e.g. a Pipeline's 'passthrough')."""
-    return repr(obj) if isinstance(obj, str) or obj is None else type(obj).__name__
-
-
-def layout_blocks(estimator, X):
-    """``(X_image, X_text, time)`` of X read through a fitted estimator's layout.
-
-    Parameters
-    ----------
-    estimator : fitted CrossModalEmbedder
-    X : array-like or DataFrame
-        ``[image | text | time]`` as the estimator takes it.
-
-    Returns
-    -------
-    X_image, X_text : ndarray
-    time : ndarray of float64
-        On the estimator's time axis.
-    """
-    return estimator._validate_transform(X)

@@ -1,0 +1,205 @@
+"""Building ``X = [image features | text features | time]``.
+
+From arrays (:func:`stack_modalities`) or, inside a Pipeline, from a
+DataFrame's named columns (:func:`make_crossmodal_transformer`, whose
+:class:`TimeColumn` maps the time column to the time axis and never scales
+it).  Reading X back is :mod:`temporal_xmodal._layout`'s; what the time
+column means (dates, units, the axis) is :mod:`temporal_xmodal.time`'s.
+"""
+
+import re
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.compose import ColumnTransformer, make_column_selector
+from sklearn.utils._param_validation import StrOptions, validate_params
+from sklearn.utils.validation import check_is_fitted
+
+from .time import TIME_UNITS, to_time_axis
+
+_TIME_UNIT = [StrOptions(set(TIME_UNITS))]
+
+@validate_params(
+    {"X_image": ["array-like"], "X_text": ["array-like"], "time": "no_validation",
+     "time_unit": _TIME_UNIT},
+    prefer_skip_nested_validation=True,
+)
+def stack_modalities(X_image, X_text, time=None, *, time_unit="years"):
+    """Build ``X = [X_image | X_text | time]`` in the library's column layout.
+
+    Every estimator of the library takes X in this layout: the image feature
+    columns, then the text feature columns, then one time column.
+
+    Read more in the user guide: docs/index.md.
+
+    Parameters
+    ----------
+    X_image : array-like of shape (n_samples, n_image_features)
+        Image features.
+    X_text : array-like of shape (n_samples, n_text_features)
+        Text features, row-aligned with ``X_image``.
+    time : scalar, array-like of shape (n_samples,) or None, default=None
+        Time of each item: numbers on the time axis or dates (mapped to
+        ``time_unit``, see :mod:`temporal_xmodal.time`).  A scalar is
+        broadcast; ``None`` gives a constant column of zeros (static data).
+    time_unit : {"years", "months", "weeks", "days", "hours", "minutes", "seconds"}, \
+            default="years"
+        Unit of the time axis that dates are mapped to (numbers pass unchanged).
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, n_image_features + n_text_features + 1)
+        The stacked float64 matrix.  Pass ``n_image_features=X_image.shape[1]``
+        to the estimators.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from temporal_xmodal import stack_modalities
+    >>> X = stack_modalities(np.ones((3, 2)), np.zeros((3, 4)), [1990, 1991, 1992])
+    >>> X.shape
+    (3, 7)
+    """
+    X_image = _as_2d_float(X_image, "X_image")
+    X_text = _as_2d_float(X_text, "X_text")
+    n = X_image.shape[0]
+    if X_text.shape[0] != n:
+        raise ValueError(f"X_image and X_text must have the same number of rows; got {n} "
+                         f"and {X_text.shape[0]}.")
+    if time is None:
+        t = np.zeros(n)
+    else:
+        t = to_time_axis(time, time_unit)
+        t = np.full(n, float(t)) if t.ndim == 0 else t
+        if t.shape != (n,):
+            raise ValueError(f"time must be a scalar or have shape ({n},); got {t.shape}.")
+    return np.hstack([X_image, X_text, t[:, None]])
+
+
+def _as_2d_float(A, name):
+    A = np.asarray(A, dtype=np.float64)
+    if A.ndim != 2:
+        raise ValueError(f"{name} must be 2-D; got {A.ndim}-D with shape {A.shape}.")
+    return A
+
+
+class TimeColumn(TransformerMixin, BaseEstimator):
+    """Pass a time column through, mapped to the time axis and never scaled.
+
+    The time step of :func:`make_crossmodal_transformer`; its output name
+    carries the unit (``"<column>[<unit>]"``), which the estimators check
+    against their own ``time_unit``.
+
+    Read more in the user guide: docs/pipelines.md.
+
+    Parameters
+    ----------
+    time_unit : {"years", "months", "weeks", "days", "hours", "minutes", "seconds"}, \
+            default="years"
+        Unit of the time axis that dates are mapped to (numbers pass unchanged).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> TimeColumn().fit_transform(pd.DataFrame({"d": pd.to_datetime(["1904-07-02"])}))
+    array([[1904.5]])
+    """
+
+    _parameter_constraints = {"time_unit": _TIME_UNIT}
+
+    def __init__(self, time_unit="years"):
+        self.time_unit = time_unit
+
+    def fit(self, X, y=None):
+        """Record the column name.
+
+        Parameters
+        ----------
+        X : DataFrame or array-like of shape (n_samples, 1)
+        y : ignored
+
+        Returns
+        -------
+        self : TimeColumn
+        """
+        self._validate_params()
+        columns = getattr(X, "columns", None)
+        self.feature_names_in_ = (np.asarray(columns, dtype=object) if columns is not None
+                                  else None)
+        self.n_features_in_ = 1
+        return self
+
+    def transform(self, X):
+        """The times on the axis, shape (n_samples, 1), float64."""
+        check_is_fitted(self, "n_features_in_")
+        column = X.iloc[:, 0] if hasattr(X, "iloc") else np.asarray(X, dtype=object)[:, 0] \
+            if np.ndim(X) == 2 else X
+        return to_time_axis(column, self.time_unit, name="the time column")[:, None]
+
+    def get_feature_names_out(self, input_features=None):
+        """``["<column>[<unit>]"]``: the unit travels with the name."""
+        name = (self.feature_names_in_[0] if getattr(self, "feature_names_in_", None)
+                is not None else "time")
+        return np.asarray([f"{name}[{self.time_unit}]"], dtype=object)
+
+
+def _selector(columns):
+    """Column selection: a list of names as is, a string as a name prefix, a callable as is."""
+    if isinstance(columns, str):
+        return make_column_selector(pattern="^" + re.escape(columns))
+    return columns
+
+
+@validate_params(
+    {"image": [list, str, callable], "text": [list, str, callable], "time": [str],
+     "image_transformer": "no_validation", "text_transformer": "no_validation",
+     "time_unit": _TIME_UNIT},
+    prefer_skip_nested_validation=True,
+)
+def make_crossmodal_transformer(image, text, time, *, image_transformer="passthrough",
+                                text_transformer="passthrough", time_unit="years"):
+    """A ColumnTransformer building ``X = [image | text | time]`` from a DataFrame's columns.
+
+    Each block is selected by name, preprocessed by its own transformer, and
+    the time is passed through mapped to the time axis (dates → ``time_unit``)
+    and **never scaled**.  The output is a DataFrame whose column names
+    (``image__*``, ``text__*``, ``time__<column>[<unit>]``) let the estimator
+    infer the blocks with ``n_image_features="auto"``.
+
+    Read more in the user guide: docs/pipelines.md.
+
+    Parameters
+    ----------
+    image, text : list of str, str or callable
+        The block's columns: a list of names, a name prefix (``"img_"``), or a
+        selector such as :func:`sklearn.compose.make_column_selector`.
+    time : str
+        The time column (numbers on the axis, or ``datetime64``).
+    image_transformer, text_transformer : transformer or "passthrough", default="passthrough"
+        Per-block preprocessing (e.g. ``StandardScaler()``); must output dense
+        arrays.
+    time_unit : {"years", "months", "weeks", "days", "hours", "minutes", "seconds"}, \
+            default="years"
+        Unit of the time axis; give the estimator the same ``time_unit``.
+
+    Returns
+    -------
+    transformer : sklearn.compose.ColumnTransformer
+        With pandas output (requires pandas).
+
+    Examples
+    --------
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> from temporal_xmodal import DiachronicEmbedder, make_crossmodal_transformer
+    >>> pipe = make_pipeline(
+    ...     make_crossmodal_transformer("img_", "txt_", "date",
+    ...                                 image_transformer=StandardScaler()),
+    ...     DiachronicEmbedder(window="180D", n_image_features="auto"))
+    """
+    transformer = ColumnTransformer(
+        [("image", image_transformer, _selector(image)),
+         ("text", text_transformer, _selector(text)),
+         ("time", TimeColumn(time_unit), [time])],
+        remainder="drop", sparse_threshold=0, verbose_feature_names_out=True)
+    return transformer.set_output(transform="pandas")

@@ -1,0 +1,159 @@
+"""The neural estimators' shared parameters: constraints, documentation, storage.
+
+SAM, TempXNet and Diachronic share two dozen training parameters.  Their scikit-learn
+constraints (:data:`COMMON_CONSTRAINTS`) and their documentation are written here once;
+:func:`document_shared_parameters` writes the documentation into each estimator's docstring
+with that estimator's defaults, and :func:`store_init_params` stores the ``__init__``
+arguments.
+"""
+
+import inspect
+import textwrap
+from numbers import Integral, Real
+
+import torch
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from ..base import LAYOUT_CONSTRAINTS, LAYOUT_PARAMETERS_DOC
+from ..losses.triplet import NEGATIVE_MODES, REDUCTIONS
+
+OPTIMIZERS = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam, "adamw": torch.optim.AdamW}
+_SELECTION = ("valid_map", "valid_loss")
+
+#: sklearn parameter constraints shared by the neural estimators.
+COMMON_CONSTRAINTS = {
+    "embedding_dim": [Interval(Integral, 1, None, closed="left")],
+    "hidden_dim": [Interval(Integral, 1, None, closed="left")],
+    "dropout": [Interval(Real, 0, 1, closed="left")],
+    "max_epochs": [Interval(Integral, 1, None, closed="left")],
+    "batch_size": [Interval(Integral, 2, None, closed="left")],
+    "lr": [Interval(Real, 0, None, closed="neither")],
+    "optimizer": [StrOptions(set(OPTIMIZERS)), type],
+    "momentum": [Interval(Real, 0, 1, closed="left")],
+    "nesterov": ["boolean"],
+    "lr_decay": [Interval(Real, 0, None, closed="left")],
+    "validation_fraction": [Interval(Real, 0, 1, closed="left")],
+    "patience": [Interval(Integral, 1, None, closed="left"), None],
+    "selection_metric": [StrOptions(set(_SELECTION))],
+    "device": [str, torch.device],
+    "random_state": ["random_state"],
+    "verbose": ["verbose"],
+    "callbacks": [list, None],
+    "warm_start": ["boolean"],
+    "keep_training_state": ["boolean"],
+    **LAYOUT_CONSTRAINTS,
+    "margin": [Interval(Real, 0, None, closed="left")],
+    "negatives": [StrOptions(set(NEGATIVE_MODES))],
+    "loss_reduction": [StrOptions(set(REDUCTIONS))],
+}
+
+#: The shared parameters, documented once: (name, type, description).  Each estimator's
+#: docstring gets them with its own defaults (:func:`document_shared_parameters`).
+_SHARED_PARAMETERS = (
+    ("embedding_dim", "int", "Dimension D of the common space."),
+    ("hidden_dim", "int", "Width of each modality's hidden layer."),
+    ("dropout", "float", "Dropout probability on the hidden layer."),
+    ("max_epochs", "int", "Training epochs per ``fit``."),
+    ("batch_size", "int", "Mini-batch size b; in-batch negatives come from the same batch."),
+    ("lr", "float", "Learning rate η.  The papers' SGD at 5e-3 is one argument away: "
+                    "``est.set_params(**paper_settings(est))`` "
+                    "(:func:`~temporal_xmodal.paper_settings`)."),
+    ("optimizer", '{"sgd", "adam", "adamw"} or torch.optim.Optimizer subclass',
+     "The optimiser."),
+    ("momentum", "float", "SGD momentum (ignored by other optimisers)."),
+    ("nesterov", "bool", "Nesterov momentum for SGD."),
+    ("lr_decay", "float", "Keras-style decay: the learning rate at optimiser step i is "
+                          "η / (1 + lr_decay · i); 0 disables it."),
+    ("validation_fraction", "float", "Fraction of the training rows held out to select the "
+                                     "checkpoint (and stop early); 0 trains on every row for "
+                                     "``max_epochs`` epochs."),
+    ("patience", "int or None", "Stop after this many epochs without improvement of "
+                                "``selection_metric``; ``None`` trains every epoch.  Either "
+                                "way the best epoch's weights are restored."),
+    ("selection_metric", '{"valid_map", "valid_loss"}',
+     "Validation figure that selects the checkpoint: retrieval mAP, or the loss."),
+    ("device", "str or torch.device", '``"auto"`` uses CUDA when available.'),
+    ("random_state", "int, RandomState or None", "Seeds weight initialisation, shuffling, "
+                                                 "dropout and the validation split; the same "
+                                                 "seed gives the same embeddings on the CPU."),
+    ("verbose", "int", "> 0 prints skorch's epoch table."),
+    ("callbacks", "list of skorch callbacks or None", "Extra callbacks, appended to the "
+                                                       "library's."),
+    ("warm_start", "bool", "Continue training the fitted net on the next ``fit``; X must have "
+                           "the fitted layout, and the time axis stays the first fit's."),
+    ("keep_training_state", "bool", "Whether a pickle keeps what only more training needs "
+                                    "(optimiser state, callbacks, validation split); "
+                                    "``False`` keeps what inference and a warm start need "
+                                    "(docs/saving.md)."),
+)
+
+#: The triplet options of the two-tower estimators (SAM, TempXNet).
+_TRIPLET_PARAMETERS = (
+    ("negatives", '{"different_category", "all_non_matching"}',
+     "In-batch negatives of an anchor: the items that share no label with it, or every "
+     "other item."),
+    ("loss_reduction", '{"sum_per_anchor", "sum", "mean_active"}',
+     "A batch's hinges summed and divided by the batch size, summed, or averaged over the "
+     "positive ones."),
+)
+
+_SHARED_ATTRIBUTES = """    net_ : skorch.NeuralNet
+        The fitted net; ``net_.history`` holds the per-epoch losses and
+        ``valid_map``.
+    embedding_dim_ : int
+        Dimension D of the common space.
+    best_epoch_ : int
+        Epoch (1-based, over ``net_.history``) whose weights are kept: the
+        best of ``selection_metric`` among the last fit's epochs when
+        validating, else the last.  When it is the last of the fit's
+        ``max_epochs`` (≥ 2) epochs, ``fit`` warns with a
+        :class:`~sklearn.exceptions.ConvergenceWarning`.
+    training_interrupted_ : bool
+        Whether Ctrl-C stopped the last fit; ``fit`` then warns with a
+        :class:`~temporal_xmodal.training.TrainingInterruptedWarning` saying
+        which weights the (usable) model holds.
+    n_features_in_, feature_names_in_, n_image_features_, n_text_features_, time_axis_, time_range_
+        See :class:`~temporal_xmodal.base.CrossModalEmbedder`.
+"""
+
+
+def document_shared_parameters(cls):
+    """Class decorator: complete a neural estimator's docstring.
+
+    The ``[shared parameters]``, ``[triplet parameters]`` and ``[shared attributes]`` lines
+    of ``cls.__doc__`` become the documentation of the shared parameters, of the two-tower
+    estimators' triplet options (with the defaults of ``cls.__init__``) and of the fitted
+    attributes every neural estimator has.
+    """
+    if cls.__doc__ is None:  # python -OO
+        return cls
+    defaults = {name: p.default for name, p in inspect.signature(cls.__init__).parameters.items()}
+
+    def entries(table):
+        lines = []
+        for name, kind, text in table:
+            default = defaults[name]
+            default = f'"{default}"' if isinstance(default, str) else repr(default)
+            lines.append(f"    {name} : {kind}, default={default}\n"
+                         + textwrap.fill(text, 88, initial_indent=" " * 8,
+                                         subsequent_indent=" " * 8) + "\n")
+        return "".join(lines)
+
+    doc = cls.__doc__.replace("    [shared parameters]\n", entries(_SHARED_PARAMETERS)
+                              + LAYOUT_PARAMETERS_DOC.lstrip("\n") + "\n")
+    if "    [triplet parameters]\n" in doc:
+        doc = doc.replace("    [triplet parameters]\n", entries(_TRIPLET_PARAMETERS))
+    cls.__doc__ = doc.replace("    [shared attributes]\n", _SHARED_ATTRIBUTES)
+    return cls
+
+
+def store_init_params(estimator, values):
+    """Store the arguments of ``__init__`` as attributes of the same names.
+
+    scikit-learn's convention, written once for the neural estimators' long signatures:
+    ``__init__`` calls ``store_init_params(self, locals())`` first and does nothing else, so
+    ``values`` holds its arguments only.
+    """
+    for name, value in values.items():
+        if name not in ("self", "__class__"):
+            setattr(estimator, name, value)

@@ -1,0 +1,254 @@
+"""BinnedProcrustesEmbedder: one static model per time bin, aligned by Procrustes."""
+
+import warnings
+from numbers import Integral
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+
+from ...base import LAYOUT_CONSTRAINTS, CrossModalEmbedder
+from ...time import TimeBins, external_stacklevel
+from ...training import TrainingInterruptedWarning
+from .._tempxnet import TempXNetEmbedder
+from ._alignment import bin_embedding, chain_rotations
+from ._fit import fit_bin_models, fit_time_bins
+
+
+def default_base_estimator():
+    """The static cross-modal model fitted per bin by default.
+
+    :class:`~temporal_xmodal.estimators.TempXNetEmbedder` without its temporal
+    term: ``x → tanh(1024) → tanh(200) → L2`` per modality, the bidirectional
+    triplet loss with the counterpart as positive and other-category items as
+    negatives (margin 1), batch 64, 25 epochs (Semedo & Magalhães, "Diachronic
+    Cross-modal Embeddings", ACM MM 2019).  It trains with Adam at lr 1e-3, a
+    loss divided by the batch size and a checkpoint chosen by validation mAP,
+    where the paper uses SGD, a summed loss and the validation loss; the page
+    lists the literal setting.
+
+    Read more in the user guide: docs/estimators/binned.md.
+
+    Returns
+    -------
+    estimator : TempXNetEmbedder
+    """
+    return TempXNetEmbedder(temporal_weight=0.0, embedding_dim=200, dropout=0.0, max_epochs=25,
+                            batch_size=64, optimizer="adam", lr=1e-3, lr_decay=0.0)
+
+
+class BinnedProcrustesEmbedder(CrossModalEmbedder):
+    r"""One static cross-modal model per time bin, chained by orthogonal Procrustes.
+
+    DCM-Binned (Semedo & Magalhães, "Diachronic Cross-modal Embeddings", ACM
+    MM 2019, §4.4; Semedo, thesis, Algorithm 2, Eqs. 5.7–5.8): the training
+    times are cut into bins (:class:`~temporal_xmodal.time.TimeBins`), a clone
+    of ``base_estimator`` is fitted on each bin's rows, and every bin's space
+    is rotated into bin 0's frame by orthogonal Procrustes between adjacent
+    bins.  An item at time s is embedded by the model of its bin b(s) and
+    rotated: :math:`\tilde e = f^{(b(s))}(x)\, R_{b(s)}`.  Times outside the
+    training range use the nearest bin and warn
+    (:class:`~temporal_xmodal.TimeRangeWarning`).
+
+    ``transform`` projects each row at its own time; ``transform_image`` /
+    ``transform_text`` need ``time=`` (a scalar or one value per row).
+    Ctrl-C during the fit stops it as a whole: the bins fitted so far (in
+    time order) are aligned and kept, ``training_interrupted_`` is True, and
+    before any bin was fitted the estimator is left unfitted.
+
+    Read more in the user guide: docs/estimators/binned.md.
+
+    Parameters
+    ----------
+    base_estimator : CrossModalEmbedder or None, default=None
+        The per-bin model, cloned for every bin; ``None`` is
+        :func:`default_base_estimator`.  Its ``n_image_features`` is set to
+        the resolved value and, when it has a ``random_state``, so is that
+        (one seed per bin).  Every bin's model must have the same
+        ``embedding_dim_`` (give dimension-adaptive bases an explicit size,
+        e.g. CCA's ``n_components``), else ``fit`` raises.  The per-bin models
+        run on the base's device.
+    bins : int, float, str, timedelta or array-like, default=10
+        As :class:`~temporal_xmodal.time.TimeBins`, the same reading as the
+        evaluation protocols' ``bins``: an int is a number of equal-width bins
+        over the training range, a float a bin width in ``time_unit``, a
+        duration (``"1M"``, ``"6M"``, ``pandas.Timedelta``,
+        ``numpy.timedelta64``) a bin width converted to ``time_unit``, an array
+        explicit edges (numbers on the axis or dates) that must cover every
+        training time (``fit`` raises a ``ValueError`` naming the rows outside
+        them).
+    min_bin_size : int, default=100
+        Bins with fewer training items are merged with their smaller
+        neighbour (with a :class:`~temporal_xmodal.time.TimeBinWarning`); at
+        least 2 items per bin are enforced.  With fewer rows than this, all
+        rows form one bin (with a warning).
+    alignment : {"procrustes", "none"}, default="procrustes"
+        ``"none"`` keeps every rotation the identity: the unaligned control.
+    align_on : {"both", "image", "text"}, default="both"
+        The bin-t items' embeddings the rotation is fitted on: images stacked
+        over texts (``"both"``, the paper) or one modality only.
+    init : {"auto", "global", "independent"}, default="auto"
+        Where each bin's model starts: ``"independent"`` from its own random
+        initialisation (the paper); ``"global"`` from one clone of the base
+        fitted on all training rows, which every bin continues on its own rows
+        (needs a base with ``warm_start``); ``"auto"``: ``"global"`` when the
+        base has ``warm_start``, else ``"independent"``.
+    n_jobs : int or None, default=None
+        Bins fitted in parallel with :class:`joblib.Parallel` (threads unless
+        ``joblib.parallel_config`` names a backend).  The per-bin seeds do not
+        depend on it.
+    random_state : int, RandomState or None, default=None
+        Draws one seed per bin for bases that have a ``random_state``.
+    n_image_features : int, "auto" or None, default=None
+        Leading image columns of X; ``None`` splits the non-time columns in
+        half; ``"auto"`` reads the blocks from the column names.
+    time_unit : {"years", "months", "weeks", "days", "hours", "minutes", "seconds"}, default="years"
+        Unit of the time axis: dates are mapped to it, numbers are read in
+        it, and bin widths given as numbers are in it.
+
+    Attributes
+    ----------
+    bins_ : TimeBins
+        The fitted bins (``edges_``, ``counts_``, ``centers_``, in ``time_unit``).
+    n_bins_ : int
+        Number of retained bins T (after merging).
+    bin_estimators_ : list of CrossModalEmbedder
+        The fitted per-bin models, in time order (fewer than ``n_bins_``
+        after an interrupted fit).
+    rotations_ : ndarray of shape (len(bin_estimators_), embedding_dim_, embedding_dim_)
+        :math:`R_t`; ``rotations_[0]`` is the identity.
+    alignment_residuals_ : ndarray of shape (len(bin_estimators_) - 1, 2)
+        For each adjacent pair, :math:`\lVert M_t R_t - M_{t+1}\rVert_F` and
+        :math:`\lVert M_t R_t\,\Omega - M_{t+1}\rVert_F` (before and after the
+        rotation; the second is never larger).
+    embedding_dim_ : int
+        Shared dimension D of the bins' models.
+    training_interrupted_ : bool
+        Whether Ctrl-C stopped the fit before every bin was fitted.
+    n_features_in_, feature_names_in_, n_image_features_, n_text_features_, time_range_
+        See :class:`~temporal_xmodal.base.CrossModalEmbedder`.
+
+    Examples
+    --------
+    >>> from temporal_xmodal import BinnedProcrustesEmbedder, CCACrossModal
+    >>> from temporal_xmodal.datasets import make_temporal_crossmodal
+    >>> X, y, info = make_temporal_crossmodal(600, return_info=True, random_state=0)
+    >>> model = BinnedProcrustesEmbedder(CCACrossModal(n_components=8), bins=3,
+    ...                                  min_bin_size=50,
+    ...                                  n_image_features=info.n_image_features).fit(X)
+    >>> model.rotations_.shape
+    (3, 8, 8)
+    >>> model.transform_image(X[:5, :info.n_image_features], time=2.0).shape
+    (5, 8)
+    """
+
+    time_use = "inference"
+    _parameter_constraints = {
+        "base_estimator": [HasMethods(["fit", "transform_image", "transform_text"]), None],
+        "bins": TimeBins._parameter_constraints["bins"],
+        "min_bin_size": [Interval(Integral, 1, None, closed="left")],
+        "alignment": [StrOptions({"procrustes", "none"})],
+        "align_on": [StrOptions({"both", "image", "text"})],
+        "init": [StrOptions({"auto", "global", "independent"})],
+        "n_jobs": [Integral, None],
+        "random_state": ["random_state"],
+        **LAYOUT_CONSTRAINTS,
+    }
+
+    def __init__(self, base_estimator=None, bins=10, min_bin_size=100, alignment="procrustes",
+                 align_on="both", init="auto", n_jobs=None, random_state=None,
+                 n_image_features=None, time_unit="years"):
+        self.base_estimator = base_estimator
+        self.bins = bins
+        self.min_bin_size = min_bin_size
+        self.alignment = alignment
+        self.align_on = align_on
+        self.init = init
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.n_image_features = n_image_features
+        self.time_unit = time_unit
+
+    def _base(self):
+        """An unfitted clone of the per-bin model (the default static model when None)."""
+        if self.base_estimator is None:
+            return default_base_estimator()
+        return clone(self.base_estimator)
+
+    @property
+    def _requires_labels(self):
+        """Labels are required exactly when the per-bin model requires them."""
+        try:
+            return bool(self._base().__sklearn_tags__().target_tags.required)
+        except AttributeError:  # a base without sklearn tags: let it decide
+            return False
+
+    # ------------------------------------------------------------------ fit
+    def _fit(self, X_image, X_text, time, labels):
+        owner = type(self).__name__
+        self.bins_ = fit_time_bins(self.bins, self.min_bin_size, self.time_unit, time, owner)
+        self.n_bins_ = self.bins_.n_bins_
+        index = self.bins_.transform(time)
+        rows = [np.flatnonzero(index == b) for b in range(self.n_bins_)]
+        fitted, self.training_interrupted_ = fit_bin_models(
+            self._base(), rows, X_image, X_text, time, labels, init=self.init,
+            n_jobs=self.n_jobs, random_state=self.random_state,
+            n_image_features=self.n_image_features_, owner=owner)
+        if fitted is None:
+            return self._interrupted(0, during=" (during the fit on all rows that every "
+                                               "bin starts from, init='global')")
+        if not fitted:
+            return self._interrupted(0)
+        self.bin_estimators_ = fitted
+        dims = [int(est.embedding_dim_) for est in fitted]
+        if len(set(dims)) != 1:
+            raise ValueError(
+                f"The per-bin models of {owner} have different embedding dimensions {dims} "
+                f"(bin sizes {self.bins_.counts_.tolist()}); the bins must share one space. "
+                "Give the base estimator an explicit dimension that every bin supports (e.g. "
+                "CCACrossModal(n_components=k) with k below the smallest bin), or use larger "
+                "bins (min_bin_size).")
+        self.embedding_dim_ = dims[0]
+        self.rotations_, self.alignment_residuals_ = chain_rotations(
+            fitted, X_image, X_text, time, rows[:len(fitted)], self.embedding_dim_,
+            alignment=self.alignment, align_on=self.align_on)
+        if self.training_interrupted_:
+            self._interrupted(len(fitted))
+        return self
+
+    def _interrupted(self, n_fitted, during=""):
+        """Warn once that Ctrl-C stopped the fit; with no bin fitted, forget the fit."""
+        state = ("the estimator is left unfitted (fit again to train it)" if n_fitted == 0 else
+                 "the estimator is usable but partial: the fitted bins are aligned (the "
+                 "last one may have stopped early) and times in the unfitted bins use the "
+                 f"last fitted bin's model (bin {n_fitted - 1}); training_interrupted_ = True")
+        warnings.warn(
+            f"{type(self).__name__}: training was interrupted (Ctrl-C) after {n_fitted} of "
+            f"{self.n_bins_} time bins were fitted{during}; {state}.", TrainingInterruptedWarning,
+            stacklevel=external_stacklevel())
+        if n_fitted == 0:
+            for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
+                delattr(self, name)
+        return self
+
+    # ------------------------------------------------------------ transform
+    def _embed(self, modality, A, time):
+        # after an interrupted fit, the unfitted (later) bins use the last fitted one
+        index = np.minimum(self.bins_.transform(time), len(self.bin_estimators_) - 1)
+        Z = np.empty((A.shape[0], self.embedding_dim_))
+        for b in np.unique(index):
+            r = np.flatnonzero(index == b)
+            Z[r] = bin_embedding(self.bin_estimators_[b], modality, A[r], time[r]) \
+                @ self.rotations_[b]
+        return Z
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        base = self._base()
+        if "random_state" in base.get_params(deep=False):
+            base.set_params(random_state=self.random_state)
+        try:
+            tags.non_deterministic = base.__sklearn_tags__().non_deterministic
+        except AttributeError:
+            pass
+        return tags

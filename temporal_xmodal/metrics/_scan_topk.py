@@ -1,0 +1,316 @@
+"""Exact top-k of ``Q @ G.T`` per query: the search reducer of the scan engine.
+
+Queries are taken in blocks and each block meets the gallery in chunks
+(:func:`._scan.scan`).  How a block is reduced to its top-k depends on the
+device (:func:`_plan`):
+
+* CPU: cache-sized blocks (at most 1,024 queries x 4,096 items), pruned by a
+  threshold.  Each query keeps its running top-k and, as a threshold, its
+  current k-th best score; only the items of a chunk that beat the threshold
+  are kept (one compare and a count per score; after the first chunks a query
+  has a few such items per chunk) and merged into the running top-k now and
+  then.  A chunk with many such items (the first ones, or a gallery sorted by
+  increasing score) is first cut to its own top-k with :func:`torch.topk`.
+  The merges sort stably, so equal scores keep the smaller gallery index.
+* GPU (any device but the CPU): the pruning above needs the count of the
+  items above the threshold on the host (``nonzero``, ``.item()``): one host
+  synchronisation per chunk, which on a GPU costs more than the products.
+  There blocks are as large as the device's memory allows (1,024 to 4,096
+  queries, the whole gallery or chunks of hundreds of thousands of items),
+  each (block, chunk) product is reduced by one :func:`torch.topk`, and the
+  chunk top-ks are merged by one stable sort of the concatenation: no host
+  synchronisation until the end (:func:`_topk_dense`).
+
+Both give the exact top-k with the search tie rule of :mod:`._scan`: equal
+scores keep the smaller gallery index.  :func:`torch.topk` does not promise
+which of several tied items it keeps at the k-th place, so the GPU plan asks
+each chunk for ``k + 1`` items: when the ``(k + 1)``-th ties with the k-th,
+the chunk's tie group at its k-th score may have been cut arbitrarily.  That
+matters only when that score is also the query's final k-th best score; such
+queries (rare: exactly tied scores at the k-th place, e.g. integer embeddings
+or duplicated items) are found with one synchronisation at the end and
+searched again with the exact CPU-style merge, on the same products.
+"""
+
+from typing import NamedTuple
+
+import numpy as np
+import torch
+
+from ._scan import Footprint, ScanPlan, plan_scan, scan
+
+#: Most queries per CPU block, and most gallery rows per chunk: products of
+#: 1,024 x 4,096 scores (16 MiB in float32) stay in the last-level cache.
+_MAX_QUERY_BLOCK = 1024
+_MAX_GALLERY_CHUNK = 4096
+
+
+def _footprint(itemsize):
+    # the score block plus topk's temporaries: about twice the block
+    return Footprint(2 * itemsize, max_query_block=_MAX_QUERY_BLOCK,
+                     max_gallery_chunk=_MAX_GALLERY_CHUNK)
+
+
+def block_sizes(n_query, n_gallery, itemsize, working_memory):
+    """``(query rows, gallery rows)`` of one CPU score block within ``working_memory`` MiB.
+
+    Parameters
+    ----------
+    n_query, n_gallery : int
+        Sizes of the search.
+    itemsize : int
+        Bytes of one score (4 for float32, 8 for float64).
+    working_memory : float or None
+        Budget in MiB (``None``: the engine's default).
+
+    Returns
+    -------
+    query_block, gallery_chunk : int
+        At most 1,024 x 4,096 (cache-sized), within the budget.
+    """
+    return plan_scan(_footprint(itemsize), n_query, n_gallery, working_memory, "cpu")
+
+
+class _Plan(NamedTuple):
+    """How :func:`topk_torch` scans: block sizes, and threshold pruning (CPU) or not (GPU)."""
+
+    query_block: int
+    gallery_chunk: int
+    prune: bool
+
+
+def _plan(n_query, n_gallery, itemsize, working_memory, device):
+    """Blocks of a search on ``device``: cache-sized and pruned on the CPU, large on a GPU.
+
+    The CPU plan is :func:`block_sizes` with threshold pruning.  Any other
+    device gets the engine's GPU plan: blocks of 1,024 to 4,096 queries and
+    gallery chunks as wide as the budget allows (the whole gallery when it
+    fits).  Tests call it, or patch it, with ``device="cuda"`` to run the GPU
+    plan on CPU tensors.
+    """
+    plan = plan_scan(_footprint(itemsize), n_query, n_gallery, working_memory, device)
+    return _Plan(*plan, prune=torch.device(device).type == "cpu")
+
+
+@torch.no_grad()  # scores are read as NumPy arrays (no autograd graph on them)
+def topk_torch(Q, G, k, *, working_memory=None):
+    """Exact top-``k`` of ``Q @ G.T`` per row, chunked (tensors on one device, same dtype).
+
+    Blocks and method follow the device (:func:`_plan`): threshold pruning in
+    cache-sized blocks on the CPU, large blocks reduced by :func:`torch.topk`
+    without host synchronisation on a GPU (module notes).
+
+    Parameters
+    ----------
+    Q : torch.Tensor of shape (n_query, dim)
+        Queries.
+    G : torch.Tensor of shape (n_gallery, dim)
+        Gallery, on the device and with the dtype of ``Q``.
+    k : int
+        Neighbours per query (capped at ``n_gallery``).
+    working_memory : float or None, default=None
+        Budget of one score block in MiB (:func:`._scan.scan_budget`).
+
+    Returns
+    -------
+    scores : ndarray of shape (n_query, min(k, n_gallery))
+        By decreasing score, equal scores by increasing index.
+    indices : ndarray of int64, shape (n_query, min(k, n_gallery))
+    """
+    n_q, n_g = Q.shape[0], G.shape[0]
+    k = min(k, n_g)
+    plan = _plan(n_q, n_g, Q.element_size(), working_memory, Q.device)
+    search = _topk_pruned if plan.prune else _topk_dense
+    scores, indices = search(Q, G, k, plan.query_block, plan.gallery_chunk)
+    return scores.cpu().numpy(), indices.cpu().numpy()
+
+
+def _topk_pruned(Q, G, k, q_block, g_block):
+    """CPU plan: cache-sized score blocks, each query's k-th best score pruning the chunks."""
+    n_q = Q.shape[0]
+    scores = torch.empty((n_q, k), dtype=Q.dtype, device=Q.device)
+    indices = torch.empty((n_q, k), dtype=torch.int64, device=Q.device)
+    # one score buffer, reused: a fresh 16 MiB product per chunk cost 30% more (page faults)
+    buffer = torch.empty(q_block * g_block, dtype=Q.dtype, device=Q.device)
+    for rows, products in scan(Q, G, ScanPlan(q_block, g_block), out=buffer):
+        top = _RunningTopk(rows.stop - rows.start, k, Q.dtype, Q.device)
+        for cols, S in products:
+            top.add(S, cols.start)  # add() keeps copies, not views of the buffer
+        top.merge()
+        scores[rows], indices[rows] = top.scores, top.indices
+    return scores, indices
+
+
+def _topk_dense(Q, G, k, q_block, g_chunk):
+    """GPU plan: one product and one topk per (block, chunk), no host sync in the scan.
+
+    Per query block, each gallery chunk's scores ``S`` are cut to their best
+    ``k + 1`` by :func:`torch.topk`.  The chunk's first ``k`` are put in
+    increasing gallery order and appended to the block's running top-k (whose
+    items all have smaller indices); one stable sort by decreasing score then
+    leaves equal scores by increasing index, and its first ``k`` columns are
+    the new running top-k.
+
+    Where the ``(k + 1)``-th score of a chunk equals its k-th, topk may have
+    kept any of the tied items: the chunk's k-th score is recorded (the
+    largest such score per query, ``cut_at``).  Every chunk's k-th score is at
+    most the query's final k-th score ``T``, so only a query with
+    ``cut_at == T`` may lack a tied item of smaller index; those queries are
+    searched again (:func:`_retie`) after one host synchronisation for the
+    whole search.
+    """
+    n_q = Q.shape[0]
+    scores = torch.empty((n_q, k), dtype=Q.dtype, device=Q.device)
+    indices = torch.empty((n_q, k), dtype=torch.int64, device=Q.device)
+    cut = torch.empty(n_q, dtype=torch.bool, device=Q.device)
+    for rows, products in scan(Q, G, ScanPlan(q_block, g_chunk)):
+        top_s = top_i = None
+        cut_at = torch.full((rows.stop - rows.start,), -torch.inf, dtype=Q.dtype,
+                            device=Q.device)
+        for cols, S in products:
+            k_c = min(k, S.shape[1])
+            vals, pos = torch.topk(S, min(k_c + 1, S.shape[1]), dim=1)  # sorted, decreasing
+            del S
+            if vals.shape[1] > k_c:  # the chunk has more than k items
+                kth = vals[:, k_c - 1]
+                cut_at = torch.where(vals[:, k_c] == kth, torch.maximum(cut_at, kth), cut_at)
+                vals, pos = vals[:, :k_c], pos[:, :k_c]
+            pos, order = torch.sort(pos, dim=1)  # increasing index: ties ordered below
+            vals = vals.gather(1, order)
+            pos += cols.start
+            if top_s is not None:
+                vals, pos = torch.cat([top_s, vals], 1), torch.cat([top_i, pos], 1)
+            vals, order = torch.sort(vals, dim=1, descending=True, stable=True)
+            top_s, top_i = vals[:, :k], pos.gather(1, order[:, :k])
+        scores[rows], indices[rows] = top_s, top_i
+        cut[rows] = cut_at == top_s[:, -1]
+    if bool(cut.any()):  # the one host synchronisation of the scan
+        _retie(Q, G, k, q_block, g_chunk, cut, scores, indices)
+    return scores, indices
+
+
+def _retie(Q, G, k, q_block, g_chunk, redo, scores, indices):
+    """Search the queries ``redo`` again with the exact merge of :class:`_RunningTopk`.
+
+    The products are those of :func:`_topk_dense` (the engine's, same blocks
+    and chunks, rows picked afterwards), so the scores are bit-identical to
+    the ones the first pass compared.  Host synchronisations are fine here:
+    only queries with exactly tied scores at their k-th place come here.
+    """
+    redo = redo.nonzero().ravel()
+    for rows, products in scan(Q, G, ScanPlan(q_block, g_chunk)):
+        picked = redo[(redo >= rows.start) & (redo < rows.stop)]
+        if not len(picked):
+            continue
+        top = _RunningTopk(len(picked), k, Q.dtype, Q.device)
+        for cols, S in products:
+            top.add(S[picked - rows.start], cols.start)
+        top.merge()
+        scores[picked], indices[picked] = top.scores, top.indices
+
+
+class _RunningTopk:
+    """Running top-k of a block of queries over gallery chunks, pruned by a threshold.
+
+    ``scores``/``indices`` hold each query's best items so far, sorted by
+    decreasing score then increasing index; ``threshold`` is the k-th best score
+    (-inf until k items are in).  Candidates wait in ``pending`` until there
+    are about ``k`` per query, then are merged.
+    """
+
+    def __init__(self, n_rows, k, dtype, device):
+        self.k = k
+        self.scores = torch.empty((n_rows, 0), dtype=dtype, device=device)
+        self.indices = torch.empty((n_rows, 0), dtype=torch.int64, device=device)
+        self.threshold = torch.full((n_rows, 1), -torch.inf, dtype=dtype, device=device)
+        self.pending, self.n_pending = [], 0
+
+    def add(self, S, offset):
+        """Take the items of a chunk's scores ``S`` (gallery rows from ``offset``)."""
+        found = _candidates(S, self.threshold, self.k)
+        if found is None:
+            return
+        rows, cols, scores = found
+        self.pending.append((rows, scores, cols + offset))
+        self.n_pending += rows.numel()
+        if self.n_pending > S.shape[0] * self.k or self.scores.shape[1] < self.k:
+            self.merge()  # or at once while no threshold is set
+
+    def merge(self):
+        """Merge the pending candidates into the running top-k; update the threshold."""
+        if not self.pending:
+            return
+        # ops on ~10^5 items: torch's intra-op threads cost more than they give
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            self._merge()
+        finally:
+            torch.set_num_threads(threads)
+
+    def _merge(self):
+        """Lay each query's candidates side by side after its best items; keep the top k."""
+        n_rows = self.scores.shape[0]
+        rows, scores, idx = (torch.cat(parts) for parts in zip(*self.pending))
+        pos = _places(rows, [p[0].numel() for p in self.pending], n_rows)
+        self.pending, self.n_pending = [], 0
+        width = int(pos.max()) + 1
+        s = torch.full((n_rows, width), -torch.inf, dtype=scores.dtype, device=scores.device)
+        i = torch.full((n_rows, width), -1, dtype=torch.int64, device=idx.device)
+        s[rows, pos], i[rows, pos] = scores, idx
+        # every candidate has a larger index than the items already kept, so a
+        # stable sort by decreasing score leaves equal scores by increasing index
+        s, order = torch.sort(torch.cat([self.scores, s], 1), dim=1, descending=True,
+                              stable=True)
+        keep = min(self.k, s.shape[1])
+        self.scores = s[:, :keep]
+        self.indices = torch.cat([self.indices, i], 1).gather(1, order[:, :keep])
+        if keep == self.k:
+            self.threshold = self.scores[:, -1:]
+
+
+def _places(rows, sizes, n_rows):
+    """Column of each candidate when each row's candidates are laid side by side.
+
+    ``rows`` concatenates chunks of ``sizes`` items, each sorted by row (and by
+    gallery index within a row); the columns keep that order.  Vectorised, no
+    sort (1-D torch sorts on the CPU are slow).
+    """
+    device = rows.device
+    part = torch.repeat_interleave(torch.arange(len(sizes), device=device),
+                                   torch.tensor(sizes, device=device))
+    cell = part * n_rows + rows  # (chunk, row), increasing along the concatenation
+    counts = torch.bincount(cell, minlength=len(sizes) * n_rows)
+    cell_start = counts.cumsum(0) - counts
+    counts = counts.view(len(sizes), n_rows)
+    before = (counts.cumsum(0) - counts).view(-1)  # same row, earlier chunks
+    return before[cell] + torch.arange(rows.numel(), device=device) - cell_start[cell]
+
+
+def _candidates(S, threshold, k):
+    """``(rows, cols, scores)`` of the entries of ``S`` that may enter the top-``k``.
+
+    Those strictly above their row's ``threshold`` (a later item equal to the
+    k-th best has a larger index); when there are more than ``k`` per row on
+    average, only those also within their row's top-``k`` of this chunk (ties
+    kept).  ``None`` when there are none.  On the CPU the compare and
+    nonzero run in NumPy, several times faster there than in torch.
+    """
+    on_cpu = S.device.type == "cpu"
+    s, t = (S.numpy(), threshold.numpy()) if on_cpu else (S, threshold)
+    above = s > t
+    # on the CPU the positions come at once (counting first is one more pass)
+    flat = np.flatnonzero(above) if on_cpu else None  # 2-D np.nonzero is several times slower
+    n_above = flat.size if on_cpu else int(torch.count_nonzero(above))
+    if n_above == 0:
+        return None
+    if n_above > S.shape[0] * k:  # first chunks, or a gallery by increasing score
+        kth = torch.topk(S, min(k, S.shape[1]), dim=1, sorted=False).values
+        kth = kth.min(dim=1, keepdim=True).values
+        above &= s >= (kth.numpy() if on_cpu else kth)
+        flat = np.flatnonzero(above) if on_cpu else None
+    if not on_cpu:
+        rows, cols = above.nonzero(as_tuple=True)
+        return rows, cols, S[rows, cols]
+    rows, cols = np.divmod(flat, s.shape[1])
+    return torch.from_numpy(rows), torch.from_numpy(cols), torch.from_numpy(s.ravel()[flat])

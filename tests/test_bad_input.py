@@ -1,0 +1,45 @@
+"""Bad input gets a clear answer: 446 cases, each an error or a warning naming the problem.
+
+The case table is ``tests/_bad_input.py``: NaN, inf, huge and denormal features, bad or
+missing times, strings and dates in the wrong place, empty or one-row X, bad labels, bad
+``n_image_features`` / ``time_unit`` / ``random_state``, bad transform input, an unfitted
+estimator, a Ctrl-C in the first epoch, warm starts on other widths, and bad arguments to
+the metrics, the bins and the scorers.  Each case must end ``clear`` (an error or warning
+naming the problem) or ``sane`` (legitimate input, finite output); ``silent``, ``obscure``
+and ``hang`` fail it.  ``benchmarks/probe_bad_input.py`` counts the same outcomes into JSON.
+"""
+
+import numpy as np
+import pytest
+
+from _bad_input import ESTIMATORS, Case, all_cases, classify
+
+CASES = all_cases()
+
+
+@pytest.mark.parametrize("owner, case", CASES,
+                         ids=[f"{owner}-{case.name}" for owner, case in CASES])
+def test_bad_input_gets_a_clear_answer(owner, case):
+    outcome, detail, due = classify(case, owner)
+    assert outcome in ("clear", "sane"), f"{outcome} (due: {due}): {detail}"
+
+
+def test_every_estimator_meets_every_case():
+    per_estimator = [case.name for owner, case in CASES if owner == ESTIMATORS[0]]
+    assert len(per_estimator) == len(set(per_estimator)) == 69
+    assert len(CASES) == 6 * 69 + 32
+
+
+@pytest.mark.parametrize("run, due, expected", [
+    (lambda name: np.ones(3), "error", "silent"),  # no error where one was due
+    (lambda name: np.full(3, np.nan), "either", "silent"),  # NaN output without a word
+    (lambda name: np.ones(3), "warn", "silent"),  # no warning where one was due
+    (lambda name: 1 / 0, "error", "obscure"),  # not a ValueError / TypeError
+    (lambda name: int("nothing to see"), "error", "obscure"),  # does not name the problem
+    (lambda name: int("bogus"), "ok", "obscure"),  # legitimate input refused
+    (lambda name: int("bogus"), "error", "clear"),
+    (lambda name: np.ones(3), "ok", "sane"),
+])
+def test_classify_catches_silent_and_obscure_answers(run, due, expected):
+    """The cases can fail: an answer that is silent or obscure is classified so."""
+    assert classify(Case("probe", run, due, ["bogus"]), "SAMEmbedder")[0] == expected
