@@ -29,7 +29,7 @@ How to run
 ::
 
     python benchmarks/bench_cca.py            # full sizes (about 30 s, mostly sklearn)
-    python benchmarks/bench_cca.py --quick    # n=1000, 128 + 64 features, 8 components
+    python benchmarks/bench_cca.py --quick    # n=500, 128 + 64 features, 4 components
 
 The figures are printed and written to ``benchmarks/results/bench_cca.json``
 (``--output-dir`` to change the folder).
@@ -61,11 +61,12 @@ FULL = {
 }
 QUICK = {
     **FULL,
-    "n_samples": 1000,
+    "n_samples": 500,
     "n_image_features": 128,
     "n_text_features": 64,
-    "n_components": 8,
-    "n_latent": 12,
+    "n_components": 4,
+    "n_latent": 6,
+    "repeats": 1,
 }
 DEFAULT_REG = CCACrossModal().reg
 SPEEDUP_TARGET = 50.0

@@ -36,7 +36,7 @@ control + 0.10 and ≥ SAM + 0.10; every time-aware estimator's Δ-time > 0 beyo
 Run::
 
     python benchmarks/bench_demo_time.py             # 3 seeds, ~12 min on 2 CPU cores
-    python benchmarks/bench_demo_time.py --quick     # 1 seed, 600 items, 3 epochs
+    python benchmarks/bench_demo_time.py --quick     # 1 seed, 300 items, 3 epochs
     python benchmarks/bench_demo_time.py --estimators Binned+Procrustes --binned-init independent
     python benchmarks/bench_demo_time.py --estimators Binned+Procrustes --set Binned+Procrustes.align_on=image
     python benchmarks/bench_demo_time.py --estimators Diachronic --world profiles=steady
@@ -168,7 +168,7 @@ def main():
     if unknown := set(names) - set(NAMES):
         parser.error(f"unknown estimators {sorted(unknown)}; choose from {', '.join(NAMES)}")
     seeds = range(1 if args.quick else args.seeds)
-    n_samples, max_epochs = (600, 3) if args.quick else (3000, None)
+    n_samples, max_epochs = (300, 3) if args.quick else (3000, None)
     runs = {name: [run_world(name, s, n_samples, max_epochs, names, settings,
                              world_overrides)
                    for s in seeds]

@@ -34,7 +34,7 @@ force an ordering.
 Run::
 
     python benchmarks/bench_diachronic_synthetic.py          # 3 seeds (~15 min on 2 cores)
-    python benchmarks/bench_diachronic_synthetic.py --quick  # 1 seed, 2 epochs, n=600
+    python benchmarks/bench_diachronic_synthetic.py --quick  # 1 seed, 2 epochs, n=300
 """
 
 import time
@@ -223,7 +223,7 @@ def main():
     args = make_parser(__doc__).parse_args()
     seeds = [0] if args.quick else [0, 1, 2]
     epochs = 2 if args.quick else 25
-    n_samples = 600 if args.quick else 3000
+    n_samples = 300 if args.quick else 3000
     runs, per_bin_tables, fit_seconds, warned, params = {}, {}, {}, {}, {}
     burst_std = None
     start_all = time.perf_counter()

@@ -69,9 +69,13 @@ FULL = {
 }
 QUICK = {
     **FULL,
+    "correctness_queries": 100,
+    "correctness_gallery": 1000,
     "speed_n": 1000,
+    "repeats": 1,
     "reference_queries": 200,
-    "memory_n": 4000,
+    "reference_repeats": 1,
+    "memory_n": 2000,
 }
 AP_TOLERANCE = 1e-9
 SPEEDUP_TARGET = 20.0

@@ -18,7 +18,7 @@ spike, recurrent and steady profiles; time in [0, 10]); items of one burst
 Run::
 
     python benchmarks/bench_tempxnet_synthetic.py          # 5 seeds, 25 epochs (~10 min on 2 cores)
-    python benchmarks/bench_tempxnet_synthetic.py --quick  # 1 seed, 2 epochs, 900 items
+    python benchmarks/bench_tempxnet_synthetic.py --quick  # 1 seed, 2 epochs, 450 items
 """
 
 import numpy as np
@@ -59,7 +59,7 @@ def main():
     args = make_parser(__doc__).parse_args()
     seeds = [0] if args.quick else [0, 1, 2, 3, 4]
     epochs = 2 if args.quick else 25
-    n_samples, n_train = (900, 600) if args.quick else (3000, 2000)
+    n_samples, n_train = (450, 300) if args.quick else (3000, 2000)
     runs = {name: [] for name in SETTINGS}
     for seed in seeds:
         X, y, info = make_temporal_crossmodal(n_samples, **DATA, return_info=True,

@@ -64,7 +64,7 @@ Run::
 
     python benchmarks/bench_ticrc_all.py             # 3 seeds, ~20 min on 2 CPU cores
                                                      # (--seeds 1: ~8 min)
-    python benchmarks/bench_ticrc_all.py --quick     # 1 seed, 260 pairs, 2 epochs, < 1 min
+    python benchmarks/bench_ticrc_all.py --quick     # 1 seed, 120 pairs, 2 epochs, < 1 min
     python benchmarks/bench_ticrc_all.py --estimators Binned+Procrustes \
         --set Binned+Procrustes.align_on=image       # one estimator's parameter changed
 """
@@ -246,13 +246,13 @@ def main():
     seeds = [0] if quick else list(range(args.seeds))
     overrides = {"max_epochs": 2, "hidden_dim": 64} if quick else (
         {"max_epochs": args.epochs} if args.epochs else {})
-    probe_n = 8 if quick else args.probe_images
+    probe_n = 2 if quick else args.probe_images
     total_start = time.perf_counter()
 
     print_header("TICRC train + train2")
     start = time.perf_counter()
     data = load_comparison_data("ticrc", data_dir=args.data_dir, cache_dir=args.cache_dir,
-                                n_samples=260 if quick else None)
+                                n_samples=120 if quick else None)
     load_seconds = time.perf_counter() - start
     print(f"  {data.description}; {load_seconds:.1f} s")
     throughput = image_feature_throughput(data.test_picture_paths[:probe_n],

@@ -56,7 +56,7 @@ How to run
 ::
 
     python benchmarks/bench_training.py            # full sizes (about 35 s on 2 shared cores)
-    python benchmarks/bench_training.py --quick    # n=600, 1 epoch, one repeat (< 30 s)
+    python benchmarks/bench_training.py --quick    # n=300, 1 epoch, one repeat (< 30 s)
 
 The figures are printed and written to ``benchmarks/results/bench_training.json``
 (``--output-dir`` to change the folder).
@@ -102,10 +102,10 @@ FULL = {
 }
 QUICK = {
     **FULL,
-    "n_samples": 600,
+    "n_samples": 300,
     "max_epochs": 1,
     "repeats": 1,
-    "loss_repeats": 5,
+    "loss_repeats": 3,
     "loss_warmup": 1,
     "naive_repeats": 1,
 }

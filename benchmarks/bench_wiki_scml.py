@@ -36,7 +36,8 @@ would write) and a per-coordinate loop (timed on a sample, scaled).
 Run::
 
     python benchmarks/bench_wiki_scml.py            # 5 seeds, ~30 min on 2 CPU cores
-    python benchmarks/bench_wiki_scml.py --quick    # 1 seed, 2 epochs
+    python benchmarks/bench_wiki_scml.py --quick    # 1 seed, 2 epochs, plug width 128,
+                                                    # 600 train / 300 test items
 """
 
 import copy
@@ -119,7 +120,7 @@ def cca_reference(data):
     """
     n_text = data.X_train.shape[1] - 1 - data.n_image_features
     n_components = min(64, data.n_image_features, n_text)
-    cca = CCACrossModal(n_components=n_components,
+    cca = CCACrossModal(embedding_dim=n_components,
                         n_image_features=data.n_image_features).fit(data.X_train)
     return {"n_components": n_components, "hamming": retrieval_avg(cca, data, "hamming"),
             "cosine": retrieval_avg(cca, data, "cosine")}
@@ -197,10 +198,15 @@ def main():
     parser.add_argument("--data", default=str(DATA), help="folder of the Wikipedia data set")
     parser.add_argument("--seeds", type=int, default=5, help="number of seeds (default 5)")
     parser.add_argument("--epochs", type=int, default=150, help="Stage I epochs (default 150)")
-    parser.add_argument("--hidden-dim", type=int, default=1024, help="plug width (default 1024)")
+    parser.add_argument("--hidden-dim", type=int, default=None,
+                        help="plug width (default 1024; quick 128)")
     args = parser.parse_args()
     torch.set_num_threads(1)
     data = load_wiki(args.data)
+    if args.quick:  # a subset (the quick run checks the wiring, not the figures)
+        for key, n in (("X_train", 600), ("y_train", 600), ("X_test", 300), ("y_test", 300)):
+            data[key] = data[key][:n]
+    args.hidden_dim = args.hidden_dim or (128 if args.quick else 1024)
     seeds = [0] if args.quick else list(range(args.seeds))
     epochs = 2 if args.quick else args.epochs
 
@@ -266,7 +272,9 @@ def main():
     print_targets(targets)
     write_results("bench_wiki_scml", {
         "quick": args.quick, "parameters": {"seeds": seeds, "max_epochs": epochs,
-                                            "hidden_dim": args.hidden_dim, "variants": VARIANTS},
+                                            "hidden_dim": args.hidden_dim, "variants": VARIANTS,
+                                            "n_train": len(data.y_train),
+                                            "n_test": len(data.y_test)},
         "meta_step": timing, "runs": runs, "results": summary, "cca_reference": cca,
         "paper": PAPER,
         "targets": targets}, args.output_dir)

@@ -69,7 +69,7 @@ def candidates(n_image_features, span, fast):
     # estimator sets its n_image_features and a per-bin random_state)
     per_bin = TempXNetEmbedder(temporal_weight=0.0, **neural)
     return {
-        "CCA": CCACrossModal(n_components=32, n_image_features=n_image_features),
+        "CCA": CCACrossModal(embedding_dim=32, n_image_features=n_image_features),
         "SAM": SAMEmbedder(**neural),
         "SAM, fixed margin": SAMEmbedder(margin_schedule="fixed", **neural),
         "TempXNet-Rec": TempXNetEmbedder(correlation="recency", bandwidth=0.3, **neural),

@@ -91,7 +91,7 @@ def synthetic_section(args):
     embedders = {
         # no embedder: the classifier sees the scaled raw features (and the time column)
         "passthrough (no embedder)": "passthrough",
-        "CCACrossModal": CCACrossModal(n_components=16, n_image_features=n_img),
+        "CCACrossModal": CCACrossModal(embedding_dim=16, n_image_features=n_img),
         "SAMEmbedder": SAMEmbedder(**neural),
         # window/decay are in the units of the (unscaled) time column, here 0..10
         "DiachronicEmbedder": DiachronicEmbedder(window=0.5, decay=2.0, **neural),
@@ -188,7 +188,7 @@ def ticrc_section(args):
     # the date column here, and the classifier would just read the decade off it.
     pipe = Pipeline([
         ("features", featurise),
-        ("embed", CCACrossModal(n_components=width // 2, reg=0.1, n_image_features=width)),
+        ("embed", CCACrossModal(embedding_dim=width // 2, reg=0.1, n_image_features=width)),
         ("clf", LogisticRegression(max_iter=2000)),
     ])
     start = time.perf_counter()

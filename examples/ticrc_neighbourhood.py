@@ -147,6 +147,8 @@ def browse(model, archive, query, years, top_k):
     for a, b in zip(years[:-1], years[1:]):
         kept = int(((table["instant"] == b) & (table["status"] == "kept")).sum())
         print(f"    {a:g} -> {b:g}: {kept}/{top_k}")
+    # Δ: mean 1 - Jaccard between consecutive years, and in words when the model barely moves
+    print(f"  {table.attrs['time_change']['message']}")
     return table
 
 
@@ -163,6 +165,7 @@ def shifting_captions(model, archive, years, k=10, n=10):
               f"({archive.dates[row.item]:.0f})  {short(row.caption, 70)}")
     print(f"  over all {len(shift)} captions: mean shift {shift['neighbourhood_shift'].mean():.2f}, "
           f"mean displacement {shift['displacement'].mean():.3f}")
+    print(f"  {shift.attrs['time_change']['message']}")
     return shift
 
 
@@ -182,13 +185,14 @@ def plot(archive, query, table, shift, path):
     ax_pic.set_title(f"picture #{query}, issue of {archive.dates[query]:.0f}\n"
                      + textwrap.fill(short(archive.captions[query], 80), 32), fontsize=9)
     ax_pic.axis("off")
-    plot_neighbourhood_over_time(table, label="caption", width=48, ax=ax_rank)
-    ax_rank.set_title("the picture's nearest captions, picture and captions projected at each "
-                      "year", fontsize=9)
-    plot_neighbourhood_shift(shift, n=10, label="caption", width=60, axes=(ax_bar, ax_all))
+    # the titles end with how much the neighbourhoods change (Δ), in red when barely
+    plot_neighbourhood_over_time(table, label="caption", width=48, ax=ax_rank,
+                                 title="the picture's nearest captions, picture and captions "
+                                       "projected at each year")
     years = sorted(set(table["instant"]))
-    ax_bar.set_title(f"captions whose nearest captions change most, {years[0]:g} vs "
-                     f"{years[-1]:g}", fontsize=9)
+    plot_neighbourhood_shift(shift, n=10, label="caption", width=60, axes=(ax_bar, ax_all),
+                             title=f"captions whose nearest captions change most, "
+                                   f"{years[0]:g} vs {years[-1]:g}")
     fig.savefig(path, dpi=110)
     plt.close(fig)
     print(f"\nfigure written to {path}")

@@ -168,8 +168,10 @@ def resolve_blocks(n_image_features, n_columns, feature_names=None, time_unit=No
     Parameters
     ----------
     n_image_features : int, "auto" or None
-        The estimator's parameter.  ``None`` splits the feature columns in
-        half; ``"auto"`` reads the blocks from the feature names.
+        The estimator's parameter.  ``"auto"`` reads the blocks from the
+        feature names; ``None`` does the same when the names show two blocks
+        (``img_0…`` / ``txt_0…``) and otherwise splits the feature columns in
+        half; an int is checked against the names.
     n_columns : int
         Columns of X, time included.
     feature_names : ndarray of str or None
@@ -194,7 +196,7 @@ def resolve_blocks(n_image_features, n_columns, feature_names=None, time_unit=No
     blocks = named_blocks(feature_names) if feature_names is not None else None
     if feature_names is not None:
         _check_time_name(feature_names, blocks, time_unit)
-    if n_image_features == "auto":
+    if n_image_features == "auto" or (n_image_features is None and blocks is not None):
         if blocks is None:
             raise ValueError(
                 "n_image_features='auto' reads the image and text blocks from X's column "
@@ -217,12 +219,11 @@ def resolve_blocks(n_image_features, n_columns, feature_names=None, time_unit=No
             "leave at least one text column.")
     if blocks is not None and blocks[0][1] != n_image:
         (p1, c1), (p2, c2) = blocks
-        given = ("n_image_features=None splits the features in half"
-                 if n_image_features is None else f"n_image_features={n_image_features}")
         raise ValueError(
             f"X's column names show an image block of {c1} columns ({p1!r}…) and a text "
-            f"block of {c2} ({p2!r}…), but {given} ({n_image} image columns). Pass "
-            f"n_image_features={c1} or 'auto'.")
+            f"block of {c2} ({p2!r}…), but n_image_features={n_image_features} "
+            f"({n_image} image columns). Pass n_image_features={c1}, 'auto' or None (both "
+            "read the blocks from the names).")
     return n_image, n_content - n_image
 
 

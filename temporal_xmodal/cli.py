@@ -6,17 +6,102 @@ status 2, like argparse's own errors.
 """
 
 import argparse
+import math
+import os
 import sys
+import time
 import uuid
 from pathlib import Path
 
-from .comparison import DATASETS, MIN_SAMPLES, estimator_registry, run_compare
+from .comparison import (DATASETS, MIN_SAMPLES, estimator_registry, run_compare,
+                         set_matching_params)
 from .comparison.data import data_folder
+from .time import time_use
 
 __all__ = ["main"]
 
 #: Display names of the compared estimators (the registry's keys).
 ESTIMATOR_NAMES = tuple(estimator_registry(1))
+
+#: Seconds of one fit per 1000 training items × epochs on 2 free CPU cores (the main job on
+#: the synthetic data: 2,100 training items, the default epochs, 9 fits in about 6 min),
+#: relative costs measured with ``compare --max-epochs 5 --n-samples 1000``.  Binned counts
+#: its base estimator's epochs (one fit on every row, then each bin's continuation); SCML one
+#: stage's epochs (it trains four stages).
+SECONDS_PER_KILO_ITEM_EPOCH = {"SAM": 0.26, "TempXNet-Rec": 0.27, "Diachronic": 0.31,
+                               "Binned+Procrustes": 1.2, "SCML": 2.1}
+#: Seconds of a fit without epochs (CCA's closed form) and of one evaluation on the test split.
+FIT_SECONDS_FIXED = 0.5
+EVALUATION_SECONDS = 1.0
+#: Interpreter start, imports and the synthetic data.
+STARTUP_SECONDS = 5.0
+#: Share of the items the synthetic split trains on (its test fraction is 0.3).
+SYNTHETIC_TRAIN_SHARE = 0.7
+
+
+def _epochs(estimator):
+    """Training epochs of one fit (its base estimator's for Binned), 0 for closed-form fits."""
+    params = estimator.get_params()
+    return params.get("base_estimator__max_epochs") or params.get("max_epochs") or 0
+
+
+def estimate_seconds(n_samples=3000, max_epochs=None, estimators=None):
+    """Wall-clock estimate of the main job on the synthetic data set, 2 free CPU cores.
+
+    The sum over the fits (each estimator, plus the constant-time control of
+    each time-aware one) of a per-estimator cost per 1000 training items ×
+    epochs (:data:`SECONDS_PER_KILO_ITEM_EPOCH`), plus the evaluations and
+    the start-up.  Sequential fits (``--n-jobs 1``); shared cores make it
+    longer.
+
+    Read more in the user guide: docs/index.md.
+
+    Parameters
+    ----------
+    n_samples : int, default=3000
+        Items of the synthetic data set, train + test.
+    max_epochs : int or None, default=None
+        The ``--max-epochs`` override (``None``: the registry's epochs).
+    estimators : sequence of str or None, default=None
+        Display names run (``None``: all).
+
+    Returns
+    -------
+    seconds : float
+        The estimate in seconds.
+    n_fits : int
+        Fits it counts (controls included).
+    """
+    n_train = SYNTHETIC_TRAIN_SHARE * n_samples
+    seconds, n_fits = STARTUP_SECONDS, 0
+    for name, entry in estimator_registry(1).items():
+        if estimators is not None and name not in estimators:
+            continue
+        est = entry.estimator
+        if max_epochs is not None:
+            set_matching_params(est, max_epochs=max_epochs)
+        fit = (FIT_SECONDS_FIXED + SECONDS_PER_KILO_ITEM_EPOCH.get(name, 0.0)
+               * n_train * _epochs(est) / 1000 + EVALUATION_SECONDS)
+        copies = 1 if time_use(est) == "none" else 2  # the constant-time control
+        seconds += copies * fit
+        n_fits += copies
+    return seconds, n_fits
+
+
+def _busy_factor():
+    """1 + the 1-minute load average per CPU core (1 when the load is unknown); the fits slow
+    down by up to about three times that when other jobs share the cores."""
+    if not hasattr(os, "getloadavg"):
+        return 1.0
+    try:
+        return 1.0 + os.getloadavg()[0] / (os.cpu_count() or 1)
+    except OSError:
+        return 1.0
+
+
+def _duration(seconds):
+    """``"40 s"`` under two minutes, else ``"7 min"`` (rounded up)."""
+    return f"{math.ceil(seconds / 5) * 5:.0f} s" if seconds < 120 else f"{math.ceil(seconds / 60):.0f} min"
 
 
 def _parser():
@@ -123,6 +208,16 @@ def main(argv=None):
     problem = _check_compare_args(args)
     if problem:
         parser.error(problem)
+    if args.dataset == "synthetic":
+        seconds, n_fits = estimate_seconds(args.n_samples or 3000, args.max_epochs, args.names)
+        _flushed_print(f"time estimate: about {_duration(seconds)} on 2 free CPU cores "
+                       f"({n_fits} fit{'s' * (n_fits != 1)}, constant-time controls included)")
+        busy = _busy_factor()
+        if busy > 1.5:
+            # measured: 12 min for a 40 s estimate at a load of 11.5 on 2 cores
+            _flushed_print(f"  this machine is busy (load {busy - 1:.1f} per core): expect up to "
+                           f"about {_duration(3 * seconds * busy)}")
+    started = time.perf_counter()
     try:
         run_compare(args.dataset, args.output, n_samples=args.n_samples,
                     random_state=args.seed, plots=not args.no_plots,
@@ -132,6 +227,7 @@ def main(argv=None):
     except (FileNotFoundError, ImportError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    _flushed_print(f"finished in {_duration(time.perf_counter() - started)}")
     return 0
 
 

@@ -56,9 +56,9 @@ def build(name):
     """The tiny estimator ``name`` of the probe (one epoch, ``N_IMG`` image features, CPU)."""
     layout = dict(n_image_features=N_IMG)
     if name == "CCACrossModal":
-        return tiny(CCACrossModal, n_components=3, **layout)
+        return tiny(CCACrossModal, embedding_dim=3, **layout)
     if name == "BinnedProcrustesEmbedder":
-        return tiny(BinnedProcrustesEmbedder, base_estimator=tiny(CCACrossModal, n_components=3),
+        return tiny(BinnedProcrustesEmbedder, base_estimator=tiny(CCACrossModal, embedding_dim=3),
                     min_bin_size=10, **layout)
     neural = dict(max_epochs=1, device="cpu", **layout)
     if name == "DiachronicEmbedder":
@@ -459,11 +459,11 @@ def round2_cases():
 
     def edges(bins):
         return lambda: BinnedProcrustesEmbedder(
-            CCACrossModal(n_components=3), bins=bins, min_bin_size=10,
+            CCACrossModal(embedding_dim=3), bins=bins, min_bin_size=10,
             n_image_features=N_IMG).fit(X).transform(X)
 
     def protocol_edges():
-        est = BinnedProcrustesEmbedder(CCACrossModal(n_components=3), bins=2, min_bin_size=10,
+        est = BinnedProcrustesEmbedder(CCACrossModal(embedding_dim=3), bins=2, min_bin_size=10,
                                        n_image_features=N_IMG).fit(X)
         return temporally_bounded_retrieval(est, X, y, bins=[0.0, 1.0])
 

@@ -32,7 +32,7 @@ NET = dict(hidden_dim=8, embedding_dim=4, max_epochs=2, batch_size=16, random_st
 
 #: Each estimator class's tiny settings (Binned's base estimator is added by :func:`tiny`).
 SETTINGS = {
-    CCACrossModal: {"n_components": 2},
+    CCACrossModal: {"embedding_dim": 2},
     SAMEmbedder: NET,
     TempXNetEmbedder: NET,
     DiachronicEmbedder: {**NET, "time_dim": 4},

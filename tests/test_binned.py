@@ -109,7 +109,7 @@ def test_procrustes_chain_recovers_known_rotations():
 
 def test_procrustes_never_increases_the_residual():
     X, y, n_img = _synthetic(900, seed=1)
-    model = BinnedProcrustesEmbedder(CCACrossModal(n_components=6), bins=4, min_bin_size=50,
+    model = BinnedProcrustesEmbedder(CCACrossModal(embedding_dim=6), bins=4, min_bin_size=50,
                                      n_image_features=n_img).fit(X, y)
     X_img, X_txt, time = X[:, :n_img], X[:, n_img:-1], X[:, -1]
     index = model.bins_.transform(time)
@@ -132,9 +132,9 @@ def test_procrustes_never_increases_the_residual():
 def test_alignment_on_one_modality_fits_the_rotation_to_that_modality_only(align_on):
     X, y, n_img = _synthetic(900, seed=1)
     kw = dict(bins=4, min_bin_size=50, n_image_features=n_img)
-    model = BinnedProcrustesEmbedder(CCACrossModal(n_components=6), align_on=align_on,
+    model = BinnedProcrustesEmbedder(CCACrossModal(embedding_dim=6), align_on=align_on,
                                      **kw).fit(X, y)
-    both = BinnedProcrustesEmbedder(CCACrossModal(n_components=6), **kw).fit(X, y)
+    both = BinnedProcrustesEmbedder(CCACrossModal(embedding_dim=6), **kw).fit(X, y)
     blocks = {"image": X[:, :n_img], "text": X[:, n_img:-1]}
     index = model.bins_.transform(X[:, -1])
     for t in range(model.n_bins_ - 1):
@@ -156,7 +156,7 @@ def test_alignment_on_one_modality_fits_the_rotation_to_that_modality_only(align
 @pytest.fixture(scope="module")
 def cca_model():
     X, y, n_img = _synthetic(600)
-    model = BinnedProcrustesEmbedder(CCACrossModal(n_components=5), bins=3, min_bin_size=50,
+    model = BinnedProcrustesEmbedder(CCACrossModal(embedding_dim=5), bins=3, min_bin_size=50,
                                      n_image_features=n_img).fit(X, y)
     return model, X, y, n_img
 
@@ -212,7 +212,7 @@ def test_small_bin_is_merged_not_dropped():
     time = np.r_[np.linspace(0.0, 0.9, 100), [1.2, 1.5, 1.8], np.linspace(2.1, 3.0, 97)]
     X = stack_modalities(X_img, X_txt, time)
     with pytest.warns(TimeBinWarning, match="merged"):
-        model = BinnedProcrustesEmbedder(CCACrossModal(n_components=3), bins=3, min_bin_size=20,
+        model = BinnedProcrustesEmbedder(CCACrossModal(embedding_dim=3), bins=3, min_bin_size=20,
                                          n_image_features=N_IMG).fit(X)
     assert model.n_bins_ == 2
     assert len(model.bin_estimators_) == 2 and model.rotations_.shape == (2, 3, 3)
@@ -229,7 +229,7 @@ def test_tiny_X_forms_one_bin_with_a_warning():
     X_img, X_txt, time = _uniform_data(30)
     X = stack_modalities(X_img, X_txt, time)
     with pytest.warns(TimeBinWarning):
-        model = BinnedProcrustesEmbedder(CCACrossModal(n_components=2),
+        model = BinnedProcrustesEmbedder(CCACrossModal(embedding_dim=2),
                                          n_image_features=N_IMG).fit(X)
     assert model.n_bins_ == 1
     np.testing.assert_array_equal(model.rotations_, np.eye(2)[None])
@@ -239,7 +239,7 @@ def test_tiny_X_forms_one_bin_with_a_warning():
 def test_bins_as_width_and_edges():
     X_img, X_txt, time = _uniform_data(400, t_max=4.0)
     X = stack_modalities(X_img, X_txt, time)
-    base = CCACrossModal(n_components=3)
+    base = CCACrossModal(embedding_dim=3)
     by_width = BinnedProcrustesEmbedder(base, bins=1.0, min_bin_size=10,
                                         n_image_features=N_IMG).fit(X)
     assert by_width.n_bins_ == 4
@@ -253,10 +253,48 @@ def test_inconsistent_embedding_dims_raise():
     X_img, X_txt, _ = _uniform_data(200)
     time = np.r_[np.linspace(0, 0.9, 4), np.linspace(1.0, 2.0, 196)]
     X = stack_modalities(X_img, X_txt, time)
-    # CCA with n_components=None clips to n_samples - 1 = 3 in the 4-item bin
-    with pytest.raises(ValueError, match="different embedding dimensions"):
-        BinnedProcrustesEmbedder(CCACrossModal(), bins=[0.0, 1.0, 2.0], min_bin_size=4,
-                                 n_image_features=N_IMG).fit(X)
+    # CCA with embedding_dim=None clips to n_samples - 1 = 3 in the 4-item bin
+    kwargs = dict(bins=[0.0, 1.0, 2.0], min_bin_size=4, n_image_features=N_IMG)
+    with pytest.raises(ValueError, match="different embedding dimensions.*embedding_dim=k"):
+        BinnedProcrustesEmbedder(CCACrossModal(), **kwargs).fit(X)
+    # the fix the message names: one dimension, set on every bin's model
+    model = BinnedProcrustesEmbedder(CCACrossModal(), embedding_dim=3, **kwargs).fit(X)
+    assert [est.embedding_dim_ for est in model.bin_estimators_] == [3, 3]
+    assert model.transform(X).shape == (200, 6)
+
+
+# ------------------------------------------------- the shared constructor vocabulary
+def test_embedding_dim_max_epochs_and_device_reach_every_bin():
+    X, y, n_img = _synthetic(300)
+    base = TempXNetEmbedder(temporal_weight=0.0, hidden_dim=8, embedding_dim=4, max_epochs=2,
+                            batch_size=32, device="auto", random_state=0)
+    model = BinnedProcrustesEmbedder(base, bins=2, min_bin_size=50, init="independent",
+                                     embedding_dim=6, max_epochs=3, device="cpu",
+                                     random_state=0, n_image_features=n_img).fit(X, y)
+    for est in model.bin_estimators_:
+        assert (est.embedding_dim, est.max_epochs, est.device) == (6, 3, "cpu")
+        assert len(est.net_.history) == 3
+    assert model.embedding_dim_ == 6 and model.transform(X).shape == (300, 12)
+    # the defaults keep the base's settings (device "auto" included)
+    kept = BinnedProcrustesEmbedder(base, bins=2, min_bin_size=50, init="independent",
+                                    random_state=0, n_image_features=n_img).fit(X, y)
+    for est in kept.bin_estimators_:
+        assert (est.embedding_dim, est.max_epochs, est.device) == (4, 2, "auto")
+        assert len(est.net_.history) == 2
+    assert BinnedProcrustesEmbedder().device == "auto"
+
+
+def test_settings_a_base_cannot_take_are_refused_with_what_to_do():
+    X, _, n_img = _synthetic(200)
+    cca = BinnedProcrustesEmbedder(CCACrossModal(), bins=2, min_bin_size=50, max_epochs=5,
+                                   n_image_features=n_img)
+    with pytest.raises(ValueError, match="CCACrossModal has no max_epochs parameter "
+                                         r"\(it is solved in closed form.*max_epochs=None"):
+        cca.fit(X)
+    rotated = BinnedProcrustesEmbedder(RotatedLinear(), bins=2, min_bin_size=50,
+                                       device="cpu", n_image_features=N_IMG)
+    with pytest.raises(ValueError, match="RotatedLinear has no device parameter.*'auto'"):
+        rotated.fit(stack_modalities(*_uniform_data(200)))
 
 
 # ------------------------------------------------------------- parallel, labels
@@ -271,14 +309,14 @@ def test_n_jobs_gives_the_same_result():
 
     Xs, y, n_img = _synthetic(400)
     kwargs = dict(bins=2, min_bin_size=50, n_image_features=n_img)
-    a = BinnedProcrustesEmbedder(CCACrossModal(n_components=4), n_jobs=1, **kwargs).fit(Xs)
-    b = BinnedProcrustesEmbedder(CCACrossModal(n_components=4), n_jobs=2, **kwargs).fit(Xs)
+    a = BinnedProcrustesEmbedder(CCACrossModal(embedding_dim=4), n_jobs=1, **kwargs).fit(Xs)
+    b = BinnedProcrustesEmbedder(CCACrossModal(embedding_dim=4), n_jobs=2, **kwargs).fit(Xs)
     np.testing.assert_allclose(a.transform(Xs), b.transform(Xs), atol=1e-12)
 
 
 def test_labels_required_only_when_the_base_needs_them():
     X, y, n_img = _synthetic(300)
-    cca = BinnedProcrustesEmbedder(CCACrossModal(n_components=3), bins=2, min_bin_size=50,
+    cca = BinnedProcrustesEmbedder(CCACrossModal(embedding_dim=3), bins=2, min_bin_size=50,
                                    n_image_features=n_img)
     assert not cca.__sklearn_tags__().target_tags.required
     cca.fit(X)  # y=None is fine for CCA
@@ -356,9 +394,9 @@ def test_global_init_needs_a_base_that_can_continue():
     X, y, n_img = _synthetic(400)
     kwargs = dict(bins=2, min_bin_size=50, n_image_features=n_img)
     with pytest.raises(ValueError, match=r"init='global'.*warm_start.*CCACrossModal has none"):
-        BinnedProcrustesEmbedder(CCACrossModal(n_components=4), init="global", **kwargs).fit(X)
-    auto = BinnedProcrustesEmbedder(CCACrossModal(n_components=4), **kwargs).fit(X)
-    independent = BinnedProcrustesEmbedder(CCACrossModal(n_components=4), init="independent",
+        BinnedProcrustesEmbedder(CCACrossModal(embedding_dim=4), init="global", **kwargs).fit(X)
+    auto = BinnedProcrustesEmbedder(CCACrossModal(embedding_dim=4), **kwargs).fit(X)
+    independent = BinnedProcrustesEmbedder(CCACrossModal(embedding_dim=4), init="independent",
                                            **kwargs).fit(X)
     np.testing.assert_array_equal(auto.transform(X), independent.transform(X))
 
@@ -382,7 +420,7 @@ def test_global_init_needs_a_base_that_can_continue():
 def test_bad_parameters_raise(params):
     X_img, X_txt, time = _uniform_data(100)
     X = stack_modalities(X_img, X_txt, time)
-    kwargs = {"base_estimator": CCACrossModal(n_components=2), "min_bin_size": 10,
+    kwargs = {"base_estimator": CCACrossModal(embedding_dim=2), "min_bin_size": 10,
               "n_image_features": N_IMG, **params}
     with pytest.raises(ValueError):
         BinnedProcrustesEmbedder(**kwargs).fit(X)

@@ -2,9 +2,11 @@
 
 import numpy as np
 import pytest
+import torch
 from sklearn.model_selection import GridSearchCV
 
 from temporal_xmodal import CCACrossModal, stack_modalities
+from temporal_xmodal.estimators import _cca
 from temporal_xmodal.datasets import make_temporal_crossmodal
 from temporal_xmodal.metrics import cross_modal_scores
 
@@ -20,7 +22,7 @@ def _latent_views(n=3000, seed=0):
 def test_constraints_and_correlations_hold_on_training_data():
     X_img, X_txt = _latent_views()
     X = stack_modalities(X_img, X_txt, np.arange(len(X_img)))
-    cca = CCACrossModal(n_components=6, reg=0.0, n_image_features=12).fit(X)
+    cca = CCACrossModal(embedding_dim=6, reg=0.0, n_image_features=12).fit(X)
     U = (X_img - cca.image_mean_) @ cca.image_weights_
     V = (X_txt - cca.text_mean_) @ cca.text_weights_
     # a' S_xx a = I, b' S_yy b = I, a' S_xy b = diag(rho)  (spec §C.6)
@@ -38,7 +40,7 @@ def test_matches_generalised_eigenproblem():
 
     X_img, X_txt = _latent_views(800, seed=1)
     X = stack_modalities(X_img, X_txt)
-    cca = CCACrossModal(n_components=4, reg=0.0, n_image_features=12).fit(X)
+    cca = CCACrossModal(embedding_dim=4, reg=0.0, n_image_features=12).fit(X)
     Xc, Yc = X_img - X_img.mean(0), X_txt - X_txt.mean(0)
     Sxx, Syy, Sxy = Xc.T @ Xc, Yc.T @ Yc, Xc.T @ Yc
     # Sxy Syy^-1 Syx a = rho^2 Sxx a (thesis eq. 2.5 as a generalised eigenproblem)
@@ -69,11 +71,54 @@ def test_values_whose_covariance_overflows_raise():
         CCACrossModal(n_image_features=12).fit(X)
 
 
-def test_n_components_default_and_limit():
+def test_embedding_dim_default_and_limit():
     X = stack_modalities(*_latent_views(100))
-    assert CCACrossModal(n_image_features=12).fit(X).n_components_ == 9  # min(32, 12, 9)
-    with pytest.raises(ValueError, match="exceeds"):
+    cca = CCACrossModal(n_image_features=12).fit(X)
+    assert cca.embedding_dim_ == cca.n_components_ == 9  # min(32, 12, 9)
+    assert cca.transform(X).shape == (100, 18)
+    with pytest.raises(ValueError, match="embedding_dim=10 exceeds"):
         CCACrossModal(10, n_image_features=12).fit(X)
+
+
+def test_n_components_is_a_deprecated_alias():
+    X = stack_modalities(*_latent_views(100))
+    new = CCACrossModal(embedding_dim=4, n_image_features=12).fit(X)
+    with pytest.warns(FutureWarning, match="renamed embedding_dim.*embedding_dim=4"):
+        old = CCACrossModal(n_components=4, n_image_features=12).fit(X)
+    np.testing.assert_array_equal(old.transform(X), new.transform(X))
+    with pytest.raises(ValueError, match="embedding_dim=3 and n_components=4"):
+        CCACrossModal(3, n_components=4, n_image_features=12).fit(X)
+
+
+def test_random_state_is_accepted_and_changes_nothing():
+    X = stack_modalities(*_latent_views(100))
+    a = CCACrossModal(random_state=0, n_image_features=12).fit(X)
+    b = CCACrossModal(random_state=np.random.RandomState(7), n_image_features=12).fit(X)
+    np.testing.assert_array_equal(a.transform(X), b.transform(X))
+
+
+def test_the_torch_solve_matches_numpy(monkeypatch):
+    """device="cuda" solves with torch: the same code on torch's CPU device gives NumPy's
+    embeddings (CI has no GPU; tests/test_cuda.py runs it on one)."""
+    X = stack_modalities(*_latent_views(200))
+    numpy_fit = CCACrossModal(6, reg=1e-3, n_image_features=12).fit(X)
+    monkeypatch.setattr(_cca, "solve_device", lambda device: torch.device("cpu"))
+    torch_fit = CCACrossModal(6, reg=1e-3, n_image_features=12).fit(X)
+    np.testing.assert_allclose(torch_fit.canonical_correlations_,
+                               numpy_fit.canonical_correlations_, atol=1e-10)
+    np.testing.assert_allclose(torch_fit.transform(X), numpy_fit.transform(X), atol=1e-8)
+
+
+def test_device():
+    assert _cca.solve_device("auto") is None and _cca.solve_device("cpu") is None
+    assert _cca.solve_device(torch.device("cpu")) is None
+    assert _cca.solve_device("cuda:1") == torch.device("cuda:1")
+    X = stack_modalities(*_latent_views(100))
+    with pytest.raises(RuntimeError, match="[Dd]evice"):
+        CCACrossModal(device="gpu0", n_image_features=12).fit(X)
+    if not torch.cuda.is_available():  # a CUDA request without CUDA raises, as for the nets
+        with pytest.raises((AssertionError, RuntimeError), match="CUDA"):
+            CCACrossModal(device="cuda", n_image_features=12).fit(X)
 
 
 def test_beats_chance_on_synthetic_data():
@@ -98,7 +143,7 @@ def test_grid_search_over_reg():
     X, y, info = make_temporal_crossmodal(600, return_info=True, random_state=1)
     search = GridSearchCV(
         CCACrossModal(n_image_features=info.n_image_features),
-        {"reg": [1e-4, 1.0], "n_components": [2, 8]}, cv=3, n_jobs=2,
+        {"reg": [1e-4, 1.0], "embedding_dim": [2, 8]}, cv=3, n_jobs=2,
     ).fit(X, y)
-    assert search.best_params_["n_components"] == 8
+    assert search.best_params_["embedding_dim"] == 8
     assert np.isfinite(search.best_score_)

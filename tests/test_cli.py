@@ -12,7 +12,7 @@ import pytest
 
 from _tiny import tiny
 from temporal_xmodal import CCACrossModal, DiachronicEmbedder
-from temporal_xmodal.cli import main
+from temporal_xmodal.cli import estimate_seconds, main
 from temporal_xmodal.comparison import (
     MIN_SAMPLES,
     compare,
@@ -124,6 +124,27 @@ def test_sequential_progress_lines(tmp_path, capsys):
                  "--output", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "[1/1] fitting CCA ..." in out and re.search(r"\[1/1\] CCA done: fit \d+\.\d s", out)
+    # the time estimate comes first, the time taken last
+    assert out.startswith("time estimate: about ") and "(1 fit," in out.splitlines()[0]
+    assert re.search(r"finished in \d+ (s|min)\n$", out)
+
+
+def test_time_estimate_counts_fits_items_and_epochs():
+    full, n_full = estimate_seconds()
+    quick, n_quick = estimate_seconds(1000, 5)
+    subset, n_subset = estimate_seconds(3000, None, ["CCA", "Diachronic"])
+    # six estimators and the controls of the three time-aware ones; Diachronic and its control
+    assert (n_full, n_quick, n_subset) == (9, 9, 3)
+    assert quick < subset < full
+    # the main job's ~6 min on 2 cores, the quick look under a minute
+    assert 240 < full < 480 and quick < 60
+    # the neural fits scale with items × epochs, CCA's closed form does not
+    one, _ = estimate_seconds(1000, 1, ["Diachronic"])
+    two, _ = estimate_seconds(2000, 1, ["Diachronic"])
+    ten, _ = estimate_seconds(1000, 10, ["Diachronic"])
+    assert two - one == pytest.approx(2 * 0.7 * 1000 * 0.31 / 1000)
+    assert ten - one == pytest.approx(9 * 2 * 0.7 * 1000 * 0.31 / 1000)
+    assert estimate_seconds(1000, 1, ["CCA"]) == estimate_seconds(100_000, 50, ["CCA"])
 
 
 def test_estimators_not_applicable_to_a_data_set_are_left_out_with_the_reason(
@@ -179,3 +200,34 @@ def test_readme_opens_with_two_commands_and_ci_runs_the_second():
     assert "pytest" in tests and "torch==2.13.0" in tests
     ci = (ROOT / ".ci" / "run").read_text().splitlines()
     assert tests in ci
+
+
+def test_comparison_plot_is_a_labelled_two_by_two_grid(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    import matplotlib.image
+    import matplotlib.pyplot as plt
+
+    from temporal_xmodal.comparison.plots import plot_results
+
+    per_bin = {"center": [0.5, 1.5], "map_i2t": [0.6, 0.7], "map_t2i": [0.5, 0.6],
+               "map_mean": [0.55, 0.65]}
+    figures = {"map_i2t": 0.61, "map_t2i": 0.62, "mrr": 0.2, "tmap50": 0.5, "local_map10": 0.4,
+               "bounded_map": 0.8, "per_bin": per_bin}
+    rows = [{"name": "CCA", "fit_seconds": 0.2, "delta_time": None, **figures},
+            {"name": "Diachronic", "fit_seconds": 46.4, "delta_time": 0.05, **figures}]
+    closed = []
+    monkeypatch.setattr(plt, "close", closed.append)
+    plot_results(rows, tmp_path / "c.png")
+    fig = closed[0]
+    height, width = matplotlib.image.imread(tmp_path / "c.png").shape[:2]
+    assert width >= 1000 and height >= 800
+    scores, per_time, delta, fit = fig.axes
+    # every score printed in its cell, the metrics named in full in the caption
+    assert {"0.610", "0.800"} <= {t.get_text() for t in scores.texts}
+    caption = "\n".join(t.get_text() for t in fig.texts)
+    assert "local alignment" in caption and "temporally bounded retrieval" in caption
+    # units on the axes, value labels on the bars (CCA's 0.2 s included)
+    assert "years" in per_time.get_xlabel() and "seconds" in fit.get_xlabel()
+    assert {"0.2 s", "46.4 s"} <= {t.get_text() for t in fit.texts}
+    assert "+0.050" in {t.get_text() for t in delta.texts}
+    assert any("n/a" in t.get_text() for t in delta.texts)

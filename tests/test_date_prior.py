@@ -66,7 +66,7 @@ def test_fusion_beats_content_alone_and_keeps_it_when_dates_carry_nothing():
     image, text, t = _era_captions()
     X = stack_modalities(image, text, t)
     fit, test = slice(0, 450), slice(450, None)
-    model = DatePriorRetrieval(CCACrossModal(n_components=8), n_image_features=8,
+    model = DatePriorRetrieval(CCACrossModal(embedding_dim=8), n_image_features=8,
                                prior=CaptionDatePrior(bandwidth=5.0)).fit(X[fit], np.arange(450))
     content = query_time_scores(model.estimator_, image[test], text[test], t[test])
     fused = model.scores(image[test], text[test], t[test])
@@ -77,7 +77,7 @@ def test_fusion_beats_content_alone_and_keeps_it_when_dates_carry_nothing():
     rng = np.random.default_rng(1)
     X_shuffled = X.copy()
     X_shuffled[:, -1] = rng.permutation(t)
-    null = DatePriorRetrieval(CCACrossModal(n_components=8), n_image_features=8,
+    null = DatePriorRetrieval(CCACrossModal(embedding_dim=8), n_image_features=8,
                               prior=CaptionDatePrior(bandwidth=5.0)).fit(X_shuffled[fit],
                                                                          np.arange(450))
     t_test = X_shuffled[test, -1]
@@ -136,7 +136,7 @@ def test_constant_content_time_fuses_the_constant_time_control_with_the_dated_pr
 
     image, text, t = _era_captions(400)
     X = stack_modalities(image, text, t)
-    binned = BinnedProcrustesEmbedder(CCACrossModal(n_components=4), bins=2, min_bin_size=20)
+    binned = BinnedProcrustesEmbedder(CCACrossModal(embedding_dim=4), bins=2, min_bin_size=20)
     dated = DatePriorRetrieval(binned, n_image_features=8).fit(X, np.arange(400))
     control = DatePriorRetrieval(binned, n_image_features=8, content_time="constant").fit(
         X, np.arange(400))
@@ -175,11 +175,11 @@ def test_prior_rejects_bad_parameters_by_name(params, match):
 ])
 def test_fusion_rejects_bad_parameters_by_name(params, match):
     image, text, t = _era_captions(100)
-    kwargs = {"estimator": CCACrossModal(n_components=4), "n_image_features": 8, **params}
+    kwargs = {"estimator": CCACrossModal(embedding_dim=4), "n_image_features": 8, **params}
     with pytest.raises(ValueError, match=match):
         DatePriorRetrieval(**kwargs).fit(stack_modalities(image, text, t), np.arange(100))
     with pytest.raises(ValueError, match="100 rows but y has 99"):
-        DatePriorRetrieval(CCACrossModal(n_components=4), n_image_features=8).fit(
+        DatePriorRetrieval(CCACrossModal(embedding_dim=4), n_image_features=8).fit(
             stack_modalities(image, text, t), np.arange(99))
 
 
@@ -188,7 +188,7 @@ def test_score_is_the_fused_mrr_and_grid_search_tunes_the_prior():
 
     image, text, t = _era_captions()
     X = stack_modalities(image, text, t)
-    model = DatePriorRetrieval(CCACrossModal(n_components=8), n_image_features=8,
+    model = DatePriorRetrieval(CCACrossModal(embedding_dim=8), n_image_features=8,
                                prior=CaptionDatePrior()).fit(X[:450], np.arange(450))
     fused = model.scores(image[450:], text[450:], t[450:])
     assert model.score(X[450:]) == pytest.approx(counterpart_reciprocal_ranks(fused)[0].mean())
@@ -204,7 +204,7 @@ def test_prior_parameters_are_chosen_with_beta_on_the_held_out_pairs():
     image, text, t = _era_captions()
     X = stack_modalities(image, text, t)
     weights = (0, 0.1, 1)
-    searched = DatePriorRetrieval(CCACrossModal(n_components=8), n_image_features=8,
+    searched = DatePriorRetrieval(CCACrossModal(embedding_dim=8), n_image_features=8,
                                   weights=weights, prior_grid={"bandwidth": [5.0, 500.0]}
                                   ).fit(X, np.arange(600))
     assert len(searched.validation_results_) == 2 * len(weights)
@@ -213,11 +213,11 @@ def test_prior_parameters_are_chosen_with_beta_on_the_held_out_pairs():
     assert searched.prior_params_ == {"bandwidth": 5.0} == best["prior_params"]
     assert searched.prior_.bandwidth == 5.0 and searched.weight_ == best["weight"] > 0
     # "auto" searches the default prior's grid, and leaves a prior the user gave as it is
-    auto = DatePriorRetrieval(CCACrossModal(n_components=8), n_image_features=8,
+    auto = DatePriorRetrieval(CCACrossModal(embedding_dim=8), n_image_features=8,
                               weights=weights).fit(X, np.arange(600))
     assert len(auto.validation_results_) == 9 * len(weights)
     assert auto.prior_params_["bandwidth"] in DatePriorRetrieval.AUTO_PRIOR_GRID["bandwidth"]
-    given = DatePriorRetrieval(CCACrossModal(n_components=8), n_image_features=8,
+    given = DatePriorRetrieval(CCACrossModal(embedding_dim=8), n_image_features=8,
                                weights=weights, prior=CaptionDatePrior(bandwidth=7.0)
                                ).fit(X, np.arange(600))
     assert given.prior_params_ == {} and given.prior_.bandwidth == 7.0
@@ -227,11 +227,11 @@ def test_prior_reads_time_on_the_estimators_axis():
     image, text, t = _era_captions(200)
     days = (t - 1850) * 365.25  # the same dates, counted in days
     X = stack_modalities(image, text, days)
-    model = DatePriorRetrieval(CCACrossModal(n_components=4, time_unit="days"),
+    model = DatePriorRetrieval(CCACrossModal(embedding_dim=4, time_unit="days"),
                                n_image_features=8, prior_grid={"bandwidth": ["5Y"]}).fit(
         X, np.arange(200))
     assert model.prior_.time_unit == "days"
-    in_years = DatePriorRetrieval(CCACrossModal(n_components=4), n_image_features=8,
+    in_years = DatePriorRetrieval(CCACrossModal(embedding_dim=4), n_image_features=8,
                                   prior_grid={"bandwidth": ["5Y"]}).fit(
         stack_modalities(image, text, t), np.arange(200))
     # one density, whatever the axis: p(t) per day = p(t) per year / 365.25
@@ -239,5 +239,5 @@ def test_prior_reads_time_on_the_estimators_axis():
         model.prior_.log_density(text[:5], days[:5]),
         in_years.prior_.log_density(text[:5], t[:5]) - np.log(365.25), atol=1e-6)
     with pytest.raises(ValueError, match="prior reads time in 'years'"):
-        DatePriorRetrieval(CCACrossModal(n_components=4, time_unit="days"), n_image_features=8,
+        DatePriorRetrieval(CCACrossModal(embedding_dim=4, time_unit="days"), n_image_features=8,
                            prior=CaptionDatePrior()).fit(X, np.arange(200))

@@ -55,11 +55,11 @@ def _numeric(df):
 
 
 ESTIMATORS = [
-    lambda: tiny(CCACrossModal, n_components=4),
+    lambda: tiny(CCACrossModal, embedding_dim=4),
     lambda: tiny(SAMEmbedder),
     lambda: tiny(TempXNetEmbedder),
     lambda: tiny(DiachronicEmbedder, window="90D"),
-    lambda: tiny(BinnedProcrustesEmbedder, base_estimator=tiny(CCACrossModal, n_components=3),
+    lambda: tiny(BinnedProcrustesEmbedder, base_estimator=tiny(CCACrossModal, embedding_dim=3),
                  min_bin_size=20),
     lambda: tiny(SequentialCrossModal),
 ]
@@ -172,19 +172,21 @@ def test_dates_cast_to_integers_warn():
         tiny(DiachronicEmbedder, n_image_features="auto").fit(df, _frame()["label"])
 
 
-def test_half_split_contradicting_named_blocks_is_an_error():
+def test_named_blocks_are_read_by_default_and_a_contradicting_count_is_an_error():
     X = _frame().drop(columns="label")
+    default = CCACrossModal().fit(X)  # None reads img_*/txt_* as "auto" does, not in half
+    assert (default.n_image_features_, default.n_text_features_) == (64, 48)
     with pytest.raises(ValueError, match="image block of 64 columns .* text block of 48"):
-        CCACrossModal().fit(X)
-    with pytest.raises(ValueError, match="n_image_features=64 or 'auto'"):
+        CCACrossModal(n_image_features=60).fit(X)
+    with pytest.raises(ValueError, match="n_image_features=64, 'auto' or None"):
         CCACrossModal(n_image_features=60).fit(X)
 
 
 def test_window_spanning_the_training_range_warns():
     df = _frame()
     with pytest.warns(TimeUnitWarning, match="window=4 years is at least the training span"):
-        tiny(DiachronicEmbedder, n_image_features="auto").fit(df.drop(columns="label"),
-                                                              df["label"])
+        tiny(DiachronicEmbedder, window="4Y", n_image_features="auto").fit(
+            df.drop(columns="label"), df["label"])
 
 
 def test_standardised_time_column_warns_with_the_fix():

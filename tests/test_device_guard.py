@@ -117,7 +117,7 @@ def test_the_guard_sees_a_loss_fed_the_host_batch(data):
 
 # ------------------------------------------------------------------ pickles
 SIX = {
-    "CCA": lambda n: tiny(CCACrossModal, n_components=4, n_image_features=n),
+    "CCA": lambda n: tiny(CCACrossModal, embedding_dim=4, n_image_features=n),
     "SAM": NEURAL["SAM"],
     "TempXNet": NEURAL["TempXNet-category"],
     "Diachronic": NEURAL["Diachronic"],

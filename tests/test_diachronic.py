@@ -9,7 +9,14 @@ import pytest
 from sklearn.model_selection import GridSearchCV
 
 from _tiny import tiny
-from temporal_xmodal import DiachronicEmbedder, TempXNetEmbedder, TimeRangeWarning, stack_modalities
+from temporal_xmodal import (
+    DiachronicEmbedder,
+    TempXNetEmbedder,
+    TimeRangeWarning,
+    TimeUnitWarning,
+    paper_settings,
+    stack_modalities,
+)
 from temporal_xmodal.datasets import make_temporal_crossmodal
 
 def _meaning_flips_with_time(n=800, seed=0):
@@ -33,7 +40,8 @@ def test_time_conditioning_resolves_meaning_that_changes_over_time():
     kw = dict(random_state=0, n_image_features=4, hidden_dim=64, embedding_dim=16,
               max_epochs=40, loss_reduction="sum_per_anchor", optimizer="adam", lr=1e-3)
     # window beyond the time span: L_intra never fires, only the time conditioning differs
-    dcm = DiachronicEmbedder(window=20.0, time_dim=16, **kw).fit(X[:600], y[:600])
+    with pytest.warns(TimeUnitWarning, match="at least the training span"):  # on purpose
+        dcm = DiachronicEmbedder(window=20.0, time_dim=16, **kw).fit(X[:600], y[:600])
     static = TempXNetEmbedder(temporal_weight=0.0, **kw).fit(X[:600], y[:600])
     s_dcm, s_static = dcm.score(X[600:], y[600:]), static.score(X[600:], y[600:])
     # static stays near 0.56 (each text has two meanings); DCM reaches ~0.84
@@ -88,12 +96,23 @@ def test_time_encodings(encoding, fitted):
 
 def test_grid_search_window_decay_margin(fitted):
     _, X, y, n_img = fitted
-    grid = {"window": [0.2, 1.0], "decay": [0.1, 1.0], "margin": [0.5, 1.0]}
+    grid = {"window": ["2M", 1.0], "decay": ["0.1/M", 1.0], "margin": [0.5, 1.0]}
     search = GridSearchCV(
         tiny(DiachronicEmbedder, n_image_features=n_img),
         grid, cv=2, n_jobs=2).fit(X, y)
     assert len(search.cv_results_["params"]) == 8
     assert set(search.best_params_) == set(grid)
+
+
+@pytest.mark.parametrize("unit, per_month", [("years", 12.0), ("months", 1.0),
+                                              ("days", 12.0 / 365.25)])
+def test_default_window_and_decay_are_the_papers_in_any_time_unit(unit, per_month):
+    """w = 4 months and λ = 0.1 per month (Semedo & Magalhães 2019) on every time axis, by
+    default and in paper_settings."""
+    for params in ({}, paper_settings(DiachronicEmbedder)):
+        loss = DiachronicEmbedder(time_unit=unit, **params)._loss(None, None, None, None)[1]
+        assert loss["window"] == pytest.approx(4 / per_month)
+        assert loss["decay"] == pytest.approx(0.1 * per_month)
 
 
 def _shifted(X, times):

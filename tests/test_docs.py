@@ -8,16 +8,19 @@ are missing.
 
 import importlib
 import importlib.util
+import json
 import re
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import temporal_xmodal
 
-DOCS = Path(__file__).resolve().parents[1] / "docs"
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
 
 SUBPACKAGES = ("estimators", "losses", "nn", "training", "metrics", "evaluation",
                "datasets", "features")
@@ -96,3 +99,81 @@ def test_api_page_covers_every_public_name():
                 if f"temporal_xmodal.{n}" not in documented
                 and not any(f"temporal_xmodal.{sub}.{n}" in documented for sub in SUBPACKAGES)]
     assert not missing, f"add these to docs/api.rst (autosummary table + autodoc directive): {missing}"
+
+
+def _make_results():
+    spec = importlib.util.spec_from_file_location("make_results",
+                                                  ROOT / "benchmarks" / "make_results.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _numbers(value):
+    """Every number held in a JSON document."""
+    if isinstance(value, dict):
+        return [n for v in value.values() for n in _numbers(v)]
+    if isinstance(value, list):
+        return [n for v in value for n in _numbers(v)]
+    return [value] if isinstance(value, (int, float)) and not isinstance(value, bool) else []
+
+
+def test_results_page_quotes_the_committed_json():
+    # the page is what benchmarks/make_results.py writes from benchmarks/results/*.json ...
+    page = (DOCS / "results.md").read_text(encoding="utf-8")
+    assert page == _make_results().render(), "run python benchmarks/make_results.py"
+    # ... and every figure of its tables is a number of that JSON, as rounded on the page
+    held = [n for path in sorted((ROOT / "benchmarks" / "results").glob("*.json"))
+            for n in _numbers(json.loads(path.read_text()))]
+    cells = [cell for line in page.splitlines() if line.startswith("| ")
+             for cell in line.split(" | ")[1:]]
+    figures = [m.group(0) for cell in cells for m in re.finditer(r"[+-]?\d+\.\d+", cell)]
+    assert figures
+    held = np.unique(np.asarray(held, dtype=float))
+    spreads = np.abs(held[:, None] - held[None, :])  # "moves": a difference of two figures
+    for figure in figures:
+        tolerance = 0.5 * 10 ** -len(figure.split(".")[1]) + 1e-12
+        assert (np.abs(held - float(figure)) <= tolerance).any() or (
+            np.abs(spreads - float(figure)) <= tolerance).any(), figure
+
+
+def _prose(lines):
+    """The lines outside fenced code blocks."""
+    inside, kept = False, []
+    for line in lines:
+        if line.startswith("```"):
+            inside = not inside
+        elif not inside:
+            kept.append(line)
+    return kept
+
+
+def test_readme_first_screen():
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    # the first Python example within the first 40 lines
+    assert "```python" in lines[:40]
+    # at most 5 numeric results (decimals, percentages, ±) in the prose of the first 60 lines
+    results = [m.group(0) for line in _prose(lines[:60])
+               for m in re.finditer(r"\d+\.\d+|\d+ ?%|±", line)]
+    assert len(results) <= 5, results
+    # the python example ends in a search at two dates
+    first = "\n".join(lines[lines.index("```python"):])
+    example = first[:first.index("\n```", 1)]
+    assert "CrossModalIndex" in example and "for year in (" in example
+
+
+def test_every_path_the_readme_and_the_guide_name_exists():
+    checked = []
+    for page in [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]:
+        text = page.read_text(encoding="utf-8")
+        base = ROOT if page.name == "README.md" else DOCS
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text):  # links
+            if "://" not in target:
+                checked.append((page.name, base / target))
+        for path in re.findall(r"`((?:docs|benchmarks|examples|tests|temporal_xmodal)/[\w./-]+)`",
+                               text):
+            if "*" not in path and "<" not in path:
+                checked.append((page.name, ROOT / path))
+    missing = [f"{name}: {path.relative_to(ROOT)}" for name, path in checked
+               if not path.exists()]
+    assert checked and not missing, missing

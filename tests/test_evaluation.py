@@ -440,7 +440,7 @@ def cca_case():
     X, y, info = make_temporal_crossmodal(300, n_categories=4, n_image_features=20,
                                           n_text_features=16, return_info=True,
                                           random_state=0)
-    cca = CCACrossModal(n_components=6, n_image_features=info.n_image_features).fit(X)
+    cca = CCACrossModal(embedding_dim=6, n_image_features=info.n_image_features).fit(X)
     return cca, X, y
 
 

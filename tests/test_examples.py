@@ -7,6 +7,7 @@ is also run against a missing folder.
 """
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -54,7 +55,10 @@ def test_pipeline_composition():
 def test_grid_search_temporal():
     out = run_example("grid_search_temporal.py")
     assert out.count("best parameters: {") == 2
-    assert "'window':" in out and "'temporal_weight':" in out
+    assert "'bins':" in out and "'temporal_weight':" in out
+    # it searches knobs that matter: the time-aware score moves between candidates
+    spreads = [float(v) for v in re.findall(r"best − worst candidate\): ([\d.]+)", out)]
+    assert len(spreads) == 2 and min(spreads) >= 0.02, spreads
     header = next(line for line in out.splitlines() if line.startswith("rank"))
     assert "t-mAP@50 (w=0.5)" in header and "mAP" in header and "MRR" in header
 

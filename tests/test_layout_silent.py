@@ -108,16 +108,17 @@ def test_no_false_alarm_on_the_synthetic_time_columns(n_samples):
     features, with standardised features, and with all of X standardised (a
     standardised time cannot be judged and is left to the TimeUnitWarning)."""
     seeds = (0, 1) if n_samples < 1000 else (0,)  # 2,500 rows: the subsampled path
-    for kw, time_range, scale, seed in itertools.product(
-            _SYNTHETIC, _TIME_RANGES, ("raw", "features", "all"), seeds):
-        X, _, info = make_temporal_crossmodal(n_samples, time_range=time_range,
-                                              return_info=True, random_state=seed, **kw)
-        if scale == "features":
-            X = np.column_stack([StandardScaler().fit_transform(X[:, :-1]), X[:, -1]])
-        elif scale == "all":
-            X = StandardScaler().fit_transform(X)
-        caught = _check(X, info.n_image_features, info.n_text_features)
-        assert not caught, (kw, time_range, scale, seed, str(caught[0].message))
+    for kw, time_range, seed in itertools.product(_SYNTHETIC, _TIME_RANGES, seeds):
+        raw, _, info = make_temporal_crossmodal(n_samples, time_range=time_range,
+                                                return_info=True, random_state=seed, **kw)
+        for scale in ("raw", "features", "all"):  # one data set, three scalings of it
+            X = raw
+            if scale == "features":
+                X = np.column_stack([StandardScaler().fit_transform(raw[:, :-1]), raw[:, -1]])
+            elif scale == "all":
+                X = StandardScaler().fit_transform(raw)
+            caught = _check(X, info.n_image_features, info.n_text_features)
+            assert not caught, (kw, time_range, scale, seed, str(caught[0].message))
 
 
 def test_the_missing_time_is_found_across_synthetic_shapes():

@@ -17,6 +17,7 @@ from temporal_xmodal import (
     BinnedProcrustesEmbedder,
     DiachronicEmbedder,
     SAMEmbedder,
+    SequentialCrossModal,
     TempXNetEmbedder,
     TimeRangeWarning,
     stack_modalities,
@@ -152,3 +153,29 @@ def test_a_warm_start_of_a_model_that_ignores_time_does_not_warn_about_time():
         warnings.simplefilter("always")
         model.fit(X_later, y)
     assert not [w for w in caught if issubclass(w.category, TimeRangeWarning)]
+
+
+def test_verbose_tables_are_titled_and_skorch_does_not_announce_reinitialisation(capsys):
+    """verbose=1: a title over each of SCML's four stage tables and each bin's table, and
+    none of skorch's "Re-initializing ..." lines (a bin's warm start from the model on all
+    rows sets the loss' parameters, which skorch announces when verbose)."""
+    X, y = _data(240)
+    tiny(SequentialCrossModal, n_image_features=5, verbose=1, max_epochs=1).fit(X, y)
+    out = capsys.readouterr().out
+    titles = [line for line in out.splitlines() if line.startswith("SequentialCrossModal")]
+    assert [t.split(" (")[0] for t in titles] == [
+        f"SequentialCrossModal stage {i}/4" for i in (1, 2, 3, 4)]
+    assert out.count("epoch") >= 4  # the four tables the titles stand over
+    base = tiny(TempXNetEmbedder, n_image_features=5, verbose=1, max_epochs=1)
+    model = tiny(BinnedProcrustesEmbedder, base_estimator=base, min_bin_size=40,
+                 n_image_features=5, init="global").fit(X, y)
+    out = capsys.readouterr().out
+    lo, mid, hi = model.bins_.edges_
+    assert [line for line in out.splitlines() if line.startswith("Binned")] == [
+        "BinnedProcrustesEmbedder start: all 240 items (init='global'; every bin continues "
+        "from it)",
+        f"BinnedProcrustesEmbedder bin 1/2 [{lo:.6g}, {mid:.6g}) years: "
+        f"{model.bins_.counts_[0]} items",
+        f"BinnedProcrustesEmbedder bin 2/2 [{mid:.6g}, {hi:.6g}) years: "
+        f"{model.bins_.counts_[1]} items"]
+    assert "Re-initializing" not in out and out.count("train_loss") == 3

@@ -29,17 +29,17 @@ from temporal_xmodal import (  # noqa: E402
 #: per modality.
 NET = dict(hidden_dim=4, embedding_dim=2, max_epochs=1, batch_size=4)
 ESTIMATORS = {
-    "CCA": lambda: tiny(CCACrossModal, n_components=1),
+    "CCA": lambda: tiny(CCACrossModal, embedding_dim=1),
     "SAM": lambda: tiny(SAMEmbedder, **NET),
     "TempXNet": lambda: tiny(TempXNetEmbedder, **NET),
     "Diachronic": lambda: tiny(DiachronicEmbedder, time_dim=2, **NET),
     "Binned": lambda: tiny(BinnedProcrustesEmbedder,
-                           base_estimator=tiny(CCACrossModal, n_components=1), min_bin_size=3),
+                           base_estimator=tiny(CCACrossModal, embedding_dim=1), min_bin_size=3),
     "SCML": lambda: tiny(SequentialCrossModal, common_dim=2, n_memory=3, n_meta_train=3, **NET),
 }
 #: Words that a clear message uses to name the problem (one of them must appear).
 NAMED = ("NaN", "infinity", "infinite", "float32", "column", "class", "label", "sample",
-         "feature", "time", "row", "y ", "y:", "n_components", "bin", "dimension", "constant",
+         "feature", "time", "row", "y ", "y:", "embedding_dim", "bin", "dimension", "constant",
          "variance", "singular", "modality", "rank")
 SPECIALS = {"nan": np.nan, "inf": np.inf, "-inf": -np.inf, "huge": 1e39, "tiny": 1e-300}
 

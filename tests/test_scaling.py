@@ -230,7 +230,7 @@ def test_gridsearch_on_dask_matches_sequential(data, dask_client):
 
 def test_binned_per_bin_fits_on_dask_match_sequential(data, dask_client):
     X, y, n_img = data
-    kwargs = dict(base_estimator=tiny(CCACrossModal, n_components=4), bins=3, min_bin_size=40,
+    kwargs = dict(base_estimator=tiny(CCACrossModal, embedding_dim=4), bins=3, min_bin_size=40,
                   n_image_features=n_img)
     sequential = tiny(BinnedProcrustesEmbedder, **kwargs).fit(X, y)
     with parallel_config(backend="dask"):

@@ -250,6 +250,58 @@ def test_index_search_matches_brute_force_with_payload(cca_data):
                                                       est.transform_image(X_img), 2)[1])
 
 
+def test_query_and_gallery_ids_are_the_callers(cca_data):
+    est, X_img, X_txt, _ = cca_data
+    captions = [f"c{i}" for i in range(len(X_txt))]
+    index = CrossModalIndex(est, modality="text").fit(X_txt, payload=captions)
+    rows = [5, 42, 77]
+    plain = index.search(X_img[rows], k=3)
+    # arrays: ids= gives the query column; nothing else changes
+    frame = index.search(X_img[rows], k=3, ids=rows)
+    assert frame["query"].tolist() == [5, 5, 5, 42, 42, 42, 77, 77, 77]
+    assert plain["query"].tolist() == [0, 0, 0, 1, 1, 1, 2, 2, 2]
+    pd.testing.assert_frame_equal(frame.drop(columns="query"), plain.drop(columns="query"))
+    assert "gallery_id" not in frame  # an array gallery has no ids
+    # DataFrames: their index on both sides; `index` stays the gallery row
+    queries = pd.DataFrame(X_img, index=[f"img{i}" for i in range(len(X_img))]).iloc[rows]
+    gallery = pd.DataFrame(X_txt, index=[f"txt{i}" for i in range(len(X_txt))])
+    framed = CrossModalIndex(est, modality="text").fit(gallery).search(queries, k=3)
+    assert list(framed.columns) == ["query", "rank", "index", "gallery_id", "score"]
+    assert framed["query"].tolist() == ["img5"] * 3 + ["img42"] * 3 + ["img77"] * 3
+    assert framed["index"].tolist() == plain["index"].tolist()
+    assert framed["gallery_id"].tolist() == [f"txt{i}" for i in plain["index"]]
+    # ids= wins over the index; the arrays keep them; the one-shot function names them
+    arrays = index.search(queries, k=3, ids=["a", "b", "c"], as_frame=False)
+    assert arrays.query_ids.tolist() == ["a", "b", "c"]
+    assert arrays.to_frame()["query"].tolist()[::3] == ["a", "b", "c"]
+    once = cross_modal_search(est, X_img[rows], X_txt, k=3, query_ids=rows,
+                              gallery_ids=np.arange(len(X_txt)) + 1000)
+    assert once["query"].tolist()[::3] == rows
+    assert (once["gallery_id"] == once["index"] + 1000).all()
+    # the exploration's items too
+    shift = neighbourhood_shift(est, gallery.iloc[:60], (0.0, 1.0), k=4)
+    assert set(shift["item"]) == {f"txt{i}" for i in range(60)}
+    shift = neighbourhood_shift(est, X_txt[:60], (0.0, 1.0), k=4, ids=np.arange(60) * 2)
+    assert set(shift["item"]) == set(range(0, 120, 2))
+
+
+def test_ids_of_the_wrong_length_are_refused_naming_the_parameter(cca_data):
+    est, X_img, X_txt, _ = cca_data
+    index = CrossModalIndex(est, modality="text").fit(X_txt)
+    with pytest.raises(ValueError, match=r"^ids has 2 entries but there are 3 queries"):
+        index.search(X_img[:3], k=2, ids=[1, 2])
+    with pytest.raises(ValueError, match=r"^ids has 3 entries but there are 300 gallery items"):
+        CrossModalIndex(est).fit(X_txt, ids=[1, 2, 3])
+    with pytest.raises(ValueError, match=r"^query_ids has 1 entries but there are 3 queries"):
+        cross_modal_search(est, X_img[:3], X_txt, k=2, query_ids=[1])
+    with pytest.raises(ValueError, match=r"^gallery_ids has 2 entries but there are 300"):
+        cross_modal_search(est, X_img[:3], X_txt, k=2, gallery_ids=[1, 2])
+    with pytest.raises(ValueError, match=r"^ids has 5 entries but there are 60 items"):
+        neighbourhood_shift(est, X_txt[:60], (0.0, 1.0), k=4, ids=range(5))
+    with pytest.raises(ValueError, match="'ids' parameter"):
+        index.search(X_img[:3], k=2, ids=7)
+
+
 def test_index_validation(cca_data):
     est, X_img, X_txt, _ = cca_data
     with pytest.raises(ValueError, match="payload has 3 entries but the gallery has 300"):
@@ -262,9 +314,11 @@ def test_index_validation(cca_data):
 
 @pytest.fixture(scope="module")
 def diachronic_data():
+    """A tiny Diachronic trained 3 epochs on the demo world, whose captions change meaning
+    from era to era (window and decay in years, explicit: their defaults may move)."""
     X, y, info = make_temporal_crossmodal(300, return_info=True, random_state=1)
-    est = tiny(DiachronicEmbedder, n_image_features=info.n_image_features, max_epochs=1,
-               lr=1e-2, time_dropout=0.0)
+    est = tiny(DiachronicEmbedder, n_image_features=info.n_image_features, max_epochs=3,
+               lr=1e-2, time_dropout=0.0, window=0.5, decay=0.1)
     with torch.random.fork_rng():
         est.fit(X, y)
     n_img = info.n_image_features
@@ -294,6 +348,12 @@ def test_neighbourhood_over_time_table_and_plot(diachronic_data, tmp_path):
     payload = [f"c{i}" for i in range(len(X_txt))]
     table = neighbourhood_over_time(est, X_img[0], X_txt, times, k=5, payload=payload)
     assert list(table.columns) == ["instant", "rank", "neighbour", "score", "status", "payload"]
+    change = table.attrs["time_change"]
+    sets = [set(table[(table["instant"] == u) & (table["status"] != "left")]["neighbour"])
+            for u in times]
+    expected = np.mean([1 - len(a & b) / len(a | b) for a, b in zip(sets, sets[1:])])
+    assert change["neighbourhood_change"] == pytest.approx(expected)
+    assert change["time_use"] == "inference"
     for i, instant in enumerate(times):
         rows = table[table["instant"] == instant]
         ranked = rows[rows["status"] != "left"]
@@ -315,6 +375,8 @@ def test_neighbourhood_over_time_table_and_plot(diachronic_data, tmp_path):
     matplotlib.use("Agg")
     ax = plot_neighbourhood_over_time(table)
     assert len(ax.lines) == table[table["status"] != "left"]["neighbour"].nunique()
+    assert ax.get_title().startswith("neighbourhood over time\n")
+    assert f"Δ = {change['neighbourhood_change']:.2f}" in ax.get_title()
     ax.figure.savefig(tmp_path / "nb.png")
 
 
@@ -345,6 +407,8 @@ def test_neighbourhood_shift_measures(diachronic_data, cca_data):
     static = neighbourhood_shift(cca, X_txt_c[:100], (0.0, 1.0), k=5, X_gallery=X_txt_c[:80],
                                  gallery_modality="text")
     assert (static["neighbourhood_shift"] == 0).all() and static["displacement"].max() < 1e-9
+    assert static.attrs["time_change"]["neighbourhood_change"] == 0
+    assert static.attrs["time_change"]["barely_changes"]
     matplotlib = pytest.importorskip("matplotlib")
     matplotlib.use("Agg")
     ax_bar, ax_all = plot_neighbourhood_shift(table, n=5)
@@ -384,3 +448,55 @@ def test_estimator_device_reads_every_estimator_family():
     assert estimator_device(SimpleNamespace(device_="meta")) == torch.device("meta")
     assert estimator_device(SimpleNamespace(bin_estimators_=[neural])) == torch.device("meta")
     assert estimator_device(SimpleNamespace()) == torch.device("cpu")
+
+
+# --------------------------------------------------------------------------
+# Saying when a model barely moves across time
+# --------------------------------------------------------------------------
+
+
+def test_a_static_model_says_its_neighbourhoods_cannot_change(cca_data, tmp_path):
+    est, X_img, X_txt, t = cca_data
+    table = neighbourhood_over_time(est, X_img[0], X_txt, [1.0, 5.0, 9.0], k=5)
+    change = table.attrs["time_change"]
+    assert change["neighbourhood_change"] == 0 and change["displacement"] == 0
+    assert change["barely_changes"] and change["time_use"] == "none"
+    assert "time_use='none'" in change["message"]
+    assert "cannot change with time" in change["message"]
+    shift = neighbourhood_shift(est, X_txt[:80], (1.0, 9.0), k=5)
+    assert shift.attrs["time_change"]["barely_changes"]
+    assert "cannot change with time" in shift.attrs["time_change"]["message"]
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    ax = plot_neighbourhood_over_time(table, title="picture 0")
+    title = ax.get_title().replace("\n", " ")
+    assert title.startswith("picture 0 ") and "cannot change with time" in title
+    assert ax.title.get_color() == "tab:red"
+    ax_bar, _ = plot_neighbourhood_shift(shift, n=5)
+    assert "cannot change with time" in ax_bar.get_title().replace("\n", " ")
+    # a table that lost its attrs: Δ recomputed from the rows
+    table.attrs.clear()
+    ax = plot_neighbourhood_over_time(table)
+    assert "barely change" in ax.get_title().replace("\n", " ")
+    matplotlib.pyplot.close("all")
+
+
+def test_a_time_conditioned_model_moves_its_neighbourhoods(diachronic_data):
+    est, X_img, X_txt, _ = diachronic_data
+    # eight years apart on the demo world: 0.44 measured (0.39-0.82 over 3 worlds x 2 seeds)
+    shift = neighbourhood_shift(est, X_txt, (1.0, 9.0), k=10)
+    change = shift.attrs["time_change"]
+    assert change["neighbourhood_change"] > 0.3 and not change["barely_changes"]
+    assert change["neighbourhood_change"] == pytest.approx(shift["neighbourhood_shift"].mean())
+    assert change["message"].startswith(f"Mean neighbourhood change Δ = "
+                                        f"{change['neighbourhood_change']:.2f}")
+    table = neighbourhood_over_time(est, X_img[0], X_txt, [1.0, 5.0, 9.0], k=10)
+    assert table.attrs["time_change"]["neighbourhood_change"] > 0.3  # 0.52 (0.32-0.94)
+    assert table.attrs["time_change"]["displacement"] > 1e-3
+    # the same model a thousandth of a year apart: the neighbourhoods do not move
+    close = neighbourhood_over_time(est, X_img[0], X_txt, [5.0, 5.001, 5.002], k=10)
+    change = close.attrs["time_change"]
+    assert change["neighbourhood_change"] < 0.05 and change["barely_changes"]
+    assert change["time_use"] == "inference"
+    assert change["message"].startswith("The neighbourhoods barely change across these "
+                                        "instants: the model uses time little")

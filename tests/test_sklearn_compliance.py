@@ -1,8 +1,14 @@
 """scikit-learn compliance of every estimator (``parametrize_with_checks``).
 
-Expected failures are listed per estimator with the reason.
+Expected failures are listed per estimator with the reason (strict: pyproject's
+``xfail_strict``); the float32 estimators run the subset-invariance check at float32's
+tolerance.
 """
 
+import functools
+
+import pytest
+from sklearn.utils import estimator_checks
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from _tiny import tiny
@@ -21,42 +27,54 @@ ESTIMATORS = [
     tiny(SAMEmbedder),
     tiny(TempXNetEmbedder),
     tiny(DiachronicEmbedder),
-    tiny(BinnedProcrustesEmbedder, base_estimator=tiny(CCACrossModal, n_components=1), bins=3),
+    tiny(BinnedProcrustesEmbedder, base_estimator=tiny(CCACrossModal, embedding_dim=1), bins=3),
     tiny(BinnedProcrustesEmbedder, base_estimator=tiny(TempXNetEmbedder), bins=3),
     tiny(SequentialCrossModal),
 ]
 
-_FLOAT32 = (
-    "the towers run in float32 (fast, GPU-friendly); a float32 matmul rounds differently "
-    "for different batch shapes, so a row embedded alone and within a batch can differ "
-    "by ~1e-7, above the check's 1e-7 tolerance (identical to float32 precision)"
-)
+#: The checks feed random data that the library rightly warns about, on purpose: a
+#: standardised time column (Diachronic's durations are then read in standard deviations)
+#: two-column X (one feature column besides time serves as both modalities) and 10-30 rows,
+#: fewer than BinnedProcrustesEmbedder's min_bin_size (one bin; smaller bins would hold a
+#: single class, which TempXNet rejects).  The first and last have their own tests
+#: (tests/test_dates_pipelines.py, tests/test_binned.py).
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::temporal_xmodal.TimeUnitWarning"),
+    pytest.mark.filterwarnings("ignore:X has a single feature column besides time:UserWarning"),
+    pytest.mark.filterwarnings("ignore::temporal_xmodal.time.TimeBinWarning"),
+]
 
-#: check name -> reason, per estimator class.
-EXPECTED_FAILURES = {
-    "CCACrossModal": {},
-    "SAMEmbedder": {
-        "check_methods_subset_invariance": _FLOAT32,
-    },
-    "TempXNetEmbedder": {
-        "check_methods_subset_invariance": _FLOAT32,
-    },
-    "DiachronicEmbedder": {
-        "check_methods_subset_invariance": _FLOAT32,
-    },
-    # binary codes: a float32 rounding difference can flip a bit whose h is ~0
-    "SequentialCrossModal": {
-        "check_methods_subset_invariance": _FLOAT32,
-    },
-}
+#: Subset invariance at float32's tolerance.  The towers run in float32 (fast, GPU-friendly);
+#: a float32 matmul rounds differently for different batch shapes, so a row embedded alone
+#: and within a batch can differ by ~1e-7 (float32 precision), just above the check's
+#: 1e-7, on some machines and thread counts and not on others.  An expected failure would
+#: then pass unnoticed (XPASS) or fail at random; the check runs instead with 1e-5, which a
+#: rounding difference meets and a real dependence on the other rows (per-batch statistics)
+#: does not.
+FLOAT32_ATOL = 1e-5
+
+#: check name -> reason, per estimator class (none: every check passes).
+EXPECTED_FAILURES = {}
 
 
 def _expected_failed_checks(estimator):
-    if isinstance(estimator, BinnedProcrustesEmbedder):  # inherits its base's float32 caveat
-        return _expected_failed_checks(estimator.base_estimator)
     return EXPECTED_FAILURES.get(type(estimator).__name__, {})
 
 
+def _runs_in_float32(estimator):
+    if isinstance(estimator, BinnedProcrustesEmbedder):  # its base's towers
+        return _runs_in_float32(estimator.base_estimator)
+    return not isinstance(estimator, CCACrossModal)
+
+
 @parametrize_with_checks(ESTIMATORS, expected_failed_checks=_expected_failed_checks)
-def test_sklearn_compatible(estimator, check):
+def test_sklearn_compatible(estimator, check, monkeypatch):
+    name = getattr(check, "func", check).__name__
+    if name == "check_methods_subset_invariance" and _runs_in_float32(estimator):
+        monkeypatch.setattr(estimator_checks, "assert_allclose", functools.partial(
+            _assert_allclose_float32, estimator_checks.assert_allclose))
     check(estimator)
+
+
+def _assert_allclose_float32(assert_allclose, actual, desired, atol=0.0, **kwargs):
+    assert_allclose(actual, desired, atol=max(atol, FLOAT32_ATOL), **kwargs)

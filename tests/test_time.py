@@ -159,6 +159,17 @@ def test_time_range_warning_counts_rows_outside_and_points_at_the_caller():
     with pytest.warns(TimeRangeWarning, match=r"2 of 2 row\(s\)") as record:
         model.transform_text(X[:2, 5:-1], time=-3.0)
     assert record[0].filename == __file__
+    # the tolerance: up to 5 % of the training span outside does not warn, farther does
+    lo, hi = model.time_range_
+    tolerance = 0.05 * (hi - lo)
+    X_near = X[:10].copy()
+    X_near[:2, -1] = [lo - 0.9 * tolerance, hi + 0.9 * tolerance]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TimeRangeWarning)
+        model.transform(X_near)
+    X_near[2, -1] = hi + 1.2 * tolerance  # one row beyond: all three outside are counted
+    with pytest.warns(TimeRangeWarning, match=r"3 of 10 row\(s\)"):
+        model.transform(X_near)
 
 
 # --------------------------------------------------------------- tags

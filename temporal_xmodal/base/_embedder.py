@@ -26,9 +26,13 @@ LAYOUT_CONSTRAINTS = {
 #: Their documentation, shared by the estimators' docstrings.
 LAYOUT_PARAMETERS_DOC = """
     n_image_features : int, "auto" or None, default=None
-        Leading image columns of X; ``None`` splits the non-time columns in
-        half; ``"auto"`` reads the blocks from the column names (see
-        :func:`~temporal_xmodal.make_crossmodal_transformer`).
+        Leading image columns of X.  ``"auto"`` reads the image and text
+        blocks from the column names (two name prefixes such as ``img_0…`` /
+        ``txt_0…``, or the ``image__`` / ``text__`` names of
+        :func:`~temporal_xmodal.make_crossmodal_transformer`).  ``None`` does
+        the same when X's names show two blocks, and otherwise splits the
+        non-time columns in half (the image block gets the larger half).  An
+        int that contradicts the names raises a ``ValueError``.
     time_unit : {"years", "months", "weeks", "days", "hours", "minutes", "seconds"}, default="years"
         Unit of the time axis: dates are mapped to it, numbers are read in
         it, and duration parameters given as numbers are in it."""

@@ -46,7 +46,7 @@ def embed_with_time(estimator, X):
     >>> from temporal_xmodal.base import embed_with_time
     >>> from temporal_xmodal.datasets import make_temporal_crossmodal
     >>> X, y, info = make_temporal_crossmodal(200, return_info=True, random_state=0)
-    >>> cca = CCACrossModal(n_components=4, n_image_features=info.n_image_features).fit(X)
+    >>> cca = CCACrossModal(embedding_dim=4, n_image_features=info.n_image_features).fit(X)
     >>> Z_image, Z_text, time, final = embed_with_time(cca, X)
     >>> Z_image.shape, time.shape
     ((200, 4), (200,))
@@ -99,7 +99,7 @@ def layout_blocks(estimator, X):
     >>> from temporal_xmodal.base import layout_blocks
     >>> from temporal_xmodal.datasets import make_temporal_crossmodal
     >>> X, y, info = make_temporal_crossmodal(200, return_info=True, random_state=0)
-    >>> cca = CCACrossModal(n_components=4, n_image_features=info.n_image_features).fit(X)
+    >>> cca = CCACrossModal(embedding_dim=4, n_image_features=info.n_image_features).fit(X)
     >>> X_image, X_text, time = layout_blocks(cca, X)
     >>> X_image.shape[1] == info.n_image_features
     True

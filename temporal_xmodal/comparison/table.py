@@ -3,7 +3,8 @@
 import numpy as np
 from sklearn.utils._param_validation import validate_params
 
-__all__ = ["COLUMNS", "DELTA_TIME_SCORE", "UNDATED_COLUMNS", "format_table", "is_na"]
+__all__ = ["COLUMNS", "DELTA_TIME_SCORE", "METRIC_NAMES", "UNDATED_COLUMNS", "format_table",
+           "is_na"]
 
 #: Columns of the comparison table for labelled data: (key, header, format).
 COLUMNS = (
@@ -28,6 +29,23 @@ UNDATED_COLUMNS = (
 #: coarse mAP (mean of I→T and T→I; its relevance ignores time, so the control is
 #: scored on the same relevance) and TICRC's I→T MRR.
 DELTA_TIME_SCORE = {"labels": "map", "undated": "mrr"}
+#: Every column in full: (short name for a plot's axis, one-line explanation for its caption).
+METRIC_NAMES = {
+    "fit_seconds": ("fit time", "fit time in seconds"),
+    "map_i2t": ("mAP\nimage→text", "mean average precision, image query → texts "
+                                    "(relevant: same category)"),
+    "map_t2i": ("mAP\ntext→image", "the same, text query → images"),
+    "mrr": ("MRR", "mean reciprocal rank of each item's own counterpart"),
+    "mrr_t2i": ("MRR\ntext→image", "the same, caption query → pictures"),
+    "tmap50": ("time-window\nmAP@50", "top-50 mAP, relevant: same category and dated within "
+                                       "the time window"),
+    "local_map10": ("local\nmAP@10", "local alignment: top-10 mAP of queries projected into "
+                                      "each of 10 time bins"),
+    "bounded_map": ("per-bin\nmAP", "temporally bounded retrieval: mAP within the query's own "
+                                     "time bin (10 bins), mean of both directions"),
+    "date_gain": ("Δ date", "MRR minus the MRR with the query dates shuffled"),
+    "delta_time": ("Δ-time", "score minus the same estimator's with a constant time column"),
+}
 
 
 def is_na(value):

@@ -1,16 +1,21 @@
 """CCACrossModal: regularised linear CCA in closed form, the classic cross-modal baseline."""
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
+import torch
 from scipy import linalg
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 from sklearn.utils.extmath import svd_flip
 
 from ..base import LAYOUT_CONSTRAINTS, LAYOUT_PARAMETERS_DOC, CrossModalEmbedder
+from ..time import external_stacklevel
 
-#: Components used when ``n_components=None`` (clipped to what the data allows).
+#: Components used when ``embedding_dim=None`` (clipped to what the data allows).
 DEFAULT_N_COMPONENTS = 32
+
+_EPS = np.finfo(np.float64).eps
 
 
 def _inverse_sqrt_covariance(Xc, reg):
@@ -19,9 +24,50 @@ def _inverse_sqrt_covariance(Xc, reg):
     ridge = reg * np.trace(cov) / cov.shape[0]
     eigval, eigvec = linalg.eigh(cov)
     eigval = np.maximum(eigval, 0.0) + ridge
-    floor = np.finfo(np.float64).eps * max(eigval.max(), 1.0) * cov.shape[0]
+    floor = _EPS * max(eigval.max(), 1.0) * cov.shape[0]
     inv_sqrt = 1.0 / np.sqrt(np.maximum(eigval, floor))
     return (eigvec * inv_sqrt) @ eigvec.T
+
+
+def _closed_form_numpy(Xc, Yc, reg):
+    """Whitening matrices and the SVD of the whitened cross-covariance, in NumPy/SciPy."""
+    Wx = _inverse_sqrt_covariance(Xc, reg)
+    Wy = _inverse_sqrt_covariance(Yc, reg)
+    U, rho, Vt = linalg.svd(Wx @ (Xc.T @ Yc / (Xc.shape[0] - 1)) @ Wy, full_matrices=False)
+    return Wx, Wy, U, rho, Vt
+
+
+def _inverse_sqrt_covariance_torch(A, reg):
+    """:func:`_inverse_sqrt_covariance` with torch, on ``A``'s device."""
+    cov = A.T @ A / (A.shape[0] - 1)
+    ridge = reg * torch.trace(cov) / cov.shape[0]
+    eigval, eigvec = torch.linalg.eigh(cov)
+    eigval = eigval.clamp(min=0.0) + ridge
+    floor = _EPS * eigval.max().clamp(min=1.0) * cov.shape[0]
+    inv_sqrt = 1.0 / torch.sqrt(torch.maximum(eigval, floor))
+    return (eigvec * inv_sqrt) @ eigvec.T
+
+
+def _closed_form_torch(Xc, Yc, reg, device):
+    """:func:`_closed_form_numpy` with torch in float64 on ``device``; returns NumPy."""
+    X = torch.as_tensor(Xc, dtype=torch.float64, device=device)
+    Y = torch.as_tensor(Yc, dtype=torch.float64, device=device)
+    Wx = _inverse_sqrt_covariance_torch(X, reg)
+    Wy = _inverse_sqrt_covariance_torch(Y, reg)
+    U, rho, Vt = torch.linalg.svd(Wx @ (X.T @ Y / (X.shape[0] - 1)) @ Wy, full_matrices=False)
+    return tuple(t.cpu().numpy() for t in (Wx, Wy, U, rho, Vt))
+
+
+def solve_device(device):
+    """Where CCA's closed form runs: ``None`` (NumPy on the CPU) or a torch CUDA device.
+
+    ``"auto"`` and CPU devices give ``None``; any other device is returned as a
+    ``torch.device`` (an unknown device string raises torch's ``RuntimeError``).
+    """
+    if isinstance(device, str) and device == "auto":
+        return None
+    device = torch.device(device)
+    return None if device.type == "cpu" else device
 
 
 class CCACrossModal(CrossModalEmbedder):
@@ -38,24 +84,42 @@ class CCACrossModal(CrossModalEmbedder):
 
     Parameters
     ----------
-    n_components : int or None, default=None
-        Dimension of the common space.  ``None`` uses
-        ``min(32, n_image_features, n_text_features, n_samples - 1)``; an
-        explicit value above that limit raises a ``ValueError``.
+    embedding_dim : int or None, default=None
+        Dimension of the common space: the number of canonical components
+        kept.  ``None`` uses ``min(32, n_image_features, n_text_features,
+        n_samples - 1)`` (the thesis states no dimension; 32 is ours, and the
+        neural estimators' widths come from their papers); an explicit value
+        above that limit raises a ``ValueError``.
     reg : float, default=1e-4
         Ridge on each view's covariance, relative to its mean variance:
         :math:`r = \mathrm{reg}\cdot\mathrm{tr}(\Sigma)/d`.  0 gives plain CCA.
     correlation_power : float, default=0.0
         Scale component j of both projections by :math:`\rho_j^{p}`, its
         canonical correlation to the power p, before normalisation (Gong et
-        al., 2014 use p = 4).  0 gives plain CCA.""" + LAYOUT_PARAMETERS_DOC + """
+        al., 2014 use p = 4).  0 gives plain CCA.
+    device : str or torch.device, default="auto"
+        Where the closed form is solved.  ``"auto"`` and ``"cpu"``: NumPy and
+        SciPy on the CPU (the closed form needs no accelerator; ``"auto"``
+        does not move it to a GPU, so it gives the same solution on every
+        machine).  A CUDA device (``"cuda"``, ``"cuda:1"``, a
+        ``torch.device``): the covariances, their eigendecompositions and the
+        SVD run with torch in float64 on that device; without CUDA it raises,
+        as the neural estimators do.  The fitted weights are NumPy arrays either way and
+        ``transform`` runs in NumPy.
+    random_state : int, RandomState or None, default=None
+        Unused: the closed form is deterministic.  Accepted so that the six
+        estimators take the same keywords (one loop, one grid, one
+        ``BinnedProcrustesEmbedder`` base that receives per-bin seeds).
+    n_components : int or None
+        Deprecated alias of ``embedding_dim`` (a ``FutureWarning``; removed in
+        0.3).""" + LAYOUT_PARAMETERS_DOC + """
 
     Attributes
     ----------
-    n_components_ : int
-        Components actually used.
     embedding_dim_ : int
-        Same as ``n_components_``.
+        Components actually used (the dimension of the common space).
+    n_components_ : int
+        Same as ``embedding_dim_``.
     canonical_correlations_ : ndarray of shape (n_components_,)
         Training-set canonical correlations, decreasing.
     image_weights_, text_weights_ : ndarray of shape (n_*_features_, n_components_)
@@ -75,7 +139,7 @@ class CCACrossModal(CrossModalEmbedder):
     >>> from temporal_xmodal import CCACrossModal
     >>> from temporal_xmodal.datasets import make_temporal_crossmodal
     >>> X, y, info = make_temporal_crossmodal(500, return_info=True, random_state=0)
-    >>> cca = CCACrossModal(n_components=8, n_image_features=info.n_image_features).fit(X)
+    >>> cca = CCACrossModal(embedding_dim=8, n_image_features=info.n_image_features).fit(X)
     >>> cca.transform(X).shape
     (500, 16)
     """
@@ -83,35 +147,60 @@ class CCACrossModal(CrossModalEmbedder):
     _requires_labels = False
     time_use = "none"
     _parameter_constraints = {
-        "n_components": [Interval(Integral, 1, None, closed="left"), None],
+        "embedding_dim": [Interval(Integral, 1, None, closed="left"), None],
         "reg": [Interval(Real, 0, None, closed="left")],
         "correlation_power": [Interval(Real, 0, None, closed="left")],
+        "device": [str, torch.device],
+        "random_state": ["random_state"],
+        "n_components": [Interval(Integral, 1, None, closed="left"), None,
+                         Hidden(StrOptions({"deprecated"}))],
         **LAYOUT_CONSTRAINTS,
     }
 
-    def __init__(self, n_components=None, *, reg=1e-4, correlation_power=0.0,
-                 n_image_features=None,
-                 time_unit="years"):
-        self.n_components = n_components
+    def __init__(self, embedding_dim=None, *, reg=1e-4, correlation_power=0.0, device="auto",
+                 random_state=None, n_image_features=None, time_unit="years",
+                 n_components="deprecated"):
+        self.embedding_dim = embedding_dim
         self.reg = reg
         self.correlation_power = correlation_power
+        self.device = device
+        self.random_state = random_state
         self.n_image_features = n_image_features
         self.time_unit = time_unit
+        self.n_components = n_components
+
+    def _requested_dim(self):
+        """``embedding_dim``, or the deprecated ``n_components`` (with a FutureWarning)."""
+        if isinstance(self.n_components, str) and self.n_components == "deprecated":
+            return self.embedding_dim
+        if self.embedding_dim is not None and self.embedding_dim != self.n_components:
+            raise ValueError(
+                f"CCACrossModal got embedding_dim={self.embedding_dim} and "
+                f"n_components={self.n_components}: n_components is the deprecated name of "
+                "embedding_dim; pass embedding_dim only.")
+        warnings.warn(
+            "CCACrossModal's n_components was renamed embedding_dim, the name every "
+            "estimator of the library uses (n_components will be removed in 0.3): pass "
+            f"embedding_dim={self.n_components}.", FutureWarning,
+            stacklevel=external_stacklevel())
+        return self.n_components
 
     def _fit(self, X_image, X_text, time, labels):
+        requested = self._requested_dim()
+        device = solve_device(self.device)
         X_image = np.asarray(X_image, dtype=np.float64)  # closed form in float64
         X_text = np.asarray(X_text, dtype=np.float64)
         n = X_image.shape[0]
         limit = min(X_image.shape[1], X_text.shape[1], n - 1)
-        if self.n_components is None:
+        if requested is None:
             k = min(DEFAULT_N_COMPONENTS, limit)
-        elif self.n_components > limit:
+        elif requested > limit:
             raise ValueError(
-                f"n_components={self.n_components} exceeds min(n_image_features, "
+                f"embedding_dim={requested} exceeds min(n_image_features, "
                 f"n_text_features, n_samples - 1) = {limit}."
             )
         else:
-            k = self.n_components
+            k = requested
         self.image_mean_ = X_image.mean(axis=0)
         self.text_mean_ = X_text.mean(axis=0)
         Xc, Yc = X_image - self.image_mean_, X_text - self.text_mean_
@@ -122,10 +211,8 @@ class CCACrossModal(CrossModalEmbedder):
                     f"The {name} features deviate from their mean by up to {largest:.3g}: "
                     "their covariance overflows float64 (too large for CCA). Scale the "
                     "features (e.g. StandardScaler) before fitting.")
-        Wx = _inverse_sqrt_covariance(Xc, self.reg)
-        Wy = _inverse_sqrt_covariance(Yc, self.reg)
-        cross = Xc.T @ Yc / (n - 1)
-        U, rho, Vt = linalg.svd(Wx @ cross @ Wy, full_matrices=False)
+        Wx, Wy, U, rho, Vt = (_closed_form_numpy(Xc, Yc, self.reg) if device is None else
+                              _closed_form_torch(Xc, Yc, self.reg, device))
         U, Vt = svd_flip(U[:, :k], Vt[:k], u_based_decision=True)
         self.image_weights_ = Wx @ U
         self.text_weights_ = Wy @ Vt.T

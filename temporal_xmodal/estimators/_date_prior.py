@@ -151,7 +151,7 @@ class DatePriorRetrieval(BaseEstimator):
     >>> rng = np.random.default_rng(0)
     >>> image, text = rng.normal(size=(200, 8)), rng.normal(size=(200, 6))
     >>> dates = np.linspace(1900.0, 1950.0, 200)
-    >>> model = DatePriorRetrieval(CCACrossModal(n_components=4), n_image_features=8)
+    >>> model = DatePriorRetrieval(CCACrossModal(embedding_dim=4), n_image_features=8)
     >>> model = model.fit(stack_modalities(image, text, dates), np.arange(200))
     >>> model.scores(image[:5], text, dates[:5]).shape
     (5, 200)

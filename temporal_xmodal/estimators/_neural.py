@@ -131,7 +131,7 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
             data_train.release()  # the data's copy on the device, if it was moved there
         self.embedding_dim_ = self.embedding_dim
         self.training_interrupted_ = bool(getattr(self.net_, "interrupted_", False))
-        self.best_epoch_ = self._best_epoch(data_valid is not None, n_before)
+        self.best_epoch_, self.convergence_ = self._best_epoch(data_valid is not None, n_before)
         if self.training_interrupted_:
             warnings.warn(interrupt_message(self.net_.history, self.selection_metric, n_before,
                                             validating=data_valid is not None,
@@ -140,7 +140,8 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
         return self
 
     def _best_epoch(self, validating, n_before):
-        """The epoch whose weights are kept (:func:`._checkpoint.best_epoch`)."""
+        """The epoch whose weights are kept and the fit's convergence summary
+        (:func:`._checkpoint.best_epoch`)."""
         return best_epoch(self.net_.history, self.selection_metric, n_before,
                           validating=validating, max_epochs=self.max_epochs,
                           interrupted=self.training_interrupted_, name=type(self).__name__)

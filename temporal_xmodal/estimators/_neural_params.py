@@ -50,7 +50,11 @@ COMMON_CONSTRAINTS = {
 #: The shared parameters, documented once: (name, type, description).  Each estimator's
 #: docstring gets them with its own defaults (:func:`document_shared_parameters`).
 _SHARED_PARAMETERS = (
-    ("embedding_dim", "int", "Dimension D of the common space."),
+    ("embedding_dim", "int", "Dimension D of the common space (``transform`` returns 2 D "
+                             "columns).  The default is the width the estimator's paper "
+                             "fixes{width_source}; the six estimators take the same "
+                             "``embedding_dim``, so pass one value to all for outputs of one "
+                             "width."),
     ("hidden_dim", "int", "Width of each modality's hidden layer."),
     ("dropout", "float", "Dropout probability on the hidden layer."),
     ("max_epochs", "int", "Training epochs per ``fit``."),
@@ -107,7 +111,14 @@ _SHARED_ATTRIBUTES = """    net_ : skorch.NeuralNet
         best of ``selection_metric`` among the last fit's epochs when
         validating, else the last.  When it is the last of the fit's
         ``max_epochs`` (≥ 2) epochs, ``fit`` warns with a
-        :class:`~sklearn.exceptions.ConvergenceWarning`.
+        :class:`~sklearn.exceptions.ConvergenceWarning` (one text per class, so
+        a grid search shows it once).
+    convergence_ : dict
+        How the last fit ended: ``best_epoch``, ``last_epoch``, ``metric``
+        (the selection figure; ``None`` without validation), ``best_score``
+        (its value at ``best_epoch``; ``None`` without validation) and
+        ``still_improving`` (the best epoch was the last: the
+        ``ConvergenceWarning``).
     training_interrupted_ : bool
         Whether Ctrl-C stopped the last fit; ``fit`` then warns with a
         :class:`~temporal_xmodal.training.TrainingInterruptedWarning` saying
@@ -123,7 +134,8 @@ def document_shared_parameters(cls):
     The ``[shared parameters]``, ``[triplet parameters]`` and ``[shared attributes]`` lines
     of ``cls.__doc__`` become the documentation of the shared parameters, of the two-tower
     estimators' triplet options (with the defaults of ``cls.__init__``) and of the fitted
-    attributes every neural estimator has.
+    attributes every neural estimator has.  ``cls._embedding_dim_source``, when set, says
+    where the default ``embedding_dim`` comes from (a paper and its section).
     """
     if cls.__doc__ is None:  # python -OO
         return cls
@@ -134,6 +146,9 @@ def document_shared_parameters(cls):
         for name, kind, text in table:
             default = defaults[name]
             default = f'"{default}"' if isinstance(default, str) else repr(default)
+            if "{width_source}" in text:
+                source = getattr(cls, "_embedding_dim_source", "")
+                text = text.replace("{width_source}", f" ({source})" if source else "")
             lines.append(f"    {name} : {kind}, default={default}\n"
                          + textwrap.fill(text, 88, initial_indent=" " * 8,
                                          subsequent_indent=" " * 8) + "\n")

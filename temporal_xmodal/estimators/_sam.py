@@ -61,6 +61,8 @@ class SAMEmbedder(NeuralCrossModalEmbedder):
     """
 
     time_use = "none"
+    _embedding_dim_source = ("D = 200: the SAM paper, Semedo & Magalhães, ACM MM 2019, "
+                             "stated for NUS-WIDE-10k and used for every data set")
     _parameter_constraints = {
         **COMMON_CONSTRAINTS,
         "adaptive_weight": [Interval(Real, 0, 1, closed="both")],

@@ -15,7 +15,7 @@ from ..losses.temporal_correlation import (
     TemporalCorrelation,
     WordTopicCorrelation,
 )
-from ..time import external_stacklevel
+from ..time import external_stacklevel, to_duration
 from ._neural import NeuralCrossModalEmbedder
 from ._neural_params import COMMON_CONSTRAINTS, document_shared_parameters, store_init_params
 
@@ -25,6 +25,10 @@ CORRELATIONS = {
     "category": CategoryKDECorrelation,
     "topic": WordTopicCorrelation,
 }
+
+
+#: ``bandwidth=None``: h of the correlation given by name, a duration in any time unit.
+DEFAULT_BANDWIDTHS = {"recency": "0.3Y", "category": "1Y", "topic": "1Y"}
 
 
 @document_shared_parameters
@@ -55,8 +59,11 @@ class TempXNetEmbedder(NeuralCrossModalEmbedder):
         carries its own parameters (``bandwidth`` must then be None).
     bandwidth : float, str, timedelta or None, default=None
         h, a duration: a number in ``time_unit``, or ``"90D"``,
-        ``pandas.Timedelta``, ``numpy.timedelta64``.  ``None``: 0.3 for
-        recency, 1 for category and topic, in ``time_unit``.
+        ``pandas.Timedelta``, ``numpy.timedelta64``.  ``None``: 0.3 years
+        (about 3.6 months) for recency, 1 year for category and topic,
+        whatever ``time_unit``.  Shorter bandwidths trade category mAP for
+        time-window mAP, a little (docs/estimators/tempxnet.md, "Which knobs
+        matter").
     temporal_weight : float, default=1.0
         λ, the weight of the temporal term; 0 gives the static triplet-loss
         control.  When every training item has the same time, the fit warns
@@ -104,6 +111,8 @@ class TempXNetEmbedder(NeuralCrossModalEmbedder):
     """
 
     time_use = "training"
+    _embedding_dim_source = ("D = 100: Semedo & Magalhães, ACM MM 2018; Semedo, thesis, "
+                             "eq. 4.17")
     _parameter_constraints = {
         **COMMON_CONSTRAINTS,
         "correlation": [StrOptions(set(CORRELATIONS)), TemporalCorrelation],
@@ -140,7 +149,9 @@ class TempXNetEmbedder(NeuralCrossModalEmbedder):
                                  f"{type(self.correlation).__name__} object has its own "
                                  "bandwidth (leave bandwidth=None)")
             return clone(self.correlation)
-        options = {} if self.bandwidth is None else {"bandwidth": self._duration("bandwidth")}
+        bandwidth = (DEFAULT_BANDWIDTHS[self.correlation] if self.bandwidth is None
+                     else self.bandwidth)  # the defaults are in years whatever time_unit
+        options = {"bandwidth": to_duration(bandwidth, self.time_unit, name="bandwidth")}
         if self.correlation != "recency":
             options["normalisation"] = self.correlation_normalisation
         if self.correlation == "topic":

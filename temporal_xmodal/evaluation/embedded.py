@@ -116,7 +116,7 @@ def embed_split(estimator, X, y=None):
     >>> from temporal_xmodal.datasets import make_temporal_crossmodal
     >>> from temporal_xmodal.evaluation import coarse_alignment, embed_split
     >>> X, y, info = make_temporal_crossmodal(200, return_info=True, random_state=0)
-    >>> cca = CCACrossModal(n_components=4, n_image_features=info.n_image_features).fit(X)
+    >>> cca = CCACrossModal(embedding_dim=4, n_image_features=info.n_image_features).fit(X)
     >>> split = embed_split(cca, X, y)
     >>> coarse_alignment(cca, split) == coarse_alignment(cca, X, y)
     True

@@ -100,7 +100,7 @@ def coarse_alignment(estimator, X, y=None, *, k=None):
     >>> from temporal_xmodal.datasets import make_temporal_crossmodal
     >>> from temporal_xmodal.evaluation import coarse_alignment
     >>> X, y, info = make_temporal_crossmodal(200, return_info=True, random_state=0)
-    >>> cca = CCACrossModal(n_components=4, n_image_features=info.n_image_features).fit(X)
+    >>> cca = CCACrossModal(embedding_dim=4, n_image_features=info.n_image_features).fit(X)
     >>> sorted(coarse_alignment(cca, X, y))
     ['i2t', 'mean', 't2i']
     """

@@ -15,15 +15,21 @@ Two questions a historian asks of a time-conditioned model:
   for detecting words with usage change across corpora".)
 
 Both work with the six estimators; for static ones (CCA, SAM, ...) every
-instant gives the same neighbourhood, so shifts are 0.
+instant gives the same neighbourhood, so shifts are 0.  Both tables say how
+much the neighbourhoods changed overall in ``table.attrs["time_change"]``
+(:func:`~temporal_xmodal.search._change.time_change`): the mean change Δ, and
+in words whether the model barely uses time.
 """
+
+from numbers import Real
 
 import numpy as np
 import torch
 from sklearn.utils._param_validation import StrOptions, validate_params
 
+from ._change import over_time_change, time_change
 from ._index import CONSTRAINTS, CrossModalIndex, embed, estimator_device
-from ._results import _payload_columns, check_payload, pandas_or_none
+from ._results import _payload_columns, check_ids, check_payload, pandas_or_none
 from ._topk import as_embedding_tensor, topk_torch
 
 _DIRECTIONS = {"i2t": ("image", "text"), "t2i": ("text", "image"),
@@ -38,6 +44,11 @@ def _require_pandas(name):
         raise ImportError(f"{name} returns a pandas DataFrame; install pandas "
                           "(pip install temporal-xmodal[pandas]).")
     return pd
+
+
+def _instant(t):
+    """An instant for a message: ``1870`` rather than ``1870.0``."""
+    return f"{t:g}" if isinstance(t, Real) else str(t)
 
 
 def _as_row(x):
@@ -105,7 +116,13 @@ def neighbourhood_over_time(estimator, x, X_gallery, times, k=10, *, direction="
         missing for ``"left"`` rows), ``neighbour`` (gallery row), ``score``
         (cosine at that instant), ``status`` (``"initial"`` at the first
         instant, then ``"kept"``, ``"entered"`` or ``"left"``), then the
-        payload column(s).
+        payload column(s).  ``table.attrs["time_change"]`` says how much the
+        neighbourhood moved: ``neighbourhood_change`` Δ, the mean over
+        consecutive instants of 1 − Jaccard of the two top-k sets (0: the
+        same neighbours at every instant); ``displacement``, the mean
+        1 − cos of the item's own embedding between consecutive instants;
+        ``time_use``; ``barely_changes`` (Δ < 0.05, or a model that ignores
+        time at inference) and a ``message`` saying so in words.
 
     See Also
     --------
@@ -118,13 +135,14 @@ def neighbourhood_over_time(estimator, x, X_gallery, times, k=10, *, direction="
         raise ValueError("times is empty; give at least one instant.")
     x = _as_row(x)
     payload = check_payload(payload, len(X_gallery))
-    frames, previous = [], None
+    frames, previous, queries = [], None, []
     for t in times:
         index = CrossModalIndex(estimator, modality=gallery_modality,
                                 query_modality=query_modality, time=t,
                                 working_memory=working_memory).fit(X_gallery)
         q = as_embedding_tensor(embed(estimator, x, query_modality, t), "x embedding",
                                 index.device_).to(index.embeddings_.dtype)
+        queries.append(q[0])
         result = index.search_embeddings(q, k)
         top, scores = result.indices[0], result.scores[0]
         if previous is None:
@@ -147,6 +165,11 @@ def neighbourhood_over_time(estimator, x, X_gallery, times, k=10, *, direction="
     if payload is not None:
         for name, values in _payload_columns(payload).items():
             table[name] = values[table["neighbour"].to_numpy()]
+    moves = [1.0 - float(torch.nn.functional.cosine_similarity(a, b, dim=0))
+             for a, b in zip(queries[:-1], queries[1:])]
+    table.attrs["time_change"] = time_change(
+        estimator, over_time_change(table), max(float(np.mean(moves)), 0.0) if moves else 0.0,
+        k=k, between="consecutive instants")
     return table
 
 
@@ -184,12 +207,13 @@ def _topk_sets(Z, G, k, exclude_self, working_memory):
         "X_gallery": ["array-like", None],
         "gallery_modality": [_MODALITIES, None],
         "payload": "no_validation",
+        "ids": CONSTRAINTS["ids"],
         "working_memory": CONSTRAINTS["working_memory"],
     },
     prefer_skip_nested_validation=True,
 )
 def neighbourhood_shift(estimator, X, times, k=10, *, modality="text", X_gallery=None,
-                        gallery_modality=None, payload=None, working_memory=None):
+                        gallery_modality=None, payload=None, ids=None, working_memory=None):
     """Items ranked by how much their neighbourhood changes between two instants.
 
     For each item ``x`` of ``X`` (projected at ``t1`` and at ``t2``), with
@@ -226,6 +250,9 @@ def neighbourhood_shift(estimator, X, times, k=10, *, modality="text", X_gallery
         cross-modal neighbourhoods).  Ignored without ``X_gallery``.
     payload : sequence, pandas Series/DataFrame or None, default=None
         One entry per item of ``X`` (e.g. its caption), joined as column(s).
+    ids : array-like of shape (n_items,) or None, default=None
+        The caller's id of each item of ``X``, given as the ``item`` column.
+        Default: the index of a pandas ``X``, else its row ``0 .. n_items - 1``.
     working_memory : float or None, default=None
         Budget of one score block in MiB.  Default: 64 on the CPU; on a GPU
         a quarter of its free memory, at most 8 GiB.
@@ -234,9 +261,13 @@ def neighbourhood_shift(estimator, X, times, k=10, *, modality="text", X_gallery
     -------
     table : pandas.DataFrame
         One row per item, sorted by decreasing ``neighbourhood_shift`` (then
-        ``displacement``): ``item`` (row of ``X``), ``neighbourhood_shift``,
-        ``displacement``, ``shared`` (neighbours in both top-k), then the
-        payload column(s).
+        ``displacement``): ``item`` (the item's id, or its row of ``X``),
+        ``neighbourhood_shift``, ``displacement``, ``shared`` (neighbours in
+        both top-k), then the payload column(s).
+        ``table.attrs["time_change"]`` summarises all items:
+        ``neighbourhood_change`` Δ (the mean ``neighbourhood_shift``),
+        ``displacement`` (its mean), ``time_use``, ``barely_changes`` (Δ <
+        0.05, or a model that ignores time at inference) and a ``message``.
 
     See Also
     --------
@@ -247,6 +278,7 @@ def neighbourhood_shift(estimator, X, times, k=10, *, modality="text", X_gallery
     if len(times) != 2:
         raise ValueError(f"times must hold exactly two instants (t1, t2); got {len(times)}.")
     payload = check_payload(payload, len(X))
+    ids = check_ids(ids, X, "ids", "item")
     device = estimator_device(estimator)
     exclude_self = X_gallery is None
     if exclude_self:
@@ -269,7 +301,7 @@ def neighbourhood_shift(estimator, X, times, k=10, *, modality="text", X_gallery
     jaccard = shared / (2 * size - shared)
     cos = torch.nn.functional.cosine_similarity(Z[0], Z[1].to(Z[0].dtype), dim=1)
     table = pd.DataFrame({
-        "item": np.arange(len(shared)),
+        "item": np.arange(len(shared)) if ids is None else ids,
         "neighbourhood_shift": 1.0 - jaccard,
         "displacement": (1.0 - cos).clamp_min(0.0).cpu().numpy().astype(np.float64),
         "shared": shared,
@@ -277,6 +309,12 @@ def neighbourhood_shift(estimator, X, times, k=10, *, modality="text", X_gallery
     if payload is not None:
         for name, values in _payload_columns(payload).items():
             table[name] = values
-    table = table.sort_values(["neighbourhood_shift", "displacement", "item"],
-                              ascending=[False, False, True], kind="stable")
-    return table.reset_index(drop=True)
+    # by decreasing shift, then displacement, then row of X (ids need not be sortable)
+    order = np.lexsort((np.arange(len(table)), -table["displacement"].to_numpy(),
+                        -table["neighbourhood_shift"].to_numpy()))
+    table = table.iloc[order].reset_index(drop=True)
+    table.attrs["time_change"] = time_change(
+        estimator, float(table["neighbourhood_shift"].mean()),
+        float(table["displacement"].mean()), k=size,
+        between=f"{_instant(times[0])} and {_instant(times[1])}")
+    return table

@@ -13,7 +13,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions, va
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import CountInterval
-from ._results import SearchResult, check_payload, format_result
+from ._results import SearchResult, check_ids, check_payload, format_result
 from ._topk import (
     as_embedding_tensor,
     build_faiss_index,
@@ -30,6 +30,7 @@ CONSTRAINTS = {
     "k": [CountInterval(1, None)],
     "working_memory": [Interval(Real, 0, None, closed="neither"), None],
     "as_frame": [StrOptions({"auto"}), "boolean"],
+    "ids": ["array-like", None],
 }
 
 
@@ -61,7 +62,9 @@ class CrossModalIndex(BaseEstimator):
     every gallery caption at 1890 once; ``.search(X_image, k, time=1910)``
     then projects the query pictures at 1910 and returns each one's ``k``
     nearest captions (exact inner-product search, chunked: memory stays
-    bounded by ``working_memory`` whatever the gallery size).
+    bounded by ``working_memory`` whatever the gallery size).  The results'
+    ``query`` column carries the caller's ids: the index of a DataFrame of
+    queries, or ``ids=`` (``search(X_image[[5, 42]], ids=[5, 42])``).
 
     Read more in the user guide: docs/search.md.
 
@@ -97,6 +100,9 @@ class CrossModalIndex(BaseEstimator):
         Gallery size.
     payload_ : object or None
         The payload given to :meth:`fit`.
+    ids_ : ndarray of shape (n_gallery,) or None
+        The gallery's ids: ``ids=`` of :meth:`fit`, else the index of a
+        pandas gallery, else None.
     faiss_index_ : faiss.IndexFlatIP
         Only with ``backend="faiss"``.
 
@@ -116,6 +122,8 @@ class CrossModalIndex(BaseEstimator):
     >>> index = CrossModalIndex(est, modality="text").fit(X_txt)
     >>> index.search(X_img[:2], k=3, as_frame=False).indices.shape
     (2, 3)
+    >>> index.search(X_img[[5, 42]], k=1, ids=[5, 42])["query"].tolist()
+    [5, 42]
     """
 
     _parameter_constraints = {
@@ -136,7 +144,7 @@ class CrossModalIndex(BaseEstimator):
         self.backend = backend
         self.working_memory = working_memory
 
-    def fit(self, X, y=None, *, payload=None):
+    def fit(self, X, y=None, *, payload=None, ids=None):
         """Embed the gallery ``X`` at :attr:`time` and keep it.
 
         Parameters
@@ -148,6 +156,10 @@ class CrossModalIndex(BaseEstimator):
         payload : sequence, pandas Series/DataFrame or None, default=None
             One entry per gallery item (caption, file path, ...), joined to
             the search results.
+        ids : array-like of shape (n_gallery,) or None, default=None
+            The caller's id of each gallery item, given as the results'
+            ``gallery_id`` column.  Default: the index of a pandas ``X``;
+            for an array ``X``, no such column (``index`` gives the row).
 
         Returns
         -------
@@ -157,21 +169,23 @@ class CrossModalIndex(BaseEstimator):
         if self.backend == "faiss":
             import_faiss()
         check_is_fitted(self.estimator)
+        ids = check_ids(ids, X, "ids", "gallery item")
         self.device_ = estimator_device(self.estimator)
         Z = embed(self.estimator, X, self.modality, self.time)
         self.embeddings_ = as_embedding_tensor(Z, "gallery embeddings", self.device_)
         self.n_items_ = self.embeddings_.shape[0]
         self.payload_ = check_payload(payload, self.n_items_)
+        self.ids_ = ids
         if self.backend == "faiss":
             self.faiss_index_ = build_faiss_index(self.embeddings_)
         return self
 
     @validate_params(
         {"X": ["array-like"], "k": CONSTRAINTS["k"], "time": "no_validation",
-         "as_frame": CONSTRAINTS["as_frame"]},
+         "ids": CONSTRAINTS["ids"], "as_frame": CONSTRAINTS["as_frame"]},
         prefer_skip_nested_validation=True,
     )
-    def search(self, X, k=10, *, time=None, as_frame="auto"):
+    def search(self, X, k=10, *, time=None, ids=None, as_frame="auto"):
         """The ``k`` nearest gallery items of each query, queries projected at ``time``.
 
         Parameters
@@ -183,6 +197,10 @@ class CrossModalIndex(BaseEstimator):
         time : scalar, array-like of shape (n_queries,) or None, default=None
             Instant(s) at which the queries are projected; passed unchanged
             to the estimator.
+        ids : array-like of shape (n_queries,) or None, default=None
+            The caller's id of each query, given as the ``query`` column
+            (e.g. ``search(X_image[[5, 42, 77]], ids=[5, 42, 77])``).
+            Default: the index of a pandas ``X``, else ``0 .. n_queries - 1``.
         as_frame : {"auto", True, False}, default="auto"
             Return a DataFrame (``True``, or ``"auto"`` when pandas is
             installed) or a :class:`SearchResult`.
@@ -190,17 +208,18 @@ class CrossModalIndex(BaseEstimator):
         Returns
         -------
         result : pandas.DataFrame or SearchResult
-            Columns ``query, rank, index, score`` (+ payload); see
-            :meth:`SearchResult.to_frame`.
+            Columns ``query, rank, index, score`` (+ ``gallery_id`` when the
+            gallery has ids, + payload); see :meth:`SearchResult.to_frame`.
         """
         check_is_fitted(self, "embeddings_")
+        ids = check_ids(ids, X, "ids", "query")
         modality = self.query_modality or _other(self.modality)
         Z = embed(self.estimator, X, modality, time)
-        return format_result(self.search_embeddings(Z, k), as_frame)
+        return format_result(self.search_embeddings(Z, k, ids=ids), as_frame)
 
-    @validate_params({"query": ["array-like"], "k": CONSTRAINTS["k"]},
+    @validate_params({"query": ["array-like"], "k": CONSTRAINTS["k"], "ids": CONSTRAINTS["ids"]},
                      prefer_skip_nested_validation=True)
-    def search_embeddings(self, query, k=10):
+    def search_embeddings(self, query, k=10, *, ids=None):
         """Search the gallery with already-embedded queries.
 
         Parameters
@@ -209,6 +228,8 @@ class CrossModalIndex(BaseEstimator):
             Query embeddings, in the gallery's space.
         k : int, default=10
             Neighbours per query (at most the gallery size).
+        ids : array-like of shape (n_queries,) or None, default=None
+            The caller's id of each query, as in :meth:`search`.
 
         Returns
         -------
@@ -216,6 +237,7 @@ class CrossModalIndex(BaseEstimator):
             The ``k`` nearest gallery items of each query.
         """
         check_is_fitted(self, "embeddings_")
+        ids = check_ids(ids, query, "ids", "query")
         Q = as_embedding_tensor(query, "query embeddings", self.device_)
         if Q.shape[1] != self.embeddings_.shape[1]:
             raise ValueError(f"query embeddings have {Q.shape[1]} columns; the gallery's have "
@@ -226,7 +248,8 @@ class CrossModalIndex(BaseEstimator):
         else:
             scores, indices = topk_torch(Q, self.embeddings_, k,
                                          working_memory=self.working_memory)
-        return SearchResult(scores, indices, self.payload_)
+        return SearchResult(scores, indices, self.payload_, query_ids=ids,
+                            gallery_ids=self.ids_)
 
 
 @validate_params(
@@ -239,6 +262,8 @@ class CrossModalIndex(BaseEstimator):
         "query_time": "no_validation",
         "gallery_time": "no_validation",
         "payload": "no_validation",
+        "query_ids": CONSTRAINTS["ids"],
+        "gallery_ids": CONSTRAINTS["ids"],
         "backend": [StrOptions(set(_BACKENDS))],
         "working_memory": CONSTRAINTS["working_memory"],
         "as_frame": CONSTRAINTS["as_frame"],
@@ -246,8 +271,8 @@ class CrossModalIndex(BaseEstimator):
     prefer_skip_nested_validation=True,
 )
 def cross_modal_search(estimator, X_query, X_gallery, k=10, *, direction="i2t",
-                       query_time=None, gallery_time=None, payload=None, backend="torch",
-                       working_memory=None, as_frame="auto"):
+                       query_time=None, gallery_time=None, payload=None, query_ids=None,
+                       gallery_ids=None, backend="torch", working_memory=None, as_frame="auto"):
     """One-shot top-k search: project queries and gallery at their instants, then search.
 
     Equivalent to ``CrossModalIndex(...).fit(X_gallery).search(X_query, k)``
@@ -274,6 +299,12 @@ def cross_modal_search(estimator, X_query, X_gallery, k=10, *, direction="i2t",
         ``transform_image`` / ``transform_text``.
     payload : sequence, pandas Series/DataFrame or None, default=None
         One entry per gallery item, joined to the results.
+    query_ids : array-like of shape (n_queries,) or None, default=None
+        The caller's id of each query, given as the ``query`` column.
+        Default: the index of a pandas ``X_query``, else ``0 .. n_queries - 1``.
+    gallery_ids : array-like of shape (n_gallery,) or None, default=None
+        The caller's id of each gallery item, given as the ``gallery_id``
+        column.  Default: the index of a pandas ``X_gallery``, else no column.
     backend : {"torch", "faiss"}, default="torch"
         Search engine, as in :class:`CrossModalIndex`.
     working_memory : float or None, default=None
@@ -286,13 +317,15 @@ def cross_modal_search(estimator, X_query, X_gallery, k=10, *, direction="i2t",
     Returns
     -------
     result : pandas.DataFrame or SearchResult
-        Columns ``query, rank, index, score`` (+ payload); see
-        :meth:`SearchResult.to_frame`.
+        Columns ``query, rank, index, score`` (+ ``gallery_id``, + payload);
+        see :meth:`SearchResult.to_frame`.
     """
+    query_ids = check_ids(query_ids, X_query, "query_ids", "query")
+    gallery_ids = check_ids(gallery_ids, X_gallery, "gallery_ids", "gallery item")
     names = {"i": "image", "t": "text"}
     index = CrossModalIndex(estimator, modality=names[direction[2]],
                             query_modality=names[direction[0]], time=gallery_time,
                             backend=backend, working_memory=working_memory)
-    return index.fit(X_gallery, payload=payload).search(X_query, k, time=query_time,
-                                                        as_frame=as_frame)
+    index.fit(X_gallery, payload=payload, ids=gallery_ids)
+    return index.search(X_query, k, time=query_time, ids=query_ids, as_frame=as_frame)
 

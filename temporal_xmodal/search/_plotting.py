@@ -1,9 +1,12 @@
 """Charts of the exploration tables (matplotlib, optional)."""
 
+import textwrap
+
 import numpy as np
 from sklearn.utils._param_validation import validate_params
 
 from .._validation import CountInterval
+from ._change import over_time_change, time_change
 
 
 def _pyplot():
@@ -20,17 +23,28 @@ def _short(value, width):
     return text if len(text) <= width else text[:width - 1] + "…"
 
 
+def _set_change_title(ax, title, summary, width=95):
+    """``title`` over the change summary's message; red when the neighbourhoods barely change."""
+    lines = ([title] if title else []) + textwrap.wrap(summary["message"], width)
+    ax.set_title("\n".join(lines), fontsize=9,
+                 color="tab:red" if summary["barely_changes"] else "black")
+
+
 @validate_params(
     {"table": "no_validation", "label": [str, None], "width": [CountInterval(1, None)],
-     "ax": "no_validation"},
+     "title": [str, None], "ax": "no_validation"},
     prefer_skip_nested_validation=True,
 )
-def plot_neighbourhood_over_time(table, *, label=None, width=40, ax=None):
+def plot_neighbourhood_over_time(table, *, label=None, width=40, title=None, ax=None):
     """Rank chart of :func:`neighbourhood_over_time`: each neighbour's rank per instant.
 
     One line per neighbour that is in the top-k at some instant, through its
     rank at every instant where it is in the top-k (rank 1 at the top); the
-    legend (right of the axes) names the neighbours by colour.
+    legend (right of the axes) names the neighbours by colour.  The title says
+    how much the neighbourhood changed: the mean change Δ between consecutive
+    instants (``table.attrs["time_change"]``), and in words (in red) when it
+    barely changes (Δ < 0.05) or cannot (a model that ignores time at
+    inference).
 
     Read more in the user guide: docs/search.md.
 
@@ -43,6 +57,9 @@ def plot_neighbourhood_over_time(table, *, label=None, width=40, ax=None):
         ``None``: the payload column if there is one, else the gallery row.
     width : int, default=40
         Labels are cut to this many characters.
+    title : str or None, default=None
+        First line of the title, above the change summary (default
+        ``"neighbourhood over time"``).
     ax : matplotlib Axes or None, default=None
         Where to draw (a new figure when ``None``).
 
@@ -73,7 +90,9 @@ def plot_neighbourhood_over_time(table, *, label=None, width=40, ax=None):
     ax.set_yticks(range(1, k + 1))
     ax.set_xlabel("instant at which the item and the gallery are projected")
     ax.set_ylabel("rank among the item's neighbours")
-    ax.set_title("neighbourhood over time", fontsize=9)
+    summary = table.attrs.get("time_change") or time_change(None, over_time_change(table),
+                                                            between="consecutive instants")
+    _set_change_title(ax, "neighbourhood over time" if title is None else title, summary)
     ax.grid(axis="y", lw=0.3)
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
     return ax
@@ -81,16 +100,18 @@ def plot_neighbourhood_over_time(table, *, label=None, width=40, ax=None):
 
 @validate_params(
     {"table": "no_validation", "n": [CountInterval(1, None)], "label": [str, None],
-     "width": [CountInterval(1, None)], "axes": "no_validation"},
+     "width": [CountInterval(1, None)], "title": [str, None], "axes": "no_validation"},
     prefer_skip_nested_validation=True,
 )
-def plot_neighbourhood_shift(table, *, n=10, label=None, width=45, axes=None):
+def plot_neighbourhood_shift(table, *, n=10, label=None, width=45, title=None, axes=None):
     """Chart of :func:`neighbourhood_shift`: the ``n`` most shifted items and all items.
 
     Left: horizontal bars of the neighbourhood shift (1 − Jaccard) of the
     ``n`` items that shift most, with their displacement (1 − cos) as dots on
     a second axis.  Right: displacement against neighbourhood shift for all
-    items (the ``n`` first in colour).
+    items (the ``n`` first in colour).  The left title gives the mean shift Δ
+    over all items (``table.attrs["time_change"]``), and says in words (in
+    red) when the neighbourhoods barely change (Δ < 0.05) or cannot.
 
     Read more in the user guide: docs/search.md.
 
@@ -105,6 +126,8 @@ def plot_neighbourhood_shift(table, *, n=10, label=None, width=45, axes=None):
         else the item's row.
     width : int, default=45
         Labels are cut to this many characters.
+    title : str or None, default=None
+        First line of the left title, above the change summary.
     axes : pair of matplotlib Axes or None, default=None
         Where to draw (a new figure when ``None``).
 
@@ -139,4 +162,7 @@ def plot_neighbourhood_shift(table, *, n=10, label=None, width=45, axes=None):
     ax_all.set_xlabel("neighbourhood shift (1 − Jaccard)")
     ax_all.set_ylabel("displacement (1 − cos)")
     ax_all.legend(fontsize=7)
+    summary = table.attrs.get("time_change") or time_change(
+        None, float(table["neighbourhood_shift"].mean()), float(table["displacement"].mean()))
+    _set_change_title(ax_bar, title, summary, width=110)
     return ax_bar, ax_all

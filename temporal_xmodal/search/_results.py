@@ -29,12 +29,18 @@ class SearchResult:
     payload : sequence, pandas Series/DataFrame or None, default=None
         One entry (row) per gallery item, joined to the neighbours by
         :meth:`to_frame` (e.g. captions or file paths).
+    query_ids : array-like of shape (n_queries,) or None, default=None
+        The caller's id of each query: the ``query`` column of
+        :meth:`to_frame` (default ``0 .. n_queries - 1``).
+    gallery_ids : array-like of shape (n_gallery,) or None, default=None
+        The caller's id of each gallery item: the ``gallery_id`` column of
+        :meth:`to_frame` (no such column when ``None``).
 
     Attributes
     ----------
     scores, indices : ndarray
         As given.
-    payload : object or None
+    payload, query_ids, gallery_ids : object or None
         As given.
 
     Examples
@@ -46,10 +52,12 @@ class SearchResult:
     ['c', 'a']
     """
 
-    def __init__(self, scores, indices, payload=None):
+    def __init__(self, scores, indices, payload=None, *, query_ids=None, gallery_ids=None):
         self.scores = scores
         self.indices = indices
         self.payload = payload
+        self.query_ids = query_ids
+        self.gallery_ids = gallery_ids
 
     def __len__(self):
         return len(self.indices)
@@ -83,27 +91,37 @@ class SearchResult:
         Parameters
         ----------
         query_ids : array-like of shape (n_queries,), default=None
-            Values of the ``query`` column (default ``0 .. n_queries - 1``).
+            Values of the ``query`` column; default :attr:`query_ids`, else
+            ``0 .. n_queries - 1``.
 
         Returns
         -------
         frame : pandas.DataFrame
-            Columns ``query``, ``rank`` (1 = nearest), ``index`` (gallery
-            row), ``score``, then the payload column(s): a Series' name (or
-            ``payload``), a DataFrame's columns, or ``payload`` for a sequence.
+            Columns ``query`` (the query's id), ``rank`` (1 = nearest),
+            ``index`` (gallery row, a position), ``gallery_id`` (only with
+            :attr:`gallery_ids`), ``score``, then the payload column(s): a
+            Series' name (or ``payload``), a DataFrame's columns, or
+            ``payload`` for a sequence.
         """
         pd = pandas_or_none()
         if pd is None:
             raise ImportError("SearchResult.to_frame needs pandas (pip install pandas); "
                               "the arrays are in .indices and .scores.")
         n, k = self.indices.shape
-        query_ids = np.arange(n) if query_ids is None else np.asarray(query_ids)
+        if query_ids is None:
+            query_ids = self.query_ids
+        query_ids = np.arange(n) if query_ids is None else as_id_array(query_ids)
+        if len(query_ids) != n:
+            raise ValueError(f"query_ids has {len(query_ids)} entries but there are {n} "
+                             "queries; give one id per query.")
         columns = {
             "query": np.repeat(query_ids, k),
             "rank": np.tile(np.arange(1, k + 1), n),
             "index": self.indices.ravel(),
-            "score": self.scores.ravel(),
         }
+        if self.gallery_ids is not None:
+            columns["gallery_id"] = as_id_array(self.gallery_ids)[self.indices.ravel()]
+        columns["score"] = self.scores.ravel()
         if self.payload is not None:
             for name, values in _payload_columns(self.payload).items():
                 columns[name] = values[self.indices.ravel()]
@@ -120,6 +138,37 @@ def _payload_columns(payload):
     values = np.empty(len(payload), dtype=object)
     values[:] = list(payload)
     return {"payload": values}
+
+
+def as_id_array(ids):
+    """``ids`` as a 1-D array (an object array when entries are tuples or mixed)."""
+    values = np.asarray(ids)
+    if values.ndim != 1:
+        values = np.empty(len(ids), dtype=object)
+        values[:] = list(ids)
+    return values
+
+
+def check_ids(ids, X, name, what):
+    """The caller's ids of the rows of ``X``, their number checked once.
+
+    ``ids`` when given (one per row of ``X``, else a ValueError naming
+    ``name``); otherwise the index of a pandas ``X`` (DataFrame or Series);
+    otherwise None (the results then number the rows from 0).
+    """
+    n = X.shape[0] if hasattr(X, "shape") else len(X)
+    if ids is None:
+        index = getattr(X, "index", None)
+        if index is None or not hasattr(index, "to_numpy"):
+            return None
+        return index.to_numpy()
+    if isinstance(ids, str) or not hasattr(ids, "__len__"):
+        raise ValueError(f"{name} must be a sequence with one id per {what}; got {ids!r}.")
+    if len(ids) != n:
+        plural = "queries" if what == "query" else f"{what}s"
+        raise ValueError(f"{name} has {len(ids)} entries but there are {n} {plural} "
+                         f"(rows of X); give one id per {what}.")
+    return as_id_array(ids)
 
 
 def check_payload(payload, n_gallery):

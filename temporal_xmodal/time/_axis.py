@@ -11,7 +11,15 @@ from ._units import TIME_UNITS
 
 
 class TimeRangeWarning(UserWarning):
-    """Warned when a time-aware model projects rows outside its training time range."""
+    """Warned when a time-aware model projects rows outside its training time range.
+
+    Rows within :data:`OUTSIDE_TOLERANCE` of the range's span outside it do not warn.
+    """
+
+
+#: Fraction of the training range's span that times may lie outside it without a
+#: :class:`TimeRangeWarning` (a cross-validation fold's few edge rows): 5 %.
+OUTSIDE_TOLERANCE = 0.05
 
 
 class TimeUnitWarning(UserWarning):
@@ -154,7 +162,10 @@ default="years"
         """Warn once when rows fall outside the training range, counting them.
 
         With a bound encoding (:meth:`bind_encoding`) the range is the one the
-        encoding was fitted for, which a warm start does not widen.
+        encoding was fitted for, which a warm start does not widen.  Rows at most
+        :data:`OUTSIDE_TOLERANCE` (5 %) of the range's span outside it do not warn
+        (a cross-validation fold's few edge rows); when one lies farther, the
+        warning counts every row outside.
 
         Parameters
         ----------
@@ -173,6 +184,8 @@ default="years"
             return
         gap = max(lo - time.min() if below.any() else 0.0,
                   time.max() - hi if above.any() else 0.0)
+        if gap <= OUTSIDE_TOLERANCE * (hi - lo):
+            return
         if not encoded or (self.range_ == self.encoding_range_ and what == "projecting"):
             message = (f"{estimator_name}: {what} {n_out} of {time.size} row(s) outside the "
                        f"training time range [{lo:.6g}, {hi:.6g}] {self.unit} (by up to "

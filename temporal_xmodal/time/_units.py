@@ -254,17 +254,38 @@ def to_rate(value, unit="years", *, name="decay"):
 
     Parameters
     ----------
-    value : float or duration
-        A number is a rate λ per unit of the axis.  A duration (see
-        :func:`to_duration`) is the half-life h, i.e. λ = ln 2 / h, the lag at
-        which ρ = 1 − exp(−λ Δt) reaches 0.5.
+    value : float, str or duration
+        A number is a rate λ per unit of the axis.  A string ``"<rate>/<unit>"``
+        is a rate per the named unit, converted to the axis: ``"0.1/M"`` is 0.1
+        per month (1.2 per year), ``"2/Y"``, ``"0.01/D"`` (units as in
+        :func:`to_duration`).  A duration (see :func:`to_duration`) is the
+        half-life h, i.e. λ = ln 2 / h, the lag at which ρ = 1 − exp(−λ Δt)
+        reaches 0.5.
     unit : str, default="years"
     name : str, default="decay"
 
     Returns
     -------
     rate : float
+
+    Examples
+    --------
+    >>> round(to_rate("0.1/M"), 6)  # per month, on an axis in years
+    1.2
+    >>> to_rate("0.1/M", unit="months")
+    0.1
     """
+    if isinstance(value, str) and "/" in value:
+        number, _, per = value.partition("/")
+        try:
+            rate = float(number)
+            per_unit = to_duration("1" + per.strip(), unit, name=name)
+        except ValueError:
+            raise ValueError(f"{name}={value!r} is not a rate: write a number per unit, e.g. "
+                             "'0.1/M' (per month), '1.2/Y', '0.01/D'.") from None
+        if not math.isfinite(rate) or rate < 0:
+            raise ValueError(f"{name} must be a finite non-negative rate; got {value!r}.")
+        return rate / per_unit
     if _is_plain_number(value):
         if not math.isfinite(value) or value < 0:
             raise ValueError(f"{name} must be a finite non-negative rate; got {value!r}.")

@@ -1,5 +1,7 @@
 """The skorch net every neural estimator trains through."""
 
+from contextlib import contextmanager
+
 import torch
 from skorch import NeuralNet
 from skorch.callbacks import EarlyStopping
@@ -65,7 +67,8 @@ class CrossModalNet(RecordsInterrupt, NeuralNet):
     as ``criterion(embeddings, labels, batch)`` where ``embeddings`` is the
     module's ``(z_image, z_text)`` and ``batch`` the batch dictionary.  Each
     batch reaches the net's device once; batch losses stay there until the
-    epoch ends; a Ctrl-C is recorded in ``interrupted_``.
+    epoch ends; a Ctrl-C is recorded in ``interrupted_``; skorch's "Re-initializing ..."
+    lines are not printed, whatever ``verbose``.
 
     Read more in the user guide: docs/training.md.
     """
@@ -82,6 +85,23 @@ class CrossModalNet(RecordsInterrupt, NeuralNet):
             # a prefix: ``callbacks`` (the instances given) and ``callbacks_`` (in use)
             self.cuda_dependent_attributes_ = [*self.cuda_dependent_attributes_, "callbacks"]
         return self
+
+    # --------------------------------------- no re-initialisation messages
+    # skorch prints "Re-initializing module/criterion/optimizer ..." when an initialised
+    # net with ``verbose`` rebuilds a part (a warm start that sets criterion parameters,
+    # :meth:`rearm`): bookkeeping of ours, not the user's, so it is left out; the epoch
+    # table and the EarlyStopping messages still follow ``verbose``.
+    def _initialize_module(self, reason=None):
+        with _reinit_unannounced(self):
+            return super()._initialize_module(reason=reason)
+
+    def _initialize_criterion(self, reason=None):
+        with _reinit_unannounced(self):
+            return super()._initialize_criterion(reason=reason)
+
+    def _initialize_optimizer(self, reason=None):
+        with _reinit_unannounced(self):
+            return super()._initialize_optimizer(reason=reason)
 
     def get_loss(self, y_pred, y_true, X=None, training=False):
         """``criterion(embeddings, labels, batch)``; the batch is already on the net's device."""
@@ -191,6 +211,21 @@ class CrossModalNet(RecordsInterrupt, NeuralNet):
         for group in self.optimizer_.param_groups:
             group.setdefault("initial_lr", group["lr"])
         return self
+
+
+@contextmanager
+def _reinit_unannounced(net):
+    """``net.verbose`` off while skorch (re)builds a part, which it announces when verbose.
+
+    The attribute is set directly (``set_params`` would itself re-initialise); skorch reads
+    it only to decide whether to print the "Re-initializing ..." line there.
+    """
+    verbose = net.verbose
+    net.verbose = 0
+    try:
+        yield
+    finally:
+        net.verbose = verbose
 
 
 def on_device(batch, device):

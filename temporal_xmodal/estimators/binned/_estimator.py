@@ -4,10 +4,11 @@ import warnings
 from numbers import Integral
 
 import numpy as np
+import torch
 from sklearn.base import clone
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
-from ...base import LAYOUT_CONSTRAINTS, CrossModalEmbedder
+from ...base import LAYOUT_CONSTRAINTS, LAYOUT_PARAMETERS_DOC, CrossModalEmbedder
 from ...time import TimeBins, external_stacklevel
 from ...training import TrainingInterruptedWarning
 from .._tempxnet import TempXNetEmbedder
@@ -38,7 +39,7 @@ def default_base_estimator():
 
 
 class BinnedProcrustesEmbedder(CrossModalEmbedder):
-    r"""One static cross-modal model per time bin, chained by orthogonal Procrustes.
+    __doc__ = r"""One static cross-modal model per time bin, chained by orthogonal Procrustes.
 
     DCM-Binned (Semedo & Magalhães, "Diachronic Cross-modal Embeddings", ACM
     MM 2019, §4.4; Semedo, thesis, Algorithm 2, Eqs. 5.7–5.8): the training
@@ -64,10 +65,10 @@ class BinnedProcrustesEmbedder(CrossModalEmbedder):
         The per-bin model, cloned for every bin; ``None`` is
         :func:`default_base_estimator`.  Its ``n_image_features`` is set to
         the resolved value and, when it has a ``random_state``, so is that
-        (one seed per bin).  Every bin's model must have the same
-        ``embedding_dim_`` (give dimension-adaptive bases an explicit size,
-        e.g. CCA's ``n_components``), else ``fit`` raises.  The per-bin models
-        run on the base's device.
+        (one seed per bin); ``embedding_dim``, ``max_epochs`` and ``device``
+        below, when set, override its own.  Every bin's model must have the
+        same ``embedding_dim_`` (give dimension-adaptive bases such as CCA an
+        explicit ``embedding_dim``), else ``fit`` raises.
     bins : int, float, str, timedelta or array-like, default=10
         As :class:`~temporal_xmodal.time.TimeBins`, the same reading as the
         evaluation protocols' ``bins``: an int is a number of equal-width bins
@@ -99,12 +100,24 @@ class BinnedProcrustesEmbedder(CrossModalEmbedder):
         depend on it.
     random_state : int, RandomState or None, default=None
         Draws one seed per bin for bases that have a ``random_state``.
-    n_image_features : int, "auto" or None, default=None
-        Leading image columns of X; ``None`` splits the non-time columns in
-        half; ``"auto"`` reads the blocks from the column names.
-    time_unit : {"years", "months", "weeks", "days", "hours", "minutes", "seconds"}, default="years"
-        Unit of the time axis: dates are mapped to it, numbers are read in
-        it, and bin widths given as numbers are in it.
+    embedding_dim : int or None, default=None
+        Dimension D of the common space, set on every bin's model.  ``None``
+        keeps the base's: D = 200 for the default base, the width of the
+        DCM paper (Semedo & Magalhães, ACM MM 2019), which also fixes
+        :class:`~temporal_xmodal.DiachronicEmbedder`'s default.
+    max_epochs : int or None, default=None
+        Training epochs of every bin's model (each bin's own fit; with
+        ``init="global"`` the shared start trains as many), set on the base.
+        ``None`` keeps the base's (25 for the default base).  A base without
+        epochs (e.g. :class:`~temporal_xmodal.CCACrossModal`, solved in closed
+        form) raises a ``ValueError`` when it is set.
+    device : str or torch.device, default="auto"
+        Where the per-bin models compute, set on every bin's model.
+        ``"auto"`` keeps the base's device, itself ``"auto"`` (CUDA when
+        available) unless the base says otherwise; any other value (``"cpu"``,
+        ``"cuda"``, ...) overrides it.  The Procrustes rotations are D × D and
+        computed in NumPy.""" + LAYOUT_PARAMETERS_DOC.replace(
+    "duration parameters given as numbers", "bin widths given as numbers") + r"""
 
     Attributes
     ----------
@@ -133,8 +146,8 @@ class BinnedProcrustesEmbedder(CrossModalEmbedder):
     >>> from temporal_xmodal import BinnedProcrustesEmbedder, CCACrossModal
     >>> from temporal_xmodal.datasets import make_temporal_crossmodal
     >>> X, y, info = make_temporal_crossmodal(600, return_info=True, random_state=0)
-    >>> model = BinnedProcrustesEmbedder(CCACrossModal(n_components=8), bins=3,
-    ...                                  min_bin_size=50,
+    >>> model = BinnedProcrustesEmbedder(CCACrossModal(), bins=3, min_bin_size=50,
+    ...                                  embedding_dim=8,
     ...                                  n_image_features=info.n_image_features).fit(X)
     >>> model.rotations_.shape
     (3, 8, 8)
@@ -152,12 +165,16 @@ class BinnedProcrustesEmbedder(CrossModalEmbedder):
         "init": [StrOptions({"auto", "global", "independent"})],
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
+        "embedding_dim": [Interval(Integral, 1, None, closed="left"), None],
+        "max_epochs": [Interval(Integral, 1, None, closed="left"), None],
+        "device": [str, torch.device],
         **LAYOUT_CONSTRAINTS,
     }
 
     def __init__(self, base_estimator=None, bins=10, min_bin_size=100, alignment="procrustes",
-                 align_on="both", init="auto", n_jobs=None, random_state=None,
-                 n_image_features=None, time_unit="years"):
+                 align_on="both", init="auto", n_jobs=None, random_state=None, *,
+                 embedding_dim=None, max_epochs=None, device="auto", n_image_features=None,
+                 time_unit="years"):
         self.base_estimator = base_estimator
         self.bins = bins
         self.min_bin_size = min_bin_size
@@ -166,6 +183,9 @@ class BinnedProcrustesEmbedder(CrossModalEmbedder):
         self.init = init
         self.n_jobs = n_jobs
         self.random_state = random_state
+        self.embedding_dim = embedding_dim
+        self.max_epochs = max_epochs
+        self.device = device
         self.n_image_features = n_image_features
         self.time_unit = time_unit
 
@@ -174,6 +194,27 @@ class BinnedProcrustesEmbedder(CrossModalEmbedder):
         if self.base_estimator is None:
             return default_base_estimator()
         return clone(self.base_estimator)
+
+    def _bin_base(self):
+        """The unfitted per-bin model with ``embedding_dim``, ``max_epochs`` and ``device``
+        set where this estimator sets them (a base without the parameter raises)."""
+        base = self._base()
+        requested = {name: value for name, value in (
+            ("embedding_dim", self.embedding_dim), ("max_epochs", self.max_epochs),
+            ("device", None if isinstance(self.device, str) and self.device == "auto"
+             else self.device)) if value is not None}
+        params = base.get_params(deep=False)
+        for name, value in requested.items():
+            if name not in params:
+                why = (" (it is solved in closed form: it trains no epochs)"
+                       if name == "max_epochs" and "embedding_dim" in params else "")
+                keep = "'auto'" if name == "device" else "None"
+                raise ValueError(
+                    f"{type(self).__name__}({name}={value!r}) sets the per-bin model's "
+                    f"{name}, but the base estimator {type(base).__name__} has no {name} "
+                    f"parameter{why}. Leave {name}={keep}, or configure the base estimator "
+                    "itself.")
+        return base.set_params(**requested)
 
     @property
     def _requires_labels(self):
@@ -191,9 +232,9 @@ class BinnedProcrustesEmbedder(CrossModalEmbedder):
         index = self.bins_.transform(time)
         rows = [np.flatnonzero(index == b) for b in range(self.n_bins_)]
         fitted, self.training_interrupted_ = fit_bin_models(
-            self._base(), rows, X_image, X_text, time, labels, init=self.init,
+            self._bin_base(), rows, X_image, X_text, time, labels, init=self.init,
             n_jobs=self.n_jobs, random_state=self.random_state,
-            n_image_features=self.n_image_features_, owner=owner)
+            n_image_features=self.n_image_features_, owner=owner, bins=self.bins_)
         if fitted is None:
             return self._interrupted(0, during=" (during the fit on all rows that every "
                                                "bin starts from, init='global')")
@@ -205,9 +246,9 @@ class BinnedProcrustesEmbedder(CrossModalEmbedder):
             raise ValueError(
                 f"The per-bin models of {owner} have different embedding dimensions {dims} "
                 f"(bin sizes {self.bins_.counts_.tolist()}); the bins must share one space. "
-                "Give the base estimator an explicit dimension that every bin supports (e.g. "
-                "CCACrossModal(n_components=k) with k below the smallest bin), or use larger "
-                "bins (min_bin_size).")
+                f"Set an explicit dimension that every bin supports ({owner}(embedding_dim=k) "
+                "with k below the smallest bin for a CCACrossModal base), or use larger bins "
+                "(min_bin_size).")
         self.embedding_dim_ = dims[0]
         self.rotations_, self.alignment_residuals_ = chain_rotations(
             fitted, X_image, X_text, time, rows[:len(fitted)], self.embedding_dim_,

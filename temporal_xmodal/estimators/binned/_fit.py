@@ -51,7 +51,7 @@ def fit_time_bins(bins, min_bin_size, time_unit, time, owner):
 
 
 def fit_bin_models(base, rows, X_image, X_text, time, labels, *, init, n_jobs, random_state,
-                   n_image_features, owner):
+                   n_image_features, owner, bins=None):
     """Fit a clone of ``base`` on each bin's rows, in bin order.
 
     Parameters
@@ -70,6 +70,10 @@ def fit_bin_models(base, rows, X_image, X_text, time, labels, *, init, n_jobs, r
         The resolved image block width, given to bases that have the parameter.
     owner : str
         The binned estimator's name, for messages.
+    bins : TimeBins or None, default=None
+        The fitted bins: with a base whose ``verbose`` is > 0, a line naming the bin
+        (``owner bin 3/10 [1900, 1910) years: 412 items``) is printed before its model's
+        epoch table.
 
     Returns
     -------
@@ -86,10 +90,13 @@ def fit_bin_models(base, rows, X_image, X_text, time, labels, *, init, n_jobs, r
     if "n_image_features" in params:
         update["n_image_features"] = n_image_features
     shared = shares_a_start(init, base, owner)
+    titled = bins is not None and bool(params.get("verbose"))
     if shared:
         # one model on all rows (the last seed: the bins' seeds do not depend on init)
+        title = (f"{owner} start: all {len(time)} items (init='global'; every bin "
+                 "continues from it)") if titled else None
         start = fit_start(base, update, seeds[-1], stack_modalities(X_image, X_text, time),
-                          labels)
+                          labels, title=title)
         if start is None:
             return None, True
         update["warm_start"] = True
@@ -100,20 +107,30 @@ def fit_bin_models(base, rows, X_image, X_text, time, labels, *, init, n_jobs, r
             update["random_state"] = int(seeds[b])
         return est.set_params(**update)
 
+    def title(b):
+        if not titled:
+            return None
+        lo, hi = bins.edges_[b], bins.edges_[b + 1]
+        return (f"{owner} bin {b + 1}/{len(rows)} [{lo:.6g}, {hi:.6g}) {bins.time_unit}: "
+                f"{len(rows[b])} items")
+
     jobs = ((bin_model(b), stack_modalities(X_image[r], X_text[r], time[r]),
-             None if labels is None else labels[r]) for b, r in enumerate(rows))
+             None if labels is None else labels[r], title(b)) for b, r in enumerate(rows))
     return fit_in_order(jobs, n_jobs)
 
 
-def _fit_bin(estimator, X, y):
+def _fit_bin(estimator, X, y, title=None):
     """Fit one bin's model (module level so that joblib can ship it to workers).
 
     Inside a worker the fit's torch/BLAS threads are limited to the worker's share
     (:func:`~temporal_xmodal._parallel.limit_worker_threads`).  A bin model's own
     :class:`TrainingInterruptedWarning` is silenced: the binned estimator warns once
     for the whole fit (in a worker process here; in the caller's threads by
-    :func:`fit_in_order`, since warning filters are not thread-safe).
+    :func:`fit_in_order`, since warning filters are not thread-safe).  ``title``, when
+    given, is printed first (the line over a verbose model's epoch table).
     """
+    if title:
+        print(title, flush=True)
     with limit_worker_threads():
         if threading.current_thread() is not threading.main_thread():
             return estimator.fit(X, y)
@@ -127,7 +144,7 @@ def fit_in_order(jobs, n_jobs):
 
     Parameters
     ----------
-    jobs : iterable of (estimator, X, y)
+    jobs : iterable of (estimator, X, y) or (estimator, X, y, title)
         Consumed lazily (joblib pre-dispatches a few), so the bins' X are not all
         built at once.
     n_jobs : int or None
@@ -179,10 +196,12 @@ def shares_a_start(init, base, owner):
     return can if init == "auto" else init == "global"
 
 
-def fit_start(base, update, seed, X, y):
-    """The model every bin starts from: the base fitted on all rows (None if interrupted)."""
+def fit_start(base, update, seed, X, y, title=None):
+    """The model every bin starts from: the base fitted on all rows (None if interrupted).
+
+    ``title``: the line printed before its fit (see :func:`_fit_bin`)."""
     estimator = clone(base).set_params(**update)
     if "random_state" in base.get_params(deep=False):
         estimator.set_params(random_state=int(seed))
-    fitted, interrupted = fit_in_order([(estimator, X, y)], None)
+    fitted, interrupted = fit_in_order([(estimator, X, y, title)], None)
     return None if interrupted else fitted[0]

@@ -28,7 +28,7 @@ from ._inference import (binary_codes, class_probabilities, fused_codes,
                          fused_database_score, hidden)
 from ._labels import check_label_values, labels_of_next, learn_categories
 from ._pickling import pack_modules, unpack_modules
-from ._stages import (STAGE_NAMES, MetaSettings, NetSettings, StageInterrupted,
+from ._stages import (STAGE_HEADERS, STAGE_NAMES, MetaSettings, NetSettings, StageInterrupted,
                       parallel_stage, select_memory, stage_four, stage_one, stage_three,
                       stage_two)
 
@@ -101,7 +101,10 @@ class SequentialCrossModal(CrossModalEmbedder):
         Feed the meta-learner positive- and negative-label gradients and losses
         separately; "auto": for multilabel y.
     embedding_dim : int, default=64
-        Code length K.
+        Code length K, the dimension of the common space (``transform`` returns 2 K
+        columns).  The default is the code length of Song & Tan's Tables 2, 4 and 5 (they
+        also test 16, 32 and 128); the six estimators take the same ``embedding_dim``, so
+        pass one value to all for outputs of one width.
     hidden_dim : int, default=1024
         Hidden width of each plug.
     common_dim : int, default=128
@@ -134,9 +137,11 @@ class SequentialCrossModal(CrossModalEmbedder):
         need (optimiser state, batch generator, the meta-learner's LSTM state).
         ``False``: inference, :meth:`transform_fused` and :meth:`partial_fit` need none.
     n_image_features : int, "auto" or None, default=None
-        Leading image columns of X; ``None`` splits the non-time columns in half;
-        ``"auto"`` reads the blocks from the column names (see
-        :func:`~temporal_xmodal.make_crossmodal_transformer`).
+        Leading image columns of X.  ``"auto"`` reads the image and text blocks from the
+        column names (two name prefixes such as ``img_0…`` / ``txt_0…``, or the
+        ``image__`` / ``text__`` names of
+        :func:`~temporal_xmodal.make_crossmodal_transformer`).  ``None`` does the same when
+        X's names show two blocks, and otherwise splits the non-time columns in half.
     time_unit : {"years", "months", "weeks", "days", "hours", "minutes", "seconds"}, default="years"
         Unit of the time axis: dates are mapped to it, numbers are read in it.
 
@@ -457,6 +462,8 @@ class SequentialCrossModal(CrossModalEmbedder):
     # ---------------------------------------------------------------- stages
     def _run_stage(self, name, stage, *args, **kwargs):
         """Run one stage function; record its net and time; stop if it was interrupted."""
+        if self.verbose:  # a title over the stage's epoch table
+            print(f"{type(self).__name__} {STAGE_HEADERS[name]}", flush=True)
         start = perf_counter()
         net = stage(*args, settings=self._net_settings(), **kwargs)
         self.nets_[name] = net

@@ -35,6 +35,15 @@ from ...training import (
 STAGE_NAMES = {"stage1": "Stage I", "stage2": "Stage II", "stage3": "Stage III",
                "stage4": "Stage IV", "parallel": "the parallel stage (PCML)"}
 
+#: The line ``verbose`` prints before each stage net's epoch table.
+STAGE_HEADERS = {
+    "stage1": "stage 1/4 (Stage I): the first modality's plug and S",
+    "stage2": "stage 2/4 (Stage II): the second modality's plug",
+    "stage3": "stage 3/4 (Stage III): the learned optimiser M on the memory and new items",
+    "stage4": "stage 4/4 (Stage IV): S updated on the memory and the new items",
+    "parallel": "stage 1/1 (the parallel stage, PCML): both plugs and S",
+}
+
 
 class StageInterrupted(Exception):
     """A stage net was interrupted (Ctrl-C): the sequence stops after it."""
@@ -283,6 +292,6 @@ def parallel_stage(module, blocks, Y, driver, *, lr, max_epochs, seed, settings)
                        _pools({m: (blocks[m], Y) for m in blocks}, driver), seed, settings)
 
 
-__all__ = ["MetaSettings", "NetSettings", "STAGE_NAMES", "StageInterrupted", "memory_pool",
-           "parallel_stage", "select_memory", "stage_four", "stage_one", "stage_three",
-           "stage_two"]
+__all__ = ["MetaSettings", "NetSettings", "STAGE_HEADERS", "STAGE_NAMES", "StageInterrupted",
+           "memory_pool", "parallel_stage", "select_memory", "stage_four", "stage_one",
+           "stage_three", "stage_two"]

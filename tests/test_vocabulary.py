@@ -1,0 +1,103 @@
+"""One constructor vocabulary: the six estimators take the same keywords and mean the same.
+
+``random_state``, ``device`` (default ``"auto"``), ``n_image_features`` (default ``None``,
+which reads named ``img_*`` / ``txt_*`` blocks) and ``embedding_dim`` are parameters of every
+estimator, so one loop builds, fits and transforms all six to one width (docs/index.md).
+"""
+
+import inspect
+
+import numpy as np
+import pandas as pd
+import pytest
+from _tiny import SIX, tiny
+
+from temporal_xmodal import (BinnedProcrustesEmbedder, CCACrossModal, TempXNetEmbedder,
+                             stack_modalities)
+from temporal_xmodal.datasets import make_temporal_crossmodal
+
+VOCABULARY = ("random_state", "device", "n_image_features", "embedding_dim")
+#: The default widths: each neural estimator's paper fixes its D (cited in its docstring and
+#: its docs page); CCA's is ours (None → at most 32), Binned's is its base's (200).
+DEFAULT_WIDTHS = {"CCA": None, "SAM": 200, "TempXNet": 100, "Diachronic": 200, "Binned": None,
+                  "SCML": 64}
+
+
+#: Two bins of 80 rows (the tiny settings' default min_bin_size is 100).
+SMALL_DATA = {"Binned": {"min_bin_size": 50}}
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y, info = make_temporal_crossmodal(160, return_info=True, random_state=0)
+    return X, y, info.n_image_features
+
+
+def test_the_four_keywords_have_one_default_everywhere():
+    for name, cls in SIX.items():
+        defaults = {k: p.default for k, p in inspect.signature(cls).parameters.items()}
+        assert set(VOCABULARY) <= set(defaults), name
+        assert (defaults["random_state"], defaults["device"], defaults["n_image_features"]) \
+            == (None, "auto", None), name
+        assert defaults["embedding_dim"] == DEFAULT_WIDTHS[name], name
+
+
+def test_six_estimators_one_keyword_set_one_width(data):
+    X, y, n_img = data
+    common = dict(random_state=0, device="cpu", n_image_features=n_img, embedding_dim=3)
+    widths = {}
+    for name, cls in SIX.items():
+        est = tiny(cls, **common, **SMALL_DATA.get(name, {})).fit(X, y)
+        assert {k: est.get_params()[k] for k in common} == common, name
+        Z = est.transform(X)
+        widths[name] = (est.embedding_dim_, Z.shape)
+        np.testing.assert_allclose(np.linalg.norm(Z[:, :3], axis=1), 1.0, rtol=1e-5,
+                                   err_msg=name)
+        assert np.isfinite(est.score(X[:100], y[:100])), name
+    assert widths == {name: (3, (160, 6)) for name in SIX}
+
+
+def test_binned_takes_max_epochs(data):
+    """``BinnedProcrustesEmbedder(max_epochs=...)`` trains every bin's model that long."""
+    X, y, n_img = data
+    base = tiny(TempXNetEmbedder, temporal_weight=0.0, max_epochs=1)
+    model = BinnedProcrustesEmbedder(base, bins=2, min_bin_size=50, init="independent",
+                                     max_epochs=3, random_state=0,
+                                     n_image_features=n_img).fit(X, y)
+    assert [len(est.net_.history) for est in model.bin_estimators_] == [3, 3]
+    # init="global" (the default with this base): 3 epochs on all rows, then 3 on each bin's
+    shared = BinnedProcrustesEmbedder(base, bins=2, min_bin_size=50, max_epochs=3,
+                                      random_state=0, n_image_features=n_img).fit(X, y)
+    assert [len(est.net_.history) for est in shared.bin_estimators_] == [6, 6]
+    assert BinnedProcrustesEmbedder(max_epochs=3).get_params()["max_epochs"] == 3
+
+
+def _named_frame(X, n_img):
+    """The README's DataFrame: img_0..63, txt_0..47 and a datetime64 ``date`` (unequal
+    blocks, so the half split would be wrong)."""
+    names = [f"img_{i}" for i in range(n_img)] + \
+        [f"txt_{i}" for i in range(X.shape[1] - 1 - n_img)]
+    df = pd.DataFrame(X[:, :-1], columns=names)
+    df["date"] = pd.Timestamp("1880-01-01") + pd.to_timedelta(X[:, -1] * 365.25, unit="D")
+    return df
+
+
+@pytest.mark.parametrize("name", ["CCA", "Diachronic", "Binned"])
+def test_named_blocks_fit_with_the_default_n_image_features(data, name):
+    X, y, n_img = data
+    df = _named_frame(X, n_img)
+    assert n_img == 64 and df.shape[1] - 1 - n_img == 48
+    default = tiny(SIX[name], **SMALL_DATA.get(name, {})).fit(df, y)
+    assert (default.n_image_features_, default.n_text_features_) == (64, 48)
+    auto = tiny(SIX[name], n_image_features="auto", **SMALL_DATA.get(name, {})).fit(df, y)
+    np.testing.assert_array_equal(default.transform(df), auto.transform(df))
+
+
+def test_arrays_keep_the_half_split():
+    rng = np.random.default_rng(0)
+    X = stack_modalities(rng.normal(size=(40, 5)), rng.normal(size=(40, 4)),
+                         rng.uniform(0, 3, 40))
+    cca = CCACrossModal(embedding_dim=2).fit(X)
+    assert (cca.n_image_features_, cca.n_text_features_) == (5, 4)  # 9 columns: 5 + 4
+    with pytest.raises(ValueError, match="'auto' reads .* X has no column names"):
+        CCACrossModal(n_image_features="auto").fit(X)
