@@ -63,6 +63,9 @@ KNOBS = {
 }
 #: TICRC's decade labels leave a single label in a bin of 10 over 1853–1922: fewer bins there.
 TICRC_BINS = [1, 2, 3, 5]
+#: The point each knob moves around ("default" in the JSON and docs/results.md): the papers'
+#: values.  DiachronicEmbedder's own defaults are window="4Y", decay="0.1/Y" (they scored higher
+#: on the full-size demo job; docs/estimators/diachronic.md); this study passes these explicitly.
 DEFAULTS = {"Diachronic": {"window": "4M", "decay": "0.1/M", "intra_margin": None},
             "Binned": {"bins": 10},
             "TempXNet": {"bandwidth": "4M", "temporal_weight": 1.0}}

@@ -30,19 +30,20 @@ class DiachronicEmbedder(NeuralCrossModalEmbedder):
 
     Parameters
     ----------
-    window : float, str or timedelta, default="4M"
+    window : float, str or timedelta, default="4Y"
         w, a duration: no constraint between same-category items with
-        ``|Δt| ≤ w``.  The default is the paper's 4 months whatever
-        ``time_unit``.  A number is in ``time_unit``; ``"180D"``, ``"4M"``,
+        ``|Δt| ≤ w``.  The default is 4 years whatever ``time_unit``; the
+        paper's 4 months is ``paper_settings(DiachronicEmbedder)`` (it scored
+        lower on the comparison job's demo world, docs/estimators/diachronic.md).  A number is in ``time_unit``; ``"180D"``, ``"4M"``,
         ``pandas.Timedelta`` and ``numpy.timedelta64`` are converted
         (:func:`~temporal_xmodal.time.to_duration`).  A window at least the
         training span warns: the model would be its own static control.
         Same-category pairs just outside the window get ρ ≈ λw, small, so
         the cut-off itself changes little (docs/estimators/diachronic.md,
         "Which knobs matter").
-    decay : float, str or timedelta, default="0.1/M"
-        λ of ρ(Δt) = 1 − exp(−λ|Δt|): the paper's 0.1 per month (1.2 per
-        year) whatever ``time_unit``.  A number is a rate per ``time_unit``;
+    decay : float, str or timedelta, default="0.1/Y"
+        λ of ρ(Δt) = 1 − exp(−λ|Δt|): 0.1 per year whatever ``time_unit``
+        (the paper's is 0.1 per month, ``"0.1/M"``).  A number is a rate per ``time_unit``;
         ``"<rate>/<unit>"`` a rate per the named unit (``"1.2/Y"``,
         ``"0.01/D"``; :func:`~temporal_xmodal.time.to_rate`); a duration is
         read as the half-life of ρ (λ = ln 2 / half-life).  Of the temporal
@@ -122,7 +123,7 @@ class DiachronicEmbedder(NeuralCrossModalEmbedder):
         "same_time_anchors": [Interval(Integral, 0, None, closed="left")],
     }
 
-    def __init__(self, window="4M", decay="0.1/M", margin=1.0, intra_margin=None, time_dim=200,
+    def __init__(self, window="4Y", decay="0.1/Y", margin=1.0, intra_margin=None, time_dim=200,
                  time_encoding="minmax", time_bins=12, loss_reduction="sum_per_anchor",
                  conditioning="film", time_dropout=0.5, time_lr_scale=3.0,
                  same_time_anchors=0, *,
