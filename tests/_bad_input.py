@@ -478,7 +478,7 @@ def round2_cases():
     def warm_shifted():
         est = DiachronicEmbedder(hidden_dim=8, embedding_dim=4, time_dim=4, max_epochs=1,
                                  batch_size=16, random_state=0, device="cpu",
-                                 n_image_features=N_IMG, warm_start=True).fit(X, y)
+                                 n_image_features=N_IMG, warm_start=True, use_time=True).fit(X, y)
         later = X.copy()
         later[:, -1] += 100.0
         with warnings.catch_warnings():

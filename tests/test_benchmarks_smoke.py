@@ -223,6 +223,9 @@ def check_demo_time(data, stdout, output_dir):
         assert tempxnet["delta_time"] == pytest.approx(tempxnet["map"] - tempxnet["control"])
         assert isinstance(tempxnet["still_improving"], bool)
         assert isinstance(tempxnet["control_still_improving"], bool)
+        # use_time="auto": the validation gain and the choice, when one was made
+        if "time_gain" in tempxnet:
+            assert tempxnet["time_kept"] in (0.0, 1.0)
     flagged = any(run["TempXNet-Rec"][key] for run in (r[0] for r in data["runs"].values())
                   for key in ("still_improving", "control_still_improving"))
     assert ("[still improving at the last epoch" in stdout) == flagged
@@ -255,7 +258,8 @@ CASES = {
     "bench_ticrc_all": (lambda: [*_ticrc(), "--date-prior", "CCA"], check_ticrc_all, 300),
     "bench_ticrc_dates": (_ticrc, check_ticrc_dates, 300),
     "bench_sensitivity": ([], check_sensitivity, 300),
-    "bench_demo_time": (["--estimators", "CCA,TempXNet-Rec", "--world", "n_categories=6"],
+    "bench_demo_time": (["--estimators", "CCA,TempXNet-Rec", "--worlds", "demo,static",
+                         "--world", "n_categories=6"],
                         check_demo_time, 300),
 }
 
@@ -344,8 +348,9 @@ def test_set_reads_one_estimators_parameters_and_refuses_bad_ones():
 
 
 def test_world_overrides_reach_both_worlds_and_bad_ones_stop_the_run():
-    """``--world KEY=VALUE`` of bench_demo_time: generator parameters for both worlds (the
-    static one keeps ``meaning_shift=0``), checked before any fit."""
+    """``--world KEY=VALUE`` of bench_demo_time: generator parameters for every world (each
+    world keeps its own settings: the static one ``meaning_shift=0``, one era), checked before
+    any fit."""
     bench_demo_time = _benchmark_module("bench_demo_time")
     parser = argparse.ArgumentParser()
     world = bench_demo_time.parse_world(parser, ["profiles=steady", "n_eras=2"])
@@ -355,9 +360,9 @@ def test_world_overrides_reach_both_worlds_and_bad_ones_stop_the_run():
             bench_demo_time.parse_world(parser, bad)
     with mock.patch.object(bench_demo_time, "synthetic_split",
                            side_effect=RuntimeError("stop")) as split:
-        for name, shift in (("demo", None), ("static", 0.0)):
+        for name, shift, eras in (("demo", None, 2), ("static", 0.0, 1)):
             with pytest.raises(RuntimeError):
                 bench_demo_time.run_world(name, 0, 300, 1, ("CCA",), overrides=world)
             kwargs = split.call_args.kwargs
-            assert kwargs["profiles"] == "steady" and kwargs["n_eras"] == 2
+            assert kwargs["profiles"] == "steady" and kwargs["n_eras"] == eras
             assert kwargs.get("meaning_shift") == shift

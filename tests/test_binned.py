@@ -15,10 +15,16 @@ from skorch.callbacks import Callback
 from temporal_xmodal import CCACrossModal, TempXNetEmbedder, TimeRangeWarning, stack_modalities
 from temporal_xmodal.base import CrossModalEmbedder, l2_normalize
 from temporal_xmodal.datasets import make_temporal_crossmodal
-from temporal_xmodal.estimators import BinnedProcrustesEmbedder
+from temporal_xmodal.estimators import BinnedProcrustesEmbedder as _Binned
 from temporal_xmodal.metrics import cross_modal_scores
 from temporal_xmodal.time import TimeBinWarning
 from temporal_xmodal.training import TrainingInterruptedWarning
+
+
+def BinnedProcrustesEmbedder(*args, use_time=True, **kwargs):
+    """The estimator with its times: these tests check the bins' mechanics (the choice of
+    ``use_time="auto"`` is tested in test_time_selection.py)."""
+    return _Binned(*args, use_time=use_time, **kwargs)
 
 
 class RotatedLinear(CrossModalEmbedder):

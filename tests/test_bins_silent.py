@@ -36,7 +36,8 @@ def _data(n=120, t_max=10.0, seed=0):
 
 def _binned(bins, min_bin_size=10):
     return BinnedProcrustesEmbedder(CCACrossModal(embedding_dim=2), bins=bins,
-                                    min_bin_size=min_bin_size, n_image_features=N_IMG)
+                                    min_bin_size=min_bin_size, n_image_features=N_IMG,
+                                    use_time=True)
 
 
 # ------------------------------------------------------- edges that leave rows out

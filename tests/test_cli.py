@@ -41,10 +41,13 @@ def test_compare_prints_table_and_writes_outputs(tmp_path):
         assert 0.2 < row["map_i2t"] <= 1 and len(row["per_bin"]["map_mean"]) >= 8
         assert 0 < row["tmap50"] <= 1 and 0 < row["local_map10"] <= 1
         if row["time_use"] == "none":
-            assert row["delta_time"] is None and line.split()[-1] == "n/a"
+            assert row["delta_time"] is None and line.split()[-2:] == ["n/a", "n/a"]
         else:
             assert row["delta_time"] == pytest.approx(row["map"] - row["control"]["value"])
-            assert line.split()[-1] == f"{row['delta_time']:+.3f}"
+            # Δ-time, then the validation gain of use_time="auto" (n/a: no choice made)
+            assert line.split()[-2] == f"{row['delta_time']:+.3f}"
+            gain = row["time_gain"]
+            assert line.split()[-1] == ("n/a" if gain is None else f"{gain:+.3f}")
     assert {row["time_use"] for row in rows.values()} == {"none", "training", "inference"}
     # one epoch is never "still improving at the last epoch" (nothing to compare it with)
     assert not any(row["still_improving"] for row in rows.values())
@@ -134,8 +137,10 @@ def test_time_estimate_counts_fits_items_and_epochs():
     full, n_full = estimate_seconds()
     quick, n_quick = estimate_seconds(1000, 5)
     subset, n_subset = estimate_seconds(3000, None, ["CCA", "Diachronic"])
-    # six estimators and the controls of the three time-aware ones; Diachronic and its control
-    assert (n_full, n_quick, n_subset) == (9, 9, 3)
+    # six estimators, the second fit of use_time="auto" (Binned: two on 90 % of the rows and
+    # a refit, counted as 2) and the controls of the three time-aware ones; CCA, Diachronic's
+    # two fits and its control
+    assert (n_full, n_quick, n_subset) == (13, 13, 4)
     assert quick < subset < full
     # the main job: 95 s measured on 2 free cores (fresh clone, seed 0); the quick look 15 s
     assert 95 < full < 190 and quick < 40
@@ -143,8 +148,9 @@ def test_time_estimate_counts_fits_items_and_epochs():
     one, _ = estimate_seconds(1000, 1, ["Diachronic"])
     two, _ = estimate_seconds(2000, 1, ["Diachronic"])
     ten, _ = estimate_seconds(1000, 10, ["Diachronic"])
-    assert two - one == pytest.approx(2 * 0.7 * 1000 * SECONDS_PER_KILO_ITEM_EPOCH['Diachronic'] / 1000)
-    assert ten - one == pytest.approx(9 * 2 * 0.7 * 1000 * SECONDS_PER_KILO_ITEM_EPOCH['Diachronic'] / 1000)
+    # three fits each: use_time="auto"'s two and the control
+    assert two - one == pytest.approx(3 * 0.7 * 1000 * SECONDS_PER_KILO_ITEM_EPOCH['Diachronic'] / 1000)
+    assert ten - one == pytest.approx(9 * 3 * 0.7 * 1000 * SECONDS_PER_KILO_ITEM_EPOCH['Diachronic'] / 1000)
     assert estimate_seconds(1000, 1, ["CCA"]) == estimate_seconds(100_000, 50, ["CCA"])
 
 

@@ -69,7 +69,8 @@ def test_ticrc_end_to_end(tmp_path, capsys):
     stdout, results = _run_compare(capsys, "ticrc", tmp_path, "--n-samples", "120")
     meta = results["meta"]
     assert meta["protocol"] == "undated" and meta["n_train"] + meta["n_test"] == 120
-    assert meta["columns"] == ["fit_seconds", "mrr", "mrr_t2i", "date_gain", "delta_time"]
+    assert meta["columns"] == ["fit_seconds", "mrr", "mrr_t2i", "date_gain", "delta_time",
+                               "time_gain"]
     assert meta["delta_time_score"] == "mrr"
     n_test = meta["n_test"]
     assert meta["references"]["random"] == pytest.approx(
@@ -126,6 +127,7 @@ def test_format_table_shows_nan_as_na():
     row = {"name": "X", "fit_seconds": 1.0, "map_i2t": 0.5, "map_t2i": 0.25, "mrr": 0.1,
            **dict.fromkeys(TEMPORAL_KEYS, float("nan")), "delta_time": -0.0125}
     line = format_table([row], COLUMNS).splitlines()[-1]
-    assert line.split() == ["X", "1.0", "0.500", "0.250", "0.100", "n/a", "n/a", "n/a", "-0.013"]
-    row["delta_time"] = None
-    assert format_table([row], COLUMNS).splitlines()[-1].split()[-1] == "n/a"
+    assert line.split() == ["X", "1.0", "0.500", "0.250", "0.100", "n/a", "n/a", "n/a", "-0.013",
+                            "n/a"]
+    row["delta_time"], row["time_gain"] = None, 0.02
+    assert format_table([row], COLUMNS).splitlines()[-1].split()[-2:] == ["n/a", "+0.020"]

@@ -136,7 +136,8 @@ def test_constant_content_time_fuses_the_constant_time_control_with_the_dated_pr
 
     image, text, t = _era_captions(400)
     X = stack_modalities(image, text, t)
-    binned = BinnedProcrustesEmbedder(CCACrossModal(embedding_dim=4), bins=2, min_bin_size=20)
+    binned = BinnedProcrustesEmbedder(CCACrossModal(embedding_dim=4), bins=2, min_bin_size=20,
+                                      use_time=True)
     dated = DatePriorRetrieval(binned, n_image_features=8).fit(X, np.arange(400))
     control = DatePriorRetrieval(binned, n_image_features=8, content_time="constant").fit(
         X, np.arange(400))

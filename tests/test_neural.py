@@ -260,7 +260,7 @@ def test_tempxnet_beats_its_static_control_on_time_window_map():
     for seed in range(2):
         X, y, info = make_temporal_crossmodal(1500, return_info=True, random_state=seed)
         kw = dict(random_state=seed, n_image_features=info.n_image_features, max_epochs=10,
-                  hidden_dim=256)
+                  hidden_dim=256, use_time=True)
         static = TempXNetEmbedder(temporal_weight=0.0, **kw).fit(X[:1000], y[:1000])
         temporal = TempXNetEmbedder(**kw).fit(X[:1000], y[:1000])
         gains.append(_tmap50(temporal, X[1000:], y[1000:]) - _tmap50(static, X[1000:], y[1000:]))

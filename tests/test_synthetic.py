@@ -10,6 +10,7 @@ import doctest
 import numpy as np
 import pytest
 from sklearn.metrics import r2_score
+from sklearn.utils._param_validation import InvalidParameterError
 
 import temporal_xmodal.datasets._synthetic as synthetic_module
 from temporal_xmodal.datasets import make_temporal_crossmodal
@@ -383,6 +384,97 @@ def test_event_offsets_are_shared_within_a_burst():
 
 
 # --------------------------------------------------------------------------
+# Content drift: each category's content turns, in both modalities
+# --------------------------------------------------------------------------
+
+
+def test_content_drift_zero_reproduces_the_output_from_before_it_existed():
+    # Recorded with the generator before content_drift was added.
+    X, y = make_temporal_crossmodal(n_samples=60, n_categories=4, random_state=0)
+    np.testing.assert_allclose(X[:2, :3], [[-0.478303, -1.328346, -0.206167],
+                                           [-0.789481, -0.297744, -0.845492]], atol=1e-6)
+    np.testing.assert_allclose(X[:2, 64:67], [[-0.285133, 0.182588, -1.152752],
+                                              [-0.383793, 0.831522, 1.261276]], atol=1e-6)
+    assert y[:8].tolist() == [1, 0, 1, 3, 0, 0, 1, 0]
+    assert X.sum() == pytest.approx(369.734118, abs=1e-5)
+    X, Y = make_temporal_crossmodal(n_samples=60, n_categories=4, multilabel=True,
+                                    random_state=1)
+    np.testing.assert_allclose(X[:2, :3], [[-0.958487, 0.683441, 0.351886],
+                                           [1.534129, 0.334781, 0.603557]], atol=1e-6)
+    assert X.sum() == pytest.approx(485.330748, abs=1e-5) and Y.sum() == 81
+    # The explicit default is the same call.
+    X0, y0, info = make_temporal_crossmodal(n_samples=60, n_categories=4, content_drift=0.0,
+                                            return_info=True, random_state=0)
+    np.testing.assert_array_equal(X0, make_temporal_crossmodal(60, n_categories=4,
+                                                               random_state=0)[0])
+    assert info.content_directions is None and np.all(info.content_angle == 0)
+
+
+def test_content_drift_draws_last_and_keeps_every_other_draw():
+    kwargs = dict(n_samples=300, multilabel=True, return_info=True, random_state=3)
+    X0, y0, info0 = make_temporal_crossmodal(**kwargs)
+    X1, y1, info1 = make_temporal_crossmodal(content_drift=0.8, **kwargs)
+    np.testing.assert_array_equal(y0, y1)
+    for field in ("time", "category", "secondary", "event", "event_offset", "prototypes"):
+        np.testing.assert_array_equal(info0[field], info1[field])
+    assert not np.allclose(X0[:, :-1], X1[:, :-1])
+
+
+def test_content_drift_turns_each_prototype_by_the_documented_angle():
+    gamma = 0.6
+    X, _, info = make_temporal_crossmodal(
+        n_samples=300, n_categories=4, profiles="steady", latent_noise=0.0, event_strength=0.0,
+        content_drift=gamma, time_range=(1900.0, 1920.0), return_info=True, random_state=0)
+    np.testing.assert_allclose(info.content_angle,
+                               gamma * (np.pi / 2) * (info.time - 1900.0) / 20.0)
+    mu, nu = info.prototypes, info.content_directions
+    np.testing.assert_allclose(np.sum(mu * nu, axis=1), 0.0, atol=1e-12)
+    np.testing.assert_allclose(np.linalg.norm(nu, axis=1), np.linalg.norm(mu, axis=1))
+    # Noiseless latent = mu_c(t): same norm as mu_c, cosine with it = cos(phi(t)).
+    z, mu_i = info.latent, mu[info.category]
+    np.testing.assert_allclose(np.linalg.norm(z, axis=1), np.linalg.norm(mu_i, axis=1))
+    cosine = np.sum(z * mu_i, axis=1) / np.linalg.norm(z, axis=1) / np.linalg.norm(mu_i, axis=1)
+    np.testing.assert_allclose(cosine, np.cos(info.content_angle), atol=1e-12)
+
+
+def test_content_drift_moves_a_category_in_both_modalities():
+    def early_late_gap(content_drift):
+        X, _, info = make_temporal_crossmodal(
+            n_samples=1200, n_categories=3, profiles="steady", drift=0.0, meaning_shift=0.0,
+            n_eras=1, content_drift=content_drift, return_info=True, random_state=0)
+        X_img, X_txt, t = _split(X, info)
+        c0 = info.category == 0
+        early, late = c0 & (t < 2), c0 & (t > 8)
+        return [np.linalg.norm(block[early].mean(0) - block[late].mean(0))
+                / np.linalg.norm(block[c0].mean(0)) for block in (X_img, X_txt)]
+
+    static, drifting = early_late_gap(0.0), early_late_gap(1.0)
+    # Relative gap, seeds 0-5: static 0.07-0.15 (sampling noise), a quarter turn 1.04-1.50.
+    assert max(static) < 0.25
+    assert min(drifting) > 4 * max(static)
+
+
+def test_content_drift_keeps_the_picture_caption_relation():
+    # Noiseless, static wording: captions are a fixed linear function of the
+    # pictures at every date, however far the content has turned.
+    X, _, info = make_temporal_crossmodal(
+        n_samples=400, drift=0.0, meaning_shift=0.0, noise=0.0, content_drift=2.0,
+        return_info=True, random_state=0)
+    X_img, X_txt, t = _split(X, info)
+    early, late = t < 3, t > 7
+    W, *_ = np.linalg.lstsq(X_img[early], X_txt[early], rcond=None)
+    np.testing.assert_allclose(X_img[late] @ W, X_txt[late], atol=1e-8)
+
+
+def test_content_drift_needs_two_latent_dimensions():
+    with pytest.raises(ValueError, match="needs n_latent >= 2"):
+        make_temporal_crossmodal(n_samples=50, n_latent=1, content_drift=0.5)
+    make_temporal_crossmodal(n_samples=50, n_latent=1)  # fine without content drift
+    with pytest.raises(InvalidParameterError, match="'content_drift' parameter"):
+        make_temporal_crossmodal(n_samples=50, content_drift=-0.5)
+
+
+# --------------------------------------------------------------------------
 # Label noise
 # --------------------------------------------------------------------------
 
@@ -463,6 +555,8 @@ def test_label_noise_spreads_over_other_categories():
         (dict(n_eras=2.5), TypeError, "'n_eras' parameter"),
         (dict(meaning_shift=1.5), ValueError, r"'meaning_shift' parameter .* range \[0.0, 1.0\]"),
         (dict(meaning_shift=-0.1), ValueError, "'meaning_shift' parameter"),
+        (dict(content_drift=-0.1), ValueError, r"'content_drift' parameter .* range \[0.0, inf\)"),
+        (dict(content_drift="fast"), TypeError, "'content_drift' parameter"),
         (dict(multilabel="yes"), TypeError, "'multilabel' parameter"),
         (dict(return_info=1), TypeError, "'return_info' parameter"),
         (dict(random_state="seed"), ValueError, "'random_state' parameter"),

@@ -147,7 +147,7 @@ def test_warm_start_with_another_width_fails_before_touching_the_model():
 # -------------------------------------------------------- range warning
 def test_time_range_warning_counts_rows_outside_and_points_at_the_caller():
     X, y = _data()
-    model = DiachronicEmbedder(window=0.2, **SMALL).fit(X, y)
+    model = DiachronicEmbedder(window=0.2, **SMALL, use_time=True).fit(X, y)
     with warnings.catch_warnings():
         warnings.simplefilter("error", TimeRangeWarning)
         model.transform(X)  # all inside: no warning

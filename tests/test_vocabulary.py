@@ -62,12 +62,12 @@ def test_binned_takes_max_epochs(data):
     X, y, n_img = data
     base = tiny(TempXNetEmbedder, temporal_weight=0.0, max_epochs=1)
     model = BinnedProcrustesEmbedder(base, bins=2, min_bin_size=50, init="independent",
-                                     max_epochs=3, random_state=0,
+                                     max_epochs=3, random_state=0, use_time=True,
                                      n_image_features=n_img).fit(X, y)
     assert [len(est.net_.history) for est in model.bin_estimators_] == [3, 3]
     # init="global" (the default with this base): 3 epochs on all rows, then 3 on each bin's
     shared = BinnedProcrustesEmbedder(base, bins=2, min_bin_size=50, max_epochs=3,
-                                      random_state=0, n_image_features=n_img).fit(X, y)
+                                      random_state=0, n_image_features=n_img, use_time=True).fit(X, y)
     assert [len(est.net_.history) for est in shared.bin_estimators_] == [6, 6]
     assert BinnedProcrustesEmbedder(max_epochs=3).get_params()["max_epochs"] == 3
 

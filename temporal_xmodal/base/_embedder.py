@@ -218,11 +218,16 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
     def _embed_rows(self, X):
         """``(Z, time)``: both embeddings of each row at its own time, and the axis times."""
         X_image, X_text, time = self._validate_transform(X)
-        if self.time_use == "inference":
+        if self._extrapolates():
             self.time_axis_.warn_outside(time, type(self).__name__)
         Z = np.hstack([l2_normalize(self._embed("image", X_image, time)),
                        l2_normalize(self._embed("text", X_text, time))])
         return Z, time
+
+    def _extrapolates(self):
+        """Whether projections depend on the time, so times out of range extrapolate (not
+        for a model that kept its constant-time control, ``time_kept_ = False``)."""
+        return self.time_use == "inference" and getattr(self, "time_kept_", True)
 
     def _validate_transform(self, X):
         check_is_fitted(self)
@@ -278,7 +283,8 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
                 raise ValueError(
                     f"{type(self).__name__} projects items at an instant: pass time= "
                     "(a number on the time axis, a date, or one per row).")
-            self.time_axis_.warn_outside(t, type(self).__name__)
+            if self._extrapolates():
+                self.time_axis_.warn_outside(t, type(self).__name__)
         Z = l2_normalize(self._embed(modality, A, t))
         return self._wrap(Z, modality, original)
 

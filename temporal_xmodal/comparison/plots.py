@@ -44,7 +44,8 @@ def _metric_names(columns):
 def _retrieval_panel(ax, rows, columns, references):
     """Scores as an annotated grid (estimators × metrics): every value printed in its cell."""
     names = _metric_names(columns)
-    metrics = [k for k, _, _ in columns if k not in ("fit_seconds", "delta_time", "date_gain")
+    metrics = [k for k, _, _ in columns if k not in ("fit_seconds", "delta_time", "date_gain",
+                                                           "time_gain")
                and any(not is_na(r.get(k)) for r in rows)]
     values = np.array([[np.nan if is_na(r.get(k)) else r[k] for k in metrics] for r in rows],
                       dtype=float)

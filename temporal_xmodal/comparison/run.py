@@ -111,7 +111,9 @@ def _fit_evaluate(estimator, X_train, y_train, X_test, y_test, evaluate, control
         seconds = time.perf_counter() - start
         figures = evaluate(estimator, X_test) if y_test is None else evaluate(estimator, X_test,
                                                                               y_test)
-    return seconds, {**figures, "still_improving": bool(short)}
+    return seconds, {**figures, "still_improving": bool(short),
+                     "time_gain": getattr(estimator, "time_gain_", float("nan")),
+                     "time_kept": getattr(estimator, "time_kept_", None)}
 
 
 def _keyed_fit_evaluate(key, *args):

@@ -1,4 +1,4 @@
-"""Data sets: the synthetic temporal cross-modal generator and benchmark loaders.
+"""Data sets: the synthetic temporal cross-modal generator, its named worlds and benchmark loaders.
 
 Read more in the user guide: docs/datasets.md.
 """
@@ -7,6 +7,7 @@ from ..time import fractional_year
 from ._synthetic import make_temporal_crossmodal
 from ._ticrc import load_ticrc, ticrc_training_pairs
 from ._wiki import load_wiki
+from ._worlds import TEMPORAL_WORLDS
 
-__all__ = ["fractional_year", "load_ticrc", "load_wiki", "make_temporal_crossmodal",
-           "ticrc_training_pairs"]
+__all__ = ["TEMPORAL_WORLDS", "fractional_year", "load_ticrc", "load_wiki",
+           "make_temporal_crossmodal", "ticrc_training_pairs"]

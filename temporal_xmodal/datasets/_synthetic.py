@@ -4,7 +4,8 @@
 categories live on different temporal profiles (one-off spikes, recurrent
 bursts, steady background), whose items from the same burst share an event
 offset, whose image features are stable over time and whose caption wording
-changes meaning from one era to the next (and drifts smoothly).  It is the
+changes meaning from one era to the next (and drifts smoothly); optionally
+the content of each category drifts too (``content_drift``).  It is the
 embedded default data set of the demo and of the tests.  The generative steps
 are in :mod:`temporal_xmodal.datasets._synthetic_steps`.
 """
@@ -25,9 +26,12 @@ from ._synthetic_steps import (
     assign_events,
     balanced_counts,
     draw_bursts,
+    draw_content_directions,
     draw_times,
     draw_wordings,
     make_labels,
+    profile_list,
+    prototypes_at,
 )
 
 __all__ = ["make_temporal_crossmodal"]
@@ -56,23 +60,6 @@ def _time_range(time_range):
     return float(t0), float(t1)
 
 
-def _profile_list(profiles, n_categories):
-    """The profile name of each category."""
-    if isinstance(profiles, str):
-        if profiles == "mixed":
-            return [PROFILES[c % len(PROFILES)] for c in range(n_categories)]
-        return [profiles] * n_categories
-    names = list(profiles)
-    if len(names) != n_categories:
-        raise ValueError(
-            f"profiles must have one entry per category ({n_categories}); got {len(names)}.")
-    bad = [name for name in names if not isinstance(name, str) or name not in PROFILES]
-    if bad:
-        raise ValueError(f"Unknown profile name(s) {bad!r}; valid names are {list(PROFILES)} "
-                         "(or 'mixed' for all categories).")
-    return names
-
-
 @validate_params(
     {
         "n_samples": [CountInterval(1, None)],
@@ -94,6 +81,7 @@ def _profile_list(profiles, n_categories):
         "second_label_rate": _FRACTION,
         "n_eras": [CountInterval(1, None)],
         "meaning_shift": _FRACTION,
+        "content_drift": _NON_NEGATIVE,
         "return_info": ["boolean"],
         "random_state": ["random_state"],
     },
@@ -120,6 +108,7 @@ def make_temporal_crossmodal(
     second_label_rate=0.3,
     n_eras=3,
     meaning_shift=1.0,
+    content_drift=0.0,
     return_info=False,
     random_state=None,
 ):
@@ -134,8 +123,10 @@ def make_temporal_crossmodal(
     between categories from one era to the next, so the same caption denotes
     a different category in different eras (no static map undoes this), and
     the text mixing matrix also rotates smoothly with time (wording drift).
-    ``drift=0, meaning_shift=0`` is a static world in which time says nothing
-    about how pictures and captions relate.
+    ``content_drift`` makes each category's content itself drift, in both
+    modalities.  ``drift=0, meaning_shift=0`` is a static world in which time
+    says nothing about how pictures and captions relate; ``TEMPORAL_WORLDS``
+    names these settings.
 
     Read more in the user guide: docs/datasets.md (the story behind the data
     and the full generative model).
@@ -220,6 +211,20 @@ def make_temporal_crossmodal(
         \max(2, \mathrm{round}(\mu C))` categories (``0`` moves none) pass
         their wordings round in one cycle.  ``1`` (default): every
         category's wording moves at every boundary.
+    content_drift : float, default=0.0
+        Amount :math:`\gamma \ge 0` of content drift, seen by both
+        modalities, in quarter turns over ``time_range``: category c's
+        prototype :math:`\mu_c` turns towards a random partner
+        :math:`\nu_c` (orthogonal to it, same norm) by the angle
+        :math:`\varphi(t) = \gamma \frac{\pi}{2} \frac{t - t_0}{t_1 - t_0}`,
+        :math:`\mu_c(t) = \cos\varphi(t)\, \mu_c + \sin\varphi(t)\, \nu_c`,
+        and every item (its picture and its caption) shows
+        :math:`\mu_c(t)`.  With ``content_drift=1`` a category's content
+        at ``t1`` is orthogonal to its content at ``t0``; ``0`` (default)
+        keeps it fixed and draws nothing, so the output is the same as
+        without the parameter.  The partners are drawn after every other
+        draw: one seed gives the same times, events, noise and labels for
+        any ``content_drift``.  Needs ``n_latent >= 2`` when positive.
     return_info : bool, default=False
         If True, also return the ground truth as a :class:`~sklearn.utils.Bunch`.
     random_state : int, RandomState instance or None, default=None
@@ -239,7 +244,8 @@ def make_temporal_crossmodal(
         Only if ``return_info=True``: the ground truth (``time``,
         ``category``, ``secondary``, ``event``, ``label_noise_mask``,
         ``latent``, ``theta``, ``era``, ``era_edges``, ``wording``,
-        ``meaning_moved``, ``text_category``, ``profiles``, ``prototypes``,
+        ``meaning_moved``, ``text_category``, ``content_angle``,
+        ``content_directions``, ``profiles``, ``prototypes``,
         ``event_category``, ``event_center``, ``event_offset``,
         ``burst_std``, ``image_map``, ``text_maps``, ``n_image_features``,
         ``n_text_features``, ``time_range``), each described in
@@ -249,14 +255,17 @@ def make_temporal_crossmodal(
     ------
     ValueError
         If a parameter is out of its range, ``n_samples < n_categories``,
-        ``time_range`` is not increasing or ``profiles`` names an unknown
-        profile or has the wrong length.
+        ``time_range`` is not increasing, ``profiles`` names an unknown
+        profile or has the wrong length, or ``content_drift > 0`` with
+        ``n_latent=1``.
     TypeError
         If a parameter has the wrong type, or ``time_range`` is not a pair.
 
     See Also
     --------
     temporal_xmodal.stack_modalities : The column layout of ``X``.
+    temporal_xmodal.datasets.TEMPORAL_WORLDS : Named worlds (keyword arguments
+        of this function), each with its own kind of change over time.
 
     Examples
     --------
@@ -279,7 +288,10 @@ def make_temporal_crossmodal(
             f"n_samples must be >= n_categories so that every category has an item; got "
             f"n_samples={n_samples} < n_categories={n_categories}.")
     t0, t1 = _time_range(time_range)
-    profile_list = _profile_list(profiles, n_categories)
+    profiles = profile_list(profiles, n_categories)
+    if content_drift > 0 and n_latent < 2:
+        raise ValueError("content_drift > 0 turns each prototype in a plane and needs "
+                         f"n_latent >= 2; got n_latent={n_latent}.")
     rng = check_random_state(random_state)
     n, C, L = n_samples, n_categories, n_latent
     span = t1 - t0
@@ -290,7 +302,7 @@ def make_temporal_crossmodal(
     text_maps = rng.standard_normal((2, L, n_text_features)) / np.sqrt(L)
     topic_dirs = rng.standard_normal((C, L))
     event_category, event_center = draw_bursts(
-        rng, profile_list, t0, span, n_recurrences
+        rng, profiles, t0, span, n_recurrences
     )
     event_offset = (
         _EVENT_SCALE * event_strength * rng.standard_normal((len(event_category), L))
@@ -316,27 +328,41 @@ def make_temporal_crossmodal(
     era = np.minimum(((time - t0) * n_eras / span).astype(int), n_eras - 1)
     text_category = wording[era, category]
 
+    # The other draws, in stream order: latent scatter, image and text noise,
+    # labels, then (only if content drifts) the content directions, so that
+    # content_drift changes nothing else a seed draws.
+    scatter = rng.standard_normal((n, L))
+    image_noise = rng.standard_normal((n, n_image_features))
+    text_noise = rng.standard_normal((n, n_text_features))
+    y, noisy = make_labels(rng, category, secondary, C, label_noise, multilabel)
+    content_dirs = draw_content_directions(rng, prototypes) if content_drift > 0 else None
+    progress = (time - t0) / span
+    content_angle = content_drift * (np.pi / 2) * progress
+
+    def content(categories, rows):
+        """mu_c(t_i) of the given categories at the times of the given rows."""
+        return prototypes_at(prototypes, content_dirs, categories, content_angle[rows])
+
     # Latent vectors; the appended zero row makes event == -1 a zero offset.
-    offsets = np.vstack([event_offset, np.zeros((1, L))])
-    latent = prototypes[category] + offsets[event]
-    latent += latent_noise * rng.standard_normal((n, L))
+    every = slice(None)
     has_second = secondary >= 0
-    latent[has_second] += _SECOND_WEIGHT * prototypes[secondary[has_second]]
+    offsets = np.vstack([event_offset, np.zeros((1, L))])
+    latent = content(category, every) + offsets[event]
+    latent += latent_noise * scatter
+    latent[has_second] += _SECOND_WEIGHT * content(secondary[has_second], has_second)
 
     # Image: fixed map.  Text: the era's wordings, rotating map, topic drift.
-    X_image = add_noise(rng, latent @ image_map, noise)
-    text_latent = latent + prototypes[text_category] - prototypes[category]
+    X_image = add_noise(latent @ image_map, noise, image_noise)
+    text_latent = latent + content(text_category, every) - content(category, every)
     second_words = wording[era[has_second], secondary[has_second]]
     text_latent[has_second] += _SECOND_WEIGHT * (
-        prototypes[second_words] - prototypes[secondary[has_second]])
-    progress = (time - t0) / span
+        content(second_words, has_second) - content(secondary[has_second], has_second))
     theta = drift * (np.pi / 2) * progress
     text_latent += topic_drift * (2 * progress - 1)[:, None] * topic_dirs[category]
     text_signal = np.cos(theta)[:, None] * (text_latent @ text_maps[0])
     text_signal += np.sin(theta)[:, None] * (text_latent @ text_maps[1])
-    X_text = add_noise(rng, text_signal, noise)
+    X_text = add_noise(text_signal, noise, text_noise)
 
-    y, noisy = make_labels(rng, category, secondary, C, label_noise, multilabel)
     X = stack_modalities(X_image, X_text, time)
     if not return_info:
         return X, y
@@ -353,7 +379,9 @@ def make_temporal_crossmodal(
         wording=wording,
         meaning_moved=meaning_moved,
         text_category=text_category,
-        profiles=list(profile_list),
+        content_angle=content_angle,
+        content_directions=content_dirs,
+        profiles=list(profiles),
         prototypes=prototypes,
         event_category=event_category,
         event_center=event_center,

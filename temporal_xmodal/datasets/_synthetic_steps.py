@@ -1,8 +1,9 @@
 """The generative steps of :func:`~temporal_xmodal.datasets.make_temporal_crossmodal`.
 
-Each step draws one part of the model (bursts, wordings, times, labels...)
-from the generator's random state, in the order the public function calls
-them; they trust the parameters it validated.  The model is described in
+Each step draws one part of the model (bursts, wordings, times, labels,
+content directions...) from the generator's random state, in the order the
+public function calls them, or computes one from those draws; they trust the
+parameters it validated (:func:`profile_list` checks the profile names).  The model is described in
 docs/datasets.md.
 """
 
@@ -13,10 +14,27 @@ from scipy.special import ndtr, ndtri
 PROFILES = ("spike", "recurrent", "steady")
 
 
-def draw_bursts(rng, profile_list, t0, span, n_recurrences):
+def profile_list(profiles, n_categories):
+    """The profile name of each category."""
+    if isinstance(profiles, str):
+        if profiles == "mixed":
+            return [PROFILES[c % len(PROFILES)] for c in range(n_categories)]
+        return [profiles] * n_categories
+    names = list(profiles)
+    if len(names) != n_categories:
+        raise ValueError(
+            f"profiles must have one entry per category ({n_categories}); got {len(names)}.")
+    bad = [name for name in names if not isinstance(name, str) or name not in PROFILES]
+    if bad:
+        raise ValueError(f"Unknown profile name(s) {bad!r}; valid names are {list(PROFILES)} "
+                         "(or 'mixed' for all categories).")
+    return names
+
+
+def draw_bursts(rng, profile_names, t0, span, n_recurrences):
     """Category and centre time of every burst (event), in category order."""
     categories, centers = [], []
-    for c, profile in enumerate(profile_list):
+    for c, profile in enumerate(profile_names):
         if profile == "spike":
             c_centers = [rng.uniform(t0 + 0.1 * span, t0 + 0.9 * span)]
         elif profile == "recurrent":
@@ -82,12 +100,39 @@ def _truncated_normal(rng, mean, std, low, high):
     return np.clip(mean + std * ndtri(u), low, high)
 
 
-def add_noise(rng, signal, noise):
-    """Scale the signal to unit RMS and add N(0, noise^2) feature noise."""
+def draw_content_directions(rng, prototypes):
+    """Partner nu_c of every prototype: random, orthogonal to mu_c, same norm.
+
+    ``mu_c`` and ``nu_c`` span category c's content plane; the caller draws
+    them only when the content drifts, after every other draw.  Needs at
+    least two latent dimensions.
+    """
+    directions = rng.standard_normal(prototypes.shape)
+    sq_norm = np.sum(prototypes**2, axis=1)
+    directions -= (np.sum(directions * prototypes, axis=1) / sq_norm)[:, None] * prototypes
+    directions *= np.sqrt(sq_norm / np.sum(directions**2, axis=1))[:, None]
+    return directions
+
+
+def prototypes_at(prototypes, directions, categories, angle):
+    """Content mu_c(t) = cos(phi) mu_c + sin(phi) nu_c of each item's category.
+
+    ``angle`` is phi(t) of each item; ``directions=None`` (no content drift)
+    returns ``prototypes[categories]`` itself, so a static world computes
+    exactly what it did before content drift existed.
+    """
+    if directions is None:
+        return prototypes[categories]
+    return (np.cos(angle)[:, None] * prototypes[categories]
+            + np.sin(angle)[:, None] * directions[categories])
+
+
+def add_noise(signal, noise, draws):
+    """Scale the signal to unit RMS and add ``noise`` times the N(0, 1) ``draws``."""
     rms = np.sqrt(np.mean(signal**2))
     if rms > 0:
         signal = signal / rms
-    return signal + noise * rng.standard_normal(signal.shape)
+    return signal + noise * draws
 
 
 def make_labels(rng, category, secondary, n_categories, label_noise, multilabel):

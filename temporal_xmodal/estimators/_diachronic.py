@@ -11,6 +11,7 @@ from ..nn.diachronic import CONDITIONINGS, DiachronicNet
 from ..time import TimeEncoding, to_rate
 from ._neural import NeuralCrossModalEmbedder
 from ._neural_params import COMMON_CONSTRAINTS, document_shared_parameters, store_init_params
+from ._time_selection import USE_TIME_CONSTRAINT
 
 
 @document_shared_parameters
@@ -80,6 +81,7 @@ class DiachronicEmbedder(NeuralCrossModalEmbedder):
         projected at the anchor's time, as its positive was; 0: every item at
         its own time (the paper's loss).  With every anchor of a 64-item batch
         an epoch takes about 4 × as long.
+    [use_time parameter]
     [shared parameters]
 
     Attributes
@@ -89,6 +91,7 @@ class DiachronicEmbedder(NeuralCrossModalEmbedder):
         kept by a warm start; times outside the range it was fitted for
         (``time_axis_.encoding_range_``) are extrapolated, and projecting
         them warns.
+    [use_time attributes]
     [shared attributes]
 
     Examples
@@ -121,12 +124,14 @@ class DiachronicEmbedder(NeuralCrossModalEmbedder):
         "time_dropout": [Interval(Real, 0, 1, closed="left")],
         "time_lr_scale": [Interval(Real, 0, None, closed="neither")],
         "same_time_anchors": [Interval(Integral, 0, None, closed="left")],
+        "use_time": USE_TIME_CONSTRAINT,
     }
 
     def __init__(self, window="4Y", decay="0.1/Y", margin=1.0, intra_margin=None, time_dim=200,
                  time_encoding="minmax", time_bins=12, loss_reduction="sum_per_anchor",
                  conditioning="film", time_dropout=0.5, time_lr_scale=3.0,
                  same_time_anchors=0, *,
+                 use_time="auto",
                  embedding_dim=200, hidden_dim=1024, dropout=0.0, max_epochs=25,
                  batch_size=64, lr=3e-4, optimizer="adam", momentum=0.9, nesterov=False,
                  lr_decay=0.0, validation_fraction=0.1, patience=None,

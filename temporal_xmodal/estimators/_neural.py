@@ -31,8 +31,9 @@ from ..training import (
     make_dataset,
     seeded,
 )
-from ._checkpoint import best_epoch, interrupt_message
+from ._checkpoint import best_epoch, interrupt_message, scored_epochs
 from ._neural_params import OPTIMIZERS
+from ._time_selection import fit_using_time, projection_times
 
 
 def resolve_device(device):
@@ -92,7 +93,18 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
     # ------------------------------------------------------------------ fit
     def _fit(self, X_image, X_text, time, labels):
         with limit_worker_threads():
-            return self._fit_net(X_image, X_text, time, labels)
+            if not hasattr(self, "use_time"):  # a static method: time plays no part
+                return self._fit_net(X_image, X_text, time, labels)
+            return fit_using_time(self, self._fit_net, X_image, X_text, time, labels)
+
+    def _time_plays_a_part(self):
+        """Whether these settings give time any part in the fit (``use_time`` has a choice)."""
+        return True
+
+    def _time_selection_score(self):
+        """The last fit's validation mAP at its kept epoch (``None`` without validation)."""
+        scored = dict(scored_epochs(self.net_.history, "valid_map", 0))
+        return scored.get(self.best_epoch_)
 
     def _fit_net(self, X_image, X_text, time, labels):
         # Memory: the training and validation datasets share the (float32)
@@ -149,10 +161,15 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
     def _fit_time_encoding(self, centred):
         """Fit the network's time encoding (time-conditioned models override)."""
 
+    def _holds_out_rows(self, n):
+        """Whether a fit on ``n`` rows holds out validation rows."""
+        n_valid = int(round(self.validation_fraction * n))
+        return self.validation_fraction > 0 and n_valid >= 2 and n - n_valid >= 2
+
     def _split_rows(self, n, rng):
         """Sorted training and validation row indices; ``(None, None)``: all rows train."""
         n_valid = int(round(self.validation_fraction * n))
-        if self.validation_fraction == 0 or n_valid < 2 or n - n_valid < 2:
+        if not self._holds_out_rows(n):
             return None, None
         order = rng.permutation(n)
         return np.sort(order[n_valid:]), np.sort(order[:n_valid])
@@ -219,6 +236,7 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
     # ------------------------------------------------------------ transform
     def _embed(self, modality, A, time):
         tensors = {modality: as_tensor(A)}
+        time = projection_times(self, time)
         if time is not None:
             tensors.update({k: torch.as_tensor(v) for k, v in
                             self._time_inputs(self.time_axis_.centre(time)).items()})

@@ -16,6 +16,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..base import LAYOUT_CONSTRAINTS, LAYOUT_PARAMETERS_DOC
 from ..losses.triplet import NEGATIVE_MODES, REDUCTIONS
+from ._time_selection import USE_TIME_ATTRIBUTES_DOC, USE_TIME_DOC
 
 OPTIMIZERS = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam, "adamw": torch.optim.AdamW}
 _SELECTION = ("valid_map", "valid_loss")
@@ -134,8 +135,10 @@ def document_shared_parameters(cls):
     The ``[shared parameters]``, ``[triplet parameters]`` and ``[shared attributes]`` lines
     of ``cls.__doc__`` become the documentation of the shared parameters, of the two-tower
     estimators' triplet options (with the defaults of ``cls.__init__``) and of the fitted
-    attributes every neural estimator has.  ``cls._embedding_dim_source``, when set, says
-    where the default ``embedding_dim`` comes from (a paper and its section).
+    attributes every neural estimator has; ``[use_time parameter]`` and ``[use_time
+    attributes]`` those of ``use_time`` (:mod:`._time_selection`).
+    ``cls._embedding_dim_source``, when set, says where the default ``embedding_dim`` comes
+    from (a paper and its section).
     """
     if cls.__doc__ is None:  # python -OO
         return cls
@@ -158,6 +161,8 @@ def document_shared_parameters(cls):
                               + LAYOUT_PARAMETERS_DOC.lstrip("\n") + "\n")
     if "    [triplet parameters]\n" in doc:
         doc = doc.replace("    [triplet parameters]\n", entries(_TRIPLET_PARAMETERS))
+    doc = doc.replace("    [use_time parameter]\n", USE_TIME_DOC)
+    doc = doc.replace("    [use_time attributes]\n", USE_TIME_ATTRIBUTES_DOC)
     cls.__doc__ = doc.replace("    [shared attributes]\n", _SHARED_ATTRIBUTES)
     return cls
 

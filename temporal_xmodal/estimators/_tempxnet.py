@@ -18,6 +18,7 @@ from ..losses.temporal_correlation import (
 from ..time import external_stacklevel, to_duration
 from ._neural import NeuralCrossModalEmbedder
 from ._neural_params import COMMON_CONSTRAINTS, document_shared_parameters, store_init_params
+from ._time_selection import USE_TIME_CONSTRAINT
 
 #: The ``correlation`` strings and the classes they stand for.
 CORRELATIONS = {
@@ -89,6 +90,7 @@ class TempXNetEmbedder(NeuralCrossModalEmbedder):
         κ, the scale of the temporal term against the triplet term: the
         batch's number of triplets with a positive hinge over the batch size;
         the number of all its triplets over the batch size; or 1, the paper's.
+    [use_time parameter]
     [shared parameters]
 
     Attributes
@@ -96,7 +98,9 @@ class TempXNetEmbedder(NeuralCrossModalEmbedder):
     correlation_ : TemporalCorrelation
         The temporal correlation, fitted on the training rows.
     temporal_weight_ : float
-        The weight of the temporal term used in training.
+        The weight of the temporal term used in training (0 for the
+        constant-time control).
+    [use_time attributes]
     [shared attributes]
 
     Examples
@@ -119,6 +123,7 @@ class TempXNetEmbedder(NeuralCrossModalEmbedder):
         "bandwidth": [Interval(Real, 0, None, closed="neither"), str, datetime.timedelta,
                       np.timedelta64, None],
         "temporal_weight": [Interval(Real, 0, None, closed="left")],
+        "use_time": USE_TIME_CONSTRAINT,
         "temporal_normalisation": [StrOptions(set(TEMPORAL_NORMALISATIONS))],
         "correlation_normalisation": [StrOptions({"max", "sum", "none"})],
         "topic_aggregation": [StrOptions({"product", "geometric_mean"})],
@@ -132,6 +137,7 @@ class TempXNetEmbedder(NeuralCrossModalEmbedder):
                  similarity_mode="clamp", eps=1e-6, exclude_self=False,
                  negatives="different_category", loss_reduction="sum_per_anchor",
                  temporal_normalisation="active_triplets", *,
+                 use_time="auto",
                  embedding_dim=100, hidden_dim=1024, dropout=0.0, max_epochs=25,
                  batch_size=64, lr=1e-3, optimizer="adam", momentum=0.9, nesterov=False,
                  lr_decay=1e-6, validation_fraction=0.1, patience=None,
@@ -158,10 +164,13 @@ class TempXNetEmbedder(NeuralCrossModalEmbedder):
             options["aggregation"] = self.topic_aggregation
         return CORRELATIONS[self.correlation](**options)
 
+    def _time_plays_a_part(self):
+        return self.temporal_weight > 0
+
     def _loss(self, X_image, X_text, time, labels):
         self.correlation_ = self._correlation().fit(time, labels > 0, X_text)
-        self.temporal_weight_ = self.temporal_weight
-        if self.temporal_weight > 0 and np.ptp(time) == 0:
+        self.temporal_weight_ = self.temporal_weight if getattr(self, "time_kept_", True) else 0.0
+        if self.temporal_weight_ > 0 and np.ptp(time) == 0:
             warnings.warn(
                 "TempXNetEmbedder: every training item has the same time, so the temporal "
                 "term has no time to model (it would only pull each category to one point); "

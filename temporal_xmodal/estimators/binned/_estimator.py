@@ -9,9 +9,15 @@ from sklearn.base import clone
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from ...base import LAYOUT_CONSTRAINTS, LAYOUT_PARAMETERS_DOC, CrossModalEmbedder
-from ...time import TimeBins, external_stacklevel
+from ...time import TimeBins, TimeBinWarning, external_stacklevel
 from ...training import TrainingInterruptedWarning
 from .._tempxnet import TempXNetEmbedder
+from .._time_selection import (
+    USE_TIME_ATTRIBUTES_DOC,
+    USE_TIME_CONSTRAINT,
+    fit_using_time,
+    projection_times,
+)
 from ._alignment import bin_embedding, chain_rotations
 from ._fit import fit_bin_models, fit_time_bins
 
@@ -116,7 +122,16 @@ class BinnedProcrustesEmbedder(CrossModalEmbedder):
         ``"auto"`` keeps the base's device, itself ``"auto"`` (CUDA when
         available) unless the base says otherwise; any other value (``"cpu"``,
         ``"cuda"``, ...) overrides it.  The Procrustes rotations are D × D and
-        computed in NumPy.""" + LAYOUT_PARAMETERS_DOC.replace(
+        computed in NumPy.
+    use_time : "auto" or bool, default="auto"
+        ``True``: bins over the training times.  ``False``: the constant-time
+        control (one bin: the base model on every row).  ``"auto"``: hold out
+        10 % of the rows, fit both on the rest, score both on the held-out rows
+        (mean of image → text and text → image mAP) and refit the one kept on
+        every row: time is kept only if it beats the control by at least 0.01
+        (``time_gain_``, ``time_kept_``); three fits.  With one time for all
+        rows, or fewer than 20 rows, there is no choice to make and time is
+        used.""" + LAYOUT_PARAMETERS_DOC.replace(
     "duration parameters given as numbers", "bin widths given as numbers") + r"""
 
     Attributes
@@ -138,7 +153,7 @@ class BinnedProcrustesEmbedder(CrossModalEmbedder):
         Shared dimension D of the bins' models.
     training_interrupted_ : bool
         Whether Ctrl-C stopped the fit before every bin was fitted.
-    n_features_in_, feature_names_in_, n_image_features_, n_text_features_, time_range_
+""" + USE_TIME_ATTRIBUTES_DOC + r"""    n_features_in_, feature_names_in_, n_image_features_, n_text_features_, time_range_
         See :class:`~temporal_xmodal.base.CrossModalEmbedder`.
 
     Examples
@@ -168,13 +183,14 @@ class BinnedProcrustesEmbedder(CrossModalEmbedder):
         "embedding_dim": [Interval(Integral, 1, None, closed="left"), None],
         "max_epochs": [Interval(Integral, 1, None, closed="left"), None],
         "device": [str, torch.device],
+        "use_time": USE_TIME_CONSTRAINT,
         **LAYOUT_CONSTRAINTS,
     }
 
     def __init__(self, base_estimator=None, bins=10, min_bin_size=100, alignment="procrustes",
                  align_on="both", init="auto", n_jobs=None, random_state=None, *,
-                 embedding_dim=None, max_epochs=None, device="auto", n_image_features=None,
-                 time_unit="years"):
+                 embedding_dim=None, max_epochs=None, device="auto", use_time="auto",
+                 n_image_features=None, time_unit="years"):
         self.base_estimator = base_estimator
         self.bins = bins
         self.min_bin_size = min_bin_size
@@ -186,6 +202,7 @@ class BinnedProcrustesEmbedder(CrossModalEmbedder):
         self.embedding_dim = embedding_dim
         self.max_epochs = max_epochs
         self.device = device
+        self.use_time = use_time
         self.n_image_features = n_image_features
         self.time_unit = time_unit
 
@@ -226,8 +243,22 @@ class BinnedProcrustesEmbedder(CrossModalEmbedder):
 
     # ------------------------------------------------------------------ fit
     def _fit(self, X_image, X_text, time, labels):
+        with warnings.catch_warnings():  # bins that leave training rows out raise here, on
+            warnings.simplefilter("ignore", TimeBinWarning)  # every row (the fits warn)
+            fit_time_bins(self.bins, self.min_bin_size, self.time_unit, time,
+                          type(self).__name__)
+        return fit_using_time(self, self._fit_bins, X_image, X_text, time, labels)
+
+    def _time_plays_a_part(self):
+        return True
+
+    def _fit_bins(self, X_image, X_text, time, labels):
         owner = type(self).__name__
-        self.bins_ = fit_time_bins(self.bins, self.min_bin_size, self.time_unit, time, owner)
+        with warnings.catch_warnings():
+            if not self.time_kept_:  # the control's one time: one bin, as it should be
+                warnings.simplefilter("ignore", TimeBinWarning)
+            self.bins_ = fit_time_bins(self.bins, self.min_bin_size, self.time_unit, time,
+                                       owner)
         self.n_bins_ = self.bins_.n_bins_
         index = self.bins_.transform(time)
         rows = [np.flatnonzero(index == b) for b in range(self.n_bins_)]
@@ -275,6 +306,7 @@ class BinnedProcrustesEmbedder(CrossModalEmbedder):
     # ------------------------------------------------------------ transform
     def _embed(self, modality, A, time):
         # after an interrupted fit, the unfitted (later) bins use the last fitted one
+        time = projection_times(self, time)
         index = np.minimum(self.bins_.transform(time), len(self.bin_estimators_) - 1)
         Z = np.empty((A.shape[0], self.embedding_dim_))
         for b in np.unique(index):
