@@ -15,6 +15,7 @@ from temporal_xmodal import (
 from temporal_xmodal.comparison import with_constant_time
 from temporal_xmodal.datasets import TEMPORAL_WORLDS, make_temporal_crossmodal
 from temporal_xmodal.estimators._time_selection import TIME_MARGIN
+from temporal_xmodal.time import time_use
 
 N_IMG = 64
 
@@ -60,6 +61,10 @@ def test_the_control_is_the_estimator_on_a_constant_time_column(demo, cls):
     text = X[:20, N_IMG:-1]
     np.testing.assert_array_equal(control.transform_text(text, time=1.0),
                                   control.transform_text(text, time=9.0))
+    # a fitted model that kept its control uses no time: it needs none to project
+    assert time_use(control) == "none" and time_use(constant) == time_use(cls)
+    np.testing.assert_array_equal(control.transform_text(text),
+                                  control.transform_text(text, time=1.0))
 
 
 def test_auto_keeps_time_where_it_pays_and_drops_it_where_it_costs():

@@ -278,13 +278,12 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
         original = A
         A = self._check_modality_block(A, modality)
         t = self._instants(time, A.shape[0])
-        if self.time_use == "inference":
+        if self._extrapolates():  # not a model that kept its constant-time control
             if t is None:
                 raise ValueError(
                     f"{type(self).__name__} projects items at an instant: pass time= "
                     "(a number on the time axis, a date, or one per row).")
-            if self._extrapolates():
-                self.time_axis_.warn_outside(t, type(self).__name__)
+            self.time_axis_.warn_outside(t, type(self).__name__)
         Z = l2_normalize(self._embed(modality, A, t))
         return self._wrap(Z, modality, original)
 

@@ -192,10 +192,13 @@ def compare(estimators, X_train, y_train, X_test, y_test, *, time_window, protoc
     evaluate = (partial(evaluate_estimator, time_window=time_window) if protocol == "labels"
                 else evaluate_undated)
     y_eval = y_test if protocol == "labels" else None
+    # how each method uses time, read before the fits (a fit that keeps its constant-time
+    # control, use_time="auto", then reads "none")
+    uses = {name: time_use(est) for name, est in estimators.items()}
     jobs = [(name, False, est, X_train, X_test) for name, est in estimators.items()]
     if controls is not None:
         jobs += [(name, True, clone(est), *controls) for name, est in estimators.items()
-                 if time_use(est) != "none"]
+                 if uses[name] != "none"]
     label = {False: "", True: " (constant-time control)"}
     results = {}
     if n_jobs == 1:
@@ -218,7 +221,7 @@ def compare(estimators, X_train, y_train, X_test, y_test, *, time_window, protoc
     rows = []
     for name, est in estimators.items():
         seconds, figures = results[(name, False)]
-        row = {"name": name, "time_use": time_use(est), "fit_seconds": seconds, **figures,
+        row = {"name": name, "time_use": uses[name], "fit_seconds": seconds, **figures,
                "delta_time": float("nan")}
         if (name, True) in results:
             c_seconds, c_figures = results[(name, True)]

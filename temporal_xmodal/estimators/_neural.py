@@ -236,7 +236,7 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
     # ------------------------------------------------------------ transform
     def _embed(self, modality, A, time):
         tensors = {modality: as_tensor(A)}
-        time = projection_times(self, time)
+        time = projection_times(self, time, A.shape[0])
         if time is not None:
             tensors.update({k: torch.as_tensor(v) for k, v in
                             self._time_inputs(self.time_axis_.centre(time)).items()})

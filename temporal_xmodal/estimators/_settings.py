@@ -14,16 +14,20 @@ PAPER_SETTINGS = {
     "SAMEmbedder": {"optimizer": "sgd", "lr": 5e-3, "momentum": 0.9, "nesterov": True,
                     "lr_decay": 1e-6},
     # Semedo & Magalhães, ACM MM 2018 (TempXNet): SGD, momentum 0.9, lr 5e-3, decay 1e-6
-    "TempXNetEmbedder": {"optimizer": "sgd", "lr": 5e-3, "momentum": 0.9, "lr_decay": 1e-6},
+    # The papers always train with time (use_time=True): none fits its constant-time control.
+    "TempXNetEmbedder": {"optimizer": "sgd", "lr": 5e-3, "momentum": 0.9, "lr_decay": 1e-6,
+                         "use_time": True},
     # Semedo & Magalhães, ACM MM 2019 (DCM), §5.2: w = 4 months, λ = 0.1 per month (in any
     # time unit), the concatenation architecture, the summed loss, the lowest validation loss
     "DiachronicEmbedder": {"optimizer": "sgd", "lr": 5e-3, "momentum": 0.9,
                            "conditioning": "concat", "loss_reduction": "sum", "window": "4M",
                            "decay": "0.1/M", "time_dropout": 0.0, "time_lr_scale": 1.0,
-                           "selection_metric": "valid_loss"},
+                           "selection_metric": "valid_loss", "use_time": True},
     "SequentialCrossModal": {"optimizer": "sgd", "lr": 0.01},
     "CCACrossModal": {"reg": 0.0},
-    "BinnedProcrustesEmbedder": {"bins": "1M", "min_bin_size": 100},
+    # DCM-Binned: every bin trained from its own initialisation
+    "BinnedProcrustesEmbedder": {"bins": "1M", "min_bin_size": 100, "init": "independent",
+                                 "use_time": True},
 }
 
 

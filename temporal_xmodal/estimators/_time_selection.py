@@ -68,11 +68,12 @@ def control_times(estimator, time):
     return np.full(np.shape(time), estimator.time_axis_.origin_, dtype=np.float64)
 
 
-def projection_times(estimator, time):
-    """The times an estimator projects at: ``time``, or the control's instant."""
-    if time is None or getattr(estimator, "time_kept_", True):
+def projection_times(estimator, time, n):
+    """The times an estimator projects ``n`` items at: ``time`` (``None`` for a model that
+    needs none), or the control's instant."""
+    if getattr(estimator, "time_kept_", True):
         return time
-    return control_times(estimator, time)
+    return np.full(n, estimator.time_axis_.origin_, dtype=np.float64)
 
 
 def fit_using_time(estimator, fit, X_image, X_text, time, labels):
@@ -91,7 +92,7 @@ def fit_using_time(estimator, fit, X_image, X_text, time, labels):
     """
     if estimator._continues() and hasattr(estimator, "time_kept_"):
         # a warm start continues the model it has, with or without time
-        fit(X_image, X_text, projection_times(estimator, time), labels)
+        fit(X_image, X_text, projection_times(estimator, time, len(time)), labels)
         return estimator
     use, n = estimator.use_time, len(time)
     own_rows = hasattr(estimator, "_time_selection_score")
@@ -163,7 +164,7 @@ def _select_held_out(estimator, fit, X_image, X_text, time, labels):
     def score():
         if getattr(estimator, "training_interrupted_", False):
             return None
-        at = projection_times(estimator, time[valid])
+        at = projection_times(estimator, time[valid], len(valid))
         Z_image = l2_normalize(estimator._embed("image", X_image[valid], at))
         Z_text = l2_normalize(estimator._embed("text", X_text[valid], at))
         held = None if labels is None else labels[valid]  # None: the counterparts

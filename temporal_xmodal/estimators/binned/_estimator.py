@@ -306,7 +306,7 @@ class BinnedProcrustesEmbedder(CrossModalEmbedder):
     # ------------------------------------------------------------ transform
     def _embed(self, modality, A, time):
         # after an interrupted fit, the unfitted (later) bins use the last fitted one
-        time = projection_times(self, time)
+        time = projection_times(self, time, A.shape[0])
         index = np.minimum(self.bins_.transform(time), len(self.bin_estimators_) - 1)
         Z = np.empty((A.shape[0], self.embedding_dim_))
         for b in np.unique(index):
