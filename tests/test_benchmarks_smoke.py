@@ -192,7 +192,10 @@ def check_ticrc_all(data, stdout, output_dir):
                data["results"]["featuriser"]["images_per_second_by_threads"].values())
     assert "images/s" in stdout and "LEAK" in stdout and "Targets" in stdout
     assert "SCML: not held to the targets: it learns from shared class labels only" in stdout
-    _check_targets(data, {"best_beats_date_only", "all_beat_random"})
+    # one time-never-hurts target per time-aware estimator that learns from the pairing
+    _check_targets(data, {"best_beats_date_only", "all_beat_random",
+                          *(f"{name}_time_never_hurts" for name in
+                            ("TempXNet-Rec", "Diachronic", "Binned+Procrustes"))})
 
 
 def check_ticrc_dates(data, stdout, output_dir):
