@@ -12,6 +12,7 @@ Run::
 
 import argparse
 import json
+import shlex
 import sys
 from pathlib import Path
 
@@ -46,7 +47,7 @@ def _stat(entry, signed=False):
 
 def _settings(doc):
     machine = doc.get("machine", {})
-    command = " ".join(["python", f"benchmarks/{doc['command'][0]}", *doc["command"][1:]])
+    command = shlex.join(["python", f"benchmarks/{doc['command'][0]}", *doc["command"][1:]])
     return (f"`{command}` ({doc.get('date', 'undated')}, {machine.get('cpu_count', '?')} CPU "
             f"cores, torch {machine.get('versions', {}).get('torch', '?')})")
 
@@ -158,6 +159,27 @@ def _runs(entry):
     return f"{_fmt(entry['mean'])} ± {entry['std']:.3f}"
 
 
+def orderings_section(doc):
+    """The papers' protocols and orderings on one world (``bench_diachronic_synthetic.py``)."""
+    parameters = doc["parameters"]
+    protocols = parameters["protocols"]
+    lines = [
+        f"## The papers' orderings on the {parameters.get('world') or 'original'} world",
+        "",
+        f"{_settings(doc)}: {len(parameters['seeds'])} seed(s), {parameters['n_samples']} "
+        f"items, {parameters['max_epochs']} epochs; every time-aware model fits with time "
+        "(`use_time=True`). Test-split figures, mean of image→text and text→image, mean ± std "
+        "over the seeds; the orderings the papers report are the targets below.",
+        "",
+        "| model | " + " | ".join(protocols) + " |",
+        "|---|" + "---|" * len(protocols),
+    ]
+    for name, entry in doc["results"].items():
+        lines.append(f"| {name} | " + " | ".join(
+            f"{_fmt(entry['mean'][p])} ± {entry['std'][p]:.3f}" for p in protocols) + " |")
+    return lines
+
+
 def targets_section(doc):
     """The pass / fail targets any benchmark records."""
     targets = doc.get("targets") or {}
@@ -181,6 +203,13 @@ SECTIONS = {"bench_demo_time": demo_time_section, "bench_sensitivity": sensitivi
             "bench_ticrc_all": ticrc_section}
 
 
+def _section(doc):
+    """The renderer of a document (a world's orderings share one)."""
+    if doc["benchmark"].startswith("bench_diachronic_synthetic"):
+        return orderings_section
+    return SECTIONS.get(doc["benchmark"], generic_section)
+
+
 def render(results_dir=RESULTS):
     """The page's text from every ``*.json`` of ``results_dir`` (sorted by name)."""
     lines = [HEADER]
@@ -191,7 +220,7 @@ def render(results_dir=RESULTS):
         doc = json.loads(path.read_text())
         doc.setdefault("benchmark", path.stem)
         doc.setdefault("command", [f"{path.stem}.py"])
-        lines += SECTIONS.get(doc["benchmark"], generic_section)(doc)
+        lines += _section(doc)(doc)
         lines += targets_section(doc)
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
