@@ -56,6 +56,7 @@ from temporal_xmodal import (
     DiachronicEmbedder,
     SAMEmbedder,
     TempXNetEmbedder,
+    paper_settings,
 )
 from temporal_xmodal.time import TimeBins
 from temporal_xmodal.datasets import TEMPORAL_WORLDS, make_temporal_crossmodal
@@ -94,13 +95,17 @@ STATIC = "Static (SAM fixed)"
 CCA = "CCA"
 
 
-def _models(epochs, seed, nf):
-    """name -> (unfitted estimator, parameters to record)."""
+def _models(epochs, seed, nf, paper=False):
+    """name -> (unfitted estimator, parameters to record); ``paper``: each with its paper's
+    settings on top (:func:`temporal_xmodal.paper_settings`; the per-bin model too)."""
     neural = {"embedding_dim": 200, "max_epochs": epochs, "batch_size": 64, "dropout": 0.0}
     common = {"random_state": seed, "n_image_features": nf}
     # Full run: base_estimator=None, the DCM static model (25 epochs); --quick only
     # shortens its epochs.
     base = None if epochs == 25 else default_base_estimator().set_params(max_epochs=epochs)
+    if paper:  # the DCM paper's static model: SGD at lr 5e-3
+        base = (base or default_base_estimator()).set_params(
+            **paper_settings(TempXNetEmbedder))
     specs = {
         DCM_SUM: (DiachronicEmbedder, {"window": WINDOW, "decay": DECAY,
                                        "loss_reduction": "sum", "max_epochs": epochs}),
@@ -121,6 +126,8 @@ def _models(epochs, seed, nf):
         kwargs = dict(params, **common) if cls is not CCACrossModal else {"n_image_features": nf}
         if cls in (DiachronicEmbedder, BinnedProcrustesEmbedder, TempXNetEmbedder):
             kwargs["use_time"] = True  # the papers' methods, with time
+        if paper:
+            kwargs.update(paper_settings(cls))
         record = {k: (v if v is None or isinstance(v, (int, float, str)) else repr(v))
                   for k, v in kwargs.items() if k not in ("random_state", "n_image_features")}
         out[name] = (cls(**kwargs), {"class": cls.__name__, **record})
@@ -232,9 +239,12 @@ def main():
     parser.add_argument("--world", default=None, choices=sorted(TEMPORAL_WORLDS),
                         help="a world of TEMPORAL_WORLDS (default: drift=1.0, the original)")
     parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--paper-settings", action="store_true",
+                        help="every model with its paper's settings (paper_settings)")
     args = parser.parse_args()
     world = {"profiles": "mixed", "drift": 1.0, **TEMPORAL_WORLDS.get(args.world, {})}
     suffix = "" if args.world is None else "_" + args.world.replace(" ", "_")
+    suffix += "_paper" if args.paper_settings else ""
     seeds = [0] if args.quick else list(range(args.seeds))
     epochs = 2 if args.quick else 25
     n_samples = 300 if args.quick else 3000
@@ -249,7 +259,8 @@ def main():
         eval_bins = TimeBins(EVAL_BINS).fit(X_te[:, -1])
         print_header(f"seed {seed}: {len(y_tr)} train / {len(y_te)} test, "
                      f"{eval_bins.n_bins_} test bins")
-        for name, (model, record) in _models(epochs, seed, info.n_image_features).items():
+        for name, (model, record) in _models(epochs, seed, info.n_image_features,
+                                             args.paper_settings).items():
             params[name] = record
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
@@ -306,7 +317,7 @@ def main():
         "parameters": {
             "seeds": seeds, "n_samples": n_samples, "max_epochs": epochs,
             "generator": {**world, "time_range": [0.0, 10.0], "burst_std": burst_std},
-            "world": args.world,
+            "world": args.world, "paper_settings": args.paper_settings,
             "split": "train_test_split(test_size=1/3, random_state=seed)",
             "dcm_window": WINDOW, "dcm_decay": DECAY, "eval_window": EVAL_WINDOW,
             "eval_bins": EVAL_BINS, "queries_per_category": QUERIES_PER_CATEGORY,

@@ -164,7 +164,8 @@ def orderings_section(doc):
     parameters = doc["parameters"]
     protocols = parameters["protocols"]
     lines = [
-        f"## The papers' orderings on the {parameters.get('world') or 'original'} world",
+        f"## The papers' orderings on the {parameters.get('world') or 'original'} world"
+        + (", every model at its paper's settings" if parameters.get("paper_settings") else ""),
         "",
         f"{_settings(doc)}: {len(parameters['seeds'])} seed(s), {parameters['n_samples']} "
         f"items, {parameters['max_epochs']} epochs; every time-aware model fits with time "
