@@ -37,10 +37,11 @@ def _fmt(value, signed=False):
 
 
 def _stat(entry, signed=False):
-    """``mean ± std`` of a summary entry, the mean alone over one seed."""
+    """``mean ± std`` of a summary entry (its seeds' figures under ``values`` or, from
+    bench_ticrc_all, ``runs``), the mean alone over one seed."""
     if entry is None:
         return "n/a"
-    if len(entry["values"]) == 1:
+    if len(entry.get("values", entry.get("runs"))) == 1:
         return _fmt(entry["mean"], signed)
     return f"{_fmt(entry['mean'], signed)} ± {entry['std']:.3f}"
 
@@ -134,15 +135,14 @@ def ticrc_section(doc):
     ]
     for name, variants in results["models"].items():
         real, static = variants["real dates"], variants.get("without time")
-        delta = (None if static is None else
-                 {"mean": real["mrr"]["mean"] - static["mrr"]["mean"], "values": [0]})
+        delta = None if static is None else real["mrr"]["mean"] - static["mrr"]["mean"]
         kept = (f"{real['time_kept']}/{len(real['mrr']['runs'])}" if "time_kept" in real
                 else "n/a")
         gain = real.get("time_gain")
         lines.append(
-            f"| {name} | {parameters['time_use'][name]} | {_runs(real['mrr'])} | "
-            f"{'(ignores time)' if static is None else _runs(static['mrr'])} | "
-            f"{_stat(delta, True) if delta else 'n/a'} | {kept} | "
+            f"| {name} | {parameters['time_use'][name]} | {_stat(real['mrr'])} | "
+            f"{'(ignores time)' if static is None else _stat(static['mrr'])} | "
+            f"{_fmt(delta, True)} | {kept} | "
             f"{_fmt(gain['mean'], True) if gain else 'n/a'} | {_fmt(real['mrr_t2i']['mean'])} | "
             f"{real['fit_seconds']:.0f} |")
     lines += ["", "References: random ranking "
@@ -150,13 +150,6 @@ def ticrc_section(doc):
               f"from its words) {_fmt(references['date_prior'])}; LEAK bound (the caption's own "
               f"picture date, not a method) {_fmt(references['leak_upper_bound'])}."]
     return lines
-
-
-def _runs(entry):
-    """``mean ± std`` of a bench_ticrc_all summary (``runs``: one value per seed)."""
-    if len(entry["runs"]) == 1:
-        return _fmt(entry["mean"])
-    return f"{_fmt(entry['mean'])} ± {entry['std']:.3f}"
 
 
 def orderings_section(doc):

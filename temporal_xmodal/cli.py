@@ -93,11 +93,11 @@ def estimate_seconds(n_samples=3000, max_epochs=None, estimators=None):
 
 def _fits_per_fit(estimator):
     """Full-data fits one ``fit`` costs: 2 with ``use_time="auto"`` on the estimator's own
-    validation split, 1 + 2 × 0.9 when it holds out rows and refits (Binned), else 1."""
-    params = estimator.get_params()
-    if params.get("use_time") != "auto":
+    validation split, 1 + 2 × 0.9 when it holds out rows and refits (Binned), else 1 (the
+    rule of :func:`~temporal_xmodal.estimators._time_selection.fit_using_time`)."""
+    if estimator.get_params().get("use_time") != "auto":
         return 1
-    return 2 if "validation_fraction" in params else 1 + 2 * (1 - HELD_OUT)
+    return 2 if hasattr(estimator, "_time_selection_score") else 1 + 2 * (1 - HELD_OUT)
 
 
 def _busy_factor():

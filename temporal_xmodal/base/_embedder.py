@@ -13,7 +13,14 @@ from .._layout import resolve_blocks, split_blocks, split_time_column
 from .._time_column import check_time_column_values
 from .._validation import CountInterval, check_features, check_labels
 from ..metrics import cross_modal_scores
-from ..time import TIME_UNITS, TimeAxis, check_axis_plausible, to_duration, to_time_axis
+from ..time import (
+    TIME_UNITS,
+    TimeAxis,
+    check_axis_plausible,
+    time_use,
+    to_duration,
+    to_time_axis,
+)
 
 
 #: Parameter constraints of the layout parameters every estimator has.
@@ -225,9 +232,10 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
         return Z, time
 
     def _extrapolates(self):
-        """Whether projections depend on the time, so times out of range extrapolate (not
-        for a model that kept its constant-time control, ``time_kept_ = False``)."""
-        return self.time_use == "inference" and getattr(self, "time_kept_", True)
+        """Whether projections depend on the time, so that times out of range extrapolate:
+        not for a model that kept its constant-time control
+        (:func:`~temporal_xmodal.time.time_use`)."""
+        return time_use(self) == "inference"
 
     def _validate_transform(self, X):
         check_is_fitted(self)

@@ -24,7 +24,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import StrOptions
 
 from ..base import l2_normalize
-from ..metrics import mean_average_precision
+from ..metrics import cross_modal_scores
 from ..time import TimeBinWarning
 
 #: The least validation gain (in the estimator's validation figure, mAP) for which
@@ -63,17 +63,15 @@ USE_TIME_ATTRIBUTES_DOC = """    time_kept_ : bool
 """
 
 
-def control_times(estimator, time):
-    """Every time replaced by the instant the control is fitted at: the axis origin."""
-    return np.full(np.shape(time), estimator.time_axis_.origin_, dtype=np.float64)
+def control_times(estimator, n):
+    """``n`` times at the instant the control is fitted at: the axis origin."""
+    return np.full(n, estimator.time_axis_.origin_, dtype=np.float64)
 
 
 def projection_times(estimator, time, n):
     """The times an estimator projects ``n`` items at: ``time`` (``None`` for a model that
     needs none), or the control's instant."""
-    if getattr(estimator, "time_kept_", True):
-        return time
-    return np.full(n, estimator.time_axis_.origin_, dtype=np.float64)
+    return time if getattr(estimator, "time_kept_", True) else control_times(estimator, n)
 
 
 def fit_using_time(estimator, fit, X_image, X_text, time, labels):
@@ -123,7 +121,7 @@ def _fit_one(estimator, fit, kept, X_image, X_text, time, labels):
     if getattr(estimator, "verbose", 0) and estimator.use_time == "auto":
         print(f"{type(estimator).__name__}, use_time='auto': fit "
               f"{'with time' if kept else 'as the constant-time control'}")
-    fit(X_image, X_text, time if kept else control_times(estimator, time), labels)
+    fit(X_image, X_text, time if kept else control_times(estimator, len(time)), labels)
 
 
 def _fit_both(estimator, fit, X_image, X_text, time, labels, score):
@@ -131,8 +129,7 @@ def _fit_both(estimator, fit, X_image, X_text, time, labels, score):
     before, axis = dict(vars(estimator)), estimator.time_axis_
     states, scores = {}, {}
     for kept in (True, False):
-        vars(estimator).clear()
-        vars(estimator).update(before)
+        _restore(estimator, before)
         estimator.time_axis_ = copy.deepcopy(axis)  # a fit may bind its time encoding
         _fit_one(estimator, fit, kept, X_image, X_text, time, labels)
         states[kept], scores[kept] = dict(vars(estimator)), score()
@@ -147,10 +144,7 @@ def _select(estimator, fit, X_image, X_text, time, labels):
                                estimator._time_selection_score)
     complete = len(scores) == 2 and None not in scores.values()
     kept = _decide(estimator, scores) if complete else True in states
-    random_state = estimator.random_state
-    vars(estimator).clear()
-    vars(estimator).update(states[kept])
-    estimator.random_state = random_state
+    _restore(estimator, states[kept])  # the caller gives the random_state back
     _record(estimator, scores if complete else None)
     return estimator
 
@@ -168,8 +162,7 @@ def _select_held_out(estimator, fit, X_image, X_text, time, labels):
         Z_image = l2_normalize(estimator._embed("image", X_image[valid], at))
         Z_text = l2_normalize(estimator._embed("text", X_text[valid], at))
         held = None if labels is None else labels[valid]  # None: the counterparts
-        return 0.5 * (mean_average_precision(Z_image, Z_text, held, held)
-                      + mean_average_precision(Z_text, Z_image, held, held))
+        return cross_modal_scores(Z_image, Z_text, held, metrics=("map",))["map"]
 
     before, axis = dict(vars(estimator)), copy.deepcopy(estimator.time_axis_)
     with warnings.catch_warnings():  # the refit on every row says how its bins were merged
@@ -177,17 +170,21 @@ def _select_held_out(estimator, fit, X_image, X_text, time, labels):
         states, scores = _fit_both(estimator, fit, X_image[train], X_text[train], time[train],
                                    None if labels is None else labels[train], score)
     if len(scores) < 2 or None in scores.values():  # interrupted: keep what was fitted
-        vars(estimator).clear()
-        vars(estimator).update(states[True])
+        _restore(estimator, states[True])
         _record(estimator, None)
         return estimator
     kept = _decide(estimator, scores)
-    vars(estimator).clear()
-    vars(estimator).update(before)
+    _restore(estimator, before)
     estimator.time_axis_ = axis
     _fit_one(estimator, fit, kept, X_image, X_text, time, labels)
     _record(estimator, scores)
     return estimator
+
+
+def _restore(estimator, state):
+    """Make ``state`` (a copy of ``vars(estimator)``) the estimator's whole state."""
+    vars(estimator).clear()
+    vars(estimator).update(state)
 
 
 def _decide(estimator, scores):
