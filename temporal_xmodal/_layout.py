@@ -50,7 +50,8 @@ def split_time_column(X):
         if X.shape[1] == 0:
             raise ValueError(_NO_COLUMNS.format(n=X.shape[0]))
         for position, (name, dtype) in enumerate(zip(X.columns[:-1], X.dtypes.iloc[:-1])):
-            _check_feature_dtype(dtype, lambda p=position: X.iloc[:, p], name, position)
+            _check_feature_dtype(dtype, lambda p=position: X.iloc[:, p], name, position,
+                                 last=lambda: (X.columns[-1], X.iloc[:, -1], X.shape[1]))
         return X.iloc[:, :-1], X.iloc[:, -1]
     if not hasattr(X, "shape") or not hasattr(X, "dtype"):
         X = np.asarray(X, dtype=object if _has_objects(X) else None)
@@ -94,8 +95,13 @@ def _objects_not_numbers(column):
         return True
 
 
-def _check_feature_dtype(dtype, get_column, name, position):
-    """Raise for a feature column holding dates or strings, naming it."""
+def _check_feature_dtype(dtype, get_column, name, position, last=None):
+    """Raise for a feature column holding dates or strings, naming it.
+
+    ``last`` (a DataFrame's) returns ``(name, column, n_columns)`` of X's last column: a
+    date column followed by a label-like last column (strings, a label-like name, few
+    distinct integers, or the date second to last) is met with "a label column left in X?".
+    """
     label = f"column {name!r} (position {position})" if name is not None else \
         f"column {position}"
     kind = getattr(dtype, "kind", "O")
@@ -103,10 +109,20 @@ def _check_feature_dtype(dtype, get_column, name, position):
         return
     column = get_column()
     if kind in "Mm" or getattr(dtype, "tz", None) is not None or is_datetime_like(column):
+        move = ("move the date column last (make_crossmodal_transformer does it by name).")
+        if last is not None:
+            last_name, last_column, n_columns = last()
+            if not is_datetime_like(last_column) and _label_like(
+                    last_name, last_column, second_to_last=position == n_columns - 2):
+                raise TypeError(
+                    f"X's {label} holds dates, but X's last column {last_name!r} would be "
+                    "read as the time (only the last column of X = [image | text | time] is "
+                    f"the time). A label column left in X? pass labels as y: "
+                    f"fit(X.drop(columns={last_name!r}), X[{last_name!r}]); then the date "
+                    f"column is last. Otherwise {move}")
         raise TypeError(
             f"X's {label} holds dates, but only the last column of X = [image | text | time] "
-            "is the time: move the date column last (make_crossmodal_transformer does it "
-            "by name).")
+            f"is the time: {move}")
     values = np.asarray(column, dtype=object)
     example = next((v for v in values if not _is_number(v)), None)
     if example is None and kind != "O":
@@ -117,6 +133,23 @@ def _check_feature_dtype(dtype, get_column, name, position):
             "argument must be a string or a number); every column "
             "before the time must be an image or text feature (a label column left in X? "
             "pass labels as y).")
+
+
+#: Column names that say "labels" (``label``, ``y``, ``category``...).
+_LABEL_WORDS = {"label", "labels", "y", "target", "targets", "class", "classes", "category",
+                "categories", "tag", "tags", "topic", "topics"}
+
+
+def _label_like(name, column, *, second_to_last):
+    """Whether X's last column (after a date column) looks like labels left in X: strings,
+    a label-like name, at most 50 distinct integers, or the date just before it."""
+    words = {w for w in re.split(r"[^a-z]+", str(name).lower()) if w}
+    if second_to_last or words & _LABEL_WORDS:
+        return True
+    values = np.asarray(column)
+    if values.dtype.kind in "OUSb":
+        return True
+    return values.dtype.kind in "iu" and len(np.unique(values)) <= 50
 
 
 def _is_number(v):

@@ -84,6 +84,48 @@ def _missing(values, n):
     return bad.reshape(len(a), -1).any(axis=1)
 
 
+def check_lengths(query_labels, gallery_labels, query_time, gallery_time, n_query,
+                  n_gallery, *, names=None):
+    """Raise unless the labels and times have one row per query / gallery item.
+
+    The first check of every metric (before any mask is combined), so that a
+    wrong length is named with the argument and both lengths rather than met
+    by a NumPy broadcast error.
+
+    Parameters
+    ----------
+    query_labels, gallery_labels, query_time, gallery_time : array-like or None
+    n_query, n_gallery : int
+        Rows of the query and gallery embeddings.
+    names : dict or None, default=None
+        The caller's names of the four arguments and of the two embeddings
+        (keys ``"query_labels"``, ..., ``"query"``, ``"gallery"``), e.g.
+        :func:`cross_modal_scores`' ``labels`` and ``time``.
+    """
+    names = {"query_labels": "query_labels", "gallery_labels": "gallery_labels",
+             "query_time": "query_time", "gallery_time": "gallery_time",
+             "query": "the query embeddings have", "gallery": "the gallery embeddings have",
+             **(names or {})}
+    for key, values, n, side in (("query_labels", query_labels, n_query, "query"),
+                                 ("gallery_labels", gallery_labels, n_gallery, "gallery"),
+                                 ("query_time", query_time, n_query, "query"),
+                                 ("gallery_time", gallery_time, n_gallery, "gallery")):
+        if values is None:
+            continue
+        shape = np.shape(values)
+        if key.endswith("time"):
+            if len(shape) > 1 and int(np.prod(shape[1:])) != 1:
+                raise ValueError(f"{names[key]} must be 1-D, one time per item; got shape "
+                                 f"{shape}.")
+            count, what = int(np.prod(shape)) if shape else 1, "value(s)"
+        else:
+            count, what = (shape[0] if shape else 1), "row(s)"
+        if count != n:
+            raise ValueError(f"{names[key]} has {count} {what} but {names[side]} {n} rows: "
+                             f"give one {'time' if key.endswith('time') else 'label'} per "
+                             "item.")
+
+
 def _nan_masks(query_labels, gallery_labels, query_time, gallery_time, time_window,
                nan_policy, n_query, n_gallery):
     """Queries and gallery items whose label, or time under a window, is missing.
@@ -93,6 +135,7 @@ def _nan_masks(query_labels, gallery_labels, query_time, gallery_time, time_wind
     when all are kept).  ``nan_policy="raise"`` raises instead when any is
     missing; ``"omit"`` warns with the counts.
     """
+    check_lengths(query_labels, gallery_labels, query_time, gallery_time, n_query, n_gallery)
     bad_q = _missing(query_labels, n_query)
     bad_g = _missing(gallery_labels, n_gallery)
     what = "label"

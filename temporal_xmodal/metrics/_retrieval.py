@@ -15,6 +15,7 @@ from ._ranking import (
     _recall,
     _reciprocal_rank,
 )
+from ._relevance import check_lengths
 from ._scan import K_RANGE
 
 
@@ -257,6 +258,13 @@ def cross_modal_scores(
     if unknown:
         raise ValueError(f"Unknown metrics {sorted(unknown)}; choose from "
                          f"{sorted(CROSS_MODAL_METRICS)}.")
+    n_image, n_text = np.shape(image_embedding)[0], np.shape(text_embedding)[0]
+    if n_image != n_text:
+        raise ValueError(f"image_embedding has {n_image} rows but text_embedding {n_text}: "
+                         "row i of both must be item i.")
+    check_lengths(labels, None, time, None, n_image, n_image,
+                  names={"query_labels": "labels", "query_time": "time",
+                         "query": "image_embedding and text_embedding have"})
     options = _scan_options(time, time, time_window, similarity, working_memory, n_jobs,
                             nan_policy)
     funcs = {

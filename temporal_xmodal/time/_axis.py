@@ -1,5 +1,7 @@
 """The fitted time axis: range, origin, centring, out-of-range and unit warnings."""
 
+import inspect
+import numbers
 import warnings
 
 import numpy as np
@@ -7,7 +9,7 @@ from sklearn.utils._param_validation import (StrOptions, validate_parameter_cons
                                              validate_params)
 
 from ._stack import external_stacklevel
-from ._units import TIME_UNITS
+from ._units import _SECONDS, TIME_UNITS
 
 
 class TimeRangeWarning(UserWarning):
@@ -209,16 +211,100 @@ default="years"
                             "right, fit without warm_start.")
         warnings.warn(message, TimeRangeWarning, stacklevel=external_stacklevel())
 
-    def check_duration(self, name, value, estimator_name):
-        """Warn when a window-like duration spans the whole training range."""
+    def check_duration(self, name, value, estimator_name, *, estimator=None):
+        """Warn when a window-like duration spans the whole training range.
+
+        No two training items are then more than the window apart, so no pair
+        gets the loss's time-dependent term: the model learns from the category
+        triplets only (its time input stays).  The message says whether the
+        value is the estimator's default or the user's, in their own spelling.
+
+        Parameters
+        ----------
+        name : str
+            The parameter (``"window"``).
+        value : float
+            Its value on the axis, in ``unit``.
+        estimator_name : str
+        estimator : estimator or None, default=None
+            The estimator, to quote the parameter as given and to tell its
+            default from a value the user passed.
+        """
         lo, hi = self.range_
         span = hi - lo
-        if span > 0 and value >= span:
-            warnings.warn(
-                f"{estimator_name}: {name}={value:.4g} {self.unit} is at least the training "
-                f"span ({span:.4g} {self.unit}): every pair falls inside it, so the model is "
-                f"its own static control. Give {name} in {self.unit} (or as a duration such "
-                "as '90D').", TimeUnitWarning, stacklevel=external_stacklevel())
+        if not (span > 0 and value >= span):
+            return
+        given, default = value, inspect.Parameter.empty
+        if estimator is not None:
+            given = getattr(estimator, name, value)
+            parameter = inspect.signature(type(estimator).__init__).parameters.get(name)
+            default = parameter.default if parameter is not None else default
+        is_default = default is not inspect.Parameter.empty and _same(given, default)
+        quoted = f"{name}={given!r}" + ("" if _plain_number(given) else
+                                         f" ({value:.4g} {self.unit})")
+        who = f"the default {quoted}" if is_default else quoted
+        hint = ""
+        if _plain_number(given) and not is_default:
+            hint = (f" (A number is read in time_unit={self.unit!r}; give another unit as a "
+                    "duration, e.g. '90D'.)")
+        warnings.warn(
+            f"{estimator_name}: {who} is at least the training span ({span:.4g} "
+            f"{self.unit}): no two training items are more than {name} apart, so no pair "
+            f"gets the loss's time-dependent term and the model learns from the category "
+            f"triplets only (its time layer stays). For a {name} that separates items in "
+            f"time, pass one shorter than the span, e.g. {name}="
+            f"{readable_duration(span / 10, self.unit)!r} (a tenth of it).{hint}",
+            TimeUnitWarning, stacklevel=external_stacklevel())
+
+
+def _plain_number(value):
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.timedelta64))
+
+
+def _same(a, b):
+    try:
+        return bool(a == b) and type(a) is type(b)
+    except (TypeError, ValueError):
+        return False
+
+
+def readable_duration(value, unit):
+    """A duration on the axis (``value`` in ``unit``) as a short string to_duration reads:
+    ``'2.5Y'``, ``'3mo'``, ``'73D'``, ``'6h'``, ``'30min'`` or ``'12s'``."""
+    seconds = value * _SECONDS[unit]
+    for word, spelling, least in (("years", "Y", 2), ("months", "mo", 2), ("days", "D", 1),
+                                  ("hours", "h", 1), ("minutes", "min", 1)):
+        count = seconds / _SECONDS[word]
+        if count >= least:
+            return f"{count:.2g}{spelling}" if count < 10 else f"{round(count)}{spelling}"
+    return f"{seconds:.2g}s"
+
+
+#: Calendar years beyond ±this many years from year 0 (a ``"years"``/``"months"`` axis) or
+#: from 1970 (the other units: time since 1970), and data spans longer than
+#: :data:`_PLAUSIBLE_SPAN`, are implausible for the declared unit.
+_PLAUSIBLE_YEARS = 10_000
+_PLAUSIBLE_SPAN = 2_000
+#: Readings of numbers that make them calendar dates (label, seconds per value).
+_READINGS = (("day numbers since 1970", _SECONDS["days"]), ("epoch seconds", 1.0),
+             ("epoch milliseconds", 1e-3), ("epoch microseconds", 1e-6),
+             ("epoch nanoseconds", 1e-9))
+
+
+def _in_years(time, unit):
+    """``(largest distance from the axis' zero, span)`` of the times, in years."""
+    scale = {"years": 1.0, "months": 1 / 12}.get(unit, _SECONDS[unit] / _SECONDS["years"])
+    return float(np.abs(time).max()) * scale, float(np.ptp(time)) * scale
+
+
+def _reading(time):
+    """The first of :data:`_READINGS` under which every time is a date in 1000…2200, or None."""
+    lo, hi = float(np.min(time)), float(np.max(time))
+    for label, seconds in _READINGS:
+        years = np.array([lo, hi]) * seconds / _SECONDS["years"] + 1970
+        if 1000 <= years[0] and years[1] <= 2200:
+            return label, years
+    return None
 
 
 @validate_params({"time": [np.ndarray], "unit": [StrOptions(set(TIME_UNITS))],
@@ -229,9 +315,16 @@ def check_axis_plausible(time, unit, estimator_name, durations=()):
 
     Read more in the user guide: docs/time.md.
 
-    Two mistakes are caught: dates cast to integers (e.g. epoch microseconds
-    with ``time_unit="years"``), and a time column standardised by a scaler
-    (mean ≈ 0, std ≈ 1) while durations are given in other units.
+    Two mistakes are caught:
+
+    * magnitudes no calendar in ``unit`` reaches: times more than 10,000
+      years from the axis' zero (year 0 for ``"years"``/``"months"``, 1970
+      for the other units) or spanning more than 2,000 years, e.g. day
+      numbers (-32,864 is 1880) or epoch nanoseconds with
+      ``time_unit="years"``, epoch milliseconds with ``"seconds"``; the
+      message says which reading makes them dates;
+    * a time column standardised by a scaler (mean ≈ 0, std ≈ 1) while
+      durations are given in other units.
 
     Parameters
     ----------
@@ -243,12 +336,24 @@ def check_axis_plausible(time, unit, estimator_name, durations=()):
     """
     if time.size < 2:
         return
-    if unit in ("years", "months") and np.abs(time).max() > 1e5:
+    reach, span = _in_years(time, unit)
+    if reach > _PLAUSIBLE_YEARS or span > _PLAUSIBLE_SPAN:
+        origin = "year 0" if unit in ("years", "months") else "1970"
+        what = (f"they lie up to {reach:.3g} years from {origin}" if reach > _PLAUSIBLE_YEARS
+                else f"they span {span:.3g} years")
+        reading = _reading(time)
+        guess = ""
+        if reading is not None:
+            label, (first, last) = reading
+            guess = (f" As {label} they would run from about {first:.0f} to {last:.0f}"
+                     + (": set time_unit='days'." if label.startswith("day") else
+                        ": pass the dates (datetime64) instead of their integers."))
         warnings.warn(
-            f"{estimator_name}: time values reach {np.abs(time).max():.3g}, implausible for "
-            f"time_unit={unit!r}. Dates cast to integers (epoch nanoseconds / microseconds) "
-            "look like this: pass the datetime64 column itself, or set time_unit to the "
-            "unit of your numbers.", TimeUnitWarning, stacklevel=external_stacklevel())
+            f"{estimator_name}: time values {float(np.min(time)):.6g} … "
+            f"{float(np.max(time)):.6g} are implausible for time_unit={unit!r}: read in "
+            f"{unit}, {what}. Day numbers, epoch seconds or dates cast to integers look like "
+            "this: pass the datetime64 column itself, or set time_unit to the unit of your "
+            f"numbers.{guess}", TimeUnitWarning, stacklevel=external_stacklevel())
     mean, std = float(time.mean()), float(time.std())
     if durations and abs(mean) < 0.05 and abs(std - 1.0) < 0.05:
         names = ", ".join(f"{n}={v:.4g}" for n, v in durations)

@@ -20,16 +20,26 @@ _SECONDS = {
 TIME_UNITS = tuple(_SECONDS)
 
 
+#: Unit spellings of duration and rate strings (matched case-insensitively, except "M").
 _UNIT_WORDS = {
-    "y": "years", "yr": "years", "year": "years", "years": "years", "a": "years",
-    "mo": "months", "month": "months", "months": "months",
-    "w": "weeks", "week": "weeks", "weeks": "weeks",
+    "y": "years", "yr": "years", "yrs": "years", "year": "years", "years": "years",
+    "a": "years",
+    "mo": "months", "mon": "months", "month": "months", "months": "months",
+    "w": "weeks", "wk": "weeks", "week": "weeks", "weeks": "weeks",
     "d": "days", "day": "days", "days": "days",
-    "h": "hours", "hr": "hours", "hour": "hours", "hours": "hours",
-    "m": "minutes", "min": "minutes", "t": "minutes", "minute": "minutes", "minutes": "minutes",
-    "s": "seconds", "sec": "seconds", "second": "seconds", "seconds": "seconds",
+    "h": "hours", "hr": "hours", "hrs": "hours", "hour": "hours", "hours": "hours",
+    "min": "minutes", "mins": "minutes", "t": "minutes", "minute": "minutes",
+    "minutes": "minutes",
+    "s": "seconds", "sec": "seconds", "secs": "seconds", "second": "seconds",
+    "seconds": "seconds",
 }
-_DURATION = re.compile(r"^\s*([+]?\d*\.?\d+(?:[eE][+-]?\d+)?)\s*([A-Za-z]+)\s*$")
+#: A number as a person writes it: ``6``, ``0.5``, ``.5``, ``5.``, ``1e3``, ``+2``, ``-1``.
+_NUMBER = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
+_DURATION = re.compile(rf"^\s*({_NUMBER})\s*([A-Za-z]+)\s*$")
+#: ``<rate>/<unit>`` or ``<rate>/<count> <unit>``: ``"0.1/M"``, ``"1/2Y"``, ``"3 / 2 weeks"``.
+_RATE = re.compile(rf"^\s*({_NUMBER})\s*/\s*({_NUMBER})?\s*([A-Za-z]+)\s*$")
+_DURATION_EXAMPLES = "'180D', '6mo' (or '6M'), '1Y', '2W', '12h', '30min', '90s', '3 days'"
+_RATE_EXAMPLES = "'0.1/M' (0.1 per month), '1/2Y' (1 per 2 years), '1.2/Y', '0.01/D'"
 _UNIT = [StrOptions(set(TIME_UNITS))]
 
 
@@ -184,6 +194,67 @@ def _is_plain_number(value):
     return (isinstance(value, numbers.Real) and not isinstance(value, (bool, np.timedelta64)))
 
 
+def _unit_of(match, group, value, name, what):
+    """The unit that group ``group`` of ``match`` (a duration or rate string ``value``)
+    names, or a ValueError naming ``value``.
+
+    ``"M"`` is months (numpy's convention); a lone lowercase ``"m"`` is refused as ambiguous
+    (minutes in numpy and pandas, months to many readers: ``window="6m"`` was read as 6
+    minutes): the message spells the string both ways, with ``"min"`` and ``"mo"``.
+    """
+    token = match.group(group)
+    if token == "M":
+        return "months"
+    if token == "m":
+        head, tail = value[:match.start(group)], value[match.end(group):]
+        raise ValueError(
+            f"{name}={value!r} is ambiguous: 'm' is minutes to numpy and pandas but months "
+            f"to many readers. Write {head + 'min' + tail!r} for minutes, or "
+            f"{head + 'mo' + tail!r} (also {head + 'M' + tail!r}) for months.")
+    word = _UNIT_WORDS.get(token.lower())
+    if word is None:
+        examples = _RATE_EXAMPLES if what == "rate" else _DURATION_EXAMPLES
+        raise ValueError(
+            f"{name}={value!r} is not a {what}: unknown unit {token!r}. Units: Y/year, "
+            f"mo/M/month, W/week, D/day, h/hour, min/minute, s/second; e.g. {examples}.")
+    return word
+
+
+def _parse_duration(value, unit, name):
+    """A duration string (a number and a unit) on the axis, in ``unit``."""
+    match = _DURATION.match(value)
+    if not match:
+        raise ValueError(
+            f"{name}={value!r} is not a duration: write a number and a unit, e.g. "
+            f"{_DURATION_EXAMPLES}.")
+    word = _unit_of(match, 2, value, name, "duration")
+    return float(match.group(1)) * _SECONDS[word] / _SECONDS[unit]
+
+
+def _parse_rate(value, unit, name):
+    """A rate string ``"<rate>/[<count>]<unit>"`` per unit of the axis: ``"1/2Y"`` is one
+    per two years (0.5 per year), ``"0.1/M"`` 0.1 per month."""
+    match = _RATE.match(value)
+    if not match:
+        raise ValueError(
+            f"{name}={value!r} is not a rate: write a number per (a number of) units, e.g. "
+            f"{_RATE_EXAMPLES}.")
+    rate = float(match.group(1))
+    count = float(match.group(2)) if match.group(2) is not None else 1.0
+    word = _unit_of(match, 3, value, name, "rate")
+    if not math.isfinite(rate) or rate < 0:
+        raise ValueError(f"{name}={value!r}: a rate must be finite and non-negative.")
+    per = count * _SECONDS[word] / _SECONDS[unit]  # the denominator, on the axis
+    if not (math.isfinite(per) and per > 0):
+        raise ValueError(f"{name}={value!r} is not a rate: it is per "
+                         f"{match.group(2)} {word}; the duration after '/' must be finite "
+                         "and positive.")
+    out = rate / per
+    if not math.isfinite(out):
+        raise ValueError(f"{name}={value!r} is not a finite rate on an axis in {unit}.")
+    return out
+
+
 @validate_params({"value": "no_validation", "unit": _UNIT, "name": [str]},
                  prefer_skip_nested_validation=True)
 def to_duration(value, unit="years", *, name="duration"):
@@ -195,9 +266,12 @@ def to_duration(value, unit="years", *, name="duration"):
     ----------
     value : float, str, pandas.Timedelta, numpy.timedelta64 or datetime.timedelta
         A number is already on the axis (in ``unit``).  A string is a number
-        and a unit: ``"180D"``, ``"6M"`` (months), ``"1Y"``, ``"2W"``,
-        ``"12h"``, ``"30min"``, ``"90s"`` (words such as ``"3 days"`` work
-        too).  A year is 365.25 days and a month 365.25 / 12 days.
+        and a unit: ``"180D"``, ``"6mo"`` or ``"6M"`` (months), ``"1Y"``,
+        ``"2W"``, ``"12h"``, ``"30min"``, ``"90s"`` (words such as ``"3 days"``
+        or ``"1 year"`` work too; units are case-insensitive except ``"M"``,
+        months).  A lone lowercase ``"m"`` is refused as ambiguous (minutes or
+        months?): write ``"min"`` or ``"mo"``.  A year is 365.25 days and a
+        month 365.25 / 12 days.
     unit : str, default="years"
         Unit of the time axis.
     name : str, default="duration"
@@ -206,6 +280,15 @@ def to_duration(value, unit="years", *, name="duration"):
     Returns
     -------
     duration : float
+        In ``unit``.
+
+    Raises
+    ------
+    ValueError
+        A malformed, ambiguous, negative or non-finite duration; the message
+        quotes ``value`` and shows well-formed ones.
+    TypeError
+        A value that is neither a number nor a duration.
 
     Examples
     --------
@@ -217,15 +300,7 @@ def to_duration(value, unit="years", *, name="duration"):
     if _is_plain_number(value):
         out = float(value)
     elif isinstance(value, str):
-        match = _DURATION.match(value)
-        word = None
-        if match:  # numpy's convention: "M" is months, "m" minutes
-            word = "months" if match.group(2) == "M" else _UNIT_WORDS.get(match.group(2).lower())
-        if not word:
-            raise ValueError(
-                f"{name}={value!r} is not a duration: write a number and a unit, e.g. "
-                "'180D', '6M', '1Y', '2W', '12h', '30min', '90s'.")
-        out = float(match.group(1)) * _SECONDS[word] / _SECONDS[unit]
+        out = _parse_duration(value, unit, name)
     elif isinstance(value, np.timedelta64):
         base, _ = np.datetime_data(value.dtype)
         if base in ("Y", "M"):
@@ -241,7 +316,7 @@ def to_duration(value, unit="years", *, name="duration"):
         raise TypeError(f"{name} must be a number on the time axis ({unit}) or a duration "
                         f"(pandas.Timedelta, numpy.timedelta64, '180D'); got {value!r}.")
     if not math.isfinite(out) or out < 0:
-        raise ValueError(f"{name} must be a finite non-negative duration; got {value!r}.")
+        raise ValueError(f"{name}={value!r}: a duration must be finite and non-negative.")
     return out
 
 
@@ -258,15 +333,26 @@ def to_rate(value, unit="years", *, name="decay"):
         A number is a rate λ per unit of the axis.  A string ``"<rate>/<unit>"``
         is a rate per the named unit, converted to the axis: ``"0.1/M"`` is 0.1
         per month (1.2 per year), ``"2/Y"``, ``"0.01/D"`` (units as in
-        :func:`to_duration`).  A duration (see :func:`to_duration`) is the
+        :func:`to_duration`, ``"m"`` refused as ambiguous); ``"<rate>/<count>
+        <unit>"`` is a rate per that many units: ``"1/2Y"`` is 1 per 2 years
+        (0.5 per year), ``"3/2 weeks"``.  A duration (see :func:`to_duration`) is the
         half-life h, i.e. λ = ln 2 / h, the lag at which ρ = 1 − exp(−λ Δt)
         reaches 0.5.
     unit : str, default="years"
+        Unit of the time axis; the rate is per one ``unit``.
     name : str, default="decay"
+        The parameter's name, for messages.
 
     Returns
     -------
     rate : float
+        Per ``unit``.
+
+    Raises
+    ------
+    ValueError
+        A malformed, ambiguous, negative or non-finite rate, or a zero
+        half-life; the message quotes ``value``.
 
     Examples
     --------
@@ -274,18 +360,11 @@ def to_rate(value, unit="years", *, name="decay"):
     1.2
     >>> to_rate("0.1/M", unit="months")
     0.1
+    >>> to_rate("1/2Y")  # one per two years
+    0.5
     """
     if isinstance(value, str) and "/" in value:
-        number, _, per = value.partition("/")
-        try:
-            rate = float(number)
-            per_unit = to_duration("1" + per.strip(), unit, name=name)
-        except ValueError:
-            raise ValueError(f"{name}={value!r} is not a rate: write a number per unit, e.g. "
-                             "'0.1/M' (per month), '1.2/Y', '0.01/D'.") from None
-        if not math.isfinite(rate) or rate < 0:
-            raise ValueError(f"{name} must be a finite non-negative rate; got {value!r}.")
-        return rate / per_unit
+        return _parse_rate(value, unit, name)
     if _is_plain_number(value):
         if not math.isfinite(value) or value < 0:
             raise ValueError(f"{name} must be a finite non-negative rate; got {value!r}.")
