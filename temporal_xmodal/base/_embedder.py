@@ -192,7 +192,7 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
                                      [(n, self._duration(n)) for n in self._window_params])
             for name in self._window_params:
                 self.time_axis_.check_duration(name, self._duration(name),
-                                               type(self).__name__)
+                                               type(self).__name__, estimator=self)
         else:
             if self.time_use != "none":  # a model that ignores time extrapolates nothing
                 self.time_axis_.warn_outside(time, type(self).__name__,
