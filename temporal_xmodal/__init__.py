@@ -8,6 +8,7 @@ both for every estimator.
 Read more in the user guide: docs/index.md.
 """
 
+from ._layout import LayoutWarning
 from ._stacking import make_crossmodal_transformer, stack_modalities
 from ._time_column import TimeColumnWarning
 from .base import CrossModalEmbedder
@@ -30,6 +31,7 @@ __all__ = [
     "CCACrossModal",
     "CrossModalEmbedder",
     "DiachronicEmbedder",
+    "LayoutWarning",
     "SAMEmbedder",
     "SequentialCrossModal",
     "TempXNetEmbedder",

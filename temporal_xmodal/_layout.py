@@ -13,7 +13,19 @@ import warnings
 import numpy as np
 from scipy import sparse
 
-from .time import TIME_UNITS, is_datetime_like
+from .time import TIME_UNITS, external_stacklevel, is_datetime_like
+
+class LayoutWarning(UserWarning):
+    """X's block layout is a guess: nothing shows where the image block ends.
+
+    Warned at fit when ``n_image_features=None`` and X has no column names
+    showing two blocks (NumPy input, or names without two prefixes): the
+    feature columns are split in half, which is right only when both
+    modalities have the same width.  Pass ``n_image_features``.
+
+    Read more in the user guide: docs/pipelines.md.
+    """
+
 
 _NO_COLUMNS = ("X has 0 feature(s) (shape=({n}, 0)) while a minimum of 2 is required: the "
                "layout is [image | text | time].")
@@ -204,7 +216,8 @@ def resolve_blocks(n_image_features, n_columns, feature_names=None, time_unit=No
         The estimator's parameter.  ``"auto"`` reads the blocks from the
         feature names; ``None`` does the same when the names show two blocks
         (``img_0…`` / ``txt_0…``) and otherwise splits the feature columns in
-        half; an int is checked against the names.
+        half, with a :class:`LayoutWarning` (the split is a guess); an int is
+        checked against the names.
     n_columns : int
         Columns of X, time included.
     feature_names : ndarray of str or None
@@ -242,9 +255,11 @@ def resolve_blocks(n_image_features, n_columns, feature_names=None, time_unit=No
     if n_content == 1 and n_image_features is None:
         warnings.warn("X has a single feature column besides time; it is used as both the "
                       "image and the text block (a degenerate cross-modal problem).",
-                      UserWarning, stacklevel=4)
+                      UserWarning, stacklevel=external_stacklevel())
         return 1, 1
     n_image = (n_content + 1) // 2 if n_image_features is None else int(n_image_features)
+    if n_image_features is None:
+        _warn_half_split(n_content, n_image, feature_names)
     if not 1 <= n_image <= n_content - 1:
         raise ValueError(
             f"n_image_features={n_image_features} is out of range: X has {n_columns} columns "
@@ -258,6 +273,20 @@ def resolve_blocks(n_image_features, n_columns, feature_names=None, time_unit=No
             f"({n_image} image columns). Pass n_image_features={c1}, 'auto' or None (both "
             "read the blocks from the names).")
     return n_image, n_content - n_image
+
+
+def _warn_half_split(n_content, n_image, feature_names):
+    """Warn that ``n_image_features=None`` split X's feature columns in half, a guess."""
+    seen = ("X has no column names (NumPy input)" if feature_names is None else
+            "X's column names show no two blocks" + _blocks_seen(feature_names))
+    warnings.warn(
+        f"n_image_features=None split X's {n_content} feature columns in half, "
+        f"{n_image} image + {n_content - n_image} text, as a guess: {seen}, so nothing "
+        "shows where the image block ends. Pass n_image_features=<number of image "
+        "columns> (X_image.shape[1] when stack_modalities(X_image, X_text, time) built X), "
+        "or name the columns by block ('img_0…', 'txt_0…' or make_crossmodal_transformer's "
+        "'image__*', 'text__*') and pass n_image_features='auto'.",
+        LayoutWarning, stacklevel=external_stacklevel())
 
 
 def _check_time_name(feature_names, blocks, time_unit):

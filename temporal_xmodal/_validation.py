@@ -18,6 +18,8 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_array
 
+from .time import is_datetime_like
+
 _F32 = np.finfo(np.float32)
 _CHUNK_ROWS = 65536
 
@@ -48,6 +50,7 @@ def check_features(A, *, name="X", float32=False, ensure_min_samples=1,
         raise ValueError(
             f"{name} must be 2-D (n_samples, n_features); got a 1-D array of shape "
             f"{np.shape(A)}. Reshape a single item with A.reshape(1, -1).")
+    _check_numeric_columns(A, name, column_offset)
     A = check_array(A, dtype=(np.float64, np.float32), ensure_all_finite=False,
                     ensure_min_samples=ensure_min_samples, input_name=name)
     n_bad, absmax, absmin = _scan_columns(A)
@@ -72,6 +75,62 @@ def check_features(A, *, name="X", float32=False, ensure_min_samples=1,
                 f"smallest normal number ({_F32.tiny:.3g}): they would become zero or "
                 "denormal in the networks. Scale the features (e.g. StandardScaler).")
     return A
+
+
+#: What a modality block passed alone holds (the names of :meth:`transform_image` /
+#: :meth:`transform_text`'s first argument).
+_BLOCKS = {"X_image": ("image", "text"), "X_text": ("text", "image")}
+
+
+def _check_numeric_columns(A, name, column_offset=0):
+    """Raise for a column of dates or of non-numeric values, naming it (before check_array,
+    whose dtype promotion error lists every column's dtype and names none)."""
+    if hasattr(A, "dtypes") and hasattr(A, "columns"):  # a DataFrame
+        columns = [(f"column {col!r} (position {i + column_offset})", dtype,
+                    lambda i=i: A.iloc[:, i])
+                   for i, (col, dtype) in enumerate(zip(A.columns, A.dtypes))]
+    else:
+        arr = A if hasattr(A, "dtype") and hasattr(A, "ndim") else None
+        if arr is None or arr.ndim != 2 or arr.dtype.kind not in "MmO":
+            return
+        if arr.dtype.kind == "O":
+            try:
+                arr.astype(np.float64)
+                return  # numbers held as objects
+            except (TypeError, ValueError):
+                pass
+        columns = [(f"column {i + column_offset}", arr.dtype, lambda i=i: arr[:, i])
+                   for i in range(arr.shape[1])]
+    for label, dtype, get in columns:
+        kind = getattr(dtype, "kind", "O")
+        if kind in "biuf":
+            continue
+        column = get()
+        if kind in "Mm" or getattr(dtype, "tz", None) is not None or is_datetime_like(column):
+            problem = "holds dates"
+        else:
+            values = np.asarray(column, dtype=object)
+            example = next((v for v in values if not _is_number(v)), None)
+            if example is None:
+                continue
+            problem = f"holds non-numeric values such as {example!r}"
+        if name in _BLOCKS:
+            modality, other = _BLOCKS[name]
+            fix = (f"{name} takes the {modality} feature columns only (the {modality} block "
+                   f"of X, without the {other} columns or the time column): pass "
+                   f"X[<{modality} columns>] and the time as time= (a date, a number or one "
+                   "per row).")
+        else:
+            fix = f"every column of {name} must be a numeric feature."
+        raise TypeError(f"{name}'s {label} {problem}: {fix}")
+
+
+def _is_number(value):
+    try:
+        float(value)
+        return not isinstance(value, (str, bytes))
+    except (TypeError, ValueError):
+        return False
 
 
 def _scan_columns(A):

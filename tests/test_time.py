@@ -80,7 +80,8 @@ def test_bad_times_named(value, message):
 @pytest.mark.parametrize("value, unit, expected", [
     ("180D", "years", 180 / 365.25), ("6M", "years", 0.5), ("1Y", "months", 12.0),
     ("2W", "days", 14.0), ("12h", "days", 0.5), ("30min", "seconds", 1800.0),
-    ("30m", "seconds", 1800.0), (pd.Timedelta(days=3), "days", 3.0),
+    ("30 minutes", "seconds", 1800.0), ("6mo", "years", 0.5),
+    (pd.Timedelta(days=3), "days", 3.0),
     (np.timedelta64(36, "h"), "days", 1.5), (np.timedelta64(2, "Y"), "months", 24.0),
     (0.25, "years", 0.25),
 ])

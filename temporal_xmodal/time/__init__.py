@@ -31,10 +31,13 @@ Durations
 ---------
 ``window``, ``bandwidth``, bin widths (and ``decay`` as a half-life) are
 numbers on the axis, or ``pandas.Timedelta`` / ``numpy.timedelta64`` /
-``datetime.timedelta`` / strings such as ``"180D"``, ``"6M"``, ``"1Y"``,
-``"12h"`` (:func:`to_duration`; as in numpy, ``"M"`` is months and ``"m"``
-minutes).  A year is 365.25 days and a month a twelfth
-of it.
+``datetime.timedelta`` / strings such as ``"180D"``, ``"6mo"``, ``"6M"``,
+``"1Y"``, ``"12h"``, ``"30min"`` (:func:`to_duration`; as in numpy, ``"M"`` is
+months; a lone ``"m"``, minutes or months, is refused as ambiguous).  Rates
+(``decay``) are ``"<rate>/<unit>"`` or ``"<rate>/<count><unit>"``
+(:func:`to_rate`: ``"1/2Y"`` is 0.5 per year).  A year is 365.25 days and a
+month a twelfth of it.  Times far beyond any calendar in ``time_unit`` warn
+(:func:`check_axis_plausible`).
 
 Bins
 ----
