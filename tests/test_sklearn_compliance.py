@@ -42,8 +42,11 @@ ESTIMATORS = [
 #: two-column X (one feature column besides time serves as both modalities) and 10-30 rows,
 #: fewer than BinnedProcrustesEmbedder's min_bin_size (one bin; smaller bins would hold a
 #: single class, which TempXNet rejects).  The first and last have their own tests
-#: (tests/test_dates_pipelines.py, tests/test_binned.py).
+#: (tests/test_dates_pipelines.py, tests/test_binned.py).  The checks also construct every
+#: estimator with its default n_image_features=None on NumPy X, whose half split warns
+#: (LayoutWarning, tests/test_silent_round3.py).
 pytestmark = [
+    pytest.mark.filterwarnings("ignore::temporal_xmodal.LayoutWarning"),
     pytest.mark.filterwarnings("ignore::temporal_xmodal.TimeUnitWarning"),
     pytest.mark.filterwarnings("ignore:X has a single feature column besides time:UserWarning"),
     pytest.mark.filterwarnings("ignore::temporal_xmodal.time.TimeBinWarning"),

@@ -38,7 +38,8 @@ LAYOUT_PARAMETERS_DOC = """
         ``txt_0…``, or the ``image__`` / ``text__`` names of
         :func:`~temporal_xmodal.make_crossmodal_transformer`).  ``None`` does
         the same when X's names show two blocks, and otherwise splits the
-        non-time columns in half (the image block gets the larger half).  An
+        non-time columns in half (the image block gets the larger half) with
+        a :class:`~temporal_xmodal.LayoutWarning`: the split is a guess.  An
         int that contradicts the names raises a ``ValueError``.
     time_unit : {"years", "months", "weeks", "days", "hours", "minutes", "seconds"}, default="years"
         Unit of the time axis: dates are mapped to it, numbers are read in
