@@ -38,9 +38,7 @@ def worker_threads():
         1 in a worker thread; the launcher's ``OMP_NUM_THREADS`` in a worker
         process (``None`` when unset); ``None`` outside joblib and Dask workers.
     """
-    backend, _ = get_active_backend()
-    in_joblib_worker = getattr(backend, "nesting_level", 0) >= 1
-    if not (in_joblib_worker or _in_dask_worker()):
+    if not in_worker():
         return None
     if threading.current_thread() is not threading.main_thread():
         return 1
@@ -48,6 +46,12 @@ def worker_threads():
         return max(1, int(os.environ["OMP_NUM_THREADS"]))
     except (KeyError, ValueError):
         return None
+
+
+def in_worker():
+    """Whether this runs inside a parallel worker: of joblib (any backend) or of Dask."""
+    backend, _ = get_active_backend()
+    return getattr(backend, "nesting_level", 0) >= 1 or _in_dask_worker()
 
 
 def _in_dask_worker():

@@ -76,7 +76,7 @@ def _dataset(est, X, y):
     pytest.param(name, marks=pytest.mark.xfail(raises=NotImplementedError, strict=True,
                                                reason="torch.unique syncs with the host"))
     for name in SYNCS)])
-@pytest.mark.parametrize("placement", ["device", "host"])
+@pytest.mark.parametrize("placement", ["device", "staged"])
 def test_a_training_step_stays_on_the_net_device(name, placement, data):
     X, y, n_img = data
     est = {**NEURAL, **SYNCS}[name](n_img).fit(X, y)

@@ -182,7 +182,7 @@ def test_pool_batches_are_drawn_alike_on_every_device():
         ref = torch.Generator().manual_seed(0)
         cpu = list(ModalityPoolIterator(pools, batch_size=16, steps_per_epoch=steps,
                                         generator=ref))
-        for placement in ("device", "host"):
+        for placement in ("device", "staged"):
             g = torch.Generator().manual_seed(0)
             on_meta = list(ModalityPoolIterator(pools, batch_size=16, steps_per_epoch=steps,
                                                 generator=g, device="meta",

@@ -53,7 +53,7 @@ def test_placement_moves_once_is_shared_by_subsets_and_released():
     data = _dataset()
     valid = data.subset(np.arange(10))
     assert data.place("cpu") and data.tensors("cpu")[0] is data.X  # the CPU: nothing moves
-    assert not data.place("meta", "host") and not data.place("meta", "auto")  # not CUDA
+    assert not data.place("meta", "staged") and not data.place("meta", "auto")  # not CUDA
     assert data.place("meta", "device")
     X_meta, y_meta = valid.tensors("meta")  # the validation rows share the copy
     assert {t.device.type for t in (*X_meta.values(), y_meta)} == {"meta"}

@@ -80,8 +80,11 @@ def grid_position(t, start, step, n_grid):
 
 
 def interpolate(table, t, start, step, outside):
-    """The table's curves at centred times ``t``, ``outside`` off the grid: shape (B, n_curves)."""
+    """The table's curves at centred times ``t``, ``outside`` off the grid: shape (B, n_curves).
+
+    Positions in the times' dtype (float64 keeps epoch seconds), values in the table's."""
     idx, frac, inside = grid_position(t, start, step, table.shape[1])
+    frac = frac.to(table.dtype)
     values = table[:, idx] * (1 - frac) + table[:, idx + 1] * frac  # (curves, B)
     return torch.where(inside, values, torch.full((), outside, dtype=values.dtype,
                                                   device=t.device)).T

@@ -15,6 +15,13 @@ range (``time_origin_``, :func:`~temporal_xmodal.time.time_origin`) and works
 on centred float64 times, so epoch seconds lose no precision; ``fit`` and
 ``batch_matrix`` must receive times on the same axis.
 
+A mini-batch's matrix is computed in float32, the dtype of the fitted tables handed to the
+loss (:meth:`TemporalCorrelation.tables`): float64 runs 32-64x slower on consumer GPUs, and
+float32 gives the float64 values to float32 precision (``tests/test_device_numerics.py``).
+Only the times stay float64, up to their per-item grid positions and recency's pairwise
+differences: a centred epoch-second time has steps of 16 s in float32.  Nothing here
+depends on exact ties.
+
 Read more in the user guide: docs/estimators/tempxnet.md.
 """
 
@@ -63,7 +70,8 @@ class TemporalCorrelation(BaseEstimator):
         return centre_times(time, self.time_origin_)
 
     def tables(self):
-        """The fitted arrays the batch matrix reads, by name (none by default).
+        """The fitted arrays the batch matrix reads, by name (none by default), in the
+        dtype of its computation (float32 curves; module docstring).
 
         :class:`~temporal_xmodal.losses.TempXNetLoss` holds them as buffers, so they move
         to the training device once, with the loss.
@@ -87,7 +95,8 @@ class TemporalCorrelation(BaseEstimator):
         text : torch.Tensor of shape (B, n_text_features), optional
             Text features (needed by :class:`WordTopicCorrelation`).
         dtype : torch.dtype, default=torch.float32
-            dtype of the result; the computation runs in float64.
+            dtype of the result; the computation runs in the dtype of ``tables`` (float32
+            from :meth:`tables`; recency's in float32), the times in float64.
         tables : dict of str -> torch.Tensor or None, default=None
             :meth:`tables` already on the device of ``time`` (uploaded here when None).
 
@@ -159,7 +168,9 @@ class RecencyCorrelation(TemporalCorrelation):
         return self
 
     def _matrix(self, t, labels, text, tables):
-        return torch.exp(-torch.abs(t[:, None] - t[None, :]) / self.bandwidth)
+        # the differences of float64 times (exact for epoch seconds), then float32
+        distance = (t[:, None] - t[None, :]).to(torch.float32).abs_()
+        return torch.exp(distance.div_(-self.bandwidth))
 
 
 class _GridDensity(TemporalCorrelation):
@@ -277,7 +288,7 @@ class CategoryKDECorrelation(_GridDensity):
 
     def tables(self):
         check_is_fitted(self)
-        return {"density": self.density_}
+        return {"density": self.density_.astype(np.float32)}
 
     def _matrix(self, t, labels, text, tables):
         if labels is None or labels.shape[-1] != self.n_categories_:
@@ -381,16 +392,18 @@ class WordTopicCorrelation(_GridDensity):
 
     def tables(self):
         check_is_fitted(self)
-        return {"known": self.word_weights_ > 0, "log_density": self.log_density_}
+        return {"known": self.word_weights_ > 0,
+                "log_density": self.log_density_.astype(np.float32)}
 
     def _matrix(self, t, labels, text, tables):
         if text is None or text.shape[-1] != self.n_features_:
             raise ValueError(f"WordTopicCorrelation.batch_matrix needs text with "
                              f"{self.n_features_} feature columns (those seen in fit)")
+        dtype = tables["log_density"].dtype
         # (B, V), unknown words 0
-        a = torch.clamp(text.to(torch.float64), min=0.0) * tables["known"]
+        a = torch.clamp(text.to(dtype), min=0.0) * tables["known"]
         if self.aggregation == "product":
-            w, norm = (a > 0).to(torch.float64), 1.0
+            w, norm = (a > 0).to(dtype), 1.0
         else:
             w, total = a, a.sum(1, keepdim=True)
             norm = torch.where(total > 0, total, torch.ones_like(total))
@@ -398,5 +411,6 @@ class WordTopicCorrelation(_GridDensity):
         floor = w.sum(1, keepdim=True) / norm * _LOG_FLOOR  # every phi_w = 0 off the grid
         # per column j
         idx, frac, inside = grid_position(t, self._grid_start, self._grid_step, self.n_grid)
+        frac = frac.to(dtype)
         logf = s[:, idx] * (1 - frac) + s[:, idx + 1] * frac  # (B_i, B_j)
         return torch.exp(torch.where(inside[None, :], logf, floor).clamp(max=0.0))

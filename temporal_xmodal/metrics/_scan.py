@@ -14,7 +14,10 @@ chunk.  The engine owns what the reducers share:
   On a GPU such cache-sized blocks would starve the device (a ``1,024 x 4,096``
   product is a few microseconds of work; kernel launches and host round trips
   dominate), so there the blocks are as large as the budget allows, and the
-  default budget is a quarter of the device's free memory (:func:`scan_budget`).
+  default budget is a quarter of the device's free memory (:func:`scan_budget`;
+  inside a parallel worker, which may share the device with others, 1/64 of it).
+  :func:`device_memory` is the one reader of a device's free memory (the
+  training data's placement reads it too).
 * **Products** (:func:`scan`): the product of a (query block, gallery chunk)
   pair is always computed the same way, so a reducer's second pass over some
   queries (a recount, a re-tie) sees bit-identical scores.
@@ -44,6 +47,7 @@ import numpy as np
 import torch
 from sklearn.utils import gen_batches
 
+from .._parallel import in_worker
 from .._validation import CountInterval, RealInterval
 
 DEFAULT_WORKING_MEMORY = 64  # MiB: what working_memory=None means on the CPU, for every scan
@@ -53,6 +57,11 @@ _GPU_FREE_FRACTION = 0.25
 #: Most bytes a scan takes by default on a GPU: 8 GiB hold a 1,024 x 10^6
 #: float32 score block with topk's temporaries.
 _GPU_MAX_BUDGET = 8 * 2**30
+#: Most of a device's total memory one scan takes by default inside a parallel worker
+#: (joblib, Dask): the workers sharing the device may all scan at once; 16 such scans take a
+#: quarter of it, beside the training data's half (``training._data``).  With more workers
+#: on one device, pass ``working_memory``.
+_GPU_WORKER_FRACTION = 1 / 64
 #: Budget on a device whose free memory cannot be read (or a GPU plan run on
 #: the CPU, as the tests do).
 _GPU_FALLBACK_BUDGET = 2**30
@@ -106,6 +115,33 @@ class ScanPlan(NamedTuple):
     gallery_chunk: int
 
 
+def device_memory(device):
+    """``(free, total)`` bytes of ``device``, or None where they cannot be read.
+
+    The one reader of a device's memory: the scans' default budget
+    (:func:`scan_budget`) and the training data's placement on the device
+    (:meth:`temporal_xmodal.training.CrossModalDataset.place`) both ask it.
+
+    Parameters
+    ----------
+    device : torch.device or str
+
+    Returns
+    -------
+    memory : tuple of int or None
+        On a CUDA device, the free memory reported by the driver plus what this
+        process's torch allocator holds unused (free to this process; every
+        other process's memory counts as used), and the total; None on
+        other devices.
+    """
+    device = torch.device(device)
+    if device.type != "cuda" or not torch.cuda.is_available():
+        return None
+    free, total = torch.cuda.mem_get_info(device)
+    free += torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device)
+    return free, total
+
+
 def scan_budget(device, working_memory=None, cpu_default=DEFAULT_WORKING_MEMORY):
     """Bytes one block of a chunked scan may use on ``device``.
 
@@ -122,21 +158,27 @@ def scan_budget(device, working_memory=None, cpu_default=DEFAULT_WORKING_MEMORY)
     -------
     budget : int
         ``working_memory`` MiB when given.  Otherwise ``cpu_default`` MiB on
-        the CPU; on a CUDA device a quarter of its free memory (the free
-        memory reported by the driver plus what torch's allocator holds
-        unused), at most 8 GiB; 1 GiB on a device whose free memory cannot be
-        read.
+        the CPU; on a device whose memory :func:`device_memory` reads, a
+        quarter of its free memory, at most 8 GiB, and inside a parallel
+        worker (joblib, Dask) at most 1/64 of its total memory: each worker
+        reads the free memory on its own, so k workers scanning at once would
+        each take a quarter of the same figure; at 1/64, 16 workers take a
+        quarter of the device, beside the training data's half.  1 GiB on a
+        device whose memory cannot be read.
     """
     if working_memory is not None:
         return int(working_memory * 2**20)
     device = torch.device(device)
     if device.type == "cpu":
         return int(cpu_default * 2**20)
-    if device.type == "cuda" and torch.cuda.is_available():
-        free, _ = torch.cuda.mem_get_info(device)
-        free += torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device)
-        return int(min(_GPU_MAX_BUDGET, free * _GPU_FREE_FRACTION))
-    return _GPU_FALLBACK_BUDGET
+    memory = device_memory(device)
+    if memory is None:
+        return _GPU_FALLBACK_BUDGET
+    free, total = memory
+    budget = min(_GPU_MAX_BUDGET, free * _GPU_FREE_FRACTION)
+    if in_worker():
+        budget = min(budget, total * _GPU_WORKER_FRACTION)
+    return int(budget)
 
 
 def gpu_block_sizes(n_query, n_gallery, bytes_per_pair, budget):

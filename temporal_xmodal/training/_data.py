@@ -13,9 +13,12 @@ Where the batches are gathered (``placement``)
 On the CPU, from the host tensors.  On an accelerator, a training step is a few kernels, so
 a host-side gather and copy per batch would cost more than the step.  With
 ``placement="auto"`` the tensors of a dataset (and of the datasets sharing them, e.g. the
-validation split) move to the device once, at the first batch, when they take at most half of
-its free memory, and every batch is gathered there; otherwise each batch is gathered on the
-host into pinned memory and copied asynchronously, one batch ahead.  Either way the batch
+validation split) move to the device once, at the first batch, when the device stays at most
+half full with them, every process's memory counted (:mod:`._placement`), and every batch is
+gathered there; otherwise, and always with ``placement="staged"``, each batch is *staged*:
+gathered on the host into pinned memory and copied asynchronously, one batch ahead.
+``"staged"`` stages on the CPU too (into pinned memory where the platform has it), so that a
+CPU test runs the path a GPU fit takes when its data does not fit.  Either way the batch
 order comes from the same CPU generator, so the batches (and the fit) do not depend on where
 the data sits.  The device copy is dropped when the fit ends (:meth:`CrossModalDataset.release`)
 and never pickled.
@@ -25,9 +28,9 @@ import numpy as np
 import torch
 from sklearn.utils._param_validation import StrOptions, validate_parameter_constraints
 
-PLACEMENTS = ("auto", "device", "host")
-#: Largest share of the device's free memory that ``placement="auto"`` fills with the data.
-_RESIDENT_SHARE = 0.5
+from ._placement import DeviceCopies
+
+PLACEMENTS = ("auto", "device", "staged")
 
 
 class CrossModalDataset(torch.utils.data.Dataset):
@@ -99,7 +102,7 @@ class CrossModalDataset(torch.utils.data.Dataset):
 
     # ------------------------------------------------------------ placement
     def place(self, device, placement="auto"):
-        """Copy the full tensors to ``device`` once (:meth:`DeviceCopies.place`)."""
+        """Copy the full tensors to ``device`` once (:meth:`._placement.DeviceCopies.place`)."""
         return self._copies.place((self.X, self.y), device, placement)
 
     def tensors(self, device=None):
@@ -115,76 +118,6 @@ class CrossModalDataset(torch.utils.data.Dataset):
         self._copies.clear()
 
 
-class DeviceCopies:
-    """Copies of some host tensors on devices, each made once (module docstring).
-
-    One instance serves every dataset that indexes the same tensors (the training and
-    validation rows of a fit); it never pickles its copies.
-    """
-
-    def __init__(self):
-        self._copies = {}
-
-    def __getstate__(self):
-        return {"_copies": {}}
-
-    def place(self, tensors, device, placement="auto"):
-        """Copy ``tensors`` (a nest of dicts, tuples and host tensors) to ``device`` once.
-
-        Parameters
-        ----------
-        tensors : dict, tuple or torch.Tensor
-        device : str or torch.device
-        placement : {"auto", "device", "host"}, default="auto"
-            "device" copies them whatever their size; "host" never; "auto" when
-            ``device`` is CUDA and they take at most half of its free memory.
-
-        Returns
-        -------
-        placed : bool
-            Whether the tensors are on ``device`` (always True for the CPU).
-        """
-        device = torch.device(device)
-        if device.type == "cpu" or device in self._copies:
-            return True
-        if placement == "host" or (placement == "auto"
-                                   and not _fits(_nbytes(tensors), device)):
-            return False
-        self._copies[device] = _nest_map(lambda t: t.to(device), tensors)
-        return True
-
-    def get(self, device, default):
-        """The copy on ``device``, or ``default`` when there is none."""
-        return self._copies.get(torch.device(device), default)
-
-    def clear(self):
-        """Drop every copy."""
-        self._copies.clear()
-
-
-def _nest_map(fn, nest):
-    """``fn`` on every tensor of a nest of dicts, tuples and lists."""
-    if isinstance(nest, dict):
-        return {key: _nest_map(fn, value) for key, value in nest.items()}
-    if isinstance(nest, (tuple, list)):
-        return type(nest)(_nest_map(fn, value) for value in nest)
-    return fn(nest)
-
-
-def _nbytes(nest):
-    total = []
-    _nest_map(lambda t: total.append(t.element_size() * t.numel()), nest)
-    return sum(total)
-
-
-def _fits(nbytes, device):
-    """Whether ``nbytes`` take at most half of the free memory of a CUDA ``device``."""
-    if device.type != "cuda":
-        return False
-    free, _ = torch.cuda.mem_get_info(device)
-    return nbytes <= _RESIDENT_SHARE * free
-
-
 def one_ahead(batches):
     """Yield the items of ``batches`` one step late, so that the next batch's asynchronous
     copy is issued before the step that uses the current one."""
@@ -195,6 +128,12 @@ def one_ahead(batches):
         ahead = batch
     if ahead is not None:
         yield ahead
+
+
+def pins(device):
+    """Whether batches staged for ``device`` are gathered into pinned memory: for a CUDA
+    device, and for the CPU where the platform has pinned memory (a CUDA machine)."""
+    return device.type == "cuda" or (device.type == "cpu" and torch.cuda.is_available())
 
 
 def gather(tensor, index, pin):
@@ -269,8 +208,9 @@ class DeviceBatches:
     ----------
     device : str, torch.device or None
         Where the batches are delivered; ``None`` leaves them on the host.
-    placement : {"auto", "device", "host"}
-        Where they are gathered off the CPU (module docstring).
+    placement : {"auto", "device", "staged"}
+        Where they are gathered (module docstring); ``"staged"`` stages them on any
+        device, the CPU included.
     """
 
     _parameter_constraints = {"placement": [StrOptions(set(PLACEMENTS))]}
@@ -284,7 +224,11 @@ class DeviceBatches:
     def __iter__(self):
         steps = self._steps()
         device = None if self.device is None else torch.device(self.device)
-        if device is None or device.type == "cpu":
+        if device is None:
+            return self._on_host(steps)
+        if self.placement == "staged":  # on every device, the CPU included
+            return self._staged(device, steps)
+        if device.type == "cpu":
             return self._on_host(steps)
         if self.dataset.place(device, self.placement):
             return self._gathered_on(device, steps)
@@ -327,7 +271,7 @@ class BatchIterator(DeviceBatches):
     device : str, torch.device or None, default=None
         Where the batches are delivered (:class:`~temporal_xmodal.training.CrossModalNet`
         sets its own); ``None`` leaves them on the host.
-    placement : {"auto", "device", "host"}, default="auto"
+    placement : {"auto", "device", "staged"}, default="auto"
         Where they are gathered (module docstring).
 
     Examples
@@ -373,9 +317,9 @@ class BatchIterator(DeviceBatches):
                    y.index_select(0, index).to(torch.float32))
 
     def _staged(self, device, steps):
-        """Batches gathered on the host (into pinned memory on CUDA) and copied without
+        """Batches gathered on the host (into pinned memory: :func:`pins`) and copied without
         blocking, one batch ahead of the step that uses them."""
-        pin = device.type == "cuda"
+        pin = pins(device)
 
         def upload(index):
             X = {key: gather(value, index, pin).to(device, non_blocking=pin)

@@ -29,8 +29,9 @@ import math
 import torch
 from torch.func import functional_call
 
-from ._data import DeviceBatches, DeviceCopies, gather, one_ahead, upload_indices
+from ._data import DeviceBatches, gather, one_ahead, pins, upload_indices
 from ._net import CrossModalNet, RecordsInterrupt, on_device
+from ._placement import DeviceCopies
 
 
 class ModalityPools(torch.utils.data.Dataset):
@@ -61,7 +62,7 @@ class ModalityPools(torch.utils.data.Dataset):
         return {self.driver: X[i], f"{self.driver}_labels": Y[i]}
 
     def place(self, device, placement="auto"):
-        """Copy the pools to ``device`` once (:meth:`DeviceCopies.place`)."""
+        """Copy the pools to ``device`` once (:meth:`._placement.DeviceCopies.place`)."""
         return self._copies.place(self.pools, device, placement)
 
     def on(self, device):
@@ -96,11 +97,12 @@ class ModalityPoolIterator(DeviceBatches):
     device : str, torch.device or None, default=None
         Where the batches are delivered (the stage nets set their own);
         ``None`` leaves them on the host.
-    placement : {"auto", "device", "host"}, default="auto"
-        Where they are gathered off the CPU: from the pools copied to
-        ``device`` once (:meth:`ModalityPools.place`; "auto": when they fit),
-        or on the host, into pinned memory on CUDA, and copied without
-        blocking, one batch ahead.
+    placement : {"auto", "device", "staged"}, default="auto"
+        Where they are gathered: from the pools copied to ``device`` once
+        (:meth:`ModalityPools.place`; "auto": when they fit), or staged: on the
+        host, into pinned memory (:func:`~temporal_xmodal.training._data.pins`),
+        and copied without blocking, one batch ahead (``"staged"``: on any
+        device, the CPU included).
     """
 
     def __init__(self, dataset, batch_size=64, shuffle=True, generator=None,
@@ -158,9 +160,9 @@ class ModalityPoolIterator(DeviceBatches):
             yield batch, None
 
     def _staged(self, device, steps):
-        """Batches gathered on the host (into pinned memory on CUDA) and copied without
-        blocking, one batch ahead of the step that uses them."""
-        pin = device.type == "cuda"
+        """Batches gathered on the host (into pinned memory: :func:`._data.pins`) and copied
+        without blocking, one batch ahead of the step that uses them."""
+        pin = pins(device)
 
         def upload(rows):
             batch = {}

@@ -1,0 +1,148 @@
+"""Copies of a fit's host tensors on a device: one per device, made when the device has room.
+
+:class:`DeviceCopies` holds them for the datasets that share the tensors (a fit's training
+and validation rows, SCML's pools).  Three rules make a copy safe on a GPU shared by others:
+
+* **One key per device** (:func:`device_key`): ``"cuda"``, ``"cuda:0"`` and a tensor's
+  ``.device`` name one device, so each finds the same copy (a second name would miss it and
+  gather on the host, or copy the data twice).
+* **Half the device, everyone counted** (:func:`fits`): ``placement="auto"`` copies the data
+  when the device's memory in use, by every process, stays at most half of its total with
+  the copy (the rest is for the models, the optimisers and the scans:
+  :func:`temporal_xmodal.metrics._scan.scan_budget`).
+* **Read and copy as one step** (:func:`device_lock`): the free memory is read and the copy
+  made under a lock per device, held across threads and, where ``fcntl`` exists, processes.
+  Without it, k workers of ``GridSearchCV(n_jobs=k)`` starting at once would all read an
+  empty device and each copy their data.
+"""
+
+import os
+import tempfile
+import threading
+from contextlib import contextmanager
+
+import torch
+
+from ..metrics import _scan
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: the lock holds within one process
+    fcntl = None
+
+#: Most of a device's total memory in use (every process counted) after ``placement="auto"``
+#: copies the data there.
+_RESIDENT_SHARE = 0.5
+_thread_lock = threading.Lock()
+
+
+def device_key(device):
+    """The one name of ``device``: the one its tensors report (``"cuda"`` is ``cuda:<current>``,
+    ``"meta:0"`` and ``"cpu:0"`` are ``meta`` and ``cpu``)."""
+    return torch.empty(0, device=device).device
+
+
+def fits(nbytes, device):
+    """Whether ``nbytes`` more leave ``device`` at most half full, every process counted.
+
+    False where the device's memory cannot be read
+    (:func:`temporal_xmodal.metrics._scan.device_memory`).
+    """
+    memory = _scan.device_memory(device)
+    if memory is None:
+        return False
+    free, total = memory
+    return (total - free) + nbytes <= _RESIDENT_SHARE * total
+
+
+def _lock_path(device):
+    """The lock file of ``device``, named after the GPU's UUID where there is one (the same
+    GPU is ``cuda:0`` to one process and ``cuda:1`` to another)."""
+    name = f"{device.type}{device.index or 0}"
+    if device.type == "cuda":
+        name = f"cuda-{getattr(torch.cuda.get_device_properties(device), 'uuid', name)}"
+    return os.path.join(tempfile.gettempdir(), f"temporal_xmodal-{name}.lock")
+
+
+@contextmanager
+def device_lock(device):
+    """Hold ``device``'s placement lock: across threads, and across processes where ``fcntl``
+    exists (a lock file in the temporary folder; unreadable, it holds within the process)."""
+    with _thread_lock:
+        handle = None
+        if fcntl is not None:
+            try:
+                handle = os.open(_lock_path(device), os.O_RDONLY | os.O_CREAT, 0o666)
+            except OSError:
+                handle = None
+        try:
+            if handle is not None:
+                fcntl.flock(handle, fcntl.LOCK_EX)
+            yield
+        finally:
+            if handle is not None:
+                os.close(handle)  # releases the lock
+
+
+class DeviceCopies:
+    """Copies of some host tensors on devices, each made once (module docstring).
+
+    One instance serves every dataset that indexes the same tensors (the training and
+    validation rows of a fit); it never pickles its copies.
+    """
+
+    def __init__(self):
+        self._copies = {}
+
+    def __getstate__(self):
+        return {"_copies": {}}
+
+    def place(self, tensors, device, placement="auto"):
+        """Copy ``tensors`` (a nest of dicts, tuples and host tensors) to ``device`` once.
+
+        Parameters
+        ----------
+        tensors : dict, tuple or torch.Tensor
+        device : str or torch.device
+        placement : {"auto", "device", "staged"}, default="auto"
+            "device" copies them whatever their size; "staged" never; "auto" when the
+            device stays at most half full with them (:func:`fits`).
+
+        Returns
+        -------
+        placed : bool
+            Whether the tensors are on ``device`` (always True for the CPU).
+        """
+        device = device_key(device)
+        if device.type == "cpu" or device in self._copies:
+            return True
+        if placement == "staged":
+            return False
+        with device_lock(device):  # the reading and the copy: one step for every worker
+            if placement == "auto" and not fits(_nbytes(tensors), device):
+                return False
+            self._copies[device] = _nest_map(lambda t: t.to(device), tensors)
+        return True
+
+    def get(self, device, default):
+        """The copy on ``device``, or ``default`` when there is none."""
+        return self._copies.get(device_key(device), default)
+
+    def clear(self):
+        """Drop every copy."""
+        self._copies.clear()
+
+
+def _nest_map(fn, nest):
+    """``fn`` on every tensor of a nest of dicts, tuples and lists."""
+    if isinstance(nest, dict):
+        return {key: _nest_map(fn, value) for key, value in nest.items()}
+    if isinstance(nest, (tuple, list)):
+        return type(nest)(_nest_map(fn, value) for value in nest)
+    return fn(nest)
+
+
+def _nbytes(nest):
+    total = []
+    _nest_map(lambda t: total.append(t.element_size() * t.numel()), nest)
+    return sum(total)
