@@ -500,3 +500,109 @@ def test_a_time_conditioned_model_moves_its_neighbourhoods(diachronic_data):
     assert change["time_use"] == "inference"
     assert change["message"].startswith("The neighbourhoods barely change across these "
                                         "instants: the model uses time little")
+
+
+def test_ids_must_be_ordered_and_one_per_row(cca_data):
+    """A set has no order (ids={5, 42, 77} labelled the queries [42, 5, 77]); ragged ids
+    raised NumPy's 'inhomogeneous shape' without naming ids."""
+    est, X_img, X_txt, _ = cca_data
+    index = CrossModalIndex(est, modality="text").fit(X_txt)
+    with pytest.raises(TypeError, match=r"^ids is a set, whose order is arbitrary.*row order"):
+        index.search(X_img[[5, 42, 77]], k=2, ids={5, 42, 77})
+    with pytest.raises(TypeError, match=r"^ids is a frozenset"):
+        CrossModalIndex(est).fit(X_txt[:3], ids=frozenset({1, 2, 3}))
+    with pytest.raises(TypeError, match=r"^query_ids is a dict_keys"):
+        cross_modal_search(est, X_img[:3], X_txt, k=2, query_ids={5: 0, 42: 1, 77: 2}.keys())
+    with pytest.raises(ValueError, match=r"^ids must hold one id per row .* entry 0 is list"):
+        index.search(X_img[:3], k=2, ids=[[1, 2], [3], [4]])
+    with pytest.raises(ValueError, match=r"^ids must be 1-D, one id per row; got .* \(3, 2\)"):
+        index.search(X_img[:3], k=2, ids=np.arange(6).reshape(3, 2))
+    # tuples stay ids (several keys per row), as do a list in row order
+    assert index.search(X_img[:2], k=1, ids=[(1, "a"), (2, "b")])["query"].tolist() == [
+        (1, "a"), (2, "b")]
+    assert index.search(X_img[[77, 5]], k=1, ids=[77, 5])["query"].tolist() == [77, 5]
+
+
+def _readme_frame(n=400):
+    """The README's DataFrame: img_*, txt_* columns, a datetime64 `date` (and labels)."""
+    X, y, info = make_temporal_crossmodal(n, return_info=True, random_state=0)
+    d = info.n_image_features
+    df = pd.DataFrame(X[:, :-1], columns=[f"img_{i}" for i in range(d)]
+                      + [f"txt_{i}" for i in range(X.shape[1] - 1 - d)])
+    df["date"] = pd.Timestamp("1880-01-01") + pd.to_timedelta(X[:, -1] * 365.25, unit="D")
+    return df, y
+
+
+@pytest.fixture(scope="module")
+def readme_pipeline():
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from temporal_xmodal import make_crossmodal_transformer
+
+    df, y = _readme_frame()
+    # the scalers matter: images are standardised (mean 0) before the embedder
+    df[[c for c in df if c.startswith("img_")]] += 3.0
+    pipe = make_pipeline(
+        make_crossmodal_transformer("img_", "txt_", "date", image_transformer=StandardScaler(),
+                                    text_transformer=StandardScaler()),
+        tiny(DiachronicEmbedder, n_image_features="auto", max_epochs=2))
+    with torch.random.fork_rng():
+        pipe.fit(df, y)
+    return pipe, df
+
+
+def test_search_over_the_readme_pipeline_equals_the_manual_route(readme_pipeline):
+    """CrossModalIndex(pipe) refused the Pipeline the docs teach; pipe[-1] skipped the scalers
+    without a word. Now the Pipeline's preprocessing runs (whole rows, or a block's own
+    columns), giving the neighbours of pipe[0].transform + the embedder; pipe[-1] with the raw
+    columns is refused, saying to pass the Pipeline."""
+    pipe, df = readme_pipeline
+    when = pd.Timestamp("1882-06-01")
+    Z = pipe[0].transform(df)  # the manual route
+    G = pipe[-1].transform_text(Z.filter(like="text__"), time=when)
+    Q = pipe[-1].transform_image(Z.filter(like="image__").iloc[[305, 17]], time=when)
+    expected = search_embeddings(Q, G, 3)[1]
+    rows = df.iloc[[305, 17]]
+    for gallery, queries in [(df, rows), (df.filter(like="txt_"), rows.filter(like="img_"))]:
+        index = CrossModalIndex(pipe, modality="text", time=when).fit(gallery)
+        found = index.search(queries, k=3, time=when)
+        assert found["query"].tolist() == [305] * 3 + [17] * 3
+        np.testing.assert_array_equal(found["index"].to_numpy().reshape(2, 3), expected)
+    once = cross_modal_search(pipe, rows, df, k=3, query_time=when, gallery_time=when,
+                              as_frame=False)
+    np.testing.assert_array_equal(once.indices, expected)
+    # whole rows without time=: each row at its own date, as transform reads them
+    own = CrossModalIndex(pipe, modality="text").fit(df).embeddings_.cpu().numpy()
+    np.testing.assert_allclose(own, pipe.transform(df)[:, G.shape[1]:], atol=1e-6)
+    # pipe[-1] on the raw columns: a clear error, not other neighbours
+    with pytest.raises(ValueError, match=r"fitted inside a Pipeline .* raw columns 'txt_0'.*"
+                                         r"Pass the Pipeline itself, not pipe\[-1\]"):
+        CrossModalIndex(pipe[-1], modality="text", time=when).fit(df.filter(like="txt_"))
+    with pytest.raises(ValueError, match=r"Pass the Pipeline itself, not pipe\[-1\]"):
+        CrossModalIndex(pipe[-1], modality="text", time=when).fit(
+            Z.filter(like="text__")).search(rows.filter(like="img_"), k=3, time=when)
+    # columns the preprocessing cannot read: say what it takes
+    with pytest.raises(ValueError, match=r"^X has 5 columns .* give whole rows as pipe.fit "
+                                         r"took them \(113 columns.*or the text block's own"):
+        CrossModalIndex(pipe, modality="text", time=when).fit(df.iloc[:, :5])
+
+
+def test_exploration_and_protocols_take_the_pipeline(readme_pipeline):
+    from temporal_xmodal.evaluation import time_period_inference
+
+    pipe, df = readme_pipeline
+    y = np.arange(len(df)) % 5
+    instants = [pd.Timestamp("1881-01-01"), pd.Timestamp("1885-01-01")]
+    table = neighbourhood_over_time(pipe, df.loc[305], df, instants, k=3)
+    Z = pipe[0].transform(df)
+    manual = neighbourhood_over_time(pipe[-1], Z.filter(like="image__").iloc[305],
+                                     Z.filter(like="text__"), instants, k=3)
+    pd.testing.assert_frame_equal(table, manual)
+    shift = neighbourhood_shift(pipe, df, instants, k=3)
+    assert shift.attrs["time_change"]["time_use"] == "inference"
+    assert "between 1881-01-01 and 1885-01-01" in shift.attrs["time_change"]["message"]
+    assert time_period_inference(pipe, df, y, window=0.5) == time_period_inference(
+        pipe[-1], Z, y, window=0.5)
+    with pytest.raises(ValueError, match=r"Pass the Pipeline itself, not pipe\[-1\]"):
+        time_period_inference(pipe[-1], df, y, window=0.5)

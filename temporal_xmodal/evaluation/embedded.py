@@ -14,6 +14,7 @@ from sklearn.utils._param_validation import validate_params
 
 from .._validation import check_labels
 from ..base import embed_with_time, layout_blocks
+from ..search._pipeline import refuse_raw_columns
 
 __all__ = ["EmbeddedSplit", "embed_split"]
 
@@ -127,6 +128,8 @@ def embed_split(estimator, X, y=None):
         final = steps[-1][1]
         if len(steps) > 1:
             X = estimator[:-1].transform(X)
+    else:  # pipe[-1] given the raw rows its Pipeline's preprocessing reads: say so
+        refuse_raw_columns(final, X)
     Z_image, Z_text, time, final = embed_with_time(final, X)
     X_image, X_text, _ = layout_blocks(final, X)
     labels = None if y is None else check_labels(y, Z_image.shape[0], required=False)

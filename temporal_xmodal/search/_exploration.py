@@ -28,7 +28,8 @@ import torch
 from sklearn.utils._param_validation import StrOptions, validate_params
 
 from ._change import over_time_change, time_change
-from ._index import CONSTRAINTS, CrossModalIndex, embed, estimator_device
+from ._index import CONSTRAINTS, CrossModalIndex
+from ._pipeline import embed, estimator_device
 from ._results import _payload_columns, check_ids, check_payload, pandas_or_none
 from ._topk import as_embedding_tensor, topk_torch
 
@@ -46,18 +47,33 @@ def _require_pandas(name):
     return pd
 
 
-def _instant(t):
-    """An instant for a message: ``1870`` rather than ``1870.0``."""
-    return f"{t:g}" if isinstance(t, Real) else str(t)
+def instant_label(t):
+    """An instant as a person reads it: ``1870`` rather than ``1870.0``, ``1881-01-01``
+    rather than ``1881-01-01 00:00:00`` (a date's time of day only when it has one)."""
+    if isinstance(t, Real) and not isinstance(t, bool):
+        return f"{t:g}"
+    if isinstance(t, np.datetime64) or hasattr(t, "isoformat"):
+        pd = pandas_or_none()
+        if pd is not None:
+            stamp = pd.Timestamp(t)
+            return str(stamp.date()) if stamp == stamp.normalize() else str(stamp)
+    return str(t)
+
+
+_instant = instant_label
 
 
 def _as_row(x):
-    x = np.asarray(x)
-    if x.ndim == 1:
-        x = x[None, :]
-    if x.ndim != 2 or x.shape[0] != 1:
+    """One item's row: a DataFrame row stays a DataFrame (a Pipeline reads its columns)."""
+    if hasattr(x, "to_frame") and not hasattr(x, "columns"):  # a Series: df.loc[905]
+        x = x.to_frame().T.infer_objects()
+    if not hasattr(x, "columns"):
+        x = np.asarray(x)
+        if x.ndim == 1:
+            x = x[None, :]
+    if np.ndim(x) != 2 or x.shape[0] != 1:
         raise ValueError(f"x must be one item's feature row (1-D, or shape (1, n_features)); "
-                         f"got shape {x.shape}.")
+                         f"got shape {np.shape(x)}.")
     return x
 
 
@@ -89,13 +105,17 @@ def neighbourhood_over_time(estimator, x, X_gallery, times, k=10, *, direction="
 
     Parameters
     ----------
-    estimator : fitted cross-modal estimator
+    estimator : fitted cross-modal estimator or Pipeline ending in one
         Any of the library's estimators (or an object with ``transform_image``
-        and ``transform_text``).
+        and ``transform_text``), or the fitted Pipeline it ends, whose
+        preprocessing then runs first (see :class:`CrossModalIndex`).
     x : array-like of shape (n_features,) or (1, n_features)
-        The item's feature row of the query modality (no time column).
+        The item's feature row of the query modality (no time column);
+        through a Pipeline, its whole row (``df.loc[[905]]``) or the block's
+        own columns.
     X_gallery : array-like of shape (n_gallery, n_gallery_features)
-        Feature block of the gallery modality (no time column).
+        Feature block of the gallery modality (no time column); through a
+        Pipeline, whole rows or the block's own columns.
     times : sequence of scalars
         Instants at which to project, on the estimator's time axis (e.g.
         years), passed unchanged to the estimator; listed in the given order.
@@ -229,11 +249,13 @@ def neighbourhood_shift(estimator, X, times, k=10, *, modality="text", X_gallery
 
     Parameters
     ----------
-    estimator : fitted cross-modal estimator
+    estimator : fitted cross-modal estimator or Pipeline ending in one
         Any of the library's estimators (or an object with ``transform_image``
-        and ``transform_text``).
+        and ``transform_text``), or the fitted Pipeline it ends, whose
+        preprocessing then runs first (see :class:`CrossModalIndex`).
     X : array-like of shape (n_items, n_features)
-        Feature block of ``modality`` (no time column).
+        Feature block of ``modality`` (no time column); through a Pipeline,
+        whole rows or the block's own columns.
     times : pair of scalars (t1, t2)
         The two instants, on the estimator's time axis (e.g. years), passed
         unchanged to the estimator.

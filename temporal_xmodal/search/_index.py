@@ -7,12 +7,12 @@ searched exactly with :func:`~temporal_xmodal.search.search_embeddings`.
 
 from numbers import Real
 
-import torch
 from sklearn.base import BaseEstimator
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions, validate_params
+from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import CountInterval
+from ._pipeline import EMBEDDER, embed, estimator_device
 from ._results import SearchResult, check_ids, check_payload, format_result
 from ._topk import (
     as_embedding_tensor,
@@ -26,29 +26,12 @@ _MODALITIES = ("image", "text")
 _BACKENDS = ("torch", "faiss")
 #: Constraints of the parameters shared by the search functions.
 CONSTRAINTS = {
-    "estimator": [HasMethods(["transform_image", "transform_text"])],
+    "estimator": EMBEDDER,
     "k": [CountInterval(1, None)],
     "working_memory": [Interval(Real, 0, None, closed="neither"), None],
     "as_frame": [StrOptions({"auto"}), "boolean"],
     "ids": ["array-like", None],
 }
-
-
-def estimator_device(estimator):
-    """The torch device an estimator computes on: its net's (SAM, TempXNet, Diachronic),
-    its ``device_`` (SCML), its first bin model's (Binned); the CPU otherwise (CCA)."""
-    device = getattr(getattr(estimator, "net_", None), "device", None)
-    if device is None:
-        device = getattr(estimator, "device_", None)
-    if device is None and getattr(estimator, "bin_estimators_", None):
-        return estimator_device(estimator.bin_estimators_[0])
-    return torch.device(device) if device is not None else torch.device("cpu")
-
-
-def embed(estimator, X, modality, time):
-    """``estimator.transform_<modality>(X, time=time)`` (time passed through unchanged)."""
-    transform = estimator.transform_image if modality == "image" else estimator.transform_text
-    return transform(X, time=time)
 
 
 def _other(modality):
@@ -70,9 +53,15 @@ class CrossModalIndex(BaseEstimator):
 
     Parameters
     ----------
-    estimator : fitted cross-modal estimator
+    estimator : fitted cross-modal estimator or Pipeline ending in one
         Any of the library's estimators (or an object with ``transform_image``
-        and ``transform_text``).  It is not refitted.
+        and ``transform_text``), or the fitted ``Pipeline`` it ends (e.g.
+        ``make_crossmodal_transformer`` + an estimator): its preprocessing
+        then runs on the gallery and the queries, which are whole rows as
+        ``pipe.fit`` took them (each row at its own time when ``time`` is
+        None) or the modality's own columns.  Give the Pipeline, not
+        ``pipe[-1]``, which would skip the preprocessing (refused when the
+        column names show it).  It is not refitted.
     modality : {"text", "image"}, default="text"
         Modality of the gallery.
     query_modality : {"image", "text"} or None, default=None
@@ -150,7 +139,9 @@ class CrossModalIndex(BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_gallery, n_<modality>_features)
-            The gallery's feature block of :attr:`modality` (no time column).
+            The gallery's feature block of :attr:`modality` (no time column);
+            through a Pipeline, whole rows as ``pipe.fit`` took them or the
+            block's own columns.
         y : None
             Ignored (scikit-learn convention).
         payload : sequence, pandas Series/DataFrame or None, default=None
@@ -191,7 +182,8 @@ class CrossModalIndex(BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_queries, n_<query modality>_features)
-            Query feature block (no time column).
+            Query feature block (no time column); through a Pipeline, whole
+            rows as ``pipe.fit`` took them or the block's own columns.
         k : int, default=10
             Neighbours per query (at most the gallery size).
         time : scalar, array-like of shape (n_queries,) or None, default=None
@@ -282,9 +274,8 @@ def cross_modal_search(estimator, X_query, X_gallery, k=10, *, direction="i2t",
 
     Parameters
     ----------
-    estimator : fitted cross-modal estimator
-        Any of the library's estimators (or an object with ``transform_image``
-        and ``transform_text``).
+    estimator : fitted cross-modal estimator or Pipeline ending in one
+        As in :class:`CrossModalIndex`.
     X_query : array-like of shape (n_queries, n_query_features)
         Query feature block (image block for ``"i2t"``), no time column.
     X_gallery : array-like of shape (n_gallery, n_gallery_features)

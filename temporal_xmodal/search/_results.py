@@ -140,12 +140,30 @@ def _payload_columns(payload):
     return {"payload": values}
 
 
-def as_id_array(ids):
-    """``ids`` as a 1-D array (an object array when entries are tuples or mixed)."""
-    values = np.asarray(ids)
-    if values.ndim != 1:
-        values = np.empty(len(ids), dtype=object)
-        values[:] = list(ids)
+def as_id_array(ids, name="ids"):
+    """``ids`` as a 1-D array (an object array when entries are tuples or mixed).
+
+    Each id is a scalar (number, string, date) or a tuple; a list or array as an
+    entry (ragged ids such as ``[[1, 2], [3]]``, or a 2-D array) is refused naming
+    ``name``.
+    """
+    if isinstance(ids, np.ndarray) and ids.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, one id per row; got an array of shape "
+                         f"{ids.shape}.")
+    try:
+        values = np.asarray(ids)
+    except ValueError:  # ragged entries: NumPy's "inhomogeneous shape"
+        values = None
+    if values is not None and values.ndim == 1 and values.dtype != object:
+        return values
+    entries = list(ids)
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, tuple) and np.ndim(entry) != 0:
+            raise ValueError(
+                f"{name} must hold one id per row (a number, string or tuple); entry {i} is "
+                f"{type(entry).__name__} {entry!r}. For several ids per row, give tuples.")
+    values = np.empty(len(entries), dtype=object)
+    values[:] = entries
     return values
 
 
@@ -164,11 +182,16 @@ def check_ids(ids, X, name, what):
         return index.to_numpy()
     if isinstance(ids, str) or not hasattr(ids, "__len__"):
         raise ValueError(f"{name} must be a sequence with one id per {what}; got {ids!r}.")
+    if isinstance(ids, (set, frozenset, dict)) or type(ids).__name__.startswith("dict_"):
+        raise TypeError(
+            f"{name} is a {type(ids).__name__}, whose order is arbitrary, so ids could not be "
+            f"matched to rows; give a list or array in row order, one id per {what} (e.g. "
+            f"search(X[[5, 42, 77]], {name}=[5, 42, 77])).")
     if len(ids) != n:
         plural = "queries" if what == "query" else f"{what}s"
         raise ValueError(f"{name} has {len(ids)} entries but there are {n} {plural} "
                          f"(rows of X); give one id per {what}.")
-    return as_id_array(ids)
+    return as_id_array(ids, name)
 
 
 def check_payload(payload, n_gallery):

@@ -1,0 +1,196 @@
+"""One modality embedded through a fitted estimator or a Pipeline ending in one.
+
+Search and exploration take what the user fitted: a cross-modal estimator of this
+library, or the ``Pipeline`` the docs teach (``make_crossmodal_transformer`` +
+an estimator).  Through a Pipeline the fitted preprocessing runs before the
+estimator, so that the gallery and the queries are read as in ``fit``:
+
+* **whole rows** (the columns ``pipe.fit`` took, e.g. the DataFrame with its
+  ``img_*``, ``txt_*`` and date columns): ``pipe[:-1].transform`` and the
+  estimator's layout give the modality's block and each row's own time (used
+  when no ``time=`` is given);
+* **the modality's own columns** (``df.filter(like="txt_")``), when the
+  preprocessing is one ``ColumnTransformer`` with a block of that name (what
+  :func:`~temporal_xmodal.make_crossmodal_transformer` builds): that block's
+  fitted transformer alone.
+
+The estimator taken out of its Pipeline (``pipe[-1]``) would skip the
+preprocessing without a word; given a DataFrame whose columns are the raw ones
+the preprocessing renamed, it is refused with a message that says to pass the
+Pipeline.
+"""
+
+import numpy as np
+import torch
+from sklearn.utils._param_validation import HasMethods
+
+_METHODS = ("transform_image", "transform_text")
+
+
+def final_estimator(estimator):
+    """A Pipeline's last step, or the estimator itself."""
+    steps = getattr(estimator, "steps", None)
+    return steps[-1][1] if steps else estimator
+
+
+def _is_pipeline(estimator):
+    return bool(getattr(estimator, "steps", None))
+
+
+class EmbedderConstraint(HasMethods):
+    """An object with ``transform_image`` and ``transform_text``, or a Pipeline ending in one.
+
+    (A :class:`~sklearn.utils._param_validation.HasMethods` so that scikit-learn's parameter
+    validation takes it.)"""
+
+    def __init__(self):
+        super().__init__(list(_METHODS))
+
+    def is_satisfied_by(self, val):
+        return all(callable(getattr(final_estimator(val), m, None)) for m in _METHODS)
+
+    def __str__(self):
+        return ("a fitted cross-modal estimator (an object implementing 'transform_image' and "
+                "'transform_text') or a Pipeline ending in one")
+
+
+#: The ``estimator`` constraint of the search and exploration functions.
+EMBEDDER = [EmbedderConstraint()]
+
+
+def estimator_device(estimator):
+    """The torch device an estimator computes on: its net's (SAM, TempXNet, Diachronic),
+    its ``device_`` (SCML), its first bin model's (Binned); the CPU otherwise (CCA).
+    A Pipeline computes on its last step's."""
+    estimator = final_estimator(estimator)
+    device = getattr(getattr(estimator, "net_", None), "device", None)
+    if device is None:
+        device = getattr(estimator, "device_", None)
+    if device is None and getattr(estimator, "bin_estimators_", None):
+        return estimator_device(estimator.bin_estimators_[0])
+    return torch.device(device) if device is not None else torch.device("cpu")
+
+
+def _preview(names, n=3):
+    names = [str(c) for c in names]
+    shown = ", ".join(repr(c) for c in names[:n])
+    return shown + (", ..." if len(names) > n else "")
+
+
+def _block_columns(pipe, modality):
+    """The raw columns and fitted transformer of ``modality``'s block in a Pipeline whose
+    preprocessing is one ColumnTransformer with such a block; None otherwise."""
+    if len(pipe.steps) != 2:
+        return None
+    for name, transformer, columns in getattr(pipe.steps[0][1], "transformers_", ()):
+        if name == modality and transformer != "drop":
+            return list(columns), transformer
+    return None
+
+
+def _through_pipeline(pipe, X, modality):
+    """``(block, own_time)``: X read through the Pipeline's fitted preprocessing."""
+    final = pipe.steps[-1][1]
+    if len(pipe.steps) == 1:
+        return X, None
+    names_in = getattr(pipe, "feature_names_in_", None)
+    n_in = getattr(pipe, "n_features_in_", None)
+    columns = getattr(X, "columns", None)
+    n_columns = np.shape(X)[1] if np.ndim(X) == 2 else None
+    whole = (set(map(str, names_in)) <= set(map(str, columns))
+             if columns is not None and names_in is not None else n_columns == n_in)
+    if whole:
+        Xt = pipe[:-1].transform(X)
+        X_image, X_text, time = final._validate_transform(Xt)
+        return (X_image if modality == "image" else X_text), time
+    block = _block_columns(pipe, modality)
+    if block is not None:
+        raw, transformer = block
+        if columns is not None:
+            fits = list(map(str, columns)) == list(map(str, raw))
+        else:
+            fits = n_columns == len(raw)
+            if fits:
+                import pandas as pd  # a ColumnTransformer selecting by name implies pandas
+
+                X = pd.DataFrame(np.asarray(X), columns=raw)
+        if fits:
+            A = X[raw] if transformer == "passthrough" else transformer.transform(X[raw])
+            return np.asarray(A), None
+    step = pipe.steps[0][0]
+    shape = f"{len(columns)} columns ({_preview(columns)})" if columns is not None else \
+        f"shape {np.shape(X)}"
+    own = (f", or the {modality} block's own columns ({_preview(block[0])})"
+           if block is not None else "")
+    raise ValueError(
+        f"X has {shape}, which the Pipeline's preprocessing ({step!r}) cannot read: give "
+        f"whole rows as pipe.fit took them ({n_in} columns"
+        + (f": {_preview(names_in)}" if names_in is not None else "") + f"){own}.")
+
+
+def refuse_raw_columns(estimator, X, modality=None):
+    """Refuse a DataFrame whose column names are not the ones ``estimator`` was fitted on.
+
+    ``modality`` None: whole rows (every fitted column); else that block's columns.  When
+    the fitted names are a Pipeline's preprocessed ones (``text__txt_0``) and X holds the
+    raw ones (``txt_0``), the message says to pass the Pipeline, not ``pipe[-1]``.
+    """
+    names = getattr(estimator, "feature_names_in_", None)
+    columns = getattr(X, "columns", None)
+    n_image = getattr(estimator, "n_image_features_", None)
+    if names is None or columns is None or n_image is None:
+        return
+    names = [str(c) for c in names]
+    if modality is None:
+        fitted = names
+    else:
+        n_text = getattr(estimator, "n_text_features_", len(names) - n_image - 1)
+        fitted = names[:n_image] if modality == "image" else names[n_image:n_image + n_text]
+    given = [str(c) for c in columns]
+    if given == fitted:
+        return
+    raw = [c.split("__", 1)[1] if "__" in c else c for c in fitted]
+    raw = [c.split("[", 1)[0] if c.endswith("]") else c for c in raw]  # time__date[years]
+    name = type(estimator).__name__
+    if set(raw) <= set(given) if modality is None else given == raw:
+        raise ValueError(
+            f"{name} was fitted inside a Pipeline on the preprocessed columns "
+            f"{_preview(fitted)}; X holds the raw columns {_preview(given)}, which that "
+            "preprocessing (e.g. a scaler) has not seen, so the results would be wrong. "
+            "Pass the Pipeline itself, not pipe[-1] (e.g. CrossModalIndex(pipe, ...), "
+            "time_period_inference(pipe, X, y)); it takes whole rows as pipe.fit took them.")
+    if modality is not None:
+        raise ValueError(
+            f"X's columns ({_preview(given)}) are not the {modality} columns {name} was "
+            f"fitted on ({_preview(fitted)}); pass the {modality} block with the fitted "
+            "names, in order.")
+
+
+def embed(estimator, X, modality, time):
+    """``X`` embedded in ``modality`` at ``time`` by an estimator or a Pipeline ending in one.
+
+    Parameters
+    ----------
+    estimator : fitted cross-modal estimator or Pipeline ending in one
+    X : array-like or DataFrame
+        For an estimator: the modality's feature block (no time column).  For a
+        Pipeline: whole rows as ``pipe.fit`` took them, or the block's own
+        columns (see the module's docstring).
+    modality : {"image", "text"}
+    time : scalar, date, array-like or None
+        Passed unchanged to ``transform_<modality>``.  ``None`` with whole rows
+        through a Pipeline: each row at its own time.
+
+    Returns
+    -------
+    Z : ndarray of shape (n_samples, embedding_dim)
+    """
+    final = final_estimator(estimator)
+    if _is_pipeline(estimator):
+        X, own_time = _through_pipeline(estimator, X, modality)
+        if time is None:
+            time = own_time
+    else:
+        refuse_raw_columns(final, X, modality)
+    transform = final.transform_image if modality == "image" else final.transform_text
+    return transform(X, time=time)
