@@ -5,9 +5,15 @@ The cases and their classification are ``tests/_bad_input.py`` (run as a test by
 runs the same cases outside pytest, prints the counts of each outcome (and every case that
 is not clear or sane) and writes ``benchmarks/results/probe_bad_input.json``.
 
+The round 3 cases (issue 32's families 1-9 and issue 35's items 3-5: duration and rate
+strings, interrupts, metric lengths, search ids, the default layout, whole rows to
+``transform_text``) are also counted per family, with the part of the library each waits on
+(``ROUND3_OWNERS``), so that a family still being fixed elsewhere shows apart.
+
 Run::
 
     python benchmarks/probe_bad_input.py [--quick]    # --quick: three estimators
+    python benchmarks/probe_bad_input.py --round3     # the round 3 cases only (a minute)
 """
 
 import sys
@@ -18,21 +24,28 @@ from pathlib import Path
 from _common import make_parser, write_results
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from _bad_input import all_cases, classify  # noqa: E402
+from _bad_input import ROUND3_OWNERS, all_cases, classify, round3_cases  # noqa: E402
 
 QUICK = ["CCACrossModal", "SAMEmbedder", "DiachronicEmbedder"]
 
 
 def main(argv=None):
     parser = make_parser(__doc__.splitlines()[0])
+    parser.add_argument("--round3", action="store_true",
+                        help="run only the round 3 cases (issues 32 and 35)")
     args = parser.parse_args(argv)
-    cases = all_cases(QUICK) if args.quick else all_cases()
+    if args.round3:
+        cases = [("round 3", case) for case in round3_cases()]
+    else:
+        cases = all_cases(QUICK) if args.quick else all_cases()
     rows = []
     start = time.perf_counter()
     for owner, case in cases:
         outcome, detail, due = classify(case, owner)
+        family = getattr(case, "family", None)
         rows.append({"estimator": owner, "case": case.name, "due": due,
-                     "outcome": outcome, "detail": detail})
+                     "outcome": outcome, "detail": detail, "family": family,
+                     "waits_on": ROUND3_OWNERS.get(family) if family is not None else None})
     counts = Counter(r["outcome"] for r in rows)
     print(f"{len(rows)} cases in {time.perf_counter() - start:.0f} s: "
           + ", ".join(f"{k} {counts.get(k, 0)}" for k in
@@ -40,13 +53,27 @@ def main(argv=None):
     for r in rows:
         if r["outcome"] in ("silent", "obscure", "hang"):
             print(f"  {r['outcome']:8s} {r['estimator']:25s} {r['case']:28s} {r['detail'][:200]}")
+    families = {}
+    for r in rows:
+        if r["family"] is not None:
+            families.setdefault(str(r["family"]), Counter())[r["outcome"]] += 1
+    if families:
+        print("round 3 per family (issue 32 numbering; 35.x: issue 35's items):")
+        for family, counter in families.items():
+            bad = sum(counter[k] for k in ("silent", "obscure", "hang"))
+            owner = ROUND3_OWNERS.get(int(family) if family.isdigit() else family)
+            print(f"  {family:5s} {owner:22s} " + ", ".join(
+                f"{k} {v}" for k, v in sorted(counter.items())) + ("" if not bad else
+                                                                   "  <- not fixed yet"))
     per_estimator = {}
     for r in rows:
         per_estimator.setdefault(r["estimator"], Counter())[r["outcome"]] += 1
     payload = {"n_cases": len(rows), "counts": dict(counts),
                "per_estimator": {k: dict(v) for k, v in per_estimator.items()},
-               "quick": bool(args.quick), "cases": rows}
-    write_results("probe_bad_input", payload, args.output_dir)
+               "quick": bool(args.quick), "round3_only": bool(args.round3),
+               "round3_per_family": {k: dict(v) for k, v in families.items()}, "cases": rows}
+    write_results("probe_bad_input_round3" if args.round3 else "probe_bad_input", payload,
+                  args.output_dir)
     return 0
 
 

@@ -24,6 +24,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
+from sklearn.exceptions import NotFittedError
 from skorch.callbacks import Callback
 
 from _tiny import tiny
@@ -514,6 +515,225 @@ def round2_cases():
     return [Case(n, (lambda est_name, f=f: f()), due, kw) for n, f, due, kw in cases]
 
 
+# ------------------------------------------------- round 3 (issue 32, "Nothing silent, round 3")
+class Wrong:
+    """What a case returns when the call answered, but wrongly and without a word (a value
+    a person would not read, a warning that describes another model): classified silent."""
+
+    def __init__(self, detail):
+        self.detail = detail
+
+
+def _issue_data():
+    """The issue's data: ``make_temporal_crossmodal(120, random_state=0)`` and its width."""
+    from temporal_xmodal.datasets import make_temporal_crossmodal
+
+    X, y, info = make_temporal_crossmodal(120, return_info=True, random_state=0)
+    return X, y, info.n_image_features
+
+
+def _issue_frame(label_after_date=False):
+    """The issue's data as a new user has it: ``img_*`` / ``txt_*`` columns and a date."""
+    X, y, d = _issue_data()
+    frame = pd.DataFrame(X[:, :-1], columns=[f"img_{i}" for i in range(d)]
+                         + [f"txt_{i}" for i in range(X.shape[1] - 1 - d)])
+    frame["date"] = pd.Timestamp("1880-01-01") + pd.to_timedelta(
+        (X[:, -1] - X[:, -1].min()) * 365.25, unit="D")
+    if label_after_date:
+        frame["label"] = np.array(["crime", "sport", "art", "war"])[y % 4]
+    return frame, y
+
+
+def _recorded(call):
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        out = call()
+    return out, [str(w.message) for w in record]
+
+
+#: Which fix each family of round 3 waits on (the probe reports pending ones apart).
+ROUND3_OWNERS = {1: "time parser", 2: "estimators (use_time)", 3: "estimators (Binned)",
+                 4: "metrics", 5: "search ids", 6: "search ids", 7: "estimators (Binned)",
+                 8: "layout", 9: "validation", "35.3": "time parser", "35.4": "time axis",
+                 "35.5": "layout"}
+
+
+def round3_cases():
+    """Cases run once: the families of issue 32 (numbered as there) and issue 35's items 3-5."""
+    X, y = data()
+    small = dict(hidden_dim=8, embedding_dim=4, max_epochs=1, batch_size=16, random_state=0,
+                 device="cpu", n_image_features=N_IMG)
+
+    def rates_with_a_count():
+        from temporal_xmodal.time import to_rate
+
+        got = {text: to_rate(text) for text in ("1/1Y", "1/2Y", "3/2Y", "1/6mo")}
+        want = {"1/1Y": 1.0, "1/2Y": 0.5, "3/2Y": 1.5, "1/6mo": 2.0}
+        wrong = {t: v for t, v in got.items() if not np.isclose(v, want[t])}
+        return Wrong(f"read as {wrong} per year (want {want})") if wrong else list(got.values())
+
+    def decay_1_per_1y():
+        model = DiachronicEmbedder(decay="1/1Y", window=0.5, use_time=True, **small).fit(X, y)
+        decay = model.net_.criterion_.decay
+        return model.transform(X) if np.isclose(decay, 1.0) else Wrong(
+            f"decay='1/1Y' reached the loss as {decay:.4g} per year")
+
+    def interrupt_second_fit():
+        """Ctrl-C in the first training batch of a second fit within one fit() (the
+        control of a two-fit choice), if the default makes one: the model returned must be
+        the complete one, and the warning must describe it."""
+        state = {"fits": 0}
+
+        class StopInSecondFit(Callback):
+            def on_train_begin(self, net, **kwargs):
+                state["fits"] += 1
+
+            def on_batch_end(self, net, training=False, **kwargs):
+                if training and state["fits"] >= 2:
+                    raise KeyboardInterrupt
+
+        model = DiachronicEmbedder(window=0.5, callbacks=[("stop", StopInSecondFit())],
+                                   **small)
+        _, messages = _recorded(lambda: model.fit(X, y))
+        if state["fits"] >= 2:
+            if getattr(model, "time_kept_", None) is False and getattr(
+                    model, "training_interrupted_", False):
+                return Wrong("returned the interrupted control and threw away the complete "
+                             "fit with time")
+            warned = [m for m in messages if "interrupt" in m.lower()]
+            interrupted = getattr(model, "training_interrupted_", False)
+            if warned and not interrupted:
+                return Wrong("the warning describes the discarded fit (" + warned[0][:100]
+                             + "), but the model returned is complete "
+                             "(training_interrupted_=False)")
+            if interrupted and not warned:
+                return Wrong("a fit was interrupted without a warning")
+        return model.transform(X)  # one fit (no two-fit choice): nothing to interrupt
+
+    def binned_interrupt():
+        Xi, yi, d = _issue_data()
+
+        class Stop(Callback):
+            def on_batch_end(self, net, training=False, **kwargs):
+                if training:
+                    raise KeyboardInterrupt
+
+        base = TempXNetEmbedder(hidden_dim=8, embedding_dim=4, max_epochs=1, batch_size=16,
+                                random_state=0, device="cpu", callbacks=[("stop", Stop())])
+        model = BinnedProcrustesEmbedder(base, bins=2, min_bin_size=30, n_image_features=d)
+        model.fit(Xi, yi)  # must warn that it was interrupted (the case's keyword)
+        try:
+            return model.transform(Xi)  # usable, or ...
+        except NotFittedError:
+            return np.zeros(1)  # ... left unfitted, as the warning says: sklearn's own error
+
+    def metric_time_length():
+        from temporal_xmodal.metrics import cross_modal_scores
+
+        Q = np.random.default_rng(0).standard_normal((20, 4))
+        return cross_modal_scores(Q, Q, np.arange(20) % 3, time=np.ones(5), time_window=1.0)
+
+    def map_gallery_time_length():
+        rng = np.random.default_rng(0)
+        Q, G = rng.standard_normal((10, 4)), rng.standard_normal((12, 4))
+        return mean_average_precision(Q, G, np.arange(10) % 3, np.arange(12) % 3,
+                                      query_time=np.zeros(10), gallery_time=np.zeros(5),
+                                      time_window=1.0)
+
+    def _index():
+        from temporal_xmodal.search import CrossModalIndex
+
+        model = CCACrossModal(embedding_dim=3, n_image_features=N_IMG).fit(X, y)
+        return CrossModalIndex(model, modality="text").fit(X[:, N_IMG:-1])
+
+    def ids_set():
+        result = _index().search(X[[5, 42, 57], :N_IMG], k=2, ids={5, 42, 57},
+                                 as_frame=False)
+        queries = np.asarray(result.query_ids).tolist()
+        return Wrong(f"a set of ids labelled the queries {queries}") if queries != [5, 42, 57] \
+            else np.zeros(1)
+
+    def ids_ragged():
+        return _index().search(X[:3, :N_IMG], k=2, ids=[[1, 2], [3], [4]], as_frame=False)
+
+    def binned_same_time_warning():
+        Xi, yi, d = _issue_data()
+        base = TempXNetEmbedder(hidden_dim=8, embedding_dim=4, max_epochs=1, batch_size=16,
+                                random_state=0, device="cpu")
+        model = BinnedProcrustesEmbedder(base, bins=2, min_bin_size=40, n_image_features=d)
+        _, messages = _recorded(lambda: model.fit(Xi, yi))
+        wrong = [m for m in messages if "same time" in m]
+        return Wrong("warned " + wrong[0][:120] + f" on {len(np.unique(Xi[:, -1]))} distinct "
+                     "times") if wrong else model.transform(Xi)
+
+    def numpy_half_split():
+        Xi, yi, d = _issue_data()  # 64 image + 48 text features: halves are 56 / 56
+        return CCACrossModal(embedding_dim=3).fit(Xi, yi).transform(Xi)
+
+    def transform_text_whole_rows():
+        frame, yf = _issue_frame()
+        model = CCACrossModal(embedding_dim=3, n_image_features="auto").fit(frame, yf)
+        return model.transform_text(frame)
+
+    def window_6m():
+        return DiachronicEmbedder(window="6m", **small).fit(X, y).transform(X)
+
+    def decay_per_m():
+        return DiachronicEmbedder(decay="0.1/m", **small).fit(X, y).transform(X)
+
+    def day_numbers_as_years():
+        Xd = X.copy()
+        Xd[:, -1] = np.linspace(-32864, -32000, len(Xd))
+        return DiachronicEmbedder(window=0.5, use_time=True, **small).fit(Xd, y).transform(Xd)
+
+    def default_window_on_two_years():
+        X2 = X.copy()
+        X2[:, -1] = np.linspace(1880, 1882, len(X2))
+        model = DiachronicEmbedder(use_time=True, **small)
+        _, messages = _recorded(lambda: model.fit(X2, y))
+        blame = [m for m in messages if "Give window" in m or "static control" in m]
+        if blame:
+            return Wrong("blamed the user for the default: " + blame[0][:160])
+        spans = [m for m in messages if "training span" in m]
+        if not spans:
+            return Wrong("no warning that the default window spans the data")
+        return model.transform(X2) if "default window='4Y'" in spans[0] else Wrong(
+            "the warning does not say the window is the default: " + spans[0][:160])
+
+    def label_after_date():
+        frame, yf = _issue_frame(label_after_date=True)
+        return DiachronicEmbedder(**{**small, "n_image_features": "auto"}).fit(frame, yf)
+
+    cases = [
+        (1, "rate_with_a_count_1/2Y", rates_with_a_count, "ok", []),
+        (1, "diachronic_decay_1/1Y", decay_1_per_1y, "ok", []),
+        (2, "ctrl_c_in_a_second_fit", interrupt_second_fit, "ok", []),
+        (3, "binned_tempxnet_ctrl_c", binned_interrupt, "warn", ["interrupt"]),
+        (4, "cross_modal_scores_time_length", metric_time_length, "error",
+         ["time has 5", "20 rows"]),
+        (4, "map_gallery_time_length", map_gallery_time_length, "error",
+         ["gallery_time has 5"]),
+        (5, "search_ids_set", ids_set, "either", ["ids", "order"]),
+        (6, "search_ids_ragged", ids_ragged, "error", ["ids"]),
+        (7, "binned_same_time_warning", binned_same_time_warning, "ok", []),
+        (8, "numpy_x_default_half_split", numpy_half_split, "warn", ["n_image_features"]),
+        (9, "transform_text_whole_rows", transform_text_whole_rows, "error",
+         ["text feature columns"]),
+        ("35.3", "window_6m_ambiguous", window_6m, "error", ["ambiguous", "6min"]),
+        ("35.3", "decay_0.1/m_ambiguous", decay_per_m, "error", ["ambiguous"]),
+        ("35.3", "day_numbers_as_years", day_numbers_as_years, "warn", ["implausible"]),
+        ("35.4", "default_window_spans_the_data", default_window_on_two_years, "ok", []),
+        ("35.5", "label_column_after_the_date", label_after_date, "error",
+         ["label column left in x"]),
+    ]
+    out = []
+    for family, name, f, due, keywords in cases:
+        case = Case(f"r3.{family}_{name}", (lambda est_name, f=f: f()), due, keywords)
+        case.family = family
+        out.append(case)
+    return out
+
+
 # --------------------------------------------------------------- classify
 class _Hang(Exception):
     pass
@@ -557,6 +777,8 @@ def classify(case, est_name):
         return "obscure", message[:300] + " | " + traceback.format_exc(limit=-2)[-300:], due
     finally:
         signal.alarm(0)
+    if isinstance(out, Wrong):
+        return "silent", out.detail[:300], due
     values = out[0] if isinstance(out, tuple) else out
     try:
         arr = np.asarray(values, dtype=float)
@@ -581,8 +803,10 @@ def classify(case, est_name):
 
 def all_cases(estimators=ESTIMATORS):
     """Every case as ``(owner, case)``: per estimator of ``estimators``, then the cases run
-    once (owner ``"metrics"`` and ``"round 2"``)."""
+    once (owner ``"metrics"``, ``"round 2"`` and ``"round 3"``, whose cases carry the
+    ``family`` of issue 32 / 35 they probe)."""
     per_estimator = fit_cases() + transform_cases() + layout_cases() + [interrupt_case()]
     return ([(name, case) for name in estimators for case in per_estimator]
             + [("metrics", case) for case in metric_cases()]
-            + [("round 2", case) for case in round2_cases()])
+            + [("round 2", case) for case in round2_cases()]
+            + [("round 3", case) for case in round3_cases()])

@@ -1,10 +1,14 @@
-"""Bad input gets a clear answer: 446 cases, each an error or a warning naming the problem.
+"""Bad input gets a clear answer: 462 cases, each an error or a warning naming the problem.
 
 The case table is ``tests/_bad_input.py``: NaN, inf, huge and denormal features, bad or
 missing times, strings and dates in the wrong place, empty or one-row X, bad labels, bad
 ``n_image_features`` / ``time_unit`` / ``random_state``, bad transform input, an unfitted
 estimator, a Ctrl-C in the first epoch, warm starts on other widths, and bad arguments to
-the metrics, the bins and the scorers.  Each case must end ``clear`` (an error or warning
+the metrics, the bins and the scorers; and round 3 (issues 32 and 35): rate strings with a
+count ("1/2Y"), Ctrl-C in a second fit and in Binned, wrong-length metric times, unordered and
+ragged search ids, a misleading "same time" warning, the default half split of NumPy X,
+whole rows to ``transform_text``, ambiguous "m", implausible time magnitudes, a default
+window that spans the data, a label column after the date.  Each case must end ``clear`` (an error or warning
 naming the problem) or ``sane`` (legitimate input, finite output); ``silent``, ``obscure``
 and ``hang`` fail it.  ``benchmarks/probe_bad_input.py`` counts the same outcomes into JSON.
 """
@@ -12,7 +16,7 @@ and ``hang`` fail it.  ``benchmarks/probe_bad_input.py`` counts the same outcome
 import numpy as np
 import pytest
 
-from _bad_input import ESTIMATORS, Case, all_cases, classify
+from _bad_input import ESTIMATORS, Case, Wrong, all_cases, classify
 
 CASES = all_cases()
 
@@ -27,7 +31,7 @@ def test_bad_input_gets_a_clear_answer(owner, case):
 def test_every_estimator_meets_every_case():
     per_estimator = [case.name for owner, case in CASES if owner == ESTIMATORS[0]]
     assert len(per_estimator) == len(set(per_estimator)) == 69
-    assert len(CASES) == 6 * 69 + 32
+    assert len(CASES) == 6 * 69 + 32 + 16
 
 
 @pytest.mark.parametrize("run, due, expected", [
@@ -39,6 +43,7 @@ def test_every_estimator_meets_every_case():
     (lambda name: int("bogus"), "ok", "obscure"),  # legitimate input refused
     (lambda name: int("bogus"), "error", "clear"),
     (lambda name: np.ones(3), "ok", "sane"),
+    (lambda name: Wrong("read '1/2Y' as 1/12 per year"), "ok", "silent"),  # a wrong answer
 ])
 def test_classify_catches_silent_and_obscure_answers(run, due, expected):
     """The cases can fail: an answer that is silent or obscure is classified so."""
