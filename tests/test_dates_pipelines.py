@@ -184,7 +184,7 @@ def test_named_blocks_are_read_by_default_and_a_contradicting_count_is_an_error(
 
 def test_window_spanning_the_training_range_warns():
     df = _frame()
-    with pytest.warns(TimeUnitWarning, match="window=4 years is at least the training span"):
+    with pytest.warns(TimeUnitWarning, match=r"window='4Y' \(4 years\) is at least the training span"):
         tiny(DiachronicEmbedder, window="4Y", n_image_features="auto").fit(
             df.drop(columns="label"), df["label"])
 
