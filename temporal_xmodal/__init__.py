@@ -11,6 +11,7 @@ Read more in the user guide: docs/index.md.
 from ._layout import LayoutWarning
 from ._stacking import make_crossmodal_transformer, stack_modalities
 from ._time_column import TimeColumnWarning
+from ._warnings import StillImprovingWarning
 from .base import CrossModalEmbedder
 from .estimators import (
     BinnedProcrustesEmbedder,
@@ -34,6 +35,7 @@ __all__ = [
     "LayoutWarning",
     "SAMEmbedder",
     "SequentialCrossModal",
+    "StillImprovingWarning",
     "TempXNetEmbedder",
     "TimeColumnWarning",
     "TimeRangeWarning",

@@ -8,12 +8,12 @@ units, the axis) is :mod:`temporal_xmodal.time`'s.
 """
 
 import re
-import warnings
 
 import numpy as np
 from scipy import sparse
 
-from .time import TIME_UNITS, external_stacklevel, is_datetime_like
+from .time import TIME_UNITS, is_datetime_like
+from ._warnings import warn
 
 class LayoutWarning(UserWarning):
     """X's block layout is a guess: nothing shows where the image block ends.
@@ -253,9 +253,9 @@ def resolve_blocks(n_image_features, n_columns, feature_names=None, time_unit=No
                 + " Pass n_image_features=<int>.")
         return blocks[0][1], blocks[1][1]
     if n_content == 1 and n_image_features is None:
-        warnings.warn("X has a single feature column besides time; it is used as both the "
-                      "image and the text block (a degenerate cross-modal problem).",
-                      UserWarning, stacklevel=external_stacklevel())
+        warn("X has a single feature column besides time; it is used as both the "
+             "image and the text block (a degenerate cross-modal problem).",
+             UserWarning)
         return 1, 1
     n_image = (n_content + 1) // 2 if n_image_features is None else int(n_image_features)
     if n_image_features is None:
@@ -279,14 +279,14 @@ def _warn_half_split(n_content, n_image, feature_names):
     """Warn that ``n_image_features=None`` split X's feature columns in half, a guess."""
     seen = ("X has no column names (NumPy input)" if feature_names is None else
             "X's column names show no two blocks" + _blocks_seen(feature_names))
-    warnings.warn(
+    warn(
         f"n_image_features=None split X's {n_content} feature columns in half, "
         f"{n_image} image + {n_content - n_image} text, as a guess: {seen}, so nothing "
         "shows where the image block ends. Pass n_image_features=<number of image "
         "columns> (X_image.shape[1] when stack_modalities(X_image, X_text, time) built X), "
         "or name the columns by block ('img_0…', 'txt_0…' or make_crossmodal_transformer's "
         "'image__*', 'text__*') and pass n_image_features='auto'.",
-        LayoutWarning, stacklevel=external_stacklevel())
+        LayoutWarning)
 
 
 def _check_time_name(feature_names, blocks, time_unit):

@@ -7,12 +7,11 @@ column far outside the image features' scale while the last looks like a feature
 listed first), is warned about with :class:`TimeColumnWarning`, saying what to check.
 """
 
-import warnings
 
 import numpy as np
 
 from ._layout import _looks_like_time_name, named_blocks
-from .time import external_stacklevel
+from ._warnings import warn
 
 
 class TimeColumnWarning(UserWarning):
@@ -182,7 +181,7 @@ def check_time_column_values(features, time, n_image, n_text, *, estimator_name,
               "X was built (stack_modalities(X_image, X_text, time) builds it; in a "
               "Pipeline, make_crossmodal_transformer puts the time last).")
     if image is not None and _time_like_first(F[:, 0], first, image):
-        warnings.warn(
+        warn(
             f"{estimator_name}: X's first column looks like a time (values "
             f"{first['min']:.6g} … {first['max']:.6g}, mostly outside the other image "
             f"columns' mean ± 4 std), while the last column, read as the time, "
@@ -190,18 +189,18 @@ def check_time_column_values(features, time, n_image, n_text, *, estimator_name,
             f"among the text columns' means {_range(text['mean'])} and stds "
             f"{_range(text['std'])}). {common} A ColumnTransformer stacks its outputs in "
             "the order its transformers are listed: list the time last.",
-            TimeColumnWarning, stacklevel=external_stacklevel())
+            TimeColumnWarning)
         return
     n_negative = len(np.unique(t[t < 0]))
     if last["neg"] < 0.1 or n_negative < 10 or _standardised_time(time, text):
         return
-    warnings.warn(
+    warn(
         f"{estimator_name}: X's last column, read as the time, looks like one more text "
         f"feature: its values (mean {_g(last['mean'])}, std {_g(last['std'])}, "
         f"{last['neg']:.0%} negative, {n_negative} distinct negative values) lie among "
         f"the text columns' (means {_range(text['mean'])}, stds {_range(text['std'])}, "
         f"{_range(100 * text['neg'], '.0f')}% negative). Is the time column missing, or "
         f"in another position? {common}",
-        TimeColumnWarning, stacklevel=external_stacklevel())
+        TimeColumnWarning)
 
 

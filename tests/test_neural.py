@@ -15,6 +15,7 @@ from temporal_xmodal import (
     CCACrossModal,
     DiachronicEmbedder,
     SAMEmbedder,
+    StillImprovingWarning,
     TempXNetEmbedder,
 )
 from temporal_xmodal.datasets import make_temporal_crossmodal
@@ -83,16 +84,19 @@ def test_best_epoch_and_a_convergence_warning_while_still_improving(data):
     scores = np.asarray(sam.net_.history[:, "valid_map"])
     assert sam.best_epoch_ == int(np.argmax(scores)) + 1
     warned = [w for w in caught if issubclass(w.category, ConvergenceWarning)]
-    assert bool(warned) == (sam.best_epoch_ == SMALL["max_epochs"])
+    gain = _checkpoint.recent_gain(scores)
+    assert bool(warned) == (gain > _checkpoint.TOL)
     # the fit's details are in convergence_, not in the (constant) warning text
     assert sam.convergence_ == {"best_epoch": sam.best_epoch_, "last_epoch": len(scores),
                                 "metric": "valid_map",
                                 "best_score": pytest.approx(float(scores.max())),
+                                "recent_gain": pytest.approx(gain),
                                 "still_improving": bool(warned)}
-    # the rule on given histories: the first best epoch is kept; only a best last epoch warns
+    # the rule on given histories: the first best epoch is kept; a fit warns when its last
+    # epochs (here all of them: fewer than N_ITER_NO_CHANGE) gained more than TOL
     texts = set()
-    for values, best, warns in [([0.1, 0.3, 0.2], 2, False), ([0.1, 0.2, 0.3], 3, True),
-                                ([0.1, 0.3, 0.3], 2, False), ([0.2, 0.4], 2, True)]:
+    for values, best, warns in [([0.1, 0.3, 0.2], 2, True), ([0.1, 0.2, 0.3], 3, True),
+                                ([0.3, 0.305, 0.302], 2, False), ([0.2, 0.4], 2, True)]:
         for epoch, value in zip(sam.net_.history, values + [0.0] * 9):
             epoch["valid_map"] = value
         del sam.net_.history[len(values):]
@@ -108,11 +112,12 @@ def test_best_epoch_and_a_convergence_warning_while_still_improving(data):
         texts.update(messages)
         if warns:
             assert messages[0].startswith("SAMEmbedder: the validation figure was still "
-                                          "improving at the last epoch")
+                                          "improving (by more than 0.01 over the last 5 "
+                                          "epochs)")
             assert "Raise max_epochs" in messages[0] and "convergence_" in messages[0]
         assert sam._best_epoch(False, 0) == (len(values), {
             "best_epoch": len(values), "last_epoch": len(values), "metric": None,
-            "best_score": None, "still_improving": False})  # no validation: the last epoch
+            "best_score": None, "recent_gain": None, "still_improving": False})  # no validation: the last epoch
         # a continued fit (warm start, a bin after the global model) selects among its own
         # epochs: here only the third, which is kept, with nothing to compare it to
         if len(values) == 3:
@@ -124,34 +129,30 @@ def test_best_epoch_and_a_convergence_warning_while_still_improving(data):
 
 
 def test_a_grid_search_prints_a_handful_of_warning_lines():
-    """8 candidates × 3 folds and the refit, each fit still improving at its last epoch and
-    each fold projecting a few rows just outside its training range: under Python's default
-    filter the search shows one ConvergenceWarning per calling line (the folds' fits, the
-    refit), although scikit-learn resets the filters around every fit, and no
-    TimeRangeWarning (the folds' edge rows lie within the 5 % tolerance)."""
-    X, y, info = make_temporal_crossmodal(450, return_info=True, random_state=0)
+    """8 candidates × 3 folds and the refit, fits that converge (20 epochs): under Python's
+    default filter the search prints at most a handful of warning lines, without a record of
+    its own and without touching warnings.filters (scikit-learn resets the filters around
+    every fit, so each still-improving fit shows its warning: what keeps the output short is
+    that a converged fit does not warn).  Every fit used to warn ("best epoch = last
+    epoch"), and a process-global record hid the repeats."""
+    X, y, info = make_temporal_crossmodal(300, return_info=True, random_state=0)
     grid = {"window": [0.2, 1.0], "decay": [0.1, 1.0], "margin": [0.5, 1.0]}
     search = GridSearchCV(tiny(DiachronicEmbedder, n_image_features=info.n_image_features,
-                               validation_fraction=0.25, lr=0.05, batch_size=64), grid, cv=3)
-    _checkpoint._SHOWN.clear()  # shown before in this process: not shown again
+                               validation_fraction=0.25, lr=0.2, batch_size=64,
+                               max_epochs=20), grid, cv=3)
     with warnings.catch_warnings(record=True) as caught:
         warnings.resetwarnings()
         warnings.simplefilter("default")  # Python's default: once per text and line
+        filters = list(warnings.filters)
         search.fit(X, y)
+        assert warnings.filters == filters
     assert len(search.cv_results_["params"]) == 8
-    assert search.best_estimator_.convergence_["still_improving"]  # so every fit warned
     shown = [str(w.message) for w in caught]
-    assert [w.category for w in caught] == [ConvergenceWarning] * 2, shown
-    assert len(set(shown)) == 1 and "convergence_" in shown[0]
+    assert {w.category for w in caught} <= {StillImprovingWarning}, shown
     lines = sum(len(warnings.formatwarning(w.message, w.category, w.filename, w.lineno,
                                            w.line).strip().splitlines()) for w in caught)
     assert lines <= 4
-    # where the filters say "always" (the comparison job records each fit), each fit warns
-    search.set_params(param_grid={"window": [0.2, 1.0]}, cv=2)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", ConvergenceWarning)
-        search.fit(X, y)
-    assert sum(issubclass(w.category, ConvergenceWarning) for w in caught) == 2 * 2 + 1
+    assert all(w.filename == __file__ for w in caught)  # the search.fit line
 
 
 def test_early_stopping_and_patience(data):

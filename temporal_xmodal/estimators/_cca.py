@@ -1,6 +1,5 @@
 """CCACrossModal: regularised linear CCA in closed form, the classic cross-modal baseline."""
 
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -10,7 +9,7 @@ from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 from sklearn.utils.extmath import svd_flip
 
 from ..base import LAYOUT_CONSTRAINTS, LAYOUT_PARAMETERS_DOC, CrossModalEmbedder
-from ..time import external_stacklevel
+from .._warnings import warn
 
 #: Components used when ``embedding_dim=None`` (clipped to what the data allows).
 DEFAULT_N_COMPONENTS = 32
@@ -178,11 +177,10 @@ class CCACrossModal(CrossModalEmbedder):
                 f"CCACrossModal got embedding_dim={self.embedding_dim} and "
                 f"n_components={self.n_components}: n_components is the deprecated name of "
                 "embedding_dim; pass embedding_dim only.")
-        warnings.warn(
+        warn(
             "CCACrossModal's n_components was renamed embedding_dim, the name every "
             "estimator of the library uses (n_components will be removed in 0.3): pass "
-            f"embedding_dim={self.n_components}.", FutureWarning,
-            stacklevel=external_stacklevel())
+            f"embedding_dim={self.n_components}.", FutureWarning)
         return self.n_components
 
     def _fit(self, X_image, X_text, time, labels):

@@ -8,22 +8,19 @@ bin continuing from a global model) selects among its own epochs, those after th
 (Ctrl-C) before its validation has none.
 """
 
-import sys
-import warnings
-
 import numpy as np
-from sklearn.exceptions import ConvergenceWarning
 
-from ..time import external_stacklevel
+from .._warnings import StillImprovingWarning, warn
 
 #: How the messages name each selection figure.
 _FIGURE = {"valid_map": "mAP", "valid_loss": "loss"}
 
-#: ``(text, file, line)`` of the still-improving warnings shown under the "default" action.
-#: Python's default filter shows a warning once per text and calling line, but
-#: scikit-learn's searches reset the filters around every fit (``sklearn.utils.parallel``),
-#: which empties Python's own record: without this one a search warned once per fit.
-_SHOWN = set()
+#: A fit is *still improving* when its best validation figure rose by more than ``TOL``
+#: over its last ``N_ITER_NO_CHANGE`` epochs (as scikit-learn's ``tol`` / ``n_iter_no_change``
+#: judge an MLP): an absolute 0.01 of mAP (a point of mAP, about the spread of the figure
+#: between seeds), or 1 % of a loss.
+TOL = 0.01
+N_ITER_NO_CHANGE = 5
 
 
 def scored_epochs(history, metric, n_before):
@@ -38,50 +35,81 @@ def convergence(history, metric, n_before, *, validating, max_epochs, interrupte
     The kept (best) epoch is the first best of ``metric`` (lowest ``valid_loss``, highest
     ``valid_map``) among this fit's scored epochs.  Without any (no validation, or a Ctrl-C
     before this fit's first figure) it is the last epoch of the history, whose (possibly
-    partial) weights the model holds.  The fit was *still improving* when the best is the
-    last of this fit's ``max_epochs`` (at least 2) epochs and training was not interrupted.
+    partial) weights the model holds.  The fit was *still improving* when it ran all its
+    ``max_epochs`` (at least 2) epochs, was not interrupted, and its best figure over its
+    last :data:`N_ITER_NO_CHANGE` epochs beats the best before them by more than
+    :data:`TOL` (``recent_gain``; a fit of at most that many epochs compares with its first
+    epoch's figure).  A figure that has reached a plateau, noisy or not, is converged.
 
     Returns
     -------
     summary : dict
         ``best_epoch`` and ``last_epoch`` (1-based, over the whole history), ``metric``
         (the selection figure, ``None`` without validation), ``best_score`` (its value at
-        ``best_epoch``, ``None`` without validation) and ``still_improving`` (bool).
+        ``best_epoch``, ``None`` without validation), ``recent_gain`` (how much the last
+        epochs improved the best figure, in its own units, positive when better; ``None``
+        without validation) and ``still_improving`` (bool).
     """
     n = len(history)
     scored = scored_epochs(history, metric, n_before) if validating else []
     summary = {"best_epoch": n, "last_epoch": n, "metric": None, "best_score": None,
-               "still_improving": False}
+               "recent_gain": None, "still_improving": False}
     if not scored:
         return summary
     values = np.asarray([value for _, value in scored], dtype=float)
     i = int(np.argmin(values) if metric == "valid_loss" else np.argmax(values))
     best = scored[i][0]
+    gain = recent_gain(values, lower_is_better=metric == "valid_loss")
+    complete = n - n_before >= 2 and n == n_before + max_epochs and not interrupted
     summary.update(best_epoch=best, metric=metric, best_score=float(values[i]),
-                   still_improving=bool(best == n and n - n_before >= 2
-                                        and n == n_before + max_epochs and not interrupted))
+                   recent_gain=gain,
+                   still_improving=bool(complete and gain > _tolerance(values, metric)))
     return summary
 
 
-def still_improving_message(name):
-    """The :class:`~sklearn.exceptions.ConvergenceWarning` text of ``name``'s fits.
+def recent_gain(values, *, lower_is_better=False):
+    """How much the last :data:`N_ITER_NO_CHANGE` figures improved on the best before them.
 
-    The same for every fit of a class, so that Python's default warning filter shows it
-    once per calling line (a grid search's many fits: once); each fit's epochs and figure
-    are in its ``convergence_``.
+    Positive when better (a lower loss, a higher mAP); 0.0 for a single figure.  With at
+    most ``N_ITER_NO_CHANGE + 1`` figures the reference is the first one.
     """
-    return (f"{name}: the validation figure was still improving at the last epoch; the "
-            "model may be short of convergence. Raise max_epochs (the best epoch's weights "
-            "are kept, so more epochs mostly cost time). Each fit's best and last epoch and "
-            "its figure are in convergence_ (docs/training.md).")
+    values = np.asarray(values, dtype=float)
+    if len(values) < 2:
+        return 0.0
+    cut = max(1, len(values) - N_ITER_NO_CHANGE)
+    before, recent = values[:cut], values[cut:]
+    if lower_is_better:
+        return float(before.min() - recent.min())
+    return float(recent.max() - before.max())
+
+
+def _tolerance(values, metric):
+    """:data:`TOL` in the figure's units: absolute for mAP, relative for a loss."""
+    if metric == "valid_loss":
+        return TOL * max(float(np.abs(values).max()), 1e-12)
+    return TOL
+
+
+def still_improving_message(name):
+    """The :class:`~temporal_xmodal.StillImprovingWarning` text of ``name``'s fits.
+
+    The same for every fit of a class (Python's default filter shows it once per calling
+    line); each fit's epochs, figure and recent gain are in its ``convergence_``.
+    """
+    return (f"{name}: the validation figure was still improving (by more than {TOL:g} over "
+            f"the last {N_ITER_NO_CHANGE} epochs); the model may be short of convergence. "
+            "Raise max_epochs (the best epoch's weights are kept, so more epochs mostly cost "
+            "time). Each fit's best and last epoch, its figure and recent_gain are in "
+            "convergence_ (docs/training.md).")
 
 
 def best_epoch(history, metric, n_before, *, validating, max_epochs, interrupted, name):
     """The epoch whose weights are kept and the fit's :func:`convergence` summary.
 
-    When the fit was still improving, a :class:`~sklearn.exceptions.ConvergenceWarning`
-    names ``name`` and says to raise ``max_epochs``; its text is the same for every fit
-    of ``name`` (:func:`still_improving_message`).
+    When the fit was still improving, a :class:`~temporal_xmodal.StillImprovingWarning`
+    (a :class:`~sklearn.exceptions.ConvergenceWarning`) names ``name`` and says to raise
+    ``max_epochs``, at the user's line (:func:`temporal_xmodal._warnings.warn`); its text
+    is the same for every fit of ``name`` (:func:`still_improving_message`).
 
     Returns
     -------
@@ -92,38 +120,8 @@ def best_epoch(history, metric, n_before, *, validating, max_epochs, interrupted
     summary = convergence(history, metric, n_before, validating=validating,
                           max_epochs=max_epochs, interrupted=interrupted)
     if summary["still_improving"]:
-        _warn_once_per_line(still_improving_message(name), ConvergenceWarning,
-                            external_stacklevel() + 1)
+        warn(still_improving_message(name), StillImprovingWarning)
     return summary["best_epoch"], summary
-
-
-def _warn_once_per_line(text, category, stacklevel):
-    """``warnings.warn``, keeping the "default" action's promise across filter resets.
-
-    Under the filters' "default" action a text is shown once per calling line, even when
-    the filters were reset in between (:data:`_SHOWN`); any other action ("always",
-    "error", "ignore", a ``catch_warnings(record=True)`` that records every fit) is left
-    to :func:`warnings.warn` unchanged.
-    """
-    frame = sys._getframe(stacklevel - 1)
-    filename, lineno = frame.f_code.co_filename, frame.f_lineno
-    module = frame.f_globals.get("__name__", "<string>")
-    if _action(text, category, module, lineno) == "default":
-        key = (text, filename, lineno)
-        if key in _SHOWN:
-            return
-        _SHOWN.add(key)
-    warnings.warn(text, category, stacklevel=stacklevel)
-
-
-def _action(text, category, module, lineno):
-    """The action the warning filters take on a warning (as :func:`warnings.warn_explicit`
-    chooses it: the first matching filter, else ``warnings.defaultaction``)."""
-    for action, message, cat, mod, line in warnings.filters:
-        if ((message is None or message.match(text)) and issubclass(category, cat)
-                and (mod is None or mod.match(module)) and (line == 0 or lineno == line)):
-            return action
-    return warnings.defaultaction
 
 
 def interrupt_message(history, metric, n_before, *, validating, best, name):

@@ -7,7 +7,6 @@ seeding, device selection and warm start live here once (docs/training.md).
 Their shared parameters are declared in :mod:`._neural_params`.
 """
 
-import warnings
 
 import numpy as np
 import torch
@@ -19,7 +18,6 @@ from .._parallel import limit_worker_threads
 from ..base import CrossModalEmbedder
 from ..nn import TwoTowerNet
 from ..nn.dropout import reseed
-from ..time import external_stacklevel
 from ..training import (
     BatchIterator,
     CrossModalNet,
@@ -34,6 +32,7 @@ from ..training import (
 from ._checkpoint import best_epoch, interrupt_message, scored_epochs
 from ._neural_params import OPTIMIZERS
 from ._time_selection import fit_using_time, projection_times
+from .._warnings import warn
 
 
 def resolve_device(device):
@@ -145,10 +144,10 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
         self.training_interrupted_ = bool(getattr(self.net_, "interrupted_", False))
         self.best_epoch_, self.convergence_ = self._best_epoch(data_valid is not None, n_before)
         if self.training_interrupted_:
-            warnings.warn(interrupt_message(self.net_.history, self.selection_metric, n_before,
-                                            validating=data_valid is not None,
-                                            best=self.best_epoch_, name=type(self).__name__),
-                          TrainingInterruptedWarning, stacklevel=external_stacklevel())
+            warn(interrupt_message(self.net_.history, self.selection_metric, n_before,
+                                   validating=data_valid is not None,
+                                   best=self.best_epoch_, name=type(self).__name__),
+                 TrainingInterruptedWarning)
         return self
 
     def _best_epoch(self, validating, n_before):

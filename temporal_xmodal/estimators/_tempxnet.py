@@ -1,7 +1,6 @@
 """TempXNetEmbedder: triplet loss plus a temporal soft constraint."""
 
 import datetime
-import warnings
 from numbers import Real
 
 import numpy as np
@@ -15,10 +14,11 @@ from ..losses.temporal_correlation import (
     TemporalCorrelation,
     WordTopicCorrelation,
 )
-from ..time import external_stacklevel, to_duration
+from ..time import to_duration
 from ._neural import NeuralCrossModalEmbedder
 from ._neural_params import COMMON_CONSTRAINTS, document_shared_parameters, store_init_params
 from ._time_selection import USE_TIME_CONSTRAINT
+from .._warnings import warn
 
 #: The ``correlation`` strings and the classes they stand for.
 CORRELATIONS = {
@@ -171,10 +171,10 @@ class TempXNetEmbedder(NeuralCrossModalEmbedder):
         self.correlation_ = self._correlation().fit(time, labels > 0, X_text)
         self.temporal_weight_ = self.temporal_weight if getattr(self, "time_kept_", True) else 0.0
         if self.temporal_weight_ > 0 and np.ptp(time) == 0:
-            warnings.warn(
+            warn(
                 "TempXNetEmbedder: every training item has the same time, so the temporal "
                 "term has no time to model (it would only pull each category to one point); "
-                "training with temporal_weight=0.", UserWarning, stacklevel=external_stacklevel())
+                "training with temporal_weight=0.", UserWarning)
             self.temporal_weight_ = 0.0
         return TempXNetLoss, {
             "correlation": self.correlation_,

@@ -7,13 +7,13 @@ against the gallery of every instant.  The protocols differ only in the
 function they evaluate per instant.
 """
 
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 from sklearn.base import clone
 
-from ..time import TimeBins, TimeRangeWarning, external_stacklevel, time_use
+from ..time import TimeBins, TimeRangeWarning, time_use
+from .._warnings import warn
 
 
 @dataclass(frozen=True, eq=False)
@@ -48,11 +48,11 @@ def _warn_outside_edges(edges, time, unit):
     if above.any():
         parts.append(f"{int(above.sum())} above the last edge (by up to "
                      f"{time.max() - hi:.4g} {unit}), put in the last bin")
-    warnings.warn(
+    warn(
         f"bins: {int(below.sum() + above.sum())} of the {time.size} evaluation row(s) fall "
         f"outside the edges [{lo:.6g}, {hi:.6g}] of the fitted TimeBins: {'; '.join(parts)}. "
         "Pass edges or a bin count instead to bin the evaluation times themselves.",
-        TimeRangeWarning, stacklevel=external_stacklevel())
+        TimeRangeWarning)
 
 
 def fit_instants(bins, time, unit):

@@ -10,13 +10,13 @@ import hashlib
 import os
 import sys
 import time
-import warnings
 from functools import lru_cache
 from numbers import Integral
 from pathlib import Path
 
 import numpy as np
 import torch
+from .._warnings import warn
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
@@ -298,8 +298,8 @@ class EfficientNetImageFeatures(TransformerMixin, BaseEstimator):
                 and not torch.cuda.is_available()):
             from skorch.exceptions import DeviceWarning
 
-            warnings.warn(f"{type(self).__name__} was fitted on {device!r} but no CUDA "
-                          "devices are available; the network runs on the CPU.", DeviceWarning)
+            warn(f"{type(self).__name__} was fitted on {device!r} but no CUDA "
+                 "devices are available; the network runs on the CPU.", DeviceWarning)
             state = {**state, "device_": "cpu"}
         super().__setstate__(state)
 

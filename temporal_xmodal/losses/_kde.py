@@ -7,12 +7,11 @@ device, by linear interpolation.
 """
 
 import math
-import warnings
 
 import numpy as np
 import torch
 
-from ..time import external_stacklevel
+from .._warnings import warn
 
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 #: Largest number of elements of one temporary block (rows × grid, rows × B × C).
@@ -50,11 +49,10 @@ def tabulate_kde(t, weights, bandwidth, n_grid, normalisation):
     step = (hi - lo) / (n_grid - 1)
     if step > h / 2.0:
         needed = int(math.ceil((hi - lo) / (h / 4.0))) + 1
-        warnings.warn(
+        warn(
             f"the density grid is coarse for bandwidth={h:g}: spacing {step:.3g} over a time "
             f"range of {hi - lo:.3g}; linear interpolation will be inaccurate. Use "
-            f"n_grid >= {needed} or a larger bandwidth.", UserWarning,
-            stacklevel=external_stacklevel())
+            f"n_grid >= {needed} or a larger bandwidth.", UserWarning)
     grid = (lo + step * np.arange(n_grid)) / h
     sums = np.zeros((weights.shape[1], n_grid))
     rows = max(1, BLOCK_ELEMENTS // n_grid)

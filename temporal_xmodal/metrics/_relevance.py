@@ -12,10 +12,10 @@ for the full-ranking metrics (:func:`_prepare_labels`, :func:`_prepare_time`),
 torch gains for the @k metrics (:class:`_Relevance`).
 """
 
-import warnings
 
 import numpy as np
 import torch
+from .._warnings import warn
 
 
 def _prepare_labels(query_labels, gallery_labels, n_query, n_gallery):
@@ -155,8 +155,8 @@ def _nan_masks(query_labels, gallery_labels, query_time, gallery_time, time_wind
                          "nan_policy='omit' to leave them out (with a warning).")
     if n_bad_g == n_gallery:
         raise ValueError(message + "; no gallery item is left to rank.")
-    warnings.warn(message + "; nan_policy='omit': those queries are left out of the means "
-                  "(NaN per query) and those gallery items out of the rankings.", stacklevel=4)
+    warn(message + "; nan_policy='omit': those queries are left out of the means "
+         "(NaN per query) and those gallery items out of the rankings.")
     return bad_q, (~bad_g if n_bad_g else None)
 
 

@@ -8,8 +8,8 @@ import numpy as np
 from sklearn.utils._param_validation import (StrOptions, validate_parameter_constraints,
                                              validate_params)
 
-from ._stack import external_stacklevel
 from ._units import _SECONDS, TIME_UNITS
+from .._warnings import warn
 
 
 class TimeRangeWarning(UserWarning):
@@ -209,7 +209,7 @@ default="years"
                 message += (f" Projections at times outside [{lo:.6g}, {hi:.6g}] "
                             f"{self.unit} keep warning; to model the new period in its own "
                             "right, fit without warm_start.")
-        warnings.warn(message, TimeRangeWarning, stacklevel=external_stacklevel())
+        warn(message, TimeRangeWarning)
 
     def check_duration(self, name, value, estimator_name, *, estimator=None):
         """Warn when a window-like duration spans the whole training range.
@@ -247,14 +247,14 @@ default="years"
         if _plain_number(given) and not is_default:
             hint = (f" (A number is read in time_unit={self.unit!r}; give another unit as a "
                     "duration, e.g. '90D'.)")
-        warnings.warn(
+        warn(
             f"{estimator_name}: {who} is at least the training span ({span:.4g} "
             f"{self.unit}): no two training items are more than {name} apart, so no pair "
             f"gets the loss's time-dependent term and the model learns from the category "
             f"triplets only (its time layer stays). For a {name} that separates items in "
             f"time, pass one shorter than the span, e.g. {name}="
             f"{readable_duration(span / 10, self.unit)!r} (a tenth of it).{hint}",
-            TimeUnitWarning, stacklevel=external_stacklevel())
+            TimeUnitWarning)
 
 
 def _plain_number(value):
@@ -348,18 +348,18 @@ def check_axis_plausible(time, unit, estimator_name, durations=()):
             guess = (f" As {label} they would run from about {first:.0f} to {last:.0f}"
                      + (": set time_unit='days'." if label.startswith("day") else
                         ": pass the dates (datetime64) instead of their integers."))
-        warnings.warn(
+        warn(
             f"{estimator_name}: time values {float(np.min(time)):.6g} … "
             f"{float(np.max(time)):.6g} are implausible for time_unit={unit!r}: read in "
             f"{unit}, {what}. Day numbers, epoch seconds or dates cast to integers look like "
             "this: pass the datetime64 column itself, or set time_unit to the unit of your "
-            f"numbers.{guess}", TimeUnitWarning, stacklevel=external_stacklevel())
+            f"numbers.{guess}", TimeUnitWarning)
     mean, std = float(time.mean()), float(time.std())
     if durations and abs(mean) < 0.05 and abs(std - 1.0) < 0.05:
         names = ", ".join(f"{n}={v:.4g}" for n, v in durations)
-        warnings.warn(
+        warn(
             f"{estimator_name}: the time column looks standardised (mean {mean:.2g}, std "
             f"{std:.3g}), so durations ({names}) are read in standard deviations, not "
             f"{unit}. Do not scale the time column: in a Pipeline use "
             "make_crossmodal_transformer, which passes time through unscaled.",
-            TimeUnitWarning, stacklevel=external_stacklevel())
+            TimeUnitWarning)

@@ -2,15 +2,14 @@
 
 import datetime
 import heapq
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._stack import external_stacklevel
 from ._units import TIME_UNITS, is_datetime_like, to_duration, to_time_axis
+from .._warnings import warn
 
 
 class TimeBinWarning(UserWarning):
@@ -194,10 +193,9 @@ default="years"
         merged = n_initial - len(counts)
         if merged:
             empty = n_initial - len(occupied)
-            warnings.warn(
+            warn(
                 f"{merged} time bin(s) with fewer than {min_size} items were merged into a "
-                f"neighbour ({empty} of them empty); {len(counts)} bins remain.", TimeBinWarning,
-                stacklevel=external_stacklevel())
+                f"neighbour ({empty} of them empty); {len(counts)} bins remain.", TimeBinWarning)
         self.edges_ = edges
         self.counts_ = counts
         self.centers_ = (edges[:-1] + edges[1:]) / 2

@@ -1,6 +1,5 @@
 """Network input features of the time, fitted once per estimator."""
 
-import warnings
 from numbers import Integral
 
 import numpy as np
@@ -9,7 +8,7 @@ from sklearn.utils._param_validation import (Interval, StrOptions,
 
 from ._axis import TimeUnitWarning
 from ._bins import TimeBins
-from ._stack import external_stacklevel
+from .._warnings import warn
 
 
 class TimeEncoding:
@@ -70,10 +69,10 @@ class TimeEncoding:
             self.bins_ = TimeBins(bins=self.n_bins).fit(centred)
         peak = max(abs(self.low_), abs(high))
         if self.encoding == "raw" and peak > 10:
-            warnings.warn(
+            warn(
                 f"time_encoding='raw' feeds centred times up to {peak:.3g} "
                 "into the time layer's tanh, which saturates; use 'minmax' (or express time in a "
-                "coarser unit).", TimeUnitWarning, stacklevel=external_stacklevel())
+                "coarser unit).", TimeUnitWarning)
         self.n_features_out_ = {"onehot": self.n_bins, "sinusoidal": 1 + 2 * self.n_bins}.get(
             self.encoding, 1)
         return self

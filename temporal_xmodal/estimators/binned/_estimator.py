@@ -9,7 +9,7 @@ from sklearn.base import clone
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from ...base import LAYOUT_CONSTRAINTS, LAYOUT_PARAMETERS_DOC, CrossModalEmbedder
-from ...time import TimeBins, TimeBinWarning, external_stacklevel
+from ...time import TimeBins, TimeBinWarning
 from ...training import TrainingInterruptedWarning
 from .._tempxnet import TempXNetEmbedder
 from .._time_selection import (
@@ -20,6 +20,7 @@ from .._time_selection import (
 )
 from ._alignment import bin_embedding, chain_rotations
 from ._fit import fit_bin_models, fit_time_bins
+from ..._warnings import warn
 
 
 def default_base_estimator():
@@ -294,10 +295,9 @@ class BinnedProcrustesEmbedder(CrossModalEmbedder):
                  "the estimator is usable but partial: the fitted bins are aligned (the "
                  "last one may have stopped early) and times in the unfitted bins use the "
                  f"last fitted bin's model (bin {n_fitted - 1}); training_interrupted_ = True")
-        warnings.warn(
+        warn(
             f"{type(self).__name__}: training was interrupted (Ctrl-C) after {n_fitted} of "
-            f"{self.n_bins_} time bins were fitted{during}; {state}.", TrainingInterruptedWarning,
-            stacklevel=external_stacklevel())
+            f"{self.n_bins_} time bins were fitted{during}; {state}.", TrainingInterruptedWarning)
         if n_fitted == 0:
             for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
                 delattr(self, name)

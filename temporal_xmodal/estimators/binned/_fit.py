@@ -28,8 +28,9 @@ from sklearn.utils import check_random_state
 
 from ..._parallel import limit_worker_threads
 from ..._stacking import stack_modalities
-from ...time import TimeBins, TimeBinWarning, external_stacklevel
+from ...time import TimeBins, TimeBinWarning
 from ...training import TrainingInterruptedWarning
+from ..._warnings import warn
 
 
 def fit_time_bins(bins, min_bin_size, time_unit, time, owner):
@@ -43,10 +44,9 @@ def fit_time_bins(bins, min_bin_size, time_unit, time, owner):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TimeBinWarning)
         fitted = TimeBins(bins, min_bin_size=n, time_unit=time_unit).fit(time)
-    warnings.warn(
+    warn(
         f"{owner}: X has {n} rows, fewer than min_bin_size={min_size}; all rows form a "
-        f"single time bin ({fitted.n_bins_} bin(s)).", TimeBinWarning,
-        stacklevel=external_stacklevel())
+        f"single time bin ({fitted.n_bins_} bin(s)).", TimeBinWarning)
     return fitted
 
 

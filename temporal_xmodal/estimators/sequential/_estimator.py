@@ -8,7 +8,6 @@ and the loss (Song & Tan, Eq. 10) in :mod:`temporal_xmodal.losses.classification
 """
 
 import contextlib
-import warnings
 from numbers import Integral, Real
 from time import perf_counter
 
@@ -31,6 +30,7 @@ from ._pickling import pack_modules, unpack_modules
 from ._stages import (STAGE_HEADERS, STAGE_NAMES, MetaSettings, NetSettings, StageInterrupted,
                       parallel_stage, select_memory, stage_four, stage_one, stage_three,
                       stage_two)
+from ..._warnings import warn
 
 _N_SEEDS = 5
 
@@ -485,9 +485,9 @@ class SequentialCrossModal(CrossModalEmbedder):
                  if self.n_modalities_seen_ < 2 else
                  "it is usable but partial: the interrupted stage kept the weights it "
                  "had reached and the later stages were not run")
-        warnings.warn(f"SequentialCrossModal training was interrupted during "
-                      f"{STAGE_NAMES[stage]} (completed before it: {done or 'none'}); "
-                      f"{state}.", TrainingInterruptedWarning, stacklevel=3)
+        warn(f"SequentialCrossModal training was interrupted during "
+             f"{STAGE_NAMES[stage]} (completed before it: {done or 'none'}); "
+             f"{state}.", TrainingInterruptedWarning)
 
     def _fit_first(self, modality, A, Y):
         """Stage I on the first modality; keep the episodic memory."""

@@ -5,12 +5,11 @@ call is mapped onto them (:func:`labels_of_next`).  Both return the (n, C) float
 indicator the stages train on.
 """
 
-import warnings
 
 import numpy as np
 
 from ..._validation import check_labels
-from ...time import external_stacklevel
+from ..._warnings import warn
 
 #: Warning of a first call whose every class has one item (y = pair identifiers).
 PAIR_LABELS_MESSAGE = (
@@ -93,8 +92,7 @@ def learn_categories(y, labels):
         classes = np.unique(np.asarray(y).ravel())
         n_classes = len(classes)
         if n_classes > 1 and n_classes == len(labels):
-            warnings.warn(PAIR_LABELS_MESSAGE.format(n=n_classes), UserWarning,
-                          stacklevel=external_stacklevel())
+            warn(PAIR_LABELS_MESSAGE.format(n=n_classes), UserWarning)
     return multilabel, classes, n_classes, label_matrix(labels, n_classes)
 
 

@@ -1,0 +1,154 @@
+"""Every warning of the library, at the user's line and naming the estimator the user built.
+
+One owner of where a warning points (:func:`warn`, :func:`user_stacklevel`): the stack is
+walked outward from the library's call and the first frame that is neither this package
+nor the machinery between it and the user (scikit-learn's Pipeline, GridSearchCV and
+parameter validation, joblib, skorch, torch, NumPy, pandas, Python's own library and
+frozen modules) is the user's.  So a warning raised inside a fit that a ``Pipeline``
+inside ``GridSearchCV`` made points at the user's ``search.fit(...)`` line.  Where no such
+frame exists (a joblib worker process or thread, or the library's own command line), it
+points at the outermost frame of the library.
+
+The message names the estimator the user built: the outermost estimator of this library
+on the stack.  A warning raised by a model inside it (a bin's model inside
+``BinnedProcrustesEmbedder``) reads ``"BinnedProcrustesEmbedder (its TempXNetEmbedder):
+..."``, and one that names no estimator gets the builder's name first.
+
+The warnings are plain :func:`warnings.warn_explicit` calls with the user's frame's
+registry: Python's filters (``"default"``, ``"error"``, ``"ignore"``,
+``warnings.resetwarnings()``, ``catch_warnings``) apply unchanged; nothing is remembered
+here.
+"""
+
+import os
+import sys
+import sysconfig
+import warnings
+
+from sklearn.exceptions import ConvergenceWarning
+
+__all__ = ["StillImprovingWarning", "user_stacklevel", "warn"]
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+#: The packages between the library and the user's line.
+_PLUMBING_PACKAGES = ("sklearn", "joblib", "skorch", "torch", "threadpoolctl", "numpy",
+                      "pandas", "scipy", "loky")
+
+
+class StillImprovingWarning(ConvergenceWarning):
+    """A neural fit ended while its validation figure was still improving.
+
+    Raised by ``fit`` when, over the last epochs of ``max_epochs``, the best
+    validation figure rose by more than a tolerance (the fit's ``convergence_``
+    holds the figures): raising ``max_epochs`` would likely still pay.  A
+    subclass of scikit-learn's :class:`~sklearn.exceptions.ConvergenceWarning`,
+    so ``warnings.filterwarnings("ignore", category=ConvergenceWarning)`` and
+    ``warnings.simplefilter("error", ConvergenceWarning)`` apply to it.
+
+    Read more in the user guide: docs/training.md.
+    """
+
+
+def _directories():
+    """Directories whose frames are machinery, not the user's (computed per call: cheap,
+    and packages imported later are included)."""
+    dirs = []
+    for name in _PLUMBING_PACKAGES:
+        module = sys.modules.get(name)
+        path = getattr(module, "__file__", None)
+        if path:
+            dirs.append(os.path.dirname(os.path.abspath(path)) + os.sep)
+    return tuple(dirs)
+
+
+_STDLIB = os.path.abspath(sysconfig.get_paths()["stdlib"]) + os.sep
+
+
+def _is_library(filename):
+    return filename.startswith(_PACKAGE)
+
+
+def _is_plumbing(filename, dirs):
+    if filename.startswith("<frozen "):
+        return True
+    if filename.startswith(dirs):
+        return True
+    return filename.startswith(_STDLIB) and not any(
+        part in filename for part in ("site-packages", "dist-packages"))
+
+
+def _walk(frame):
+    """``(user frame or None, outermost library frame, estimators on the stack outward)``."""
+    from .base import CrossModalEmbedder  # imported lazily: base imports this module
+
+    dirs = _directories()
+    outermost, estimators = None, []
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not filename.startswith("<"):  # "<frozen runpy>", "<string>" stay as they are
+            filename = os.path.abspath(filename)
+        if _is_library(filename):
+            outermost = frame
+            owner = frame.f_locals.get("self")
+            if isinstance(owner, CrossModalEmbedder) and (
+                    not estimators or estimators[-1] is not owner):
+                estimators.append(owner)
+        elif not _is_plumbing(filename, dirs):
+            return frame, outermost, estimators
+        frame = frame.f_back
+    return None, outermost, estimators
+
+
+def user_stacklevel():
+    """The ``stacklevel`` that makes a :func:`warnings.warn` call point at the user's line.
+
+    For a ``warnings.warn`` call made by the caller of this function: the first frame
+    outward that is neither this package nor the machinery between (see the module's
+    docstring); without one, the outermost frame of this package.
+
+    Returns
+    -------
+    stacklevel : int
+    """
+    frame, level = sys._getframe(1), 1
+    target, outermost, _ = _walk(frame)
+    target = target or outermost
+    while frame is not None and frame is not target:
+        frame, level = frame.f_back, level + 1
+    return level if frame is not None else 1
+
+
+def name_the_builder(message, estimators):
+    """``message`` naming the outermost estimator (the one the user built) first."""
+    if not estimators:
+        return message
+    builder = type(estimators[-1]).__name__
+    if message.startswith(builder):
+        return message
+    for inner in estimators[:-1]:
+        name = type(inner).__name__
+        if name != builder and message.startswith(name + ":"):
+            return f"{builder} (its {name}):" + message[len(name) + 1:]
+    return f"{builder}: {message}"
+
+
+def warn(message, category=UserWarning):
+    """Warn at the user's line, naming the estimator the user built.
+
+    A plain :func:`warnings.warn_explicit` at the frame :func:`user_stacklevel`
+    finds (with that module's warning registry, so Python's filters decide
+    alone), the message passed through :func:`name_the_builder`.
+
+    Parameters
+    ----------
+    message : str
+    category : type of Warning, default=UserWarning
+    """
+    frame, outermost, estimators = _walk(sys._getframe(1))
+    target = frame or outermost or sys._getframe(1)
+    message = name_the_builder(str(message), estimators)
+    module_globals = target.f_globals
+    registry = module_globals.setdefault("__warningregistry__", {})
+    warnings.warn_explicit(message, category, target.f_code.co_filename, target.f_lineno,
+                           module=module_globals.get("__name__", "<string>"),
+                           registry=registry, module_globals=module_globals)
