@@ -1,0 +1,69 @@
+"""What a new user meets in the first hour: README snippets that run as written, in order,
+and moved names that say where they went."""
+
+import ast
+import builtins
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _python_blocks(page):
+    return re.findall(r"```python\n(.*?)```", page.read_text(encoding="utf-8"), flags=re.S)
+
+
+def _names(tree):
+    """``(defined, used)`` names of a snippet."""
+    defined, used = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (defined if isinstance(node.ctx, (ast.Store, ast.Del)) else used).add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            defined.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            defined.add(node.name)
+        elif isinstance(node, ast.arg):
+            defined.add(node.arg)
+    return defined, used
+
+
+def test_every_readme_snippet_uses_only_names_defined_before_it():
+    """The README used df, X_text, X_image, y_text, y_image without defining them."""
+    defined = set(dir(builtins))
+    blocks = _python_blocks(ROOT / "README.md")
+    assert len(blocks) >= 5
+    for i, block in enumerate(blocks):
+        names, used = _names(ast.parse(block))
+        defined |= names
+        missing = sorted(used - defined)
+        assert not missing, f"README snippet {i + 1} uses {missing} before any snippet " \
+                            f"defines them:\n{block}"
+
+
+def test_readme_sections_name_the_module_of_what_they_list():
+    """The Metrics (`temporal_xmodal.metrics`) section listed the scorers, which moved to
+    temporal_xmodal.scoring."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("## Metrics", 1)[1].split("\n## ", 1)[0]
+    assert "`temporal_xmodal.scoring`" in section
+    scorers = section.index("make_retrieval_scorer")
+    assert section.rfind("`temporal_xmodal.scoring`", 0, scorers) > section.rfind(
+        "`temporal_xmodal.metrics`", 0, scorers)
+
+
+@pytest.mark.parametrize("name", ["make_retrieval_scorer", "SCORERS", "RetrievalScorer"])
+def test_a_moved_name_says_where_it_went(name):
+    """`from temporal_xmodal.metrics import make_retrieval_scorer` failed with a plain
+    ImportError; it now names temporal_xmodal.scoring."""
+    with pytest.raises(ImportError, match=rf"^{name} moved from temporal_xmodal.metrics to "
+                                          rf"temporal_xmodal.scoring: `from "
+                                          rf"temporal_xmodal.scoring import {name}`"):
+        exec(f"from temporal_xmodal.metrics import {name}", {})
+    import temporal_xmodal.metrics as metrics
+    import temporal_xmodal.scoring as scoring
+
+    assert hasattr(scoring, name)
+    assert not hasattr(metrics, "no_such_name")  # other names: a plain AttributeError
