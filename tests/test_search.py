@@ -606,3 +606,28 @@ def test_exploration_and_protocols_take_the_pipeline(readme_pipeline):
         pipe[-1], Z, y, window=0.5)
     with pytest.raises(ValueError, match=r"Pass the Pipeline itself, not pipe\[-1\]"):
         time_period_inference(pipe[-1], df, y, window=0.5)
+
+
+def test_the_neighbourhood_plot_names_each_neighbour_once_with_readable_dates(readme_pipeline):
+    """Ten legend entries all named "crime" with repeated colours, and tick labels like
+    "1881-01-01 00:00:00"."""
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    pipe, df = readme_pipeline
+    category = pd.Series(np.where(np.arange(len(df)) % 2, "crime", "sport"), name="category")
+    instants = [pd.Timestamp(f"{year}-01-01") for year in (1881, 1884, 1887)]
+    table = neighbourhood_over_time(pipe, df.loc[305], df, instants, k=10, payload=category)
+    ax = plot_neighbourhood_over_time(table)
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["1881-01-01", "1884-01-01",
+                                                           "1887-01-01"]
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    shown = table[table["status"] != "left"]["neighbour"].unique()
+    assert labels == [f"#{n} {c}" for n, c in zip(shown, category.to_numpy()[shown])]
+    styles = [(line.get_color(), line.get_marker(), line.get_linestyle())
+              for line in ax.get_legend().get_lines()]
+    assert len(set(styles)) == len(styles) == len(shown) >= 10
+    import matplotlib.pyplot as plt
+
+    plt.close(ax.figure)

@@ -7,6 +7,7 @@ from sklearn.utils._param_validation import validate_params
 
 from .._validation import CountInterval
 from ._change import over_time_change, time_change
+from ._exploration import instant_label
 
 
 def _pyplot():
@@ -40,7 +41,9 @@ def plot_neighbourhood_over_time(table, *, label=None, width=40, title=None, ax=
 
     One line per neighbour that is in the top-k at some instant, through its
     rank at every instant where it is in the top-k (rank 1 at the top); the
-    legend (right of the axes) names the neighbours by colour.  The title says
+    legend (right of the axes) names each neighbour distinctly (its gallery row,
+    then its label: ``#184 crime``) with its own colour, line style and marker;
+    the instants read as people write them (``1881-01-01``, ``1870``).  The title says
     how much the neighbourhood changed: the mean change Δ between consecutive
     instants (``table.attrs["time_change"]``), and in words (in red) when it
     barely changes (Δ < 0.05) or cannot (a model that ignores time at
@@ -53,8 +56,9 @@ def plot_neighbourhood_over_time(table, *, label=None, width=40, title=None, ax=
     table : pandas.DataFrame
         Output of :func:`neighbourhood_over_time`.
     label : str or None, default=None
-        Column used to label neighbours (e.g. the payload's ``"caption"``);
-        ``None``: the payload column if there is one, else the gallery row.
+        Column used to label neighbours after their gallery row (e.g. the
+        payload's ``"caption"``); ``None``: the payload column if there is
+        one, else the gallery row alone.
     width : int, default=40
         Labels are cut to this many characters.
     title : str or None, default=None
@@ -78,13 +82,16 @@ def plot_neighbourhood_over_time(table, *, label=None, width=40, title=None, ax=
     instants = list(dict.fromkeys(table["instant"]))
     x_of = {t: i for i, t in enumerate(instants)}
     k = int(ranked["rank"].max())
-    colours = plt.get_cmap("tab10")
+    colours = plt.get_cmap("tab20")
+    styles, markers = ("-", "--", ":", "-."), ("o", "s", "^", "D", "v")
     for n, (neighbour, rows) in enumerate(ranked.groupby("neighbour", sort=False)):
         xs = np.array([x_of[t] for t in rows["instant"]])
         ys = rows["rank"].to_numpy(dtype=float)
-        ax.plot(xs, ys, marker="o", color=colours(n % 10), lw=1.8, ms=6,
-                ls="-" if n < 10 else "--", label=_short(rows[label].iloc[0], width))
-    ax.set_xticks(range(len(instants)), [str(t) for t in instants])
+        name = f"#{neighbour}" if label == "neighbour" else \
+            f"#{neighbour} {_short(rows[label].iloc[0], width)}"
+        ax.plot(xs, ys, marker=markers[n % 5], color=colours(2 * (n % 10) + (n // 10) % 2),
+                lw=1.8, ms=6, ls=styles[(n // 20) % 4], label=name)
+    ax.set_xticks(range(len(instants)), [instant_label(t) for t in instants])
     ax.set_xlim(-0.3, len(instants) - 0.2)
     ax.set_ylim(k + 0.7, 0.3)
     ax.set_yticks(range(1, k + 1))
