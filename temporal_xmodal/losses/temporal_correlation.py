@@ -15,12 +15,10 @@ range (``time_origin_``, :func:`~temporal_xmodal.time.time_origin`) and works
 on centred float64 times, so epoch seconds lose no precision; ``fit`` and
 ``batch_matrix`` must receive times on the same axis.
 
-A mini-batch's matrix is computed in float32, the dtype of the fitted tables handed to the
-loss (:meth:`TemporalCorrelation.tables`): float64 runs 32-64x slower on consumer GPUs, and
-float32 gives the float64 values to float32 precision (``tests/test_device_numerics.py``).
-Only the times stay float64, up to their per-item grid positions and recency's pairwise
-differences: a centred epoch-second time has steps of 16 s in float32.  Nothing here
-depends on exact ties.
+A batch's matrix is computed in float32, the dtype of :meth:`TemporalCorrelation.tables`
+(float64 is 32-64x slower on consumer GPUs; float32 gives the float64 values to float32
+precision, and nothing here needs exact ties).  The times stay float64 up to their grid
+positions and recency's differences: centred epoch seconds have 16-s steps in float32.
 
 Read more in the user guide: docs/estimators/tempxnet.md.
 """
