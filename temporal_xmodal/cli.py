@@ -130,8 +130,11 @@ def _parser():
     cmp_.add_argument("--cache-dir", default=None,
                       help="ticrc image feature cache (default: $TEMPORAL_XMODAL_CACHE, else "
                            "~/.cache/temporal_xmodal)")
-    cmp_.add_argument("--output", default="compare_output",
-                      help="folder for results.json and the plots (default: %(default)s)")
+    cmp_.add_argument("--output", default=None,
+                      help="folder for results.json and the plots (default: compare_output; "
+                           "compare_output_quick when --n-samples or --max-epochs is given, "
+                           "so that a quick look writes beside the main job's results, not "
+                           "over them)")
     cmp_.add_argument("--n-samples", type=int, default=None,
                       help=f"items used, train + test, at least {MIN_SAMPLES}: synthetic data set "
                            "size (default 3000); wiki/ticrc: a random subset in the split's "
@@ -217,6 +220,9 @@ def main(argv=None):
     except FileNotFoundError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if args.output is None:
+        quick = args.n_samples is not None or args.max_epochs is not None
+        args.output = "compare_output_quick" if quick else "compare_output"
     problem = _check_compare_args(args)
     if problem:
         parser.error(problem)
@@ -227,8 +233,9 @@ def main(argv=None):
         busy = _busy_factor()
         if busy > 2.0:
             # measured: 12 min for a 40 s estimate at a load of 11.5 on 2 cores
-            _flushed_print(f"  this machine is busy (load {busy - 1:.1f} per core): expect up to "
-                           f"about {_duration(3 * seconds * busy)}")
+            _flushed_print(f"  this machine is busy (load {busy - 1:.1f} per core): about "
+                           f"{_duration(3 * seconds * busy)} at this load, and longer if it "
+                           "rises (the fits share the cores; the estimate cannot see them)")
     started = time.perf_counter()
     try:
         run_compare(args.dataset, args.output, n_samples=args.n_samples,

@@ -67,3 +67,30 @@ def test_a_moved_name_says_where_it_went(name):
 
     assert hasattr(scoring, name)
     assert not hasattr(metrics, "no_such_name")  # other names: a plain AttributeError
+
+
+def test_the_quick_look_writes_beside_the_main_job(monkeypatch, tmp_path, capsys):
+    """The README's quick look overwrote the main job's compare_output/."""
+    from temporal_xmodal import cli
+
+    seen = []
+    monkeypatch.setattr(cli, "run_compare", lambda dataset, output, **kw: seen.append(output))
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["compare", "--max-epochs", "5", "--n-samples", "1000"]) == 0
+    assert cli.main(["compare"]) == 0
+    assert cli.main(["compare", "--n-samples", "1000", "--output", "mine"]) == 0
+    assert seen == ["compare_output_quick", "compare_output", "mine"]
+
+
+def test_the_comparison_figure_says_what_it_shows():
+    """The plot named no data set, size, seed or time window."""
+    from sklearn.utils import Bunch
+
+    from temporal_xmodal.comparison.run import figure_title
+
+    data = Bunch(X_train=[0] * 723, X_test=[0] * 277, eval_window=0.5)
+    assert figure_title("synthetic", data, 3, 5) == (
+        "synthetic data set: 723 training + 277 test items, seed 3, relevance window ±0.5 "
+        "years, max_epochs=5")
+    data.eval_window = None
+    assert "undated: no time window" in figure_title("wiki", data, 0, None)

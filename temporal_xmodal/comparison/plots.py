@@ -130,18 +130,19 @@ def _fit_time_panel(ax, rows):
                 fontsize=9)
     ax.set_yticks(x, [r["name"] for r in rows], fontsize=10)
     ax.invert_yaxis()
-    ax.set_xlabel("fit time (seconds, log scale; controls not included)", fontsize=10)
+    ax.set_xlabel("fit time of each estimator's one fit (seconds, log scale; its "
+                  "constant-time control's not included)", fontsize=10)
     ax.set_title("Fit time", fontsize=11)
 
 
 @validate_params(
     {"rows": [list], "path": [str, os.PathLike], "columns": ["array-like"],
      "references": [dict, None], "category_names": ["array-like", None],
-     "delta_label": [str], "time_unit": [str]},
+     "delta_label": [str], "time_unit": [str], "title": [str, None]},
     prefer_skip_nested_validation=True,
 )
 def plot_results(rows, path, *, columns=COLUMNS, references=None, category_names=None,
-                 delta_label="mAP", time_unit="years"):
+                 delta_label="mAP", time_unit="years", title=None):
     """Write the comparison figure: a 2 × 2 grid, readable at 1000 pixels wide.
 
     Top left, the retrieval scores of every estimator as an annotated grid
@@ -169,6 +170,9 @@ def plot_results(rows, path, *, columns=COLUMNS, references=None, category_names
         Name of the score that Δ-time is the difference of.
     time_unit : str, default="years"
         Unit of the time axis of the per-bin panel (the estimators' ``time_unit``).
+    title : str or None, default=None
+        The figure's title: what it shows (the job writes the data set, its size, the
+        seed, the time window and the epochs).
 
     Raises
     ------
@@ -193,6 +197,10 @@ def plot_results(rows, path, *, columns=COLUMNS, references=None, category_names
         caption.append("control kept: use_time='auto' found no validation "
                        "gain of 0.01 from time, so the model is its control (Δ-time 0).")
     fig.text(0.01, 0.005, "\n".join(caption), fontsize=9, va="bottom", ha="left")
-    fig.tight_layout(rect=(0, 0.0175 * (len(caption) + 1), 1, 1), h_pad=2)
+    top = 1.0
+    if title:
+        fig.suptitle(title, fontsize=12, fontweight="bold")
+        top = 1.0 - 0.022 * (title.count("\n") + 2)
+    fig.tight_layout(rect=(0, 0.0175 * (len(caption) + 1), 1, top), h_pad=2)
     fig.savefig(path, dpi=100)
     plt.close(fig)

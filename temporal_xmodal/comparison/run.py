@@ -263,6 +263,15 @@ def _json_ready(value):
     },
     prefer_skip_nested_validation=True,
 )
+def figure_title(dataset, data, random_state, max_epochs):
+    """What the comparison figure shows: data set, size, seed, time window, epochs."""
+    window = ("undated: no time window" if data.eval_window is None
+              else f"relevance window ±{data.eval_window:g} years")
+    epochs = "papers' epochs" if max_epochs is None else f"max_epochs={max_epochs}"
+    return (f"{dataset} data set: {len(data.X_train)} training + {len(data.X_test)} test "
+            f"items, seed {random_state}, {window}, {epochs}")
+
+
 def run_compare(dataset="synthetic", output="compare_output", n_samples=None, random_state=0,
                 plots=True, max_epochs=None, data_dir=None, cache_dir=None, estimators=None,
                 n_jobs=1, verbose=False, log=print):
@@ -371,6 +380,7 @@ def run_compare(dataset="synthetic", output="compare_output", n_samples=None, ra
     if plots:
         try:
             plot_results(rows, out / "comparison.png", columns=columns,
+                         title=figure_title(dataset, data, random_state, max_epochs),
                          references={"random": references["random"],
                                      "date-only": references["date_prior"]} if undated else None,
                          category_names=data.extra.get("categories"),
