@@ -149,6 +149,8 @@ def warn(message, category=UserWarning):
     message = name_the_builder(str(message), estimators)
     module_globals = target.f_globals
     registry = module_globals.setdefault("__warningregistry__", {})
+    # no module_globals: a `python -m` __main__'s loader cannot serve its source to
+    # linecache ("loader ... cannot handle __main__"); the file name suffices
     warnings.warn_explicit(message, category, target.f_code.co_filename, target.f_lineno,
                            module=module_globals.get("__name__", "<string>"),
-                           registry=registry, module_globals=module_globals)
+                           registry=registry)

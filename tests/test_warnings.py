@@ -160,3 +160,21 @@ def test_without_a_user_frame_a_warning_points_into_the_library_not_at_runpy():
         worker.join()
     assert caught and caught[0].category is TimeBinWarning
     assert caught[0].filename.startswith(temporal_xmodal.__path__[0]), caught[0].filename
+
+
+def test_a_warning_inside_python_m_does_not_break_the_job(tmp_path):
+    """Under `python -m`, the outermost library frame is a __main__ whose loader cannot give
+    its source to linecache: passing its globals to warn_explicit raised ImportError and the
+    compare job stopped ("loader for temporal_xmodal.__main__ cannot handle __main__")."""
+    import subprocess
+    import sys
+
+    package = tmp_path / "probe_pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "__main__.py").write_text(
+        "import warnings\nfrom temporal_xmodal._warnings import warn\n"
+        "warnings.simplefilter('always')\nwarn('probe', UserWarning)\nprint('went on')\n")
+    out = subprocess.run([sys.executable, "-m", "probe_pkg"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and "went on" in out.stdout, out.stderr
