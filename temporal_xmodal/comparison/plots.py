@@ -130,8 +130,8 @@ def _fit_time_panel(ax, rows):
                 fontsize=9)
     ax.set_yticks(x, [r["name"] for r in rows], fontsize=10)
     ax.invert_yaxis()
-    ax.set_xlabel("fit time of each estimator's one fit (seconds, log scale; its "
-                  "constant-time control's not included)", fontsize=10)
+    ax.set_xlabel("fit time, one fit each (seconds, log scale; controls not included)",
+                  fontsize=10)
     ax.set_title("Fit time", fontsize=11)
 
 
