@@ -1,37 +1,38 @@
-"""Sensitivity of the temporal knobs: which ones move the scores, and by how much.
+"""Sensitivity of the temporal knobs: which ones move which protocol, and by how much.
 
-Each temporal knob is moved over a range while every other parameter stays at
-its default (one knob at a time, around the default point):
+Each temporal knob is moved over its documented range while every other parameter stays at
+the estimator's own default (one knob at a time, around the default point):
 
-* ``DiachronicEmbedder``: ``window`` (1 month … 3 years), ``decay`` (0 … 0.5 per
-  month), ``intra_margin`` (the margin of the same-category triplets);
-* ``BinnedProcrustesEmbedder``: ``bins`` (1 … 10 equal-width bins; 1 bin is the
-  static base model; 1 … 5 on TICRC, where a tenth of 70 years holds one decade
-  label only);
-* ``TempXNetEmbedder``: ``bandwidth`` of the recency correlation (1 month … 3
-  years) and ``temporal_weight`` (0 is the static control … 5).
+* ``DiachronicEmbedder``: ``window`` (0.5 … 10 years; 10 years is the demo's whole span,
+  where L_intra never applies), ``decay`` (0 … 10 per year; 0 switches L_intra off),
+  ``intra_margin`` (the margin of the same-category triplets) and ``intra_balance`` (the
+  weight of L_intra against L_inter per pair count; 1 is the paper's sampling);
+* ``BinnedProcrustesEmbedder``: ``bins`` (1 … 10 equal-width bins; 1 bin is the static base
+  model) and ``fine_tune_epochs`` (how long each bin continues the shared start);
+* ``TempXNetEmbedder``: ``temporal_weight`` (0 is the static control … 1, the paper's) and
+  ``bandwidth`` of the recency correlation.
 
-Data:
+Data: the compare job's synthetic worlds (``synthetic_split``; ``--world demo`` is
+``DEMO_WORLD``, meanings move between three eras; ``recurring events`` and the other
+:data:`~temporal_xmodal.datasets.TEMPORAL_WORLDS` by name), a random 70/30 split, time 0–10
+read as years, a new world per seed.  Optionally TICRC (``--ticrc``): EfficientNet-Lite0 +
+TF-IDF features of a random subset, the issue's *decade* as the label.
 
-* ``demo``: the compare job's synthetic world (``synthetic_split`` with
-  ``DEMO_WORLD``: meanings move between three eras, the style stays), a random
-  70/30 split, time 0–10 read as years; a new world per seed;
-* ``ticrc``: TICRC newspaper pictures (EfficientNet-Lite0 + TF-IDF features,
-  ``load_comparison_data("ticrc")``), a random subset; TICRC has no categories,
-  so the labels are the issue's *decade* (with the pair labels of the compare job
-  every item is its own category and the same-category knobs cannot act).
-
-Scores on the test rows (mean of image→text and text→image): category mAP
-(relevant = same label) and time-window mAP@50 (relevant = same label and
-``|Δt| ≤`` 5 % of the time span: 0.5 years on demo, 2 years on TICRC), 3 seeds
-(seed = network initialisation, and the world on demo).  Networks are smaller and
-shorter-trained than the defaults (hidden 256, D 64, 10 epochs) to fit the
-budget; the figures are for comparing knob values, not the estimators' best.
+Protocols on the test rows (:func:`temporal_xmodal.evaluation.evaluate_estimator`, mean of
+image→text and text→image): category mAP, time-window mAP@50 (time-period inference:
+relevant = same label and ``|Δt| <=`` 5 % of the time span, each item at its own time),
+local alignment (mAP@10 of queries projected into each of 10 time bins) and temporally
+bounded retrieval (mAP within the query's own bin), over 3 seeds (seed = network
+initialisation, and the world).  Networks are smaller and shorter-trained than the defaults
+(hidden 256, D 64, 10 epochs) to fit the budget; the figures are for comparing knob values,
+not the estimators' best.  *moves* = largest minus smallest mean over the knob's values;
+*noise* = the largest standard deviation over seeds among its values.
 
 Run::
 
-    python benchmarks/bench_sensitivity.py           # ~15 min on 2 shared CPU cores
-    python benchmarks/bench_sensitivity.py --quick   # a few seconds, demo only
+    python benchmarks/bench_sensitivity.py            # ~15 min on 2 CPU cores, demo world
+    python benchmarks/bench_sensitivity.py --world "recurring events" --estimators TempXNet
+    python benchmarks/bench_sensitivity.py --quick    # a few seconds
 """
 
 import time
@@ -49,26 +50,34 @@ from temporal_xmodal import (
     TimeRangeWarning,
 )
 from temporal_xmodal.comparison.data import load_comparison_data, synthetic_split
-from temporal_xmodal.scoring import make_retrieval_scorer
+from temporal_xmodal.datasets import TEMPORAL_WORLDS
+from temporal_xmodal.evaluation import evaluate_estimator
 from temporal_xmodal.time import TimeBinWarning
 
-#: knob -> values, one knob at a time; the estimator's default is marked in the table.
+#: The protocols: key of evaluate_estimator's figures -> name in the tables.
+PROTOCOLS = {"map": "mAP", "tmap50": "t-mAP@50", "local_map10": "local@10",
+             "bounded_map": "bin mAP"}
+
+#: knob -> values (the documented range), one knob at a time.
 KNOBS = {
-    "Diachronic": {"window": ["1M", "4M", "1Y", "3Y"],
-                   "decay": ["0/M", "0.02/M", "0.1/M", "0.5/M"],
-                   "intra_margin": [0.1, 0.3, None]},
-    "Binned": {"bins": [1, 3, 5, 10]},
-    "TempXNet": {"bandwidth": ["1M", "4M", "1Y", "3Y"],
-                 "temporal_weight": [0.0, 0.3, 1.0, 5.0]},
+    "Diachronic": {"window": ["0.5Y", "1Y", "4Y", "10Y"],
+                   "decay": ["0/Y", "0.1/Y", "1/Y", "10/Y"],
+                   "intra_margin": [0.1, 0.5, None],
+                   "intra_balance": [None, 0.3, 1.0]},
+    "Binned": {"bins": [1, 2, 3, 5, 10], "fine_tune_epochs": [1, 3, None]},
+    "TempXNet": {"temporal_weight": [0.0, 0.1, 0.3, 1.0],
+                 "bandwidth": ["0.3Y", "1Y", "3Y"]},
 }
 #: TICRC's decade labels leave a single label in a bin of 10 over 1853–1922: fewer bins there.
 TICRC_BINS = [1, 2, 3, 5]
-#: The point each knob moves around ("default" in the JSON and docs/results.md): the papers'
-#: values.  DiachronicEmbedder's own defaults are window="4Y", decay="0.1/Y" (they scored higher
-#: on the full-size demo job; docs/estimators/diachronic.md); this study passes these explicitly.
-DEFAULTS = {"Diachronic": {"window": "4M", "decay": "0.1/M", "intra_margin": None},
-            "Binned": {"bins": 10},
-            "TempXNet": {"bandwidth": "4M", "temporal_weight": 1.0}}
+#: The point each knob moves around ("default" in the JSON and docs/results.md): each
+#: estimator's own defaults (read from its signature), Binned's with the study's small base.
+DEFAULTS = {
+    "Diachronic": {k: DiachronicEmbedder().get_params()[k] for k in KNOBS["Diachronic"]},
+    "Binned": {k: BinnedProcrustesEmbedder().get_params()[k] for k in KNOBS["Binned"]},
+    "TempXNet": {"temporal_weight": TempXNetEmbedder().temporal_weight,
+                 "bandwidth": TempXNetEmbedder().bandwidth or "1Y"},
+}
 
 
 def _estimator(name, n_img, seed, epochs, hidden, params):
@@ -80,15 +89,15 @@ def _estimator(name, n_img, seed, epochs, hidden, params):
         return TempXNetEmbedder(**small, **params)
     base = TempXNetEmbedder(temporal_weight=0.0, hidden_dim=hidden, embedding_dim=64,
                             max_epochs=epochs, lr=1e-3)
-    return BinnedProcrustesEmbedder(base, min_bin_size=30, random_state=seed,
-                                    n_image_features=n_img, **params)
+    return BinnedProcrustesEmbedder(base, random_state=seed, n_image_features=n_img, **params)
 
 
 def _datasets(args, seed):
     """name -> (X_train, y_train, X_test, y_test, n_image_features, t-mAP window)."""
     n_demo = 400 if args.quick else args.demo_samples
-    out = {"demo": synthetic_split(n_demo, random_state=seed)}
-    if not args.quick and not args.no_ticrc:
+    world = {} if args.world == "demo" else TEMPORAL_WORLDS[args.world]
+    out = {args.world: synthetic_split(n_demo, random_state=seed, **world)}
+    if not args.quick and args.ticrc:
         if "ticrc" not in _TICRC:  # a fixed subset (seed 0) for every seed
             _TICRC["ticrc"] = _ticrc(args)
         out["ticrc"] = _TICRC["ticrc"]
@@ -119,7 +128,11 @@ def main():
     parser.add_argument("--hidden-dim", type=int, default=256)
     parser.add_argument("--demo-samples", type=int, default=1500)
     parser.add_argument("--ticrc-samples", type=int, default=700)
-    parser.add_argument("--no-ticrc", action="store_true")
+    parser.add_argument("--ticrc", action="store_true", help="also TICRC (decade labels)")
+    parser.add_argument("--world", default="demo",
+                        choices=["demo", *(w for w in TEMPORAL_WORLDS if w != "meaning shift")])
+    parser.add_argument("--estimators", default=",".join(KNOBS),
+                        help="comma-separated subset of " + ", ".join(KNOBS))
     args = parser.parse_args()
     torch.set_num_threads(1)
     warnings.simplefilter("ignore", TimeRangeWarning)
@@ -127,15 +140,14 @@ def main():
     warnings.simplefilter("ignore", TimeBinWarning)  # small bins merged: the bins knob's edge
     seeds = [0] if args.quick else list(range(args.seeds))
     epochs, hidden = (2, 32) if args.quick else (args.epochs, args.hidden_dim)
-    knobs = ({"Diachronic": {"decay": ["0/M", "0.5/M"]}, "TempXNet": {"temporal_weight": [0.0, 5.0]}}
-             if args.quick else KNOBS)
+    knobs = ({"Diachronic": {"decay": ["0/Y", "10/Y"]}, "TempXNet": {"temporal_weight": [0.0, 1.0]}}
+             if args.quick else {k: v for k, v in KNOBS.items()
+                                 if k in args.estimators.split(",")})
 
     runs = []  # one row per (dataset, estimator, knob, value, seed)
     start = time.perf_counter()
     for seed in seeds:
         for data_name, (X_tr, y_tr, X_te, y_te, n_img, window) in _datasets(args, seed).items():
-            scorers = {"mAP": make_retrieval_scorer("map"),
-                       "t-mAP@50": make_retrieval_scorer("map", k=50, time_window=window)}
             for name, grid in knobs.items():
                 if data_name == "ticrc" and name == "Binned":
                     # decade labels: 10 bins over 70 years hold one label each
@@ -154,13 +166,15 @@ def main():
                         row = {"dataset": data_name, "estimator": name, "knob": knob,
                                "value": _label(value), "seed": seed,
                                "fit_seconds": time.perf_counter() - t0}
-                        row.update({s: float(f(model, X_te, y_te)) for s, f in scorers.items()})
+                        figures = evaluate_estimator(model, X_te, y_te, time_window=window)
+                        row.update({name_: float(figures[key]) for key, name_ in PROTOCOLS.items()})
                         runs.append(row)
                         if is_default:
                             default_scores = row
                         print(f"[{time.perf_counter() - start:6.0f} s] {data_name:5s} {name:10s} "
-                              f"{knob}={_label(value):6s} seed {seed}: mAP {row['mAP']:.4f}  "
-                              f"t-mAP@50 {row['t-mAP@50']:.4f}", flush=True)
+                              f"{knob}={_label(value):6s} seed {seed}: "
+                              + "  ".join(f"{p} {row[p]:.4f}" for p in PROTOCOLS.values()),
+                              flush=True)
 
     # ---------------------------------------------------------------- summary
     summary = []
@@ -176,21 +190,25 @@ def main():
             sel = [r for r in rows if r["value"] == v]
             entry["values"][v] = {s: {"mean": float(np.mean([r[s] for r in sel])),
                                       "std": float(np.std([r[s] for r in sel])),
-                                      "n_seeds": len(sel)} for s in ("mAP", "t-mAP@50")}
-        for s in ("mAP", "t-mAP@50"):
+                                      "n_seeds": len(sel)} for s in PROTOCOLS.values()}
+        for s in PROTOCOLS.values():
             means = [entry["values"][v][s]["mean"] for v in values]
             entry[f"range_{s}"] = float(max(means) - min(means))
+            entry[f"noise_{s}"] = float(max(entry["values"][v][s]["std"] for v in values))
         summary.append(entry)
         cells = "  ".join(f"{v}: {entry['values'][v]['mAP']['mean']:.3f}/"
                           f"{entry['values'][v]['t-mAP@50']['mean']:.3f}" for v in values)
-        print(f"{data_name:5s} {name:10s} {knob:15s} range mAP {entry['range_mAP']:.3f} "
-              f"t-mAP@50 {entry['range_t-mAP@50']:.3f} | {cells}")
+        print(f"{data_name:5s} {name:10s} {knob:15s} moves "
+              + " ".join(f"{s} {entry[f'range_{s}']:.3f}" for s in PROTOCOLS.values())
+              + f" | mAP/t-mAP {cells}")
 
-    write_results("bench_sensitivity", {
+    suffix = "" if args.world == "demo" else "_" + args.world.replace(" ", "_")
+    write_results("bench_sensitivity" + suffix, {
         "quick": args.quick,
         "settings": {"seeds": seeds, "max_epochs": epochs, "hidden_dim": hidden,
                      "embedding_dim": 64, "demo_samples": 400 if args.quick else args.demo_samples,
-                     "ticrc_samples": None if args.quick or args.no_ticrc else args.ticrc_samples,
+                     "world": args.world, "protocols": list(PROTOCOLS.values()),
+                     "ticrc_samples": args.ticrc_samples if args.ticrc and not args.quick else None,
                      "knobs": knobs, "defaults": DEFAULTS},
         "summary": summary, "runs": runs,
         "total_seconds": time.perf_counter() - start,

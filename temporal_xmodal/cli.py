@@ -16,7 +16,6 @@ from pathlib import Path
 from .comparison import (DATASETS, MIN_SAMPLES, estimator_registry, run_compare,
                          set_matching_params)
 from .comparison.data import data_folder
-from .estimators._time_selection import HELD_OUT
 from .time import time_use
 
 __all__ = ["main"]
@@ -49,9 +48,8 @@ def _epochs(estimator):
 def estimate_seconds(n_samples=3000, max_epochs=None, estimators=None):
     """Wall-clock estimate of the main job on the synthetic data set, 2 free CPU cores.
 
-    The sum over the fits (each estimator, twice or three times with
-    ``use_time="auto"``, plus the constant-time control of each time-aware
-    one) of a per-estimator cost per 1000 training items ×
+    The sum over the fits (each estimator, plus the constant-time control of
+    each time-aware one) of a per-estimator cost per 1000 training items ×
     epochs (:data:`SECONDS_PER_KILO_ITEM_EPOCH`), plus the evaluations and
     the start-up.  Sequential fits (``--n-jobs 1``); shared cores make it
     longer.
@@ -84,20 +82,10 @@ def estimate_seconds(n_samples=3000, max_epochs=None, estimators=None):
             set_matching_params(est, max_epochs=max_epochs)
         fit = (FIT_SECONDS_FIXED + SECONDS_PER_KILO_ITEM_EPOCH.get(name, 0.0)
                * n_train * _epochs(est) / 1000 + EVALUATION_SECONDS)
-        # time-aware: its own fit(s) (two or three with use_time="auto") and its control
-        copies = 1 if time_use(est) == "none" else 1 + _fits_per_fit(est)
+        copies = 1 if time_use(est) == "none" else 2  # time-aware: its fit and its control
         seconds += copies * fit
-        n_fits += math.ceil(copies)
+        n_fits += copies
     return seconds, n_fits
-
-
-def _fits_per_fit(estimator):
-    """Full-data fits one ``fit`` costs: 2 with ``use_time="auto"`` on the estimator's own
-    validation split, 1 + 2 × 0.9 when it holds out rows and refits (Binned), else 1 (the
-    rule of :func:`~temporal_xmodal.estimators._time_selection.fit_using_time`)."""
-    if estimator.get_params().get("use_time") != "auto":
-        return 1
-    return 2 if hasattr(estimator, "_time_selection_score") else 1 + 2 * (1 - HELD_OUT)
 
 
 def _busy_factor():

@@ -1,8 +1,10 @@
 """Scorers for ``GridSearchCV(scoring=...)`` and ``cross_validate``.
 
 This module sits above :mod:`temporal_xmodal.base` (a scorer embeds ``X``
-through :func:`~temporal_xmodal.base.embed_with_time`) and above
-:mod:`temporal_xmodal.metrics` (it evaluates with their functions).
+through :func:`~temporal_xmodal.base.embed_with_time`), above
+:mod:`temporal_xmodal.metrics` (it evaluates with their functions) and above
+:mod:`temporal_xmodal.estimators` (the date-aware MRR projects captions at each
+picture's date with :func:`~temporal_xmodal.estimators.query_time_scores`).
 
 A scorer is a callable ``scorer(estimator, X, y)`` returning one float
 (greater is better).  It embeds ``X`` (each row at its own time; through a
@@ -10,12 +12,19 @@ Pipeline's preprocessing when the estimator is one), and evaluates
 cross-modal retrieval among the rows of ``X``.
 """
 
+import re
+
+import numpy as np
 from sklearn.utils._param_validation import StrOptions, validate_parameter_constraints
 
 from ._validation import CountInterval
-from .base import embed_with_time
-from .metrics import cross_modal_scores
+from .base import embed_with_time, layout_blocks, through_pipeline
+from .estimators import query_time_scores
+from .metrics import counterpart_reciprocal_ranks, cross_modal_scores
 from .time import to_duration
+
+#: ``time_window="5%"``: a share of the scored rows' time span.
+_PERCENT = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*%\s*$")
 
 _METRICS = ("map", "mrr", "ndcg", "recall")
 _DIRECTIONS = ("mean", "i2t", "t2i")
@@ -40,9 +49,11 @@ class RetrievalScorer:
         Cut-off (mAP@k, nDCG@k, recall@k).
     time_window : float, str, timedelta or None, default=None
         Time-window relevance: relevant = shares a label and
-        ``|Δt| <= time_window``; a number in the estimator's ``time_unit`` or
-        a duration such as ``"180D"``.  Times are read through the fitted
-        layout (also through a Pipeline's preprocessing).
+        ``|Δt| <= time_window``; a number in the estimator's ``time_unit``, a
+        duration such as ``"180D"``, or a share of the scored rows' time span
+        such as ``"5%"`` (the same question on any time axis; rows all at one
+        time get a zero window).  Times are read through the fitted layout
+        (also through a Pipeline's preprocessing).
     **metric_params
         Passed to :func:`cross_modal_scores` (e.g. ``ap_at_k_normaliser``).
 
@@ -65,6 +76,12 @@ class RetrievalScorer:
             self._parameter_constraints,
             {"metric": metric, "direction": direction, "k": k, "time_window": time_window},
             caller_name=type(self).__name__)
+        if isinstance(time_window, str) and "%" in time_window:
+            share = _PERCENT.match(time_window)
+            if share is None or not 0 < float(share.group(1)) <= 100:
+                raise ValueError(
+                    f"time_window={time_window!r} is not a share of the time span: write a "
+                    "percentage in (0, 100] such as '5%', or a duration such as '180D'.")
         self.metric, self.direction, self.k = metric, direction, k
         self.time_window, self.metric_params = time_window, metric_params
 
@@ -94,7 +111,7 @@ class RetrievalScorer:
         Z_image, Z_text, time, final = embed_with_time(estimator, X)
         window = None
         if self.time_window is not None:
-            window = to_duration(self.time_window, final.time_unit, name="time_window")
+            window = _window(self.time_window, final.time_unit, time)
         out = cross_modal_scores(
             Z_image, Z_text, y, metrics=(self.metric,), k=self.k,
             time=None if window is None else time, time_window=window, **self.metric_params,
@@ -108,6 +125,58 @@ class RetrievalScorer:
                                        ("k", self.k), ("time_window", self.time_window)]
         )
         return f"RetrievalScorer({params})"
+
+
+def _window(time_window, time_unit, time):
+    """``time_window`` in ``time_unit``: a duration, or a share (``"5%"``) of ``time``'s span."""
+    share = _PERCENT.match(time_window) if isinstance(time_window, str) else None
+    if share is not None:
+        return float(share.group(1)) / 100.0 * float(np.ptp(time))
+    return to_duration(time_window, time_unit, name="time_window")
+
+
+class DateAwareMRRScorer:
+    """Mean reciprocal rank of each picture's own caption, captions read at the picture's date.
+
+    ``scorer(estimator, X, y=None)``: every image of ``X`` ranks every text of ``X``, the texts
+    projected at the query image's date (its row's time), as undated captions are searched
+    by a dated picture (:func:`~temporal_xmodal.estimators.query_time_scores`, calibrated);
+    the relevant text is the image's own (``y`` is not used).  The question of the TICRC
+    newspaper benchmark: does the picture's date help find its caption?  An estimator that
+    ignores time at inference is projected once.
+
+    Read more in the user guide: docs/metrics.md.
+
+    Examples
+    --------
+    >>> from temporal_xmodal.scoring import SCORERS
+    >>> SCORERS["date_mrr"]
+    DateAwareMRRScorer()
+    """
+
+    def __call__(self, estimator, X, y=None):
+        """Score a fitted embedder (or a Pipeline ending in one) on the pairs of ``X``.
+
+        Parameters
+        ----------
+        estimator : CrossModalEmbedder or Pipeline
+            Fitted.
+        X : array-like or DataFrame
+            Input as the estimator takes it; row ``i``'s image and text are a pair.
+        y : ignored
+
+        Returns
+        -------
+        score : float
+            Image → text MRR of the counterpart (greater is better).
+        """
+        final, X = through_pipeline(estimator, X)
+        X_image, X_text, time = layout_blocks(final, X)
+        return float(counterpart_reciprocal_ranks(
+            query_time_scores(final, X_image, X_text, time))[0].mean())
+
+    def __repr__(self):
+        return "DateAwareMRRScorer()"
 
 
 def make_retrieval_scorer(metric="map", *, direction="mean", k=None, time_window=None,
@@ -135,8 +204,15 @@ def make_retrieval_scorer(metric="map", *, direction="mean", k=None, time_window
 
 
 #: Ready-made scorers: ``GridSearchCV(est, grid, scoring=SCORERS)`` with ``refit="map"``.
+#: The time-aware questions: ``"tmap@50"`` (time-window mAP@50: same category within 5 % of
+#: the scored rows' time span, each item at its own time), ``"period@50"`` (time-period
+#: inference with the paper's one-month period, Semedo & Magalhães, ACM MM 2019) and
+#: ``"date_mrr"`` (:class:`DateAwareMRRScorer`).
 SCORERS = {
     "map": RetrievalScorer("map"),
+    "tmap@50": RetrievalScorer("map", k=50, time_window="5%"),
+    "period@50": RetrievalScorer("map", k=50, time_window="1M"),
+    "date_mrr": DateAwareMRRScorer(),
     "map_i2t": RetrievalScorer("map", "i2t"),
     "map_t2i": RetrievalScorer("map", "t2i"),
     "map@50": RetrievalScorer("map", k=50),
@@ -146,4 +222,4 @@ SCORERS = {
 }
 
 
-__all__ = ["SCORERS", "RetrievalScorer", "make_retrieval_scorer"]
+__all__ = ["SCORERS", "DateAwareMRRScorer", "RetrievalScorer", "make_retrieval_scorer"]

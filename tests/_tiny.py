@@ -31,9 +31,8 @@ __all__ = ["NET", "SETTINGS", "SIX", "tiny", "tiny_six"]
 NET = dict(hidden_dim=8, embedding_dim=4, max_epochs=2, batch_size=16, random_state=0)
 
 #: Each estimator class's tiny settings (Binned's base estimator is added by :func:`tiny`).
-#: The time-aware ones fit with their times (``use_time=True``): one fit, and the mechanics a
-#: test checks do not depend on a choice made on a few validation rows; the choice itself is
-#: tested in test_time_selection.py, and the defaults in test_sklearn_compliance.py.
+#: The time-aware ones fit with their times (``use_time=True``, their default; the control,
+#: ``use_time=False``, is tested in test_use_time.py and test_sklearn_compliance.py).
 SETTINGS = {
     CCACrossModal: {"embedding_dim": 2},
     SAMEmbedder: NET,

@@ -23,7 +23,7 @@ from temporal_xmodal.training import TrainingInterruptedWarning
 
 def BinnedProcrustesEmbedder(*args, use_time=True, **kwargs):
     """The estimator with its times: these tests check the bins' mechanics (the choice of
-    ``use_time="auto"`` is tested in test_time_selection.py)."""
+    ``use_time`` is tested in test_use_time.py)."""
     return _Binned(*args, use_time=use_time, **kwargs)
 
 

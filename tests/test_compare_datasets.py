@@ -69,8 +69,7 @@ def test_ticrc_end_to_end(tmp_path, capsys):
     stdout, results = _run_compare(capsys, "ticrc", tmp_path, "--n-samples", "120")
     meta = results["meta"]
     assert meta["protocol"] == "undated" and meta["n_train"] + meta["n_test"] == 120
-    assert meta["columns"] == ["fit_seconds", "mrr", "mrr_t2i", "date_gain", "delta_time",
-                               "time_gain"]
+    assert meta["columns"] == ["fit_seconds", "mrr", "mrr_t2i", "date_gain", "delta_time"]
     assert meta["delta_time_score"] == "mrr"
     n_test = meta["n_test"]
     assert meta["references"]["random"] == pytest.approx(
@@ -129,5 +128,5 @@ def test_format_table_shows_nan_as_na():
     line = format_table([row], COLUMNS).splitlines()[-1]
     assert line.split() == ["X", "1.0", "0.500", "0.250", "0.100", "n/a", "n/a", "n/a", "-0.013",
                             "n/a"]
-    row["delta_time"], row["time_gain"] = None, 0.02
+    row["delta_time"], row["delta_tmap50"] = None, 0.02
     assert format_table([row], COLUMNS).splitlines()[-1].split()[-2:] == ["n/a", "+0.020"]

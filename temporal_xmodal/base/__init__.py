@@ -24,7 +24,7 @@ from ._embedder import (
     CrossModalEmbedder,
     l2_normalize,
 )
-from ._rows import embed_with_time, layout_blocks
+from ._rows import embed_with_time, layout_blocks, through_pipeline
 
 __all__ = ["LAYOUT_CONSTRAINTS", "LAYOUT_PARAMETERS_DOC", "CrossModalEmbedder",
-           "embed_with_time", "l2_normalize", "layout_blocks"]
+           "embed_with_time", "l2_normalize", "layout_blocks", "through_pipeline"]

@@ -51,6 +51,38 @@ def embed_with_time(estimator, X):
     >>> Z_image.shape, time.shape
     ((200, 4), (200,))
     """
+    final, X = through_pipeline(estimator, X)
+    Z, time = final._embed_rows(X)
+    d = Z.shape[1] // 2
+    return Z[:, :d], Z[:, d:], time, final
+
+
+def through_pipeline(estimator, X):
+    """The cross-modal embedder at the end of ``estimator`` and ``X`` as it receives it.
+
+    For a Pipeline, its preprocessing steps transform ``X`` once; an embedder is returned
+    with ``X`` as given.
+
+    Parameters
+    ----------
+    estimator : CrossModalEmbedder or Pipeline
+        Fitted.
+    X : array-like or DataFrame
+        Input as the estimator (or Pipeline) takes it.
+
+    Returns
+    -------
+    final : CrossModalEmbedder
+        The embedder (the Pipeline's last step).
+    X : array-like or DataFrame
+        The rows as ``final`` takes them.
+
+    Raises
+    ------
+    TypeError
+        If ``estimator`` is neither a cross-modal embedder nor a Pipeline ending in one,
+        naming what it got.
+    """
     steps = getattr(estimator, "steps", None)
     final = steps[-1][1] if steps else estimator
     if not isinstance(final, CrossModalEmbedder):
@@ -64,9 +96,7 @@ def embed_with_time(estimator, X):
             "Pipeline with an embedder such as CCACrossModal.")
     if steps and len(steps) > 1:
         X = estimator[:-1].transform(X)
-    Z, time = final._embed_rows(X)
-    d = Z.shape[1] // 2
-    return Z[:, :d], Z[:, d:], time, final
+    return final, X
 
 
 def _class_name(obj):

@@ -13,7 +13,7 @@ import numpy as np
 from .._warnings import StillImprovingWarning, warn
 
 #: How the messages name each selection figure.
-_FIGURE = {"valid_map": "mAP", "valid_loss": "loss"}
+_FIGURE = {"valid_map": "mAP", "valid_tmap": "time-window mAP@50", "valid_loss": "loss"}
 
 #: A fit is *still improving* when its best validation figure rose by more than ``TOL``
 #: over its last ``N_ITER_NO_CHANGE`` epochs (as scikit-learn's ``tol`` / ``n_iter_no_change``

@@ -11,7 +11,7 @@ from ..nn.diachronic import CONDITIONINGS, DiachronicNet
 from ..time import TimeEncoding, to_rate
 from ._neural import NeuralCrossModalEmbedder
 from ._neural_params import COMMON_CONSTRAINTS, document_shared_parameters, store_init_params
-from ._time_selection import USE_TIME_CONSTRAINT
+from ._use_time import USE_TIME_CONSTRAINT
 
 
 @document_shared_parameters
@@ -53,6 +53,12 @@ class DiachronicEmbedder(NeuralCrossModalEmbedder):
         m, the margin of the other-category triplets.
     intra_margin : float or None, default=None
         Margin of the same-category triplets; ``None``: ``margin``.
+    intra_balance : float or None, default=None
+        Weight of the same-category (time-shaped) terms against the
+        other-category ones per pair count in each batch
+        (:class:`~temporal_xmodal.losses.DiachronicRankingLoss`): 1 is the
+        paper's one-to-one sampling; ``None`` counts every pair of the batch
+        once, so the other-category terms outnumber them about C − 1 to 1.
     time_dim : int, default=200
         Units of the shared time layer.
     time_encoding : {"minmax", "zscore", "raw", "onehot", "sinusoidal"}, default="minmax"
@@ -117,6 +123,7 @@ class DiachronicEmbedder(NeuralCrossModalEmbedder):
         "decay": [Interval(Real, 0, None, closed="left"), str, datetime.timedelta,
                   np.timedelta64],
         "intra_margin": [Interval(Real, 0, None, closed="left"), None],
+        "intra_balance": [Interval(Real, 0, None, closed="left"), None],
         "time_dim": [Interval(Integral, 1, None, closed="left")],
         "time_encoding": [StrOptions(set(TimeEncoding.ENCODINGS))],
         "time_bins": [Interval(Integral, 1, None, closed="left")],
@@ -127,11 +134,12 @@ class DiachronicEmbedder(NeuralCrossModalEmbedder):
         "use_time": USE_TIME_CONSTRAINT,
     }
 
-    def __init__(self, window="4Y", decay="0.1/Y", margin=1.0, intra_margin=None, time_dim=200,
+    def __init__(self, window="4Y", decay="0.1/Y", margin=1.0, intra_margin=None,
+                 intra_balance=None, time_dim=200,
                  time_encoding="minmax", time_bins=12, loss_reduction="sum_per_anchor",
                  conditioning="film", time_dropout=0.5, time_lr_scale=3.0,
                  same_time_anchors=0, *,
-                 use_time="auto",
+                 use_time=True,
                  embedding_dim=200, hidden_dim=1024, dropout=0.0, max_epochs=25,
                  batch_size=64, lr=3e-4, optimizer="adam", momentum=0.9, nesterov=False,
                  lr_decay=0.0, validation_fraction=0.1, patience=None,
@@ -172,4 +180,5 @@ class DiachronicEmbedder(NeuralCrossModalEmbedder):
             "window": self._duration("window"),
             "decay": to_rate(self.decay, self.time_unit, name="decay"),
             "reduction": self.loss_reduction,
+            "intra_balance": self.intra_balance,
         }

@@ -29,9 +29,9 @@ from ..training import (
     make_dataset,
     seeded,
 )
-from ._checkpoint import best_epoch, interrupt_message, scored_epochs
-from ._neural_params import OPTIMIZERS
-from ._time_selection import fit_using_time, projection_times
+from ._checkpoint import best_epoch, interrupt_message
+from ._neural_params import OPTIMIZERS, TMAP_WINDOW
+from ._use_time import fit_using_time, projection_times
 from .._warnings import warn
 
 
@@ -96,15 +96,6 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
                 return self._fit_net(X_image, X_text, time, labels)
             return fit_using_time(self, self._fit_net, X_image, X_text, time, labels)
 
-    def _time_plays_a_part(self):
-        """Whether these settings give time any part in the fit (``use_time`` has a choice)."""
-        return True
-
-    def _time_selection_score(self):
-        """The last fit's validation mAP at its kept epoch (``None`` without validation)."""
-        scored = dict(scored_epochs(self.net_.history, "valid_map", 0))
-        return scored.get(self.best_epoch_)
-
     def _fit_net(self, X_image, X_text, time, labels):
         # Memory: the training and validation datasets share the (float32)
         # features and index them by row; nothing of size n × d is copied
@@ -125,7 +116,7 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
             # a net loaded from a slim pickle first gets a fresh optimiser,
             # criterion and callbacks
             if not self.net_.has_training_state():
-                self.net_.rearm(self._net_callbacks(data_valid is not None, seed))
+                self.net_.rearm(self._net_callbacks(data_valid is not None, seed, centred))
             self.net_.set_params(
                 train_split=(predefined_split(data_valid) if data_valid is not None
                              else None),
@@ -186,7 +177,7 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
                              "optimizer__nesterov": bool(self.nesterov and self.momentum > 0)}
                             if optimizer is torch.optim.SGD else {})
         optimizer_params.update(self._optimizer_params())
-        callbacks = self._net_callbacks(data_valid is not None, seed)
+        callbacks = self._net_callbacks(data_valid is not None, seed, centred)
         return CrossModalNet(
             module=module,
             criterion=loss,
@@ -207,15 +198,21 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
             **optimizer_params,
         )
 
-    def _net_callbacks(self, validating, seed):
-        """The net's callbacks: the method's, LR decay, checkpoint selection, the user's."""
+    def _net_callbacks(self, validating, seed, centred):
+        """The net's callbacks: the method's, LR decay, checkpoint selection, the user's.
+
+        ``valid_tmap``'s window is :data:`._neural_params.TMAP_WINDOW` of the span of the
+        fit's times ``centred`` (0 for a constant-time control: same-category mAP@50)."""
         callbacks = list(self._callbacks())
         if self.lr_decay:
             callbacks.append(("lr_decay", LRScheduler(
                 policy=torch.optim.lr_scheduler.LambdaLR,
                 lr_lambda=InverseTimeDecay(self.lr_decay), step_every="batch")))
         if validating:
-            callbacks.append(("valid_map", RetrievalScoring(random_state=seed)))
+            window = (TMAP_WINDOW * float(np.ptp(centred))
+                      if self.selection_metric == "valid_tmap" else None)
+            callbacks.append(("valid_map", RetrievalScoring(random_state=seed,
+                                                            time_window=window)))
             callbacks.append(("selection", EarlyStopping(
                 monitor=self.selection_metric,
                 lower_is_better=self.selection_metric == "valid_loss",

@@ -16,10 +16,13 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..base import LAYOUT_CONSTRAINTS, LAYOUT_PARAMETERS_DOC
 from ..losses.triplet import NEGATIVE_MODES, REDUCTIONS
-from ._time_selection import USE_TIME_ATTRIBUTES_DOC, USE_TIME_DOC
+from ._use_time import USE_TIME_ATTRIBUTES_DOC, USE_TIME_DOC
 
 OPTIMIZERS = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam, "adamw": torch.optim.AdamW}
-_SELECTION = ("valid_map", "valid_loss")
+_SELECTION = ("valid_map", "valid_tmap", "valid_loss")
+#: ``selection_metric="valid_tmap"``: the relevant period's half-width, as a fraction of the
+#: span of the fit's times (the compare job's and the benchmarks' t-mAP@50 window).
+TMAP_WINDOW = 0.05
 
 #: sklearn parameter constraints shared by the neural estimators.
 COMMON_CONSTRAINTS = {
@@ -75,8 +78,11 @@ _SHARED_PARAMETERS = (
     ("patience", "int or None", "Stop after this many epochs without improvement of "
                                 "``selection_metric``; ``None`` trains every epoch.  Either "
                                 "way the best epoch's weights are restored."),
-    ("selection_metric", '{"valid_map", "valid_loss"}',
-     "Validation figure that selects the checkpoint: retrieval mAP, or the loss."),
+    ("selection_metric", '{"valid_map", "valid_tmap", "valid_loss"}',
+     "Validation figure that selects the checkpoint: category mAP; time-window mAP@50 "
+     "(relevant = same category within 5 % of the training times' span of the query, each "
+     "item at its own time: the time-period inference of Semedo & Magalhães, ACM MM 2019); "
+     "or the loss."),
     ("device", "str or torch.device", '``"auto"`` uses CUDA when available.'),
     ("random_state", "int, RandomState or None", "Seeds weight initialisation, shuffling, "
                                                  "dropout and the validation split; the same "
@@ -136,7 +142,7 @@ def document_shared_parameters(cls):
     of ``cls.__doc__`` become the documentation of the shared parameters, of the two-tower
     estimators' triplet options (with the defaults of ``cls.__init__``) and of the fitted
     attributes every neural estimator has; ``[use_time parameter]`` and ``[use_time
-    attributes]`` those of ``use_time`` (:mod:`._time_selection`).
+    attributes]`` those of ``use_time`` (:mod:`._use_time`).
     ``cls._embedding_dim_source``, when set, says where the default ``embedding_dim`` comes
     from (a paper and its section).
     """

@@ -13,10 +13,10 @@ PAPER_SETTINGS = {
     # Semedo & Magalhães, ACM MM 2019 (SAM): SGD, Nesterov momentum 0.9, lr 5e-3, decay 1e-6
     "SAMEmbedder": {"optimizer": "sgd", "lr": 5e-3, "momentum": 0.9, "nesterov": True,
                     "lr_decay": 1e-6},
-    # Semedo & Magalhães, ACM MM 2018 (TempXNet): SGD, momentum 0.9, lr 5e-3, decay 1e-6
-    # The papers always train with time (use_time=True): none fits its constant-time control.
+    # Semedo & Magalhães, ACM MM 2018 (TempXNet): SGD, momentum 0.9, lr 5e-3, decay 1e-6,
+    # the temporal term at λ = 1 and the recency bandwidth of the thesis' tables (0.3 years)
     "TempXNetEmbedder": {"optimizer": "sgd", "lr": 5e-3, "momentum": 0.9, "lr_decay": 1e-6,
-                         "use_time": True},
+                         "temporal_weight": 1.0, "bandwidth": "0.3Y", "use_time": True},
     # Semedo & Magalhães, ACM MM 2019 (DCM), §5.2: w = 4 months, λ = 0.1 per month (in any
     # time unit), the concatenation architecture, the summed loss, the lowest validation loss
     "DiachronicEmbedder": {"optimizer": "sgd", "lr": 5e-3, "momentum": 0.9,

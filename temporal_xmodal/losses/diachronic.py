@@ -76,6 +76,15 @@ class DiachronicRankingLoss(nn.Module):
     reduction : {"sum", "sum_per_anchor", "mean_active"}, default="sum"
         The paper sums every triplet term (Semedo, thesis, §2.2.5.3); the
         estimator divides by the batch size by default (``"sum_per_anchor"``).
+    intra_balance : float or None, default=None
+        ``None``: every pair of the batch counts once (batch-all), so with C
+        categories the other-category terms outnumber the same-category ones
+        about C − 1 to 1.  A number β: the same-category weights of each batch
+        are scaled by β · n_inter / n_intra (the counts of other-category pairs
+        and of same-category pairs outside the window), so that per pair count
+        L_intra weighs β times L_inter, as the paper's sampling of one
+        same-category and one other-category negative per anchor does (β = 1;
+        Semedo & Magalhães, ACM MM 2019, Eqs. 8–10).  ρ still scales each pair.
 
     Examples
     --------
@@ -90,7 +99,8 @@ class DiachronicRankingLoss(nn.Module):
 
     _parameter_constraints = {"reduction": [StrOptions(set(REDUCTIONS))]}
 
-    def __init__(self, margin=1.0, intra_margin=None, window=4.0, decay=0.1, reduction="sum"):
+    def __init__(self, margin=1.0, intra_margin=None, window=4.0, decay=0.1, reduction="sum",
+                 intra_balance=None):
         super().__init__()
         validate_parameter_constraints(self._parameter_constraints, {"reduction": reduction},
                                        caller_name=type(self).__name__)
@@ -99,12 +109,16 @@ class DiachronicRankingLoss(nn.Module):
         self.window = window
         self.decay = decay
         self.reduction = reduction
+        self.intra_balance = intra_balance
 
     def forward(self, embeddings, labels, batch):
         """The loss of a batch; ``embeddings`` is ``(z_image, z_text)`` or
         ``(z_image, z_text, S_it, S_ti)`` (the first K anchors' negatives at their times)."""
         z_image, z_text, *same_time = embeddings
         inter, intra_weight = diachronic_weights(labels, batch["time"], self.window, self.decay)
+        if self.intra_balance is not None:  # tensors only: no host sync
+            n_intra = (intra_weight > 0).sum().clamp(min=1)
+            intra_weight = intra_weight * (self.intra_balance * inter.sum() / n_intra)
         margins = torch.where(inter, self.margin, self.intra_margin)
         weights = inter.to(intra_weight.dtype) + intra_weight  # the two masks are disjoint
         scores = None

@@ -20,7 +20,7 @@ def time_use(estimator):
         projected at any instant); ``"training"``: time shapes training only;
         ``"none"``: time is required by the layout and ignored.  Objects that
         do not declare it are ``"none"``, and so is a fitted estimator that
-        kept its constant-time control (``use_time``, ``time_kept_ = False``):
+        kept its constant-time control (``use_time=False``, ``uses_time_ = False``):
         its projections ignore time whatever its class does.
     """
     steps = getattr(estimator, "steps", None)
@@ -30,6 +30,6 @@ def time_use(estimator):
     if use not in TIME_USES:  # a class attribute (a tag), not a parameter: no constraint applies
         raise ValueError(f"{type(estimator).__name__} declares time_use={use!r}, which is "
                          f"none of {TIME_USES}.")
-    if getattr(estimator, "time_kept_", True) is False:
+    if getattr(estimator, "uses_time_", True) is False:
         return "none"
     return use

@@ -9,11 +9,15 @@ from ._net import embed_batches
 
 
 class RetrievalScoring(Callback):
-    """Record validation retrieval mAP (mean of I→T and T→I) as ``valid_map``.
+    """Record validation retrieval mAP (mean of I→T and T→I) as ``valid_map``, and with a
+    ``time_window`` the time-window mAP@50 as ``valid_tmap``.
 
-    The validation figure used for checkpoint selection and early stopping by
-    default: mAP is comparable across epochs, unlike a loss whose margins change
-    every epoch (SAM's).
+    The validation figures used for checkpoint selection and early stopping:
+    mAP is comparable across epochs, unlike a loss whose margins change every
+    epoch (SAM's).  ``valid_tmap`` is the time-aware question of the
+    diachronic papers (time-period inference, Semedo & Magalhães, ACM MM
+    2019): relevant = same category and ``|Δt| <= time_window``, each item at
+    its own time, the first 50 ranks.
 
     Read more in the user guide: docs/training.md.
 
@@ -27,11 +31,16 @@ class RetrievalScoring(Callback):
         the sample ``max_queries · n_valid``.  ``None`` scores every item.
     random_state : int, default=0
         Seed of the query sample.
+    time_window : float or None, default=None
+        Half-width of the relevant period of ``valid_tmap``, on the axis of the
+        batches' ``"time"`` entry (centred times in the estimator's
+        ``time_unit``); ``None`` records no ``valid_tmap``.
     """
 
-    def __init__(self, max_queries=5000, random_state=0):
+    def __init__(self, max_queries=5000, random_state=0, time_window=None):
         self.max_queries = max_queries
         self.random_state = random_state
+        self.time_window = time_window
 
     def on_train_begin(self, net, X=None, y=None, **kwargs):
         self.queries_ = None
@@ -48,6 +57,11 @@ class RetrievalScoring(Callback):
                 self.queries_ = np.sort(rng.choice(n, self.max_queries, replace=False))
             queries = self.queries_
         net.history.record("valid_map", _cross_modal_map(z_img, z_txt, labels, queries))
+        if self.time_window is not None:
+            time = dataset_valid.X["time"]
+            time = time if dataset_valid.rows is None else time[dataset_valid.rows]
+            net.history.record("valid_tmap", _time_window_map(
+                z_img, z_txt, labels, time.numpy(), queries, self.time_window))
 
 
 def _embed_on_device(net, dataset):
@@ -75,6 +89,17 @@ def _cross_modal_map(z_img, z_txt, labels, queries):
             queries = torch.as_tensor(queries, device=z_img.device)
     return 0.5 * (score(z_img[queries], z_txt, labels[queries], labels)
                   + score(z_txt[queries], z_img, labels[queries], labels))
+
+
+def _time_window_map(z_img, z_txt, labels, time, queries, window, k=50):
+    """Mean of image → text and text → image time-window mAP@``k`` (relevant = a shared label
+    and ``|Δt| <= window``), ``queries`` against every item, with NumPy on the host: one copy
+    of the validation embeddings per epoch, after the epoch's last step."""
+    z_img, z_txt, labels = (a.detach().cpu().numpy() for a in (z_img, z_txt, labels))
+    common = {"k": k, "query_time": time[queries], "gallery_time": time, "time_window": window}
+    return 0.5 * (mean_average_precision(z_img[queries], z_txt, labels[queries], labels, **common)
+                  + mean_average_precision(z_txt[queries], z_img, labels[queries], labels,
+                                           **common))
 
 
 class ScheduledMargin(Callback):

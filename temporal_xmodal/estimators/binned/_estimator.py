@@ -12,7 +12,7 @@ from ...base import LAYOUT_CONSTRAINTS, LAYOUT_PARAMETERS_DOC, CrossModalEmbedde
 from ...time import TimeBins, TimeBinWarning
 from ...training import TrainingInterruptedWarning
 from .._tempxnet import TempXNetEmbedder
-from .._time_selection import (
+from .._use_time import (
     USE_TIME_ATTRIBUTES_DOC,
     USE_TIME_CONSTRAINT,
     fit_using_time,
@@ -101,6 +101,13 @@ class BinnedProcrustesEmbedder(CrossModalEmbedder):
         fitted on all training rows, which every bin continues on its own rows
         (needs a base with ``warm_start``); ``"auto"``: ``"global"`` when the
         base has ``warm_start``, else ``"independent"``.
+    fine_tune_epochs : int or None, default=None
+        Epochs each bin's model trains on its own rows when it continues the
+        shared start (``init="global"``, or ``"auto"`` with a base that has
+        ``warm_start``); ``None``: as many as the base's ``max_epochs``.  Fewer
+        keep the bins closer to the one model they start from, whose space they
+        share, so that retrieval across bins loses less.  Ignored when each bin
+        starts from its own initialisation.
     n_jobs : int or None, default=None
         Bins fitted in parallel with :class:`joblib.Parallel` (threads unless
         ``joblib.parallel_config`` names a backend).  The per-bin seeds do not
@@ -124,15 +131,13 @@ class BinnedProcrustesEmbedder(CrossModalEmbedder):
         available) unless the base says otherwise; any other value (``"cpu"``,
         ``"cuda"``, ...) overrides it.  The Procrustes rotations are D × D and
         computed in NumPy.
-    use_time : "auto" or bool, default="auto"
-        ``True``: bins over the training times.  ``False``: the constant-time
-        control (one bin: the base model on every row).  ``"auto"``: hold out
-        10 % of the rows, fit both on the rest, score both on the held-out rows
-        (mean of image → text and text → image mAP) and refit the one kept on
-        every row: time is kept only if it beats the control by at least 0.01
-        (``time_gain_``, ``time_kept_``); three fits.  With one time for all
-        rows, or fewer than 20 rows, there is no choice to make and time is
-        used.""" + LAYOUT_PARAMETERS_DOC.replace(
+    use_time : bool, default=True
+        ``True``: bins over the training times, one model each (the published
+        method).  ``False``: the constant-time control: one bin, the base
+        model on every row (a base with its own ``use_time`` is fitted with
+        ``use_time=False``).  Whether the bins pay on your data is a model
+        selection: ``GridSearchCV(est, {"use_time": [True, False]},
+        scoring=SCORERS["tmap@50"])`` (docs/time.md, "Does time pay?").""" + LAYOUT_PARAMETERS_DOC.replace(
     "duration parameters given as numbers", "bin widths given as numbers") + r"""
 
     Attributes
@@ -179,6 +184,7 @@ class BinnedProcrustesEmbedder(CrossModalEmbedder):
         "alignment": [StrOptions({"procrustes", "none"})],
         "align_on": [StrOptions({"both", "image", "text"})],
         "init": [StrOptions({"auto", "global", "independent"})],
+        "fine_tune_epochs": [Interval(Integral, 1, None, closed="left"), None],
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
         "embedding_dim": [Interval(Integral, 1, None, closed="left"), None],
@@ -189,8 +195,9 @@ class BinnedProcrustesEmbedder(CrossModalEmbedder):
     }
 
     def __init__(self, base_estimator=None, bins=10, min_bin_size=100, alignment="procrustes",
-                 align_on="both", init="auto", n_jobs=None, random_state=None, *,
-                 embedding_dim=None, max_epochs=None, device="auto", use_time="auto",
+                 align_on="both", init="auto", fine_tune_epochs=None, n_jobs=None,
+                 random_state=None, *,
+                 embedding_dim=None, max_epochs=None, device="auto", use_time=True,
                  n_image_features=None, time_unit="years"):
         self.base_estimator = base_estimator
         self.bins = bins
@@ -198,6 +205,7 @@ class BinnedProcrustesEmbedder(CrossModalEmbedder):
         self.alignment = alignment
         self.align_on = align_on
         self.init = init
+        self.fine_tune_epochs = fine_tune_epochs
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.embedding_dim = embedding_dim
@@ -232,6 +240,8 @@ class BinnedProcrustesEmbedder(CrossModalEmbedder):
                     f"{name}, but the base estimator {type(base).__name__} has no {name} "
                     f"parameter{why}. Leave {name}={keep}, or configure the base estimator "
                     "itself.")
+        if not self.uses_time_ and "use_time" in params:
+            requested["use_time"] = False  # the control's base is its own control, by name
         return base.set_params(**requested)
 
     @property
@@ -250,13 +260,10 @@ class BinnedProcrustesEmbedder(CrossModalEmbedder):
                           type(self).__name__)
         return fit_using_time(self, self._fit_bins, X_image, X_text, time, labels)
 
-    def _time_plays_a_part(self):
-        return True
-
     def _fit_bins(self, X_image, X_text, time, labels):
         owner = type(self).__name__
         with warnings.catch_warnings():
-            if not self.time_kept_:  # the control's one time: one bin, as it should be
+            if not self.uses_time_:  # the control's one time: one bin, as it should be
                 warnings.simplefilter("ignore", TimeBinWarning)
             self.bins_ = fit_time_bins(self.bins, self.min_bin_size, self.time_unit, time,
                                        owner)
@@ -265,6 +272,7 @@ class BinnedProcrustesEmbedder(CrossModalEmbedder):
         rows = [np.flatnonzero(index == b) for b in range(self.n_bins_)]
         fitted, self.training_interrupted_ = fit_bin_models(
             self._bin_base(), rows, X_image, X_text, time, labels, init=self.init,
+            fine_tune_epochs=self.fine_tune_epochs,
             n_jobs=self.n_jobs, random_state=self.random_state,
             n_image_features=self.n_image_features_, owner=owner, bins=self.bins_)
         if fitted is None:

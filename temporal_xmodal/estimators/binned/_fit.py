@@ -51,7 +51,7 @@ def fit_time_bins(bins, min_bin_size, time_unit, time, owner):
 
 
 def fit_bin_models(base, rows, X_image, X_text, time, labels, *, init, n_jobs, random_state,
-                   n_image_features, owner, bins=None):
+                   n_image_features, owner, bins=None, fine_tune_epochs=None):
     """Fit a clone of ``base`` on each bin's rows, in bin order.
 
     Parameters
@@ -63,6 +63,8 @@ def fit_bin_models(base, rows, X_image, X_text, time, labels, *, init, n_jobs, r
     X_image, X_text, time, labels
         The training data (labels may be None).
     init : {"auto", "global", "independent"}
+    fine_tune_epochs : int or None, default=None
+        Epochs of each bin's continuation of a shared start (``None``: the base's).
     n_jobs : int or None
     random_state : int, RandomState or None
         Draws one seed per bin (and one for the shared start).
@@ -100,6 +102,8 @@ def fit_bin_models(base, rows, X_image, X_text, time, labels, *, init, n_jobs, r
         if start is None:
             return None, True
         update["warm_start"] = True
+        if fine_tune_epochs is not None:
+            update["max_epochs"] = fine_tune_epochs
 
     def bin_model(b):
         est = copy.deepcopy(start) if shared else clone(base)
