@@ -117,6 +117,32 @@ def _escape_type_underscores(app, what, name, obj, options, lines):
             lines[i] = match.group(1) + _TRAILING_UNDERSCORE.sub(r"\\_", match.group(2))
 
 
+#: Placeholders of ``api.rst`` that the registry of estimators fills in, so that registering
+#: an estimator documents it (docs/adding_an_estimator.md): a line of each autosummary table
+#: per estimator, and one ``autoclass`` directive each.
+REGISTERED_SUMMARY = "   {registered estimators}\n"
+REGISTERED_SUMMARY_TOP = "   {registered estimators, from the top level}\n"
+REGISTERED_CLASSES = "{autoclass of each registered estimator}\n"
+
+
+def expand_registered_estimators(text):
+    """``api.rst`` with its placeholders replaced by the registered estimators."""
+    from temporal_xmodal.estimators import all_estimators
+
+    names = [entry.estimator.__name__ for entry in all_estimators()]
+    text = text.replace(REGISTERED_SUMMARY_TOP, "".join(f"   ~estimators.{n}\n" for n in names))
+    text = text.replace(REGISTERED_SUMMARY, "".join(f"   {n}\n" for n in names))
+    return text.replace(REGISTERED_CLASSES, "".join(
+        f".. autoclass:: {n}\n   :inherited-members: BaseEstimator, TransformerMixin\n\n"
+        for n in names))
+
+
+def _expand_api_page(app, docname, source):
+    if docname == "api":
+        source[0] = expand_registered_estimators(source[0])
+
+
 def setup(app):
+    app.connect("source-read", _expand_api_page)
     app.connect("autodoc-skip-member", _skip_foreign_inherited)
     app.connect("autodoc-process-docstring", _escape_type_underscores, priority=600)

@@ -1,7 +1,7 @@
 """Shared fixtures: the real data sets in ``../shared/data`` (skipped when absent).
 
 The tests' other shared helpers are sibling modules (``tests/`` is on ``sys.path`` under
-pytest): ``_tiny.py`` (the six estimators at tiny, fast settings: ``tiny(SAMEmbedder)``),
+pytest): ``_tiny.py`` (the registered estimators at tiny, fast settings: ``tiny(SAMEmbedder)``),
 ``_device_guard.py`` (device checks without a GPU) and ``_bad_input.py`` (the bad-input
 cases of ``test_bad_input.py``).
 """

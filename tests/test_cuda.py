@@ -12,15 +12,9 @@ import numpy as np
 import pytest
 import torch
 
-from temporal_xmodal import (
-    BinnedProcrustesEmbedder,
-    CCACrossModal,
-    DiachronicEmbedder,
-    SAMEmbedder,
-    SequentialCrossModal,
-    TempXNetEmbedder,
-)
+from temporal_xmodal import TempXNetEmbedder
 from temporal_xmodal.datasets import make_temporal_crossmodal
+from temporal_xmodal.estimators._registry import Fresh, all_estimators, get_entry
 from temporal_xmodal.losses.temporal_correlation import (
     CategoryKDECorrelation,
     RecencyCorrelation,
@@ -36,20 +30,30 @@ SMALL = dict(embedding_dim=16, hidden_dim=64, max_epochs=3, batch_size=32, rando
 #: The time-aware estimators fit with their times: a CPU fit and a GPU fit must not choose
 #: differently between time and a control for reasons that have nothing to do with the device.
 TIMED = dict(SMALL, use_time=True)
-SIX = {
-    "CCA": lambda n, device: CCACrossModal(embedding_dim=8, n_image_features=n),
-    "SAM": lambda n, device: SAMEmbedder(n_image_features=n, device=device, **SMALL),
-    "TempXNet": lambda n, device: TempXNetEmbedder(correlation="category", n_image_features=n,
-                                                   device=device, **TIMED),
-    "Diachronic": lambda n, device: DiachronicEmbedder(n_image_features=n, dropout=0.1,
-                                                       device=device, **TIMED),
-    "SCML": lambda n, device: SequentialCrossModal(
-        n_image_features=n, embedding_dim=8, hidden_dim=32, common_dim=16, max_epochs=3,
-        batch_size=32, n_memory=20, n_meta_train=20, device=device, random_state=0),
-    "Binned": lambda n, device: BinnedProcrustesEmbedder(
-        TempXNetEmbedder(temporal_weight=0, device=device, **SMALL), bins=2,
-        min_bin_size=50, n_image_features=n, use_time=True),
+#: Settings by short name: wider nets and more epochs than the registry's tiny ones, so that a
+#: CPU fit and a GPU fit are compared on something learnt.  An estimator not listed runs at its
+#: tiny settings (``tests/_tiny.py``).
+CUDA_SETTINGS = {
+    "CCA": dict(embedding_dim=8),
+    "SAM": SMALL,
+    "TempXNet": dict(TIMED, correlation="category"),
+    "Diachronic": dict(TIMED, dropout=0.1),
+    "SCML": dict(embedding_dim=8, hidden_dim=32, common_dim=16, max_epochs=3, batch_size=32,
+                 n_memory=20, n_meta_train=20, random_state=0),
+    "Binned": dict(base_estimator=Fresh(TempXNetEmbedder, temporal_weight=0, **SMALL), bins=2,
+                   min_bin_size=50, use_time=True),
 }
+
+
+def _registered(name):
+    """A builder ``(n, device) -> estimator``: the registered ``name`` on ``device``."""
+    settings = "default" if name in CUDA_SETTINGS else "tiny"
+    return lambda n, device: get_entry(name).make(
+        settings, n_image_features=n, device=device, **CUDA_SETTINGS.get(name, {}))
+
+
+#: Every registered estimator (``temporal_xmodal.estimators.all_estimators``).
+SIX = {entry.name: _registered(entry.name) for entry in all_estimators()}
 
 
 @pytest.fixture(scope="module")

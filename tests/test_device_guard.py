@@ -19,30 +19,42 @@ import torch
 from _device_guard import RejectMixedDevices, plain_tensors, tensors_off_device
 from _tiny import tiny
 from temporal_xmodal import (
-    BinnedProcrustesEmbedder,
-    CCACrossModal,
     DiachronicEmbedder,
     SAMEmbedder,
-    SequentialCrossModal,
     TempXNetEmbedder,
 )
 from temporal_xmodal.datasets import make_temporal_crossmodal
-from temporal_xmodal.estimators._neural import _bool_indicator
+from temporal_xmodal.estimators._neural import NeuralCrossModalEmbedder, _bool_indicator
+from temporal_xmodal.estimators._registry import Fresh, all_estimators, get_entry
 from temporal_xmodal.training import BatchIterator, ScheduledMargin, make_dataset
 
-NEURAL = {
-    "SAM": lambda n: tiny(SAMEmbedder, n_image_features=n),
+
+def _registered(name, **params):
+    """A builder ``n -> estimator``: the registered ``name`` at its tiny settings."""
+    return lambda n: get_entry(name).make("tiny", n_image_features=n, **params)
+
+
+def neural_cases():
+    """Every registered estimator trained by the shared neural core (its tiny settings),
+    read from the registry when called, and the variants below."""
+    cases = {entry.name: _registered(entry.name) for entry in all_estimators()
+             if issubclass(entry.estimator, NeuralCrossModalEmbedder)}
+    return {**cases, **VARIANTS}
+
+
+#: Options that take other device paths.
+VARIANTS = {
     "SAM-literal": lambda n: tiny(SAMEmbedder, semantic_normalisation="batch",
                                   n_image_features=n),
-    "TempXNet-recency": lambda n: tiny(TempXNetEmbedder, n_image_features=n),
     "TempXNet-category": lambda n: tiny(TempXNetEmbedder, correlation="category",
                                         n_image_features=n),
     "TempXNet-topic": lambda n: tiny(TempXNetEmbedder, correlation="topic", n_image_features=n),
-    "Diachronic": lambda n: tiny(DiachronicEmbedder, dropout=0.2, n_image_features=n),
+    "Diachronic-dropout": lambda n: tiny(DiachronicEmbedder, dropout=0.2, n_image_features=n),
     "Diachronic-concat-sinusoidal": lambda n: tiny(
         DiachronicEmbedder, conditioning="concat", time_encoding="sinusoidal",
         n_image_features=n),
 }
+NEURAL = neural_cases()
 #: Groups its anchors by time with ``torch.unique``: one host sync per step, by design (the
 #: option's cost is the projections it saves); meta has no kernel for it.
 SYNCS = {"Diachronic-same-time": lambda n: tiny(DiachronicEmbedder, same_time_anchors=4,
@@ -116,16 +128,22 @@ def test_the_guard_sees_a_loss_fed_the_host_batch(data):
 
 
 # ------------------------------------------------------------------ pickles
-SIX = {
-    "CCA": lambda n: tiny(CCACrossModal, embedding_dim=4, n_image_features=n),
-    "SAM": NEURAL["SAM"],
-    "TempXNet": NEURAL["TempXNet-category"],
-    "Diachronic": NEURAL["Diachronic"],
-    "SCML": lambda n: tiny(SequentialCrossModal, n_image_features=n),
-    "Binned": lambda n: tiny(BinnedProcrustesEmbedder,
-                             base_estimator=tiny(TempXNetEmbedder, temporal_weight=0),
-                             n_image_features=n),
+#: Settings beyond the tiny ones, by short name: the device paths worth pickling.
+PICKLE_SETTINGS = {
+    "CCA": {"embedding_dim": 4},
+    "TempXNet": {"correlation": "category"},
+    "Diachronic": {"dropout": 0.2},
+    "Binned": {"base_estimator": Fresh(lambda: tiny(TempXNetEmbedder, temporal_weight=0))},
 }
+
+
+def pickle_cases():
+    """Every registered estimator, read from the registry when called."""
+    return {entry.name: _registered(entry.name, **PICKLE_SETTINGS.get(entry.name, {}))
+            for entry in all_estimators()}
+
+
+SIX = pickle_cases()
 
 
 @pytest.mark.parametrize("name", list(SIX))

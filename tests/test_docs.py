@@ -75,11 +75,19 @@ def _public_names(module):
     return names
 
 
+def _api_page():
+    """docs/api.rst as Sphinx reads it: its lists of estimators filled in from the registry."""
+    spec = importlib.util.spec_from_file_location("docs_conf", DOCS / "conf.py")
+    conf = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conf)
+    return conf.expand_registered_estimators((DOCS / "api.rst").read_text(encoding="utf-8"))
+
+
 def _documented_names():
     """``module.name`` of every object that docs/api.rst documents."""
     documented, current = set(), None
     directive = re.compile(r"^\.\. (?:auto(?:class|function|data|exception)|py:data)::\s+(\S+)")
-    for line in (DOCS / "api.rst").read_text(encoding="utf-8").splitlines():
+    for line in _api_page().splitlines():
         if line.startswith(".. currentmodule::"):
             current = line.split("::", 1)[1].strip()
         elif (match := directive.match(line)):

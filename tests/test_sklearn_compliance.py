@@ -15,26 +15,36 @@ from _tiny import tiny
 from temporal_xmodal import (
     BinnedProcrustesEmbedder,
     CCACrossModal,
-    DiachronicEmbedder,
-    SAMEmbedder,
-    SequentialCrossModal,
     TempXNetEmbedder,
 )
+from temporal_xmodal.estimators._registry import Fresh, all_estimators
 
-#: Small networks and few epochs keep the checks fast; behaviour is unchanged.
+#: Settings the checks' data need, beyond the registry's tiny ones, by short name (as
+#: scikit-learn's ``PER_ESTIMATOR_CHECK_PARAMS``): the checks' X can hold a single feature
+#: column per modality, which a CCA of fixed width 2 cannot embed.
+CHECK_SETTINGS = {
+    "CCA": {"embedding_dim": None},
+    "Binned": {"base_estimator": Fresh(CCACrossModal, embedding_dim=1), "bins": 3},
+}
+
+
+def tested_estimators():
+    """Every registered estimator at its tiny settings, and the constant-time control
+    (``use_time=False``) of each one that has it; read from the registry when called."""
+    out = []
+    for entry in all_estimators():
+        est = entry.make("tiny", **CHECK_SETTINGS.get(entry.name, {}))
+        out.append(est)
+        if "use_time" in est.get_params():
+            out.append(entry.make("tiny", **CHECK_SETTINGS.get(entry.name, {}), use_time=False))
+    return out
+
+
+#: Small networks and few epochs keep the checks fast; behaviour is unchanged.  Beyond the
+#: registry's estimators: Binned over a neural base.
 ESTIMATORS = [
-    CCACrossModal(),
-    tiny(SAMEmbedder),
-    tiny(TempXNetEmbedder),
-    tiny(DiachronicEmbedder),
-    tiny(BinnedProcrustesEmbedder, base_estimator=tiny(CCACrossModal, embedding_dim=1), bins=3),
+    *tested_estimators(),
     tiny(BinnedProcrustesEmbedder, base_estimator=tiny(TempXNetEmbedder), bins=3),
-    tiny(SequentialCrossModal),
-    # the constant-time controls (use_time=False)
-    tiny(TempXNetEmbedder, use_time=False),
-    tiny(DiachronicEmbedder, use_time=False),
-    tiny(BinnedProcrustesEmbedder, base_estimator=tiny(CCACrossModal, embedding_dim=1), bins=3,
-         use_time=False),
 ]
 
 #: The checks feed random data that the library rightly warns about, on purpose: a

@@ -1,8 +1,9 @@
-"""One constructor vocabulary: the six estimators take the same keywords and mean the same.
+"""One constructor vocabulary: the estimators take the same keywords and mean the same.
 
 ``random_state``, ``device`` (default ``"auto"``), ``n_image_features`` (default ``None``,
 which reads named ``img_*`` / ``txt_*`` blocks) and ``embedding_dim`` are parameters of every
-estimator, so one loop builds, fits and transforms all six to one width (docs/index.md).
+estimator, so one loop builds, fits and transforms all of them to one width (docs/index.md).
+The loops run over every registered estimator (``temporal_xmodal.estimators.all_estimators``).
 """
 
 import inspect
@@ -10,7 +11,7 @@ import inspect
 import numpy as np
 import pandas as pd
 import pytest
-from _tiny import SIX, tiny
+from _tiny import SIX, registered, tiny
 
 from temporal_xmodal import (BinnedProcrustesEmbedder, CCACrossModal, TempXNetEmbedder,
                              stack_modalities)
@@ -33,28 +34,38 @@ def data():
     return X, y, info.n_image_features
 
 
-def test_the_four_keywords_have_one_default_everywhere():
-    for name, cls in SIX.items():
-        defaults = {k: p.default for k, p in inspect.signature(cls).parameters.items()}
-        assert set(VOCABULARY) <= set(defaults), name
-        assert (defaults["random_state"], defaults["device"], defaults["n_image_features"]) \
-            == (None, "auto", None), name
-        assert defaults["embedding_dim"] == DEFAULT_WIDTHS[name], name
+#: Every registered estimator, by short name, as the tests are collected.
+NAMES = list(registered())
 
 
-def test_six_estimators_one_keyword_set_one_width(data):
+def test_the_six_are_registered():
+    assert set(DEFAULT_WIDTHS) <= set(NAMES)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_four_keywords_have_one_default_everywhere(name):
+    cls = registered()[name]
+    defaults = {k: p.default for k, p in inspect.signature(cls).parameters.items()}
+    assert set(VOCABULARY) <= set(defaults), name
+    assert (defaults["random_state"], defaults["device"], defaults["n_image_features"]) \
+        == (None, "auto", None), name
+    width = defaults["embedding_dim"]
+    assert width is None or (isinstance(width, int) and width >= 1), name
+    if name in DEFAULT_WIDTHS:
+        assert width == DEFAULT_WIDTHS[name], name
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_one_keyword_set_one_width(data, name):
     X, y, n_img = data
     common = dict(random_state=0, device="cpu", n_image_features=n_img, embedding_dim=3)
-    widths = {}
-    for name, cls in SIX.items():
-        est = tiny(cls, **common, **SMALL_DATA.get(name, {})).fit(X, y)
-        assert {k: est.get_params()[k] for k in common} == common, name
-        Z = est.transform(X)
-        widths[name] = (est.embedding_dim_, Z.shape)
-        np.testing.assert_allclose(np.linalg.norm(Z[:, :3], axis=1), 1.0, rtol=1e-5,
-                                   err_msg=name)
-        assert np.isfinite(est.score(X[:100], y[:100])), name
-    assert widths == {name: (3, (160, 6)) for name in SIX}
+    est = tiny(registered()[name], **common, **SMALL_DATA.get(name, {})).fit(X, y)
+    assert {k: est.get_params()[k] for k in common} == common, name
+    Z = est.transform(X)
+    assert (est.embedding_dim_, Z.shape) == (3, (160, 6)), name
+    np.testing.assert_allclose(np.linalg.norm(Z[:, :3], axis=1), 1.0, rtol=1e-5,
+                               err_msg=name)
+    assert np.isfinite(est.score(X[:100], y[:100])), name
 
 
 def test_binned_takes_max_epochs(data):

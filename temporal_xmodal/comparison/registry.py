@@ -11,15 +11,7 @@ from collections import namedtuple
 
 from sklearn.utils._param_validation import HasMethods, validate_params
 
-from ..estimators import (
-    BinnedProcrustesEmbedder,
-    CCACrossModal,
-    DiachronicEmbedder,
-    SAMEmbedder,
-    SequentialCrossModal,
-    TempXNetEmbedder,
-)
-from ..estimators.binned import default_base_estimator
+from ..estimators import all_estimators
 from .._validation import CountInterval, RealInterval
 from ..time import time_use
 
@@ -70,8 +62,9 @@ _REGISTRY_CONSTRAINTS = {
 def estimator_registry(n_image_features, random_state=0, time_window=1.0, dataset="synthetic"):
     """The compared estimators with how each uses time, by display name.
 
-    Adding an estimator to ``compare`` and to the benchmarks is one line of
-    the dictionary below; data-set specific settings come from
+    Each is the ``compare`` entry of an estimator of the library's registry
+    (:func:`temporal_xmodal.estimators.all_estimators`, one line per estimator
+    in ``estimators/_registry.py``); data-set specific settings come from
     :data:`DATASET_TRAINING` (recipe shared by the neural estimators) and
     :data:`DATASET_PARAMS` (per estimator).
 
@@ -97,18 +90,8 @@ def estimator_registry(n_image_features, random_state=0, time_window=1.0, datase
         estimator.
     """
     common = {"n_image_features": n_image_features}
-    window = {} if time_window is None else {"window": time_window, "decay": 1.0 / time_window}
-    neural = {**common, "random_state": random_state}
-    estimators = {
-        "CCA": CCACrossModal(**common),
-        "SAM": SAMEmbedder(**neural),
-        "TempXNet-Rec": TempXNetEmbedder(correlation="recency", **neural),
-        "Diachronic": DiachronicEmbedder(**window, **neural),
-        "Binned+Procrustes": BinnedProcrustesEmbedder(default_base_estimator(), bins=10,
-                                                      min_bin_size=50, **neural),
-        # 25 of the paper's 150 epochs per stage keep the default job to a few minutes
-        "SCML": SequentialCrossModal(max_epochs=25, **neural),
-    }
+    estimators = {entry.compare.name: entry.make_compared(common, random_state, time_window)
+                  for entry in all_estimators() if entry.compare is not None}
     registry = {}
     for name, estimator in estimators.items():
         set_matching_params(estimator, **DATASET_TRAINING.get(dataset, {}))

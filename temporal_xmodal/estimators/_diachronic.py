@@ -10,7 +10,7 @@ from ..losses.diachronic import DiachronicRankingLoss
 from ..nn.diachronic import CONDITIONINGS, DiachronicNet
 from ..time import TimeEncoding, to_rate
 from ._neural import NeuralCrossModalEmbedder
-from ._neural_params import COMMON_CONSTRAINTS, document_shared_parameters, store_init_params
+from ._neural_params import COMMON_CONSTRAINTS, document_shared_parameters
 from ._use_time import USE_TIME_CONSTRAINT
 
 
@@ -147,7 +147,41 @@ class DiachronicEmbedder(NeuralCrossModalEmbedder):
                  callbacks=None, warm_start=False,
                  keep_training_state=False, n_image_features=None,
                  time_unit="years"):
-        store_init_params(self, locals())
+        self.window = window
+        self.decay = decay
+        self.margin = margin
+        self.intra_margin = intra_margin
+        self.intra_balance = intra_balance
+        self.time_dim = time_dim
+        self.time_encoding = time_encoding
+        self.time_bins = time_bins
+        self.loss_reduction = loss_reduction
+        self.conditioning = conditioning
+        self.time_dropout = time_dropout
+        self.time_lr_scale = time_lr_scale
+        self.same_time_anchors = same_time_anchors
+        self.use_time = use_time
+        self.embedding_dim = embedding_dim
+        self.hidden_dim = hidden_dim
+        self.dropout = dropout
+        self.max_epochs = max_epochs
+        self.batch_size = batch_size
+        self.lr = lr
+        self.optimizer = optimizer
+        self.momentum = momentum
+        self.nesterov = nesterov
+        self.lr_decay = lr_decay
+        self.validation_fraction = validation_fraction
+        self.patience = patience
+        self.selection_metric = selection_metric
+        self.device = device
+        self.random_state = random_state
+        self.verbose = verbose
+        self.callbacks = callbacks
+        self.warm_start = warm_start
+        self.keep_training_state = keep_training_state
+        self.n_image_features = n_image_features
+        self.time_unit = time_unit
 
     def _optimizer_params(self):
         if self.time_lr_scale == 1:

@@ -1,10 +1,10 @@
-"""The neural estimators' shared parameters: constraints, documentation, storage.
+"""The neural estimators' shared parameters: constraints and documentation.
 
 SAM, TempXNet and Diachronic share two dozen training parameters.  Their scikit-learn
 constraints (:data:`COMMON_CONSTRAINTS`) and their documentation are written here once;
 :func:`document_shared_parameters` writes the documentation into each estimator's docstring
-with that estimator's defaults, and :func:`store_init_params` stores the ``__init__``
-arguments.
+with that estimator's defaults.  Each ``__init__`` stores its arguments itself, one
+``self.x = x`` line per parameter, as every scikit-learn and skorch estimator does.
 """
 
 import inspect
@@ -171,15 +171,3 @@ def document_shared_parameters(cls):
     doc = doc.replace("    [use_time attributes]\n", USE_TIME_ATTRIBUTES_DOC)
     cls.__doc__ = doc.replace("    [shared attributes]\n", _SHARED_ATTRIBUTES)
     return cls
-
-
-def store_init_params(estimator, values):
-    """Store the arguments of ``__init__`` as attributes of the same names.
-
-    scikit-learn's convention, written once for the neural estimators' long signatures:
-    ``__init__`` calls ``store_init_params(self, locals())`` first and does nothing else, so
-    ``values`` holds its arguments only.
-    """
-    for name, value in values.items():
-        if name not in ("self", "__class__"):
-            setattr(estimator, name, value)

@@ -7,7 +7,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ..losses.sam import SCHEDULES, SEMANTIC_NORMALISATIONS, SAMLoss, SemanticDistance
 from ..training import ScheduledMargin
 from ._neural import NeuralCrossModalEmbedder
-from ._neural_params import COMMON_CONSTRAINTS, document_shared_parameters, store_init_params
+from ._neural_params import COMMON_CONSTRAINTS, document_shared_parameters
 
 
 @document_shared_parameters
@@ -83,7 +83,35 @@ class SAMEmbedder(NeuralCrossModalEmbedder):
                  keep_training_state=False,
                  n_image_features=None,
                  time_unit="years"):
-        store_init_params(self, locals())
+        self.margin = margin
+        self.adaptive_weight = adaptive_weight
+        self.activation_epoch_fraction = activation_epoch_fraction
+        self.schedule_slope = schedule_slope
+        self.margin_schedule = margin_schedule
+        self.semantic_normalisation = semantic_normalisation
+        self.negatives = negatives
+        self.loss_reduction = loss_reduction
+        self.embedding_dim = embedding_dim
+        self.hidden_dim = hidden_dim
+        self.dropout = dropout
+        self.max_epochs = max_epochs
+        self.batch_size = batch_size
+        self.lr = lr
+        self.optimizer = optimizer
+        self.momentum = momentum
+        self.nesterov = nesterov
+        self.lr_decay = lr_decay
+        self.validation_fraction = validation_fraction
+        self.patience = patience
+        self.selection_metric = selection_metric
+        self.device = device
+        self.random_state = random_state
+        self.verbose = verbose
+        self.callbacks = callbacks
+        self.warm_start = warm_start
+        self.keep_training_state = keep_training_state
+        self.n_image_features = n_image_features
+        self.time_unit = time_unit
 
     def _loss(self, X_image, X_text, time, labels):
         semantic = None

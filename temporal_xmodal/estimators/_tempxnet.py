@@ -16,7 +16,7 @@ from ..losses.temporal_correlation import (
 )
 from ..time import to_duration
 from ._neural import NeuralCrossModalEmbedder
-from ._neural_params import COMMON_CONSTRAINTS, document_shared_parameters, store_init_params
+from ._neural_params import COMMON_CONSTRAINTS, document_shared_parameters
 from ._use_time import USE_TIME_CONSTRAINT
 from .._warnings import warn
 
@@ -148,7 +148,40 @@ class TempXNetEmbedder(NeuralCrossModalEmbedder):
                  callbacks=None, warm_start=False,
                  keep_training_state=False, n_image_features=None,
                  time_unit="years"):
-        store_init_params(self, locals())
+        self.correlation = correlation
+        self.bandwidth = bandwidth
+        self.temporal_weight = temporal_weight
+        self.margin = margin
+        self.correlation_normalisation = correlation_normalisation
+        self.topic_aggregation = topic_aggregation
+        self.similarity_mode = similarity_mode
+        self.eps = eps
+        self.exclude_self = exclude_self
+        self.negatives = negatives
+        self.loss_reduction = loss_reduction
+        self.temporal_normalisation = temporal_normalisation
+        self.use_time = use_time
+        self.embedding_dim = embedding_dim
+        self.hidden_dim = hidden_dim
+        self.dropout = dropout
+        self.max_epochs = max_epochs
+        self.batch_size = batch_size
+        self.lr = lr
+        self.optimizer = optimizer
+        self.momentum = momentum
+        self.nesterov = nesterov
+        self.lr_decay = lr_decay
+        self.validation_fraction = validation_fraction
+        self.patience = patience
+        self.selection_metric = selection_metric
+        self.device = device
+        self.random_state = random_state
+        self.verbose = verbose
+        self.callbacks = callbacks
+        self.warm_start = warm_start
+        self.keep_training_state = keep_training_state
+        self.n_image_features = n_image_features
+        self.time_unit = time_unit
 
     def _correlation(self):
         """The unfitted f_t: ``correlation`` cloned, or the object its string stands for."""

@@ -1,0 +1,305 @@
+"""THE ESTIMATOR REGISTRY: every estimator of the library, once.
+
+One :class:`RegisteredEstimator` per estimator holds what the rest of the package and the
+tests need to know about it: its short name, its class, how it uses time (the class's
+``time_use`` tag), its tiny test settings, its paper's settings and its line of the
+``compare`` job.  The package's exports, :func:`~temporal_xmodal.paper_settings`,
+:func:`~temporal_xmodal.comparison.estimator_registry` and every test that loops over the
+estimators read :func:`all_estimators`; adding an estimator is its module(s), its docs page
+and one :func:`register` call below (docs/adding_an_estimator.md).
+
+This plays the part of scikit-learn's ``utils.discovery.all_estimators`` (which crawls the
+package) and of its test instance table (``utils/_test_common/instance_generator.py``),
+in one explicit list.
+"""
+
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+from ._cca import CCACrossModal
+from ._diachronic import DiachronicEmbedder
+from ._sam import SAMEmbedder
+from ._tempxnet import TempXNetEmbedder
+from .binned import BinnedProcrustesEmbedder, default_base_estimator
+from .sequential import SequentialCrossModal
+
+__all__ = ["CompareEntry", "Fresh", "RegisteredEstimator", "all_estimators", "get_entry",
+           "register"]
+
+
+class Fresh:
+    """A parameter value built anew for every estimator made from settings.
+
+    Settings are plain dictionaries shared by every call; an estimator-valued
+    parameter (a meta-estimator's ``base_estimator``) must not be one object
+    shared by all of them, so the settings hold ``Fresh(factory, **params)``
+    and :meth:`RegisteredEstimator.make` calls ``factory(**params)`` each time.
+
+    Parameters
+    ----------
+    factory : callable
+        A class or a function returning the value.
+    **params
+        Keyword arguments of ``factory``.
+    """
+
+    def __init__(self, factory, **params):
+        self.factory = factory
+        self.params = params
+
+    def build(self):
+        """The value: ``factory(**params)``, a new object on every call."""
+        return self.factory(**self.params)
+
+    def __repr__(self):
+        args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
+        return f"Fresh({getattr(self.factory, '__name__', self.factory)}{', ' if args else ''}{args})"
+
+
+def _resolve(params):
+    return {k: v.build() if isinstance(v, Fresh) else v for k, v in params.items()}
+
+
+@dataclass(frozen=True)
+class CompareEntry:
+    """An estimator's line in ``python -m temporal_xmodal compare``.
+
+    Parameters
+    ----------
+    name : str
+        Display name in the job's table, figure and ``--estimators``.
+    params : dict, default={}
+        Parameters beyond the estimator's defaults (values may be :class:`Fresh`).
+    seeded : bool, default=True
+        Whether the job's ``random_state`` is passed (False for a deterministic
+        estimator, whose ``random_state`` stays at its default).
+    time_window : callable or None, default=None
+        ``time_window(window) -> dict``: parameters set from the data's time
+        scale (a number in the estimator's ``time_unit``) when the job has one.
+    """
+
+    name: str
+    params: dict = field(default_factory=dict)
+    seeded: bool = True
+    time_window: Optional[Callable[[float], dict]] = None
+
+
+@dataclass(frozen=True)
+class RegisteredEstimator:
+    """One estimator of the library, as the package, ``compare`` and the tests see it.
+
+    Read more in the user guide: docs/adding_an_estimator.md.
+
+    Parameters
+    ----------
+    name : str
+        Short name, used by the tests' tables and ids (``"TempXNet"``).
+    estimator : type
+        The estimator class (a :class:`~temporal_xmodal.CrossModalEmbedder`).
+    tiny : dict
+        Small, fast settings under which the estimator fits in a fraction of a
+        second: the common tests (compliance, vocabulary, device guard) build
+        it with them (values may be :class:`Fresh`).
+    paper : dict or None, default=None
+        Parameters reproducing its source paper's configuration
+        (:func:`~temporal_xmodal.paper_settings`); ``None``: no paper settings.
+    compare : CompareEntry or None, default=None
+        Its line in the ``compare`` job; ``None``: not compared.
+
+    Attributes
+    ----------
+    time_use : {"none", "training", "inference"}
+        The class's ``time_use`` tag (:func:`temporal_xmodal.time.time_use`).
+    """
+
+    name: str
+    estimator: type
+    tiny: dict
+    paper: Optional[dict] = None
+    compare: Optional[CompareEntry] = None
+
+    @property
+    def time_use(self):
+        return getattr(self.estimator, "time_use", "none")
+
+    def make(self, settings="tiny", **overrides):
+        """An unfitted estimator at some settings, ``overrides`` winning.
+
+        Parameters
+        ----------
+        settings : {"tiny", "paper", "default"}, default="tiny"
+            Which settings: the tiny test settings, the paper's, or none (the
+            class defaults).
+        **overrides
+            Parameters that win over the settings.
+
+        Returns
+        -------
+        estimator : estimator
+        """
+        base = {"tiny": self.tiny, "paper": self.paper or {}, "default": {}}[settings]
+        return self.estimator(**_resolve({**base, **overrides}))
+
+    def make_compared(self, common, random_state, time_window):
+        """The unfitted estimator of the ``compare`` job (see :class:`CompareEntry`).
+
+        Parameters
+        ----------
+        common : dict
+            Parameters of every compared estimator (``n_image_features``).
+        random_state : int
+            The job's seed, passed when ``compare.seeded``.
+        time_window : float or None
+            The data's time scale; ``None``: the estimator's defaults.
+
+        Returns
+        -------
+        estimator : estimator
+        """
+        entry = self.compare
+        params = dict(common)
+        if entry.seeded:
+            params["random_state"] = random_state
+        if entry.time_window is not None and time_window is not None:
+            params.update(entry.time_window(time_window))
+        return self.estimator(**_resolve({**entry.params, **params}))
+
+
+_REGISTRY = {}
+
+
+def register(entry):
+    """Add an estimator to the registry (its short name must be new).
+
+    Parameters
+    ----------
+    entry : RegisteredEstimator
+
+    Returns
+    -------
+    entry : RegisteredEstimator
+        The same object.
+    """
+    if not isinstance(entry, RegisteredEstimator):
+        raise TypeError(f"register takes a RegisteredEstimator, not {type(entry).__name__}.")
+    taken = {e.compare.name for e in _REGISTRY.values() if e.compare is not None}
+    if entry.name in _REGISTRY or (entry.compare is not None and entry.compare.name in taken):
+        raise ValueError(f"An estimator named {entry.name!r} is already registered.")
+    if any(e.estimator is entry.estimator for e in _REGISTRY.values()):
+        raise ValueError(f"{entry.estimator.__name__} is already registered.")
+    _REGISTRY[entry.name] = entry
+    return entry
+
+
+def all_estimators():
+    """Every estimator of the library, in registration order.
+
+    scikit-learn's ``all_estimators`` finds its estimators by crawling the
+    package; here they are listed once, in this module, with their settings.
+
+    Read more in the user guide: docs/adding_an_estimator.md.
+
+    Returns
+    -------
+    entries : list of RegisteredEstimator
+        ``entry.name``, ``entry.estimator`` (the class), ``entry.time_use``,
+        ``entry.tiny``, ``entry.paper``, ``entry.compare``.
+
+    Examples
+    --------
+    >>> from temporal_xmodal.estimators import all_estimators
+    >>> [entry.name for entry in all_estimators()]
+    ['CCA', 'SAM', 'TempXNet', 'Diachronic', 'Binned', 'SCML']
+    """
+    return list(_REGISTRY.values())
+
+
+def get_entry(estimator):
+    """The registry entry of an estimator.
+
+    Parameters
+    ----------
+    estimator : str, type or estimator instance
+        A short name (``"SAM"``), a class name (``"SAMEmbedder"``), a class or an
+        instance.
+
+    Returns
+    -------
+    entry : RegisteredEstimator
+
+    Raises
+    ------
+    KeyError
+        If no registered estimator matches.
+    """
+    if isinstance(estimator, str):
+        for entry in _REGISTRY.values():
+            if estimator in (entry.name, entry.estimator.__name__):
+                return entry
+    else:
+        cls = estimator if isinstance(estimator, type) else type(estimator)
+        for entry in _REGISTRY.values():
+            if entry.estimator is cls:
+                return entry
+        estimator = cls.__name__
+    raise KeyError(estimator)
+
+
+# ------------------------------------------------------------------ the estimators
+#: The tiny network and training loop of the neural estimators' test settings.
+_NET = dict(hidden_dim=8, embedding_dim=4, max_epochs=2, batch_size=16, random_state=0)
+
+
+def _diachronic_window(window):
+    """Diachronic's window at the data's time scale, and its decay (1 / window)."""
+    return {"window": window, "decay": 1.0 / window}
+
+
+register(RegisteredEstimator(
+    "CCA", CCACrossModal,
+    tiny={"embedding_dim": 2},
+    paper={"reg": 0.0},
+    compare=CompareEntry("CCA", seeded=False),  # deterministic
+))
+register(RegisteredEstimator(
+    "SAM", SAMEmbedder,
+    tiny=_NET,
+    # Semedo & Magalhães, ACM MM 2019 (SAM): SGD, Nesterov momentum 0.9, lr 5e-3, decay 1e-6
+    paper={"optimizer": "sgd", "lr": 5e-3, "momentum": 0.9, "nesterov": True,
+           "lr_decay": 1e-6},
+    compare=CompareEntry("SAM"),
+))
+register(RegisteredEstimator(
+    "TempXNet", TempXNetEmbedder,
+    tiny={**_NET, "use_time": True},
+    # Semedo & Magalhães, ACM MM 2018 (TempXNet): SGD, momentum 0.9, lr 5e-3, decay 1e-6,
+    # the temporal term at λ = 1 and the recency bandwidth of the thesis' tables (0.3 years)
+    paper={"optimizer": "sgd", "lr": 5e-3, "momentum": 0.9, "lr_decay": 1e-6,
+           "temporal_weight": 1.0, "bandwidth": "0.3Y", "use_time": True},
+    compare=CompareEntry("TempXNet-Rec", {"correlation": "recency"}),
+))
+register(RegisteredEstimator(
+    "Diachronic", DiachronicEmbedder,
+    tiny={**_NET, "time_dim": 4, "use_time": True},
+    # Semedo & Magalhães, ACM MM 2019 (DCM), §5.2: w = 4 months, λ = 0.1 per month (in any
+    # time unit), the concatenation architecture, the summed loss, the lowest validation loss
+    paper={"optimizer": "sgd", "lr": 5e-3, "momentum": 0.9, "conditioning": "concat",
+           "loss_reduction": "sum", "window": "4M", "decay": "0.1/M", "time_dropout": 0.0,
+           "time_lr_scale": 1.0, "selection_metric": "valid_loss", "use_time": True},
+    compare=CompareEntry("Diachronic", time_window=_diachronic_window),
+))
+register(RegisteredEstimator(
+    "Binned", BinnedProcrustesEmbedder,
+    tiny={"bins": 2, "random_state": 0, "use_time": True,
+          "base_estimator": Fresh(CCACrossModal, embedding_dim=2)},
+    # DCM-Binned: every bin trained from its own initialisation
+    paper={"bins": "1M", "min_bin_size": 100, "init": "independent", "use_time": True},
+    compare=CompareEntry("Binned+Procrustes", {"base_estimator": Fresh(default_base_estimator)}),
+))
+register(RegisteredEstimator(
+    "SCML", SequentialCrossModal,
+    tiny={**_NET, "common_dim": 4, "n_memory": 10, "n_meta_train": 10},
+    paper={"optimizer": "sgd", "lr": 0.01},
+    # 25 of the paper's 150 epochs per stage keep the default job to a few minutes
+    compare=CompareEntry("SCML", {"max_epochs": 25}),
+))

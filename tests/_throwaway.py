@@ -1,0 +1,25 @@
+"""A throw-away estimator, registered in one registry entry: a pytest plugin.
+
+``python -m pytest -p _throwaway ...`` (with ``tests/`` on ``PYTHONPATH``) registers
+:class:`ThrowAwayEmbedder` before the tests are collected, as a contributor's one new
+:func:`~temporal_xmodal.estimators._registry.register` call would; the common tests
+(compliance, vocabulary, device guard) then run it with the library's own estimators.
+``tests/test_registry.py`` runs them so and reads which tests ran.
+"""
+
+from temporal_xmodal import SAMEmbedder
+from temporal_xmodal.estimators._registry import (_NET, CompareEntry, RegisteredEstimator,
+                                                  register)
+
+
+class ThrowAwayEmbedder(SAMEmbedder):
+    """SAM under another name: a new class that nothing in the package or the tests names."""
+
+
+#: The one entry that adds it.
+ENTRY = register(RegisteredEstimator(
+    "ThrowAway", ThrowAwayEmbedder,
+    tiny=_NET,
+    paper={"optimizer": "sgd"},
+    compare=CompareEntry("Throw-away", {"max_epochs": 1}),
+))

@@ -1,0 +1,188 @@
+"""One registry of the estimators (``temporal_xmodal/estimators/_registry.py``).
+
+The package's exports, ``paper_settings``, ``compare``'s estimators, the tests' tiny settings
+and every common test (compliance, vocabulary, device guard) read
+:func:`~temporal_xmodal.estimators.all_estimators`: an estimator registered in one entry is in
+all of them, which a throw-away estimator shows here (docs/adding_an_estimator.md).  Every
+estimator's ``__init__`` stores its parameters with explicit ``self.x = x`` lines.
+"""
+
+import ast
+import inspect
+import os
+import subprocess
+import sys
+import textwrap
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from sklearn.base import clone
+
+import temporal_xmodal
+from _tiny import SIX, registered, tiny, tiny_six
+from temporal_xmodal import SAMEmbedder, paper_settings
+from temporal_xmodal.comparison import estimator_registry
+from temporal_xmodal.estimators import all_estimators
+from temporal_xmodal.estimators import _registry
+from temporal_xmodal.estimators._registry import (_NET, CompareEntry, RegisteredEstimator,
+                                                  get_entry, register)
+from temporal_xmodal.time import time_use
+
+TESTS = Path(__file__).resolve().parent
+ROOT = TESTS.parent
+#: The common tests: each loops over every registered estimator.
+COMMON_TESTS = ("tests/test_sklearn_compliance.py", "tests/test_vocabulary.py",
+                "tests/test_device_guard.py")
+
+
+def test_the_six_estimators_are_registered_once():
+    entries = all_estimators()
+    assert [e.name for e in entries] == ["CCA", "SAM", "TempXNet", "Diachronic", "Binned",
+                                         "SCML"]
+    assert len({e.estimator for e in entries}) == len(entries)
+    for entry in entries:
+        assert entry.time_use == entry.estimator.time_use == time_use(entry.estimator())
+        assert get_entry(entry.name) is get_entry(entry.estimator) is entry
+        assert get_entry(entry.estimator.__name__) is get_entry(entry.make()) is entry
+    with pytest.raises(ValueError, match="already registered"):
+        register(RegisteredEstimator("SAM", SAMEmbedder, tiny={}))
+    with pytest.raises(KeyError):
+        get_entry("NoSuchEmbedder")
+
+
+def test_the_package_exports_the_registered_estimators():
+    for entry in all_estimators():
+        name = entry.estimator.__name__
+        assert getattr(temporal_xmodal, name) is entry.estimator
+        assert getattr(temporal_xmodal.estimators, name) is entry.estimator
+        assert name in temporal_xmodal.__all__ and name in temporal_xmodal.estimators.__all__
+
+
+def test_settings_give_fresh_nested_estimators():
+    """Binned's tiny base is built anew for every estimator made from the settings."""
+    a, b = tiny_six()["Binned"], tiny_six()["Binned"]
+    assert a.base_estimator is not b.base_estimator
+    assert a.base_estimator.get_params() == b.base_estimator.get_params()
+    assert tiny(type(a), bins=3).bins == 3  # overrides win
+    first = estimator_registry(4)["Binned+Procrustes"].estimator
+    assert first.base_estimator is not estimator_registry(4)["Binned+Procrustes"].estimator \
+        .base_estimator
+
+
+class _RegisteredHere(SAMEmbedder):
+    """A throw-away estimator registered by the fixture below only."""
+
+
+@pytest.fixture
+def registered_here():
+    entry = register(RegisteredEstimator(
+        "Here", _RegisteredHere, tiny={**_NET, "embedding_dim": 3},
+        paper={"optimizer": "sgd", "lr": 0.5},
+        compare=CompareEntry("Registered-here", {"max_epochs": 7})))
+    try:
+        yield entry
+    finally:
+        del _registry._REGISTRY[entry.name]
+
+
+def test_one_entry_reaches_compare_paper_settings_and_the_tiny_tables(registered_here):
+    assert all_estimators()[-1] is registered_here
+    assert paper_settings(_RegisteredHere) == {"optimizer": "sgd", "lr": 0.5}
+    assert paper_settings("_RegisteredHere") == {"optimizer": "sgd", "lr": 0.5}
+    compared = estimator_registry(4, random_state=3)["Registered-here"]
+    assert type(compared.estimator) is _RegisteredHere and compared.time_use == "none"
+    assert (compared.estimator.max_epochs, compared.estimator.random_state,
+            compared.estimator.n_image_features) == (7, 3, 4)
+    assert registered()["Here"] is _RegisteredHere
+    assert tiny(_RegisteredHere).embedding_dim == 3
+    assert tiny_six()["Here"].get_params() == tiny(_RegisteredHere).get_params()
+    assert "Here" not in SIX  # the module-level table is the registry at import time
+
+
+def test_an_unregistered_estimator_is_nowhere(registered_here):
+    del _registry._REGISTRY["Here"]
+    try:
+        assert "Registered-here" not in estimator_registry(4)
+        with pytest.raises(ValueError, match="No paper settings"):
+            paper_settings(_RegisteredHere)
+        assert "Here" not in tiny_six()
+    finally:
+        _registry._REGISTRY["Here"] = registered_here
+
+
+def _run_common_tests(tmp_path, *options):
+    """Run the common tests' ThrowAway cases in a fresh interpreter; (file, test, outcome)."""
+    report = tmp_path / "report.xml"
+    env = {**os.environ,
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(TESTS), os.environ.get("PYTHONPATH")]))}
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:xdist", "-p", "no:cacheprovider",
+         *options, "-k", "ThrowAway", f"--junitxml={report}", *COMMON_TESTS],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+    cases = []
+    if report.exists():
+        for case in ET.parse(report).getroot().iter("testcase"):
+            outcome = next((child.tag for child in case
+                            if child.tag in ("failure", "error", "skipped")), "passed")
+            cases.append((case.get("classname"), case.get("name"), outcome))
+    return proc, cases
+
+
+@pytest.mark.slow
+def test_the_common_tests_pick_up_a_registered_estimator(tmp_path):
+    """``tests/_throwaway.py`` registers ThrowAwayEmbedder in one entry and nothing else;
+    the compliance, vocabulary and device-guard tests then run it."""
+    proc, cases = _run_common_tests(tmp_path, "-p", "_throwaway")
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    ran = {}
+    for classname, name, outcome in cases:
+        assert "ThrowAway" in name
+        assert outcome in ("passed", "skipped"), (classname, name, outcome)
+        ran.setdefault(classname.rsplit(".", 1)[-1], []).append(name)
+    # every scikit-learn check, on the estimator (no use_time: no control)
+    assert sum(o == "passed" for _, n, o in cases if "ThrowAwayEmbedder(" in n) >= 30
+    assert any("check_estimators_pickle" in n for n in ran["test_sklearn_compliance"])
+    assert sorted(n.split("[")[0] for n in ran["test_vocabulary"]) == [
+        "test_one_keyword_set_one_width", "test_the_four_keywords_have_one_default_everywhere"]
+    device = sorted(n.split("[")[0] for n in ran["test_device_guard"])
+    # a SAM subclass trains on the shared neural core: both placements, both pickles
+    assert device == ["test_a_pickle_loads_on_any_device"] * 2 + \
+        ["test_a_training_step_stays_on_the_net_device"] * 2
+
+
+@pytest.mark.slow
+def test_without_its_entry_the_common_tests_do_not_see_it(tmp_path):
+    proc, cases = _run_common_tests(tmp_path, "--collect-only")
+    assert cases == [] and "no tests collected" in proc.stdout + proc.stderr
+
+
+# ------------------------------------------------------------ explicit __init__
+def _init_assignments(cls):
+    """``self.x = x`` assignments of the class's own ``__init__``, as (attribute, value) names."""
+    source = textwrap.dedent(inspect.getsource(cls.__init__))
+    init = ast.parse(source).body[0]
+    return [(node.targets[0].attr, node.value.id) for node in init.body
+            if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Attribute)
+            and isinstance(node.value, ast.Name)]
+
+
+@pytest.mark.parametrize("name", list(SIX))
+def test_every_init_assigns_each_parameter_explicitly(name):
+    """As scikit-learn and skorch write them: ``grep "self.lr ="`` finds the parameter, and
+    ``__init__`` does nothing else."""
+    cls = SIX[name]
+    params = list(inspect.signature(cls).parameters)
+    assert sorted(_init_assignments(cls)) == sorted((p, p) for p in params)
+    init = ast.parse(textwrap.dedent(inspect.getsource(cls.__init__))).body[0]
+    others = [node for node in init.body if not isinstance(node, ast.Assign)]
+    assert all(isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+               for node in others)  # a docstring at most
+    est = cls()
+    assert {p: getattr(est, p) for p in params} == clone(est).get_params(deep=False)
+
+
+def test_no_helper_stores_init_parameters():
+    package = Path(temporal_xmodal.__file__).parent
+    assert not [p for p in package.rglob("*.py")
+                if "store_init_params" in p.read_text(encoding="utf-8")]
