@@ -144,12 +144,8 @@ def _fit_all(data, seeds, overrides, names=None, settings=None):
                                log=lambda message: print(f"    {message}", flush=True))
             for row in rows:
                 runs.setdefault(row["name"], {}).setdefault(variant, []).append(row)
-                gain = row.get("time_gain")
-                kept = ("" if gain is None or np.isnan(gain) else
-                        f"  val. gain {gain:+.4f} (kept "
-                        f"{'time' if row['time_kept'] else 'control'})")
                 print(f"      {row['name']:<18} MRR {row['mrr']:.4f}  T→I {row['mrr_t2i']:.4f}"
-                      f"  Δdate {row['date_gain']:+.4f}  fit {row['fit_seconds']:.0f} s{kept}",
+                      f"  Δdate {row['date_gain']:+.4f}  fit {row['fit_seconds']:.0f} s",
                       flush=True)
     return runs
 
@@ -194,16 +190,6 @@ def _fuse_all(data, seeds, overrides, names, settings=None):
                    "prior_params": [r["prior_params"] for r in per_seed],
                    "control_prior_params": [r["control_prior_params"] for r in per_seed]}
             for name, per_seed in rows.items()}
-
-
-def _choice(rows):
-    """``time_gain`` (summary) and ``time_kept`` (seeds that kept time) of use_time="auto"
-    fits; nothing when no choice was made (static estimators, constant times)."""
-    gains = [r.get("time_gain") for r in rows]
-    if any(g is None or np.isnan(g) for g in gains):
-        return {}
-    return {"time_gain": _summary(gains), "time_kept": int(sum(bool(r["time_kept"])
-                                                               for r in rows))}
 
 
 def _table(results, time_use, references):
@@ -294,9 +280,7 @@ def main():
                          "mrr_t2i": _summary([r["mrr_t2i"] for r in rows]),
                          "date_gain": _summary([r["date_gain"] for r in rows]),
                          "fit_seconds": float(np.mean([r["fit_seconds"] for r in rows])),
-                         "per_period": rows[0]["per_period"],
-                         # use_time="auto": the validation gain and how many seeds kept time
-                         **_choice(rows)}
+                         "per_period": rows[0]["per_period"]}
                for variant, rows in variants.items()}
         for name, variants in runs.items()
     }

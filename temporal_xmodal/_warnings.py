@@ -77,10 +77,16 @@ def _is_plumbing(filename, dirs):
         part in filename for part in ("site-packages", "dist-packages"))
 
 
+def _is_library_estimator(obj):
+    """Whether ``obj`` is an estimator of this library (a class of the package with ``fit``
+    and ``get_params``); read by name, so this lowest layer imports none of the estimators."""
+    cls = type(obj)
+    return (cls.__module__.startswith("temporal_xmodal.") and hasattr(cls, "fit")
+            and hasattr(cls, "get_params"))
+
+
 def _walk(frame):
     """``(user frame or None, outermost library frame, estimators on the stack outward)``."""
-    from .base import CrossModalEmbedder  # imported lazily: base imports this module
-
     dirs = _directories()
     outermost, estimators = None, []
     while frame is not None:
@@ -90,7 +96,7 @@ def _walk(frame):
         if _is_library(filename):
             outermost = frame
             owner = frame.f_locals.get("self")
-            if isinstance(owner, CrossModalEmbedder) and (
+            if _is_library_estimator(owner) and (
                     not estimators or estimators[-1] is not owner):
                 estimators.append(owner)
         elif not _is_plumbing(filename, dirs):

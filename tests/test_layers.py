@@ -23,13 +23,13 @@ ROOT = Path(__file__).resolve().parents[1] / "temporal_xmodal"
 
 #: Lowest first.  A name is a top-level module or subpackage of temporal_xmodal.
 LAYERS = [
-    ["time"],
+    ["_warnings", "time"],
     ["_layout", "_stacking", "_validation", "_time_column", "_parallel", "features", "nn"],
     ["metrics", "losses", "datasets"],
     ["training"],
     ["base"],
-    ["scoring"],
     ["estimators"],
+    ["scoring"],
     ["evaluation", "search"],
     ["comparison", "cli", "__main__"],
 ]

@@ -1,5 +1,7 @@
 """Warnings that point at the user's line, not at the library."""
 
+from .._warnings import user_stacklevel
+
 
 def external_stacklevel():
     """The ``stacklevel`` that makes a warning point at the first caller outside the library.
@@ -15,6 +17,4 @@ def external_stacklevel():
     stacklevel : int
         For a :func:`warnings.warn` call made by the caller of this function.
     """
-    from .._warnings import user_stacklevel
-
     return max(user_stacklevel() - 1, 1)  # counted from this function's caller
