@@ -241,7 +241,7 @@ def check_sensitivity(data, stdout, output_dir):
         means = [v["t-mAP@50"]["mean"] for v in entry["values"].values()]
         assert len(means) == 2 and entry["range_t-mAP@50"] == pytest.approx(max(means) - min(means))
         assert all(0 <= m <= 1 for m in means)
-    assert "range mAP" in stdout
+    assert "moves mAP" in stdout and "local@10" in stdout  # every protocol's move
 
 
 #: name -> (extra arguments, or a callable giving them / skipping; the check; timeout in s)

@@ -202,7 +202,9 @@ class TempXNetEmbedder(NeuralCrossModalEmbedder):
 
     def _loss(self, X_image, X_text, time, labels):
         self.correlation_ = self._correlation().fit(time, labels > 0, X_text)
-        self.temporal_weight_ = self.temporal_weight if self.uses_time_ else 0.0
+        # the control (use_time=False) sees one time: no temporal term
+        self.temporal_weight_ = (self.temporal_weight if getattr(self, "uses_time_", True)
+                                 else 0.0)
         if self.temporal_weight_ > 0 and np.ptp(time) == 0:
             warn(
                 "TempXNetEmbedder: every training item has the same time, so the temporal "

@@ -106,7 +106,8 @@ class BinnedProcrustesEmbedder(CrossModalEmbedder):
     fine_tune_epochs : int or None, default=3
         Epochs each bin's model trains on its own rows when it continues the
         shared start (``init="global"``, or ``"auto"`` with a base that has
-        ``warm_start``); ``None``: as many as the base's ``max_epochs``.  Fewer
+        ``warm_start``), at most the base's ``max_epochs``; ``None``: as many as
+        the base's ``max_epochs``.  Fewer
         keep the bins closer to the one model they start from, whose space they
         share, so that retrieval across bins loses less.  Ignored when each bin
         starts from its own initialisation.  The default keeps each bin near

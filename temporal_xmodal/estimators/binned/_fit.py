@@ -64,7 +64,8 @@ def fit_bin_models(base, rows, X_image, X_text, time, labels, *, init, n_jobs, r
         The training data (labels may be None).
     init : {"auto", "global", "independent"}
     fine_tune_epochs : int or None, default=None
-        Epochs of each bin's continuation of a shared start (``None``: the base's).
+        Epochs of each bin's continuation of a shared start, at most the base's
+        ``max_epochs`` (``None``: the base's).
     n_jobs : int or None
     random_state : int, RandomState or None
         Draws one seed per bin (and one for the shared start).
@@ -102,8 +103,9 @@ def fit_bin_models(base, rows, X_image, X_text, time, labels, *, init, n_jobs, r
         if start is None:
             return None, True
         update["warm_start"] = True
-        if fine_tune_epochs is not None:
-            update["max_epochs"] = fine_tune_epochs
+        if fine_tune_epochs is not None:  # at most the start's own epochs
+            update["max_epochs"] = min(fine_tune_epochs, params.get("max_epochs") or
+                                       fine_tune_epochs)
 
     def bin_model(b):
         est = copy.deepcopy(start) if shared else clone(base)
