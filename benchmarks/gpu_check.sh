@@ -24,8 +24,14 @@ log=$(mktemp -d -t gpu_check.XXXXXX)
 "$PY" -c "import torch; print('GPU:', torch.cuda.get_device_name(), '| torch', torch.__version__,
       '| CUDA', torch.version.cuda)"
 
-# 1. the suite: xdist workers share the GPU; each gets a share of the cores
-workers=$("$PY" -c "import os; print(max(1, min(8, (os.cpu_count() or 2) // 2)))")
+# 0. the CUDA-only tests first, on their own: their verdict stands even if the suite runs out
+echo "== tests/test_cuda.py and the device tests on the GPU =="
+timeout -k 5 120 "$PY" -m pytest -q -p no:cacheprovider -rfE tests/test_cuda.py \
+    tests/test_device_paths.py tests/test_device_numerics.py tests/test_device_metrics.py \
+    --junitxml="$log/cuda.xml" 2>&1 | tail -n 15
+
+# 1. the suite: xdist workers share the GPU; each gets a share of the cores (WORKERS overrides)
+workers=${WORKERS:-$("$PY" -c "import os; print(max(1, min(8, (os.cpu_count() or 2) // 2)))")}
 threads=$("$PY" -c "import os; print(max(1, (os.cpu_count() or 2) // $workers))")
 echo "== Test suite on the GPU ($workers workers x $threads threads, limit ${SUITE_S} s) =="
 OMP_NUM_THREADS=$threads timeout -k 5 "$SUITE_S" "$PY" -m pytest -q -n "$workers" \
@@ -58,20 +64,29 @@ def verdict(passed, name, detail):
     lines.append(f"  [{'PASS' if passed else 'FAIL'}] {name}: {detail}")
 
 
-counts, cuda = {}, {}
-try:
-    for case in ET.parse(log / "suite.xml").iter("testcase"):
-        outcome = next((child.tag for child in case if child.tag in
-                        ("failure", "error", "skipped")), "passed")
-        counts[outcome] = counts.get(outcome, 0) + 1
-        if case.get("classname", "").endswith("test_cuda"):
-            cuda[outcome] = cuda.get(outcome, 0) + 1
-except (OSError, ET.ParseError):
-    pass
+def outcomes(path, keep=lambda case: True):
+    """Outcome counts of a junit report's test cases ({} when it is missing)."""
+    found = {}
+    try:
+        for case in ET.parse(path).iter("testcase"):
+            if keep(case):
+                outcome = next((child.tag for child in case if child.tag in
+                                ("failure", "error", "skipped")), "passed")
+                found[outcome] = found.get(outcome, 0) + 1
+    except (OSError, ET.ParseError):
+        pass
+    return found
+
+
+counts = outcomes(log / "suite.xml")
+cuda = outcomes(log / "cuda.xml", lambda case: case.get("classname", "").endswith("test_cuda"))
+devices = outcomes(log / "cuda.xml")
 timed_out = " (timed out)" if suite_rc in (124, 137) else ""
 verdict(suite_rc == 0, "suite", f"pytest exit {suite_rc}{timed_out}; {counts or 'no report'}")
 verdict(bool(cuda) and set(cuda) == {"passed"}, "cuda_tests",
         f"tests/test_cuda.py {cuda or 'not run'} (every test must run and pass)")
+verdict(bool(devices) and not {"failure", "error"} & set(devices), "device_tests",
+        f"test_cuda + test_device_paths/numerics/metrics {devices or 'not run'}")
 bench = (log / "bench.txt").read_text(errors="replace") if (log / "bench.txt").exists() else ""
 found = re.findall(r"^\s*\[(PASS|FAIL)\] (.*)$", bench, flags=re.M)
 for word, rest in found:
