@@ -242,3 +242,31 @@ def test_comparison_plot_is_a_labelled_two_by_two_grid(tmp_path, monkeypatch):
     assert {"+0.050 mAP", "-0.020 t-mAP@50"} <= {t.get_text() for t in delta.texts}
     assert "t-mAP@50" in delta.get_xlabel() and "Δ t-mAP@50" in caption
     assert any("n/a" in t.get_text() for t in delta.texts)
+
+
+def test_a_controls_time_window_map_reads_the_real_times():
+    """Δ t-mAP compares like with like: the control is embedded from its constant-time rows,
+    but its t-mAP@50 relevance (same label within the window) reads the rows' real times,
+    as the estimator's does; with its own constant times every same-label item would count
+    (that read -0.27 for TempXNet in the main job)."""
+    from temporal_xmodal import BinnedProcrustesEmbedder, CCACrossModal
+    from temporal_xmodal.base import embed_with_time
+    from temporal_xmodal.comparison import compare, synthetic_split, with_constant_time
+    from temporal_xmodal.metrics import cross_modal_scores
+
+    X_tr, y_tr, X_te, y_te, n_img, window = synthetic_split(1200, random_state=0,
+                                                            profiles="steady")
+    binned = BinnedProcrustesEmbedder(CCACrossModal(embedding_dim=8), bins=3, min_bin_size=30,
+                                      n_image_features=n_img, random_state=0)
+    blocks = lambda X: (X[:, :n_img], X[:, n_img:-1], X[:, -1])  # noqa: E731
+    controls = (with_constant_time(blocks(X_tr)), with_constant_time(blocks(X_te)))
+    (row,) = compare({"Binned": binned}, X_tr, y_tr, X_te, y_te, time_window=window,
+                     controls=controls, log=lambda message: None)
+    control = BinnedProcrustesEmbedder(CCACrossModal(embedding_dim=8), bins=3, min_bin_size=30,
+                                       n_image_features=n_img, random_state=0)
+    control.fit(controls[0], y_tr)
+    Z_image, Z_text, _, _ = embed_with_time(control, controls[1])
+    expected = cross_modal_scores(Z_image, Z_text, y_te, metrics=("map",), k=50,
+                                  time=X_te[:, -1], time_window=window)["map"]
+    assert row["delta_tmap50"] == pytest.approx(row["tmap50"] - expected)
+    assert row["delta_tmap50"] > 0.05  # one CCA per era answers "same category, close in time"

@@ -24,7 +24,9 @@ from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 
-from ..time import TimeBinWarning
+from ..base import embed_with_time, layout_blocks
+from ..metrics import cross_modal_scores
+from ..time import TimeBinWarning, TimeRangeWarning
 from ..evaluation.report import evaluate_estimator, evaluate_undated
 from ..estimators import date_prior_scores
 from ..metrics import counterpart_reciprocal_ranks, random_mrr
@@ -114,6 +116,21 @@ def _fit_evaluate(estimator, X_train, y_train, X_test, y_test, evaluate, control
     return seconds, {**figures, "still_improving": bool(short)}
 
 
+def _evaluate_control(estimator, X_control, y, *, X_real, time_window):
+    """A constant-time control's figures on its constant-time test rows, except t-mAP@50,
+    whose relevance (same label and ``|Δt| <= time_window``) reads the rows' real times, as
+    the estimator's own t-mAP@50 does: the control is embedded without them."""
+    figures = evaluate_estimator(estimator, X_control, y, time_window=time_window)
+    Z_image, Z_text, _, _ = embed_with_time(estimator, X_control)
+    with warnings.catch_warnings():  # the real times lie outside the control's one instant
+        warnings.simplefilter("ignore", TimeRangeWarning)
+        real_time = layout_blocks(estimator, X_real)[2]
+    period = cross_modal_scores(Z_image, Z_text, y, metrics=("map",), k=50, time=real_time,
+                                time_window=float(time_window))
+    figures["tmap50"] = float(period["map"])
+    return figures
+
+
 def _keyed_fit_evaluate(key, *args):
     """:func:`_fit_evaluate` tagged with its job key (parallel results arrive unordered)."""
     return key, _fit_evaluate(*args)
@@ -189,6 +206,10 @@ def compare(estimators, X_train, y_train, X_test, y_test, *, time_window, protoc
     """
     evaluate = (partial(evaluate_estimator, time_window=time_window) if protocol == "labels"
                 else evaluate_undated)
+    # a control's t-mAP@50 asks the task's question: relevant = same label within the window
+    # of the rows' real times (its own rows all carry one time)
+    evaluate_control = (partial(_evaluate_control, X_real=X_test, time_window=time_window)
+                        if protocol == "labels" and time_window is not None else evaluate)
     y_eval = y_test if protocol == "labels" else None
     # how each method uses time, read before the fits (a fitted use_time=False control
     # reads "none")
@@ -202,15 +223,16 @@ def compare(estimators, X_train, y_train, X_test, y_test, *, time_window, protoc
     if n_jobs == 1:
         for i, (name, control, est, X_tr, X_te) in enumerate(jobs, 1):
             log(f"[{i}/{len(jobs)}] fitting {name}{label[control]} ...")
-            results[name, control] = _fit_evaluate(est, X_tr, y_train, X_te, y_eval, evaluate,
-                                                   control)
+            results[name, control] = _fit_evaluate(
+                est, X_tr, y_train, X_te, y_eval, evaluate_control if control else evaluate,
+                control)
             log(f"[{i}/{len(jobs)}] {name}{label[control]} done: "
                 f"fit {results[name, control][0]:.1f} s")
     else:
         log(f"fitting {len(jobs)} models on {n_jobs} parallel workers ...")
         done = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(
             delayed(_keyed_fit_evaluate)((name, control), est, X_tr, y_train, X_te, y_eval,
-                                         evaluate, control)
+                                         evaluate_control if control else evaluate, control)
             for name, control, est, X_tr, X_te in jobs)
         for i, (key, result) in enumerate(done, 1):
             results[key] = result
