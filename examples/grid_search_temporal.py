@@ -12,10 +12,11 @@ usual ``GridSearchCV``.  This script tunes the knobs that move the scores
 2. ``TempXNetEmbedder``'s ``temporal_weight`` (0 is its static control) and the
    ``bandwidth`` of its recency correlation.
 
-(``DiachronicEmbedder``'s ``window`` and ``decay`` barely move the scores: same-
-category pairs just outside the window get a small weight anyway; see the page.)
+(``DiachronicEmbedder``'s ``window`` and ``decay`` act through its same-category term, which
+the default loss balance weighs at about 4 %: they move the time-window score once
+``intra_balance=1`` gives it the paper's weight, as the README's grid search does; see the page.)
 
-Every candidate is scored with several scorers of :mod:`temporal_xmodal.metrics`
+Every candidate is scored with several scorers of :mod:`temporal_xmodal.scoring`
 at once (time-window mAP@50, plain mAP, MRR), refitted on the time-aware one, which
 is the one that sees what time buys, and ``cv_results_`` is printed as a table with
 the spread between the best and the worst candidate.  Folds are fitted in parallel
@@ -140,9 +141,7 @@ def main():
                {"bins": bins}, data, args)
 
     # --------------------------------------------- 2. TempXNetEmbedder
-    # Small networks keep the search quick; the paper's sizes are the defaults.  A search over
-    # a temporal knob uses time in every candidate (use_time="auto" would fall back to the
-    # constant-time control wherever a setting costs, and flatten the search).
+    # Small networks keep the search quick; the paper's sizes are the defaults.
     small = dict(use_time=True, hidden_dim=64 if args.fast else 256, embedding_dim=32,
                  max_epochs=2 if args.fast else 10, random_state=0,
                  n_image_features=info.n_image_features)
