@@ -213,12 +213,31 @@ def targets_section(doc):
     return lines
 
 
+def probe_section(doc):
+    """Bad input, case by case (``probe_bad_input.py``): how many got a clear answer."""
+    counts = doc["counts"]
+    kinds = ("clear", "sane", "silent", "obscure", "hang")
+    lines = ["## Bad input: every case answered", "",
+             f"{_settings(doc)}: {doc['n_cases']} cases of bad or unusual input across the "
+             "estimators, metrics, search and time parsing. *clear*: an error or warning that "
+             "names the problem; *sane*: a correct result; *silent*: a wrong result without a "
+             "word; *obscure*: an error that does not name the problem; *hang*: no answer.", "",
+             "| " + " | ".join(kinds) + " |", "|" + "---|" * len(kinds),
+             "| " + " | ".join(str(counts.get(k, 0)) for k in kinds) + " |"]
+    families = doc.get("round3_per_family") or {}
+    if families:
+        lines += ["", "Round 3 (issue 32's families and issue 35's items 3–5): "
+                  + "; ".join(f"{name}: " + ", ".join(f"{k} {v}" for k, v in found.items())
+                              for name, found in families.items()) + "."]
+    return lines
+
+
 def generic_section(doc):
     return [f"## `{doc['benchmark']}`", "", f"{_settings(doc)}."]
 
 
 SECTIONS = {"bench_demo_time": demo_time_section, "bench_sensitivity": sensitivity_section,
-            "bench_ticrc_all": ticrc_section}
+            "bench_ticrc_all": ticrc_section, "probe_bad_input": probe_section}
 
 
 def _section(doc):
