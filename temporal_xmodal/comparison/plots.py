@@ -119,7 +119,7 @@ def _delta_time_panel(ax, rows, score_label):
                 ax.text(d + 0.04 * span * (1 if d >= 0 else -1), y[i], f"{d:+.3f} {label}",
                         va="center", ha="left" if d >= 0 else "right", fontsize=8)
     ax.axvline(0, color="black", lw=0.8)
-    ax.set_xlim(-1.8 * span, 1.8 * span)
+    ax.set_xlim(-2.2 * span, 2.2 * span)  # room for the labels beside the bars
     ax.set_yticks(x, [r["name"] for r in rows], fontsize=10)
     ax.invert_yaxis()
     names = " and ".join(label for _, label, _ in series)
