@@ -32,8 +32,8 @@ class _UseTime(Options):
 
     def __str__(self):
         return ("a bool (True: the method with its times; False: its constant-time control). "
-                "To choose between them on held-out data, which use_time='auto' did inside "
-                f"fit until version 0.1, search it: {RECIPE}")
+                "To choose between them on held-out data (what the removed use_time='auto' "
+                f"did inside fit), search it: {RECIPE}")
 
 
 #: The scikit-learn constraint of ``use_time``.
