@@ -86,7 +86,7 @@ def test_the_comparison_figure_says_what_it_shows():
     """The plot named no data set, size, seed or time window."""
     from sklearn.utils import Bunch
 
-    from temporal_xmodal.comparison.run import figure_title
+    from temporal_xmodal.comparison.plots import figure_title
 
     data = Bunch(X_train=[0] * 723, X_test=[0] * 277, eval_window=0.5)
     assert figure_title("synthetic", data, 3, 5) == (

@@ -14,7 +14,16 @@ from sklearn.utils._param_validation import validate_params
 from ..evaluation import ResultTable, plot_per_bin_map
 from .table import COLUMNS, METRIC_NAMES, is_na
 
-__all__ = ["plot_results"]
+__all__ = ["figure_title", "plot_results"]
+
+
+def figure_title(dataset, data, random_state, max_epochs):
+    """What the comparison figure shows: data set, size, seed, time window, epochs."""
+    window = ("undated: no time window" if data.eval_window is None
+              else f"relevance window ±{data.eval_window:.2g} years")
+    epochs = "papers' epochs" if max_epochs is None else f"max_epochs={max_epochs}"
+    return (f"{dataset} data set: {len(data.X_train)} training + {len(data.X_test)} test "
+            f"items, seed {random_state}, {window}, {epochs}")
 
 
 def _categorical_breakdown(rows, category_names=None):

@@ -24,8 +24,7 @@ from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 
-from ..base import embed_with_time, layout_blocks
-from ..metrics import cross_modal_scores
+from ..base import layout_blocks
 from ..time import TimeBinWarning, TimeRangeWarning
 from ..evaluation.report import evaluate_estimator, evaluate_undated
 from ..estimators import date_prior_scores
@@ -33,7 +32,7 @@ from ..metrics import counterpart_reciprocal_ranks, random_mrr
 from ..time import time_use
 from .._validation import CountInterval, RealInterval
 from .data import DATASETS, load_comparison_data, with_constant_time
-from .plots import plot_results
+from .plots import figure_title, plot_results
 from .registry import NOT_APPLICABLE, estimator_registry, set_matching_params
 from .table import COLUMNS, DELTA_TIME_SCORE, UNDATED_COLUMNS, format_table
 
@@ -120,15 +119,11 @@ def _evaluate_control(estimator, X_control, y, *, X_real, time_window):
     """A constant-time control's figures on its constant-time test rows, except t-mAP@50,
     whose relevance (same label and ``|Δt| <= time_window``) reads the rows' real times, as
     the estimator's own t-mAP@50 does: the control is embedded without them."""
-    figures = evaluate_estimator(estimator, X_control, y, time_window=time_window)
-    Z_image, Z_text, _, _ = embed_with_time(estimator, X_control)
     with warnings.catch_warnings():  # the real times lie outside the control's one instant
         warnings.simplefilter("ignore", TimeRangeWarning)
         real_time = layout_blocks(estimator, X_real)[2]
-    period = cross_modal_scores(Z_image, Z_text, y, metrics=("map",), k=50, time=real_time,
-                                time_window=float(time_window))
-    figures["tmap50"] = float(period["map"])
-    return figures
+    return evaluate_estimator(estimator, X_control, y, time_window=time_window,
+                              relevance_time=real_time)
 
 
 def _keyed_fit_evaluate(key, *args):
@@ -285,15 +280,6 @@ def _json_ready(value):
     },
     prefer_skip_nested_validation=True,
 )
-def figure_title(dataset, data, random_state, max_epochs):
-    """What the comparison figure shows: data set, size, seed, time window, epochs."""
-    window = ("undated: no time window" if data.eval_window is None
-              else f"relevance window ±{data.eval_window:.2g} years")
-    epochs = "papers' epochs" if max_epochs is None else f"max_epochs={max_epochs}"
-    return (f"{dataset} data set: {len(data.X_train)} training + {len(data.X_test)} test "
-            f"items, seed {random_state}, {window}, {epochs}")
-
-
 def run_compare(dataset="synthetic", output="compare_output", n_samples=None, random_state=0,
                 plots=True, max_epochs=None, data_dir=None, cache_dir=None, estimators=None,
                 n_jobs=1, verbose=False, log=print):

@@ -49,10 +49,12 @@ def _per_category_map(Z_image, Z_text, y):
         "time_window": [RealInterval(0, None), None],
         "n_bins": [CountInterval(1, None)],
         "random_state": ["random_state"],
+        "relevance_time": ["array-like", None],
     },
     prefer_skip_nested_validation=True,
 )
-def evaluate_estimator(estimator, X, y, *, time_window, n_bins=10, random_state=0):
+def evaluate_estimator(estimator, X, y, *, time_window, n_bins=10, random_state=0,
+                       relevance_time=None):
     """Retrieval figures and diachronic protocols of a fitted estimator on ``(X, y)``.
 
     The split is embedded once at its own times (:func:`embed_split`); coarse
@@ -80,6 +82,10 @@ def evaluate_estimator(estimator, X, y, *, time_window, n_bins=10, random_state=
         Time bins of the local-alignment and temporally-bounded protocols.
     random_state : int, default=0
         Query sampling of the local-alignment protocol.
+    relevance_time : array-like of shape (n_samples,) or None, default=None
+        The times t-mAP@50's relevance reads, on the estimator's time axis; ``None``: the
+        rows' own (those they are embedded at).  A constant-time control, embedded at one
+        instant, passes the rows' real times, so that its t-mAP@50 asks the task's question.
 
     Returns
     -------
@@ -108,8 +114,9 @@ def evaluate_estimator(estimator, X, y, *, time_window, n_bins=10, random_state=
             figures.update(dict.fromkeys(TEMPORAL_KEYS, float("nan")))
             figures["per_category"] = _per_category_map(Z_image, Z_text, np.asarray(y))
             return figures
-        period = cross_modal_scores(Z_image, Z_text, labels, metrics=("map",), time=time,
-                                    time_window=float(time_window), k=50)
+        period = cross_modal_scores(
+            Z_image, Z_text, labels, metrics=("map",), k=50, time_window=float(time_window),
+            time=time if relevance_time is None else np.asarray(relevance_time, dtype=float))
         bounded, per_bin = temporally_bounded_retrieval(estimator, split, bins=n_bins)
         local = local_alignment(estimator, split, bins=n_bins, random_state=random_state)
     figures.update({
