@@ -60,8 +60,8 @@ class RetrievalScoring(Callback):
         if self.time_window is not None:
             time = dataset_valid.X["time"]
             time = time if dataset_valid.rows is None else time[dataset_valid.rows]
-            net.history.record("valid_tmap", _time_window_map(
-                z_img, z_txt, labels, time.numpy(), queries, self.time_window))
+            net.history.record("valid_tmap", _cross_modal_map(
+                z_img, z_txt, labels, queries, time.numpy(), self.time_window))
 
 
 def _embed_on_device(net, dataset):
@@ -73,33 +73,29 @@ def _embed_on_device(net, dataset):
     return z_img, z_txt, dataset.labels(device)
 
 
-def _cross_modal_map(z_img, z_txt, labels, queries):
+def _cross_modal_map(z_img, z_txt, labels, queries, time=None, window=None):
     """Mean of image → text and text → image mAP, ``queries`` (a slice or sorted row
-    indices) against every item.
+    indices) against every item; with a ``window``, time-window mAP@50 (relevant = a shared
+    label and ``|Δt| <= window``, ``time`` the items' times).
 
     On the CPU with NumPy (:func:`~temporal_xmodal.metrics.mean_average_precision`); on
     another device with the same definition in torch there, so that no embedding leaves it.
+    The time-window figure is NumPy's on the host (one copy of the validation embeddings per
+    epoch, after the epoch's last step).
     """
-    if z_img.device.type == "cpu":
+    options = {}
+    if z_img.device.type == "cpu" or window is not None:
         score = mean_average_precision
-        z_img, z_txt, labels = z_img.numpy(), z_txt.numpy(), labels.numpy()
+        z_img, z_txt, labels = (a.detach().cpu().numpy() for a in (z_img, z_txt, labels))
+        if window is not None:
+            options = {"k": 50, "query_time": time[queries], "gallery_time": time,
+                       "time_window": window}
     else:
         score = mean_average_precision_torch
         if not isinstance(queries, slice):
             queries = torch.as_tensor(queries, device=z_img.device)
-    return 0.5 * (score(z_img[queries], z_txt, labels[queries], labels)
-                  + score(z_txt[queries], z_img, labels[queries], labels))
-
-
-def _time_window_map(z_img, z_txt, labels, time, queries, window, k=50):
-    """Mean of image → text and text → image time-window mAP@``k`` (relevant = a shared label
-    and ``|Δt| <= window``), ``queries`` against every item, with NumPy on the host: one copy
-    of the validation embeddings per epoch, after the epoch's last step."""
-    z_img, z_txt, labels = (a.detach().cpu().numpy() for a in (z_img, z_txt, labels))
-    common = {"k": k, "query_time": time[queries], "gallery_time": time, "time_window": window}
-    return 0.5 * (mean_average_precision(z_img[queries], z_txt, labels[queries], labels, **common)
-                  + mean_average_precision(z_txt[queries], z_img, labels[queries], labels,
-                                           **common))
+    return 0.5 * (score(z_img[queries], z_txt, labels[queries], labels, **options)
+                  + score(z_txt[queries], z_img, labels[queries], labels, **options))
 
 
 class ScheduledMargin(Callback):
