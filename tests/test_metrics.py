@@ -370,7 +370,7 @@ def test_topk_metrics_gpu_plan_and_tensors_give_the_cpu_figures(monkeypatch, lab
     """The GPU plan (large blocks), run on the CPU, and tensor inputs: the same figures."""
     import torch
 
-    from temporal_xmodal.metrics import _topk
+    from temporal_xmodal.metrics._scan import _engine
 
     rng = np.random.default_rng(20 + k)
     n_q, n_g = (60, 60) if labels == "counterpart" else (150, 700)
@@ -387,10 +387,8 @@ def test_topk_metrics_gpu_plan_and_tensors_give_the_cpu_figures(monkeypatch, lab
     as_t = lambda a: None if a is None else torch.as_tensor(a)  # noqa: E731
     _, tensors = retrieval_metrics_at_k(as_t(Q), as_t(G), as_t(yq), as_t(yg), device="cpu",
                                         **opts)
-    real = _topk._plan
-    monkeypatch.setattr(_topk, "_plan", lambda n_q, n_g, wm, device, width=1:
-                        real(n_q, n_g, wm, torch.device("cuda"), width))
-    assert _topk._plan(n_q, n_g, None, "cpu", k + 1)[0] == n_q  # one block of all queries
+    monkeypatch.setattr(_engine, "planning_device", lambda A: torch.device("cuda"))
+    assert _at_k_plan(n_q, n_g, None, "cuda", k + 1)[0] == n_q  # one block of all queries
     gpu = [retrieval_metrics_at_k(Q, G, yq, yg, working_memory=wm, **opts)[1]
            for wm in (None, 0.05)]
     for other in (tensors, *gpu):
@@ -444,9 +442,17 @@ def test_topk_metrics_on_cuda_equal_cpu():
         np.testing.assert_allclose(gpu[name], values, rtol=0, atol=1e-12, err_msg=name)
 
 
-def test_topk_metrics_plans_by_device():
-    from temporal_xmodal.metrics._topk import _plan
+def _at_k_plan(n_query, n_gallery, working_memory, device, width=1):
+    """The scan plan of retrieval_metrics_at_k with top lists of ``width`` items."""
+    from temporal_xmodal.metrics._at_k import _FOOTPRINT
+    from temporal_xmodal.metrics._scan import plan_scan
 
+    return tuple(plan_scan(_FOOTPRINT, n_query, n_gallery, working_memory, device,
+                           bytes_per_query=24 * width**2))
+
+
+def test_topk_metrics_plans_by_device():
+    _plan = _at_k_plan
     assert _plan(10_000, 10**6, None, "cpu") == (128, 2048)  # cache-sized, as before
     assert _plan(10_000, 10**6, 16, "cpu") == (128, 2048)
     assert _plan(100, 10**6, 0.05, "cpu") == (100, 10)

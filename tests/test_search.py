@@ -62,12 +62,11 @@ def test_ties_are_ordered_by_index_and_k_is_capped():
 
 
 def _gpu_plan(monkeypatch):
-    """Make topk_torch plan as on a CUDA device while the tensors stay on the CPU."""
-    from temporal_xmodal.metrics import _scan_topk as _topk
+    """Make every scan plan as on a CUDA device while the tensors stay on the CPU."""
+    from temporal_xmodal.metrics._scan import _engine, _topk
 
-    real = _topk._plan
-    monkeypatch.setattr(_topk, "_plan", lambda n_q, n_g, itemsize, wm, device:
-                        real(n_q, n_g, itemsize, wm, torch.device("cuda")))
+    for module in (_engine, _topk):
+        monkeypatch.setattr(module, "planning_device", lambda A: torch.device("cuda"))
 
 
 def _tied_galleries(kind, dtype, rng):
@@ -114,29 +113,35 @@ def test_gpu_plan_equals_brute_force_on_continuous_scores(monkeypatch, dtype):
 
 
 def test_search_plans_by_device():
-    from temporal_xmodal.metrics._scan_topk import _plan, block_sizes
+    from temporal_xmodal.metrics._scan import plan_scan, topk_footprint
 
-    # CPU: today's cache-sized blocks and threshold pruning
-    assert _plan(10_000, 10**6, 4, None, "cpu") == (*block_sizes(10_000, 10**6, 4, None), True)
-    assert _plan(10_000, 10**6, 4, None, "cpu")[:2] == (1024, 4096)
-    # GPU: 1,024+ queries, the whole gallery when the budget holds it, no pruning
-    assert _plan(10_000, 10**6, 4, 8192, "cuda") == (8192 * 2**20 // 8 // 10**6, 10**6, False)
-    assert _plan(10_000, 20_000, 4, 8192, "cuda") == (4096, 20_000, False)
-    q_block, g_chunk, prune = _plan(10_000, 10**6, 8, 1024, "cuda")
-    assert (q_block, prune) == (1024, False) and g_chunk == 2**30 // 16 // 1024
-    assert _plan(5, 7, 4, None, "cuda") == (5, 7, False)
+    def plan(n_q, n_g, itemsize, wm, device):
+        return tuple(plan_scan(topk_footprint(itemsize), n_q, n_g, wm, device))
+
+    # CPU: cache-sized blocks (threshold pruning)
+    assert plan(10_000, 10**6, 4, None, "cpu") == (1024, 4096)
+    # GPU: 1,024+ queries, the whole gallery when the budget holds it
+    assert plan(10_000, 10**6, 4, 8192, "cuda") == (8192 * 2**20 // 8 // 10**6, 10**6)
+    assert plan(10_000, 20_000, 4, 8192, "cuda") == (4096, 20_000)
+    q_block, g_chunk = plan(10_000, 10**6, 8, 1024, "cuda")
+    assert q_block == 1024 and g_chunk == 2**30 // 16 // 1024
+    assert plan(5, 7, 4, None, "cuda") == (5, 7)
 
 
 @pytest.mark.parametrize("device", ["cpu", "meta"])
 def test_gpu_plan_scan_makes_one_host_sync(device):
     # meta tensors hold no data: nonzero or .item() anywhere but the final check would fail
-    from temporal_xmodal.metrics._scan_topk import _topk_dense
+    from temporal_xmodal.metrics._scan import Scan, ScanPlan, topk_footprint
+    from temporal_xmodal.metrics._scan._topk import _DenseTopk
 
     Q = torch.randn(300, 8).to(device)
     G = torch.randn(1000, 8).to(device)
+    scan = Scan(Q, G, topk_footprint(4))
+    scan.plan = ScanPlan(64, 300)  # 5 query blocks x 4 gallery chunks
     with HostSyncs(fake=False if device == "meta" else None) as syncs:
-        scores, idx = _topk_dense(Q, G, 10, 64, 300)  # 5 query blocks x 4 gallery chunks
+        top = scan.run(_DenseTopk(300, 10, Q.dtype, Q.device))
     assert syncs.calls == ["aten._local_scalar_dense.default"]  # the final tie check
+    scores, idx = top.scores, top.indices
     assert scores.shape == idx.shape == (300, 10)
 
 

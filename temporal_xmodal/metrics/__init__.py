@@ -12,9 +12,10 @@ torch ops on the embeddings' device.
 Read more in the user guide: docs/metrics.md.
 """
 
-from ._blocks import iter_score_blocks
+from ._at_k import retrieval_metrics_at_k
 from ._counterpart import counterpart_reciprocal_ranks, random_mrr
-from ._device import mean_average_precision_torch
+from ._full_ranking import iter_score_blocks
+from ._full_ranking_torch import mean_average_precision_torch
 from ._ranking import (
     average_precision_per_query,
     ndcg_per_query,
@@ -28,7 +29,6 @@ from ._retrieval import (
     ndcg_at_k,
     recall_at_k,
 )
-from ._topk import retrieval_metrics_at_k
 
 __all__ = [
     "average_precision_per_query",

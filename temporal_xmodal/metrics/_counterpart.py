@@ -2,14 +2,33 @@
 
 Query ``i`` pairs with candidate ``i``; :func:`counterpart_reciprocal_ranks` gives the
 reciprocal rank of the gold item in both directions, :func:`random_mrr` the expected MRR
-of a random ranking.
+of a random ranking.  The ranks are counts (no sorting): a reducer of the scan engine
+(:class:`._scan.Scan`) over the given matrix counts, in one pass over its blocks, the
+candidates scoring at least as high as the gold one, along the rows and the columns.
 """
 
 import numpy as np
 from sklearn.utils._param_validation import validate_params
 
 from .._validation import CountInterval
-from ._ranking import reciprocal_rank_per_query
+from ._scan import Footprint, Reducer, Scan
+
+#: 1-byte comparisons per pair, in blocks of at most 256 rows x 4,096 columns
+#: (2**20 pairs: the block's comparisons stay in the cache).
+_FOOTPRINT = Footprint(8, max_query_block=256, max_pairs=2**20)
+
+
+class _CounterpartRanks(Reducer):
+    """Candidates scoring at least as high as the gold one, per row and per column."""
+
+    def __init__(self, gold):
+        self.gold = gold
+        self.row_rank = np.zeros(len(gold), dtype=np.int64)
+        self.col_rank = np.zeros(len(gold), dtype=np.int64)
+
+    def reduce(self, state, rows, cols, S):
+        self.row_rank[rows] += np.count_nonzero(S >= self.gold[rows, None], axis=1)
+        self.col_rank[cols] += np.count_nonzero(S >= self.gold[None, cols], axis=0)
 
 
 @validate_params({"scores": ["array-like"]}, prefer_skip_nested_validation=True)
@@ -30,7 +49,13 @@ def counterpart_reciprocal_ranks(scores):
         Rank of text ``i`` among all texts for image ``i`` (row-wise).
     rr_t2i : ndarray of shape (n,)
         Rank of image ``i`` among all images for text ``i`` (column-wise).
-        Ties count against the query (:func:`reciprocal_rank_per_query`).
+        A rank counts every candidate scoring at least as high as the gold one
+        (ties count against the query, as :func:`reciprocal_rank_per_query`).
+
+    Raises
+    ------
+    ValueError
+        A matrix that is not square, or NaN scores.
 
     Examples
     --------
@@ -43,9 +68,12 @@ def counterpart_reciprocal_ranks(scores):
     scores = np.asarray(scores, dtype=np.float64)
     if scores.ndim != 2 or scores.shape[0] != scores.shape[1]:
         raise ValueError(f"scores must be a square (n, n) matrix; got shape {scores.shape}.")
-    gold = np.eye(scores.shape[0], dtype=bool)
-    return (reciprocal_rank_per_query(scores, gold),
-            reciprocal_rank_per_query(scores.T, gold))
+    n_nan = int(np.isnan(scores).sum())
+    if n_nan:
+        raise ValueError(f"scores contain {n_nan} NaN value(s); a NaN score has no rank.")
+    # one scan, no thread: the column counts of different row blocks add up
+    ranks = Scan(scores, None, _FOOTPRINT).run(_CounterpartRanks(np.diagonal(scores).copy()))
+    return 1.0 / ranks.row_rank, 1.0 / ranks.col_rank
 
 
 @validate_params({"n_candidates": [CountInterval(1, None)]},

@@ -4,7 +4,7 @@ Every function here takes a block of ``scores`` (one row per query, one column
 per gallery item, higher = more similar) and a block of ``relevance`` of the
 same shape, and returns one value per query.  The embedding-level metrics of
 :mod:`temporal_xmodal.metrics._retrieval` run them over the score blocks of
-the full-ranking scan (:mod:`temporal_xmodal.metrics._blocks`), so that N x N
+the full-ranking scan (:mod:`temporal_xmodal.metrics._full_ranking`), so that N x N
 work never holds more than a bounded block in memory.
 
 Ties

@@ -1,13 +1,13 @@
 """Retrieval metrics on embeddings: mAP, MRR, recall@k, nDCG@k and the cross-modal summary.
 
 Each metric runs its per-query function (:mod:`._ranking`) over the memory-bounded
-score blocks of the full-ranking scan (:mod:`._blocks`).
+score blocks of the full-ranking scan (:mod:`._full_ranking`).
 """
 
 import numpy as np
 from sklearn.utils._param_validation import validate_params
 
-from ._blocks import SCAN_CONSTRAINTS, _per_query
+from ._full_ranking import SCAN_CONSTRAINTS, _per_query
 from ._ranking import (
     RANKING_CONSTRAINTS,
     _average_precision,
@@ -15,8 +15,7 @@ from ._ranking import (
     _recall,
     _reciprocal_rank,
 )
-from ._relevance import check_lengths
-from ._scan import K_RANGE
+from ._scan import K_RANGE, check_lengths
 
 
 def _nanmean(values):
@@ -52,7 +51,7 @@ _OPTIONS_DOC = """query_time, gallery_time : array-like of shape (n,) or None, d
 
 def _scan_options(query_time, gallery_time, time_window, similarity, working_memory, n_jobs,
                   nan_policy):
-    """The keyword arguments of :func:`._blocks._per_query` shared by every metric."""
+    """The keyword arguments of :func:`._full_ranking._per_query` shared by every metric."""
     return dict(query_time=query_time, gallery_time=gallery_time, time_window=time_window,
                 similarity=similarity, working_memory=working_memory, n_jobs=n_jobs,
                 nan_policy=nan_policy)

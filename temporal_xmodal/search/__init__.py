@@ -21,7 +21,7 @@ from ._exploration import neighbourhood_over_time, neighbourhood_shift
 from ._index import CrossModalIndex, cross_modal_search
 from ._plotting import plot_neighbourhood_over_time, plot_neighbourhood_shift
 from ._results import SearchResult
-from ._topk import search_embeddings
+from ._exact import search_embeddings
 
 __all__ = [
     "CrossModalIndex",

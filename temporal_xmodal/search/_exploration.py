@@ -27,11 +27,12 @@ import numpy as np
 import torch
 from sklearn.utils._param_validation import StrOptions, validate_params
 
+from ..metrics._scan import topk
 from ._change import over_time_change, time_change
 from ._index import CONSTRAINTS, CrossModalIndex
 from ._pipeline import embed, estimator_device
 from ._results import _payload_columns, check_ids, check_payload, pandas_or_none
-from ._topk import as_embedding_tensor, topk_torch
+from ._exact import as_embedding_tensor
 
 _DIRECTIONS = {"i2t": ("image", "text"), "t2i": ("text", "image"),
                "i2i": ("image", "image"), "t2t": ("text", "text")}
@@ -207,8 +208,8 @@ def _shared_counts(A, B, block_entries=2**24):
 def _topk_sets(Z, G, k, exclude_self, working_memory):
     """Top-k gallery rows of each row of ``Z``; the item itself left out if asked."""
     if not exclude_self:
-        return topk_torch(Z, G, k, working_memory=working_memory)[1]
-    idx = topk_torch(Z, G, k + 1, working_memory=working_memory)[1]
+        return topk(Z, G, k, working_memory=working_memory)[1]
+    idx = topk(Z, G, k + 1, working_memory=working_memory)[1]
     own = idx == np.arange(len(idx))[:, None]
     # drop the item itself where found, otherwise the (k+1)-th neighbour
     drop = np.where(own.any(axis=1), own.argmax(axis=1), idx.shape[1] - 1)

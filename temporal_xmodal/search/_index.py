@@ -12,15 +12,10 @@ from sklearn.utils._param_validation import Interval, StrOptions, validate_param
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import CountInterval
+from ..metrics._scan import topk
 from ._pipeline import EMBEDDER, embed, estimator_device
 from ._results import SearchResult, check_ids, check_payload, format_result
-from ._topk import (
-    as_embedding_tensor,
-    build_faiss_index,
-    import_faiss,
-    topk_faiss,
-    topk_torch,
-)
+from ._exact import as_embedding_tensor, build_faiss_index, import_faiss, topk_faiss
 
 _MODALITIES = ("image", "text")
 _BACKENDS = ("torch", "faiss")
@@ -238,7 +233,7 @@ class CrossModalIndex(BaseEstimator):
         if self.backend == "faiss":
             scores, indices = topk_faiss(Q, None, k, index=self.faiss_index_)
         else:
-            scores, indices = topk_torch(Q, self.embeddings_, k,
+            scores, indices = topk(Q, self.embeddings_, k,
                                          working_memory=self.working_memory)
         return SearchResult(scores, indices, self.payload_, query_ids=ids,
                             gallery_ids=self.ids_)

@@ -1,7 +1,7 @@
 """Exact top-k search of embedding matrices: the torch scan, or faiss.
 
 ``backend="torch"`` runs the top-k reducer of the metrics' scan engine
-(:func:`~temporal_xmodal.metrics._scan_topk.topk_torch`: chunked products on
+(``metrics._scan.topk``: chunked products on
 any device, equal scores by increasing gallery index); ``backend="faiss"`` the
 same exact search with ``faiss.IndexFlatIP``, its ties put in the same order.
 """
@@ -16,8 +16,8 @@ from ..metrics._scan import (
     WORKING_MEMORY_RANGE,
     order_by_score_then_index,
     prepare_similarity,
+    topk,
 )
-from ..metrics._scan_topk import topk_torch
 
 FAISS_MISSING = (
     "backend='faiss' needs the faiss package, which is not installed. Install it with "
@@ -151,4 +151,4 @@ def search_embeddings(query, gallery, k=10, *, similarity="dot", backend="torch"
     Q, G = prepare_similarity(Q.to(G.dtype), G, similarity)
     if backend == "faiss":
         return topk_faiss(Q, G, k)
-    return topk_torch(Q, G, k, working_memory=working_memory)
+    return topk(Q, G, k, working_memory=working_memory)

@@ -4,7 +4,7 @@
 :func:`~temporal_xmodal.metrics.mean_average_precision` with torch ops only, so
 that a training loop on a GPU scores its validation set every epoch without
 moving embeddings to the host.  It is a reducer of the scan engine
-(:mod:`._scan`): query blocks of whole-gallery rows, sized from the device and
+(:class:`._scan.Scan`): query blocks of whole-gallery rows, sized from the device and
 ``working_memory``; per block float64 scores, one sort per row, tie groups
 located by a running maximum of their starts, cumulative relevance counts; no
 host synchronisation until the one ``.item()`` at the end, which also reports
@@ -15,7 +15,7 @@ import torch
 from sklearn.utils._param_validation import validate_params
 
 from .._validation import check_embeddings, nonfinite_rows
-from ._scan import WORKING_MEMORY_RANGE, Footprint, plan_scan, scan
+from ._scan import WORKING_MEMORY_RANGE, Footprint, Reducer, Relevance, Scan
 
 #: Blocks span the whole gallery; 48 bytes of temporaries per (query, gallery)
 #: pair (scores, sort indices, group starts, cumulative counts; about 33 at the
@@ -23,36 +23,21 @@ from ._scan import WORKING_MEMORY_RANGE, Footprint, plan_scan, scan
 _FOOTPRINT = Footprint(48, whole_gallery=True)
 
 
-def _check_labels(query_labels, gallery_labels, n_query, n_gallery):
-    """One row per item, and labels of one kind (1-D classes or indicators alike)."""
-    for name, L, n in (("query_labels", query_labels, n_query),
-                       ("gallery_labels", gallery_labels, n_gallery)):
-        if L.ndim not in (1, 2) or L.shape[0] != n:
-            raise ValueError(f"{name} must have one row per item ({n}); got shape "
-                             f"{tuple(L.shape)}.")
-    if query_labels.ndim != gallery_labels.ndim or (
-            query_labels.ndim == 2 and query_labels.shape[1] != gallery_labels.shape[1]):
-        raise ValueError(
-            "query_labels and gallery_labels must both be 1-D class labels or both be "
-            f"indicators with the same columns; got shapes {tuple(query_labels.shape)} and "
-            f"{tuple(gallery_labels.shape)}.")
+class _AveragePrecision(Reducer):
+    """AP of every query, as a float64 tensor on the scan's device."""
+
+    def __init__(self, relevance, n_query, device):
+        self.relevance = relevance
+        self.ap = torch.empty(n_query, dtype=torch.float64, device=device)
+
+    def reduce(self, state, rows, cols, S):
+        self.ap[rows] = _average_precision_block(S, self.relevance.relevant(rows))
 
 
-def _relevance_fn(query_labels, gallery_labels):
-    """``rows -> bool (n_rows, n_gallery)``: shares a label (or the same class)."""
-    if query_labels.ndim == 1:
-        return lambda rows: query_labels[rows, None] == gallery_labels[None, :]
-    # shared labels through a float32 product: 0/1 entries, counts exact below 2**24
-    Lq = (query_labels != 0).to(torch.float32)
-    Lg_T = (gallery_labels != 0).to(torch.float32).T
-    return lambda rows: (Lq[rows] @ Lg_T) > 0
+def _average_precision_block(scores, relevant):
+    """AP of each row of a block's float64 scores against the whole gallery.
 
-
-def _average_precision_block(products, relevant):
-    """AP of each row of a block's float64 scores (NaN without a relevant item).
-
-    ``products`` holds the block's one chunk (:func:`._scan.chunk_products`:
-    the whole gallery), whose scores this consumes.
+    NaN for a row without a relevant item.
 
     An item's rank is the number of gallery items scoring at least as high,
     ties included (as :func:`average_precision_per_query`): with each row
@@ -60,7 +45,6 @@ def _average_precision_block(products, relevant):
     maximum of the group starts), so ``rank = n - left`` and
     ``hits = R - (relevant items before left)``.
     """
-    ((_, scores),) = products
     n = scores.shape[1]
     ranked, order = torch.sort(scores, dim=1)
     del scores
@@ -163,18 +147,14 @@ def mean_average_precision_torch(query, gallery, query_labels, gallery_labels, *
         if not T.dtype.is_floating_point:
             raise TypeError(f"{name} must be a floating-point tensor; got {T.dtype}.")
     Q, G = check_embeddings(query, gallery, kind="torch", dtype=torch.float64, finite=False)
-    _check_labels(query_labels, gallery_labels, len(Q), len(G))
+    relevance = Relevance(query_labels, gallery_labels, n_query=len(Q), n_gallery=len(G),
+                          nan_policy=None)
     devices = {T.device for T in (query, gallery, query_labels, gallery_labels)}
     if len(devices) > 1:
         raise ValueError(f"query, gallery and labels must be on one device; got "
                          f"{sorted(map(str, devices))}.")
-    device = query.device
-    relevance = _relevance_fn(query_labels, gallery_labels)
-    n_q, n_g = Q.shape[0], G.shape[0]
-    plan = plan_scan(_FOOTPRINT, n_q, n_g, working_memory, device)
-    ap = torch.empty(n_q, dtype=torch.float64, device=device)
-    for rows, products in scan(Q, G, plan):
-        ap[rows] = _average_precision_block(products, relevance(rows))
+    scan = Scan(Q, G, _FOOTPRINT, working_memory=working_memory)
+    ap = scan.run(_AveragePrecision(relevance, len(Q), query.device)).ap
     # one value carries the mean and the validation: -1 / -2 / -3 = non-finite
     # query / gallery / both (an mAP is never negative)
     bad = 2 * (nonfinite_rows(G, sync=False) > 0) + (nonfinite_rows(Q, sync=False) > 0)

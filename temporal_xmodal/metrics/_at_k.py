@@ -3,7 +3,7 @@
 The full-ranking functions of :mod:`._retrieval` sort every query's whole
 ranking.  The @k figures only need each query's top ``k + 1`` and a few counts,
 so :func:`retrieval_metrics_at_k` is a reducer of the scan engine
-(:mod:`._scan`): the gallery streams past each query block in chunks (torch
+(:class:`._scan.Scan`): the gallery streams past each query block in chunks (torch
 matrix products and :func:`torch.topk`), and per query it keeps
 
 * the ``k + 1`` best (score key, gain) pairs (merged chunk by chunk);
@@ -22,8 +22,8 @@ top-``k + 1`` list whose score is strictly above the ``(k + 1)``-th has all
 its better-or-equal items in the list, so its rank is exact; an item tied with
 the ``(k + 1)``-th has rank > ``k`` and is outside the top ``k``.  Two cases
 need the whole gallery and are settled by a second, counting pass
-(:func:`_recount`) over only the queries concerned, on the engine's
-bit-identical products:
+(the engine's revisit of a block) over only the queries concerned, on the
+engine's bit-identical products:
 
 * MRR, when the best relevant item is not strictly above the ``(k + 1)``-th
   score: its rank is counted as the number of items scoring at least as high
@@ -38,7 +38,7 @@ full-ranking functions' float64 scores; float32 NumPy arrays stay float32 (a
 Devices
 -------
 The scan runs where the embeddings live (``device``): torch tensors on a GPU
-stay there.  Block sizes follow the device (:func:`_plan`): on the CPU, 128
+stay there.  Block sizes follow the device (:data:`_FOOTPRINT`): on the CPU, 128
 queries x 2**18 pairs, so that the keys, gains and masks of a chunk stay in the
 cache; on a GPU, up to 1,024 queries and chunks as wide as the engine's budget
 allows (few large kernels instead of many small ones).  The chunk loop makes
@@ -51,19 +51,10 @@ import torch
 from sklearn.utils._param_validation import validate_params
 
 from .._validation import check_embeddings
-from ._blocks import SCAN_CONSTRAINTS
-from ._relevance import _keep_gallery, _nan_masks, _Relevance
+from ._full_ranking import SCAN_CONSTRAINTS
 from ._ranking import RANKING_CONSTRAINTS
 from ._retrieval import _nanmean
-from ._scan import (
-    K_RANGE,
-    Footprint,
-    chunk_products,
-    plan_scan,
-    prepare_similarity,
-    scan,
-    sortable_keys,
-)
+from ._scan import K_RANGE, Footprint, Reducer, Relevance, Scan, prepare_similarity, sortable_keys
 
 #: Metrics :func:`retrieval_metrics_at_k` computes.
 TOPK_METRICS = ("map", "recall", "mrr", "ndcg")
@@ -75,18 +66,6 @@ TOPK_METRICS = ("map", "recall", "mrr", "ndcg")
 #: (k + 1)^2 comparisons) stay small next to the chunk's scores.
 _FOOTPRINT = Footprint(48, max_query_block=128, max_pairs=2**18, gpu_max_query_block=1024)
 _INT64_MIN = -(2**63)
-
-
-def _plan(n_query, n_gallery, working_memory, device,
-          width=1):
-    """``(query block, gallery chunk)`` of :func:`retrieval_metrics_at_k` on ``device``.
-
-    The engine's plan for :data:`_FOOTPRINT`; on a GPU the block's
-    ``width x width`` comparisons of its top lists (about 24 bytes each) must
-    also fit in the budget.
-    """
-    return plan_scan(_FOOTPRINT, n_query, n_gallery, working_memory, device,
-                     bytes_per_query=24 * width**2)
 
 
 def _compute_device(query, gallery, device):
@@ -147,11 +126,97 @@ def _discounts(k, discount, device):
     return 1.0 / torch.log2(positions + 1.0)
 
 
-def _block_metrics(top_keys, top_gains, n_rel, best_rel, ideal, k, n_gallery, opts, recount):
-    """Per-query figures of one query block from its streamed summaries."""
+class _AtK(Reducer):
+    """The @k figures of each query from its streamed top-``k + 1`` and counts.
+
+    Per block: the ``k + 1`` best (score key, gain) pairs, the number of
+    relevant items, the best relevant key and (nDCG) the ``k`` largest gains,
+    merged chunk by chunk without host synchronisation; then a counting
+    second pass (``revisit_at="block"``) for the queries whose MRR or nDCG
+    needs the whole gallery; then the figures, copied to the host.
+    """
+
+    revisit_at = "block"
+
+    def __init__(self, relevance, k, n_query, n_gallery, opts, device):
+        self.relevance, self.k, self.opts, self.device = relevance, k, opts, device
+        self.n_gallery = n_gallery
+        self.width = min(k + 1, n_gallery)
+        self.per_query = {m: np.empty(n_query) for m in opts["metrics"]}
+
+    def start(self, rows):
+        n_q, device = rows.stop - rows.start, self.device
+        return {
+            "q_idx": torch.arange(rows.start, rows.stop, device=device),
+            "top_keys": torch.empty((n_q, 0), dtype=torch.int64, device=device),
+            "top_gains": torch.empty((n_q, 0), dtype=torch.float64, device=device),
+            "ideal": torch.empty((n_q, 0), dtype=torch.float64, device=device),
+            "n_rel": torch.zeros(n_q, dtype=torch.int64, device=device),
+            "best_rel": torch.full((n_q,), _INT64_MIN, dtype=torch.int64, device=device),
+        }
+
+    def reduce(self, st, rows, cols, S):
+        keys = sortable_keys(S)
+        gains = self.relevance.gains(st["q_idx"], cols)
+        ck, pos = torch.topk(keys, min(self.width, keys.shape[1]), dim=1)
+        st["top_keys"], st["top_gains"] = _merge_top(st["top_keys"], st["top_gains"], ck,
+                                                     gains.gather(1, pos), self.width)
+        is_rel = gains > 0
+        st["n_rel"] += is_rel.sum(dim=1)
+        st["best_rel"] = torch.maximum(st["best_rel"],
+                                       torch.where(is_rel, keys, _INT64_MIN).amax(1))
+        if "ndcg" in self.opts["metrics"]:
+            k = self.k
+            ideal = torch.cat([st["ideal"], torch.topk(gains, min(k, gains.shape[1]), 1).values],
+                              dim=1)
+            st["ideal"] = torch.topk(ideal, min(k, ideal.shape[1]), dim=1).values
+
+    def revisit(self, st, rows):
+        """The queries whose best relevant item, or top-k tie group, may go past the list."""
+        top_keys = st["top_keys"]
+        complete = self.width == self.n_gallery  # the list holds the whole gallery
+        no = torch.zeros(len(top_keys), dtype=torch.bool, device=self.device)
+        st["best_ap"] = st["best_rel"] >> 1  # AP/MRR/recall: keys equal but for bit 0 tie
+        st["last"] = top_keys[:, -1]
+        st["exact"] = complete | (st["best_ap"] > (top_keys >> 1)[:, -1])
+        st["straddle"] = no
+        if "ndcg" in self.opts["metrics"] and not complete:
+            st["straddle"] = top_keys[:, min(self.k, self.n_gallery) - 1] == st["last"]
+        recount_rr = (~st["exact"] & (st["n_rel"] > 0) if "mrr" in self.opts["metrics"]
+                      else no)
+        st["ge_ap"] = torch.zeros(len(top_keys), dtype=torch.int64, device=self.device)
+        st["eq_count"] = torch.zeros(len(top_keys), dtype=torch.int64, device=self.device)
+        st["eq_gain"] = torch.zeros(len(top_keys), dtype=torch.float64, device=self.device)
+        return recount_rr | st["straddle"]
+
+    def start_again(self, st, rows, picked):
+        st["picked"], st["rows"] = picked, rows
+        return st
+
+    def reduce_again(self, st, cols, S):
+        """Count, for the picked queries, the items at least as high as the best relevant
+        one (bit 0 dropped), and the items and gain of the last list key."""
+        idx = st["picked"]
+        keys = sortable_keys(S)
+        st["ge_ap"][idx] += ((keys >> 1) >= st["best_ap"][idx, None]).sum(dim=1)
+        eq = keys == st["last"][idx, None]
+        st["eq_count"][idx] += eq.sum(dim=1)
+        g = self.relevance.gains(idx + st["rows"].start, cols)
+        if self.opts["gain"] == "exponential":
+            g = torch.exp2(g) - 1.0
+        st["eq_gain"][idx] += (g * eq).sum(dim=1)
+
+    def finish(self, st, rows):
+        values = _block_metrics(st, self.k, self.n_gallery, self.opts)
+        for m, v in values.items():
+            self.per_query[m][rows] = v.cpu().numpy()
+
+
+def _block_metrics(st, k, n_gallery, opts):
+    """Per-query figures of one query block from its streamed summaries and counts."""
+    top_keys, top_gains, n_rel = st["top_keys"], st["top_gains"], st["n_rel"]
     n_q, width = top_keys.shape
     device = top_keys.device
-    complete = width == n_gallery  # the list holds the whole gallery: every rank exact
     k_eff = min(k, n_gallery)
     ap_keys = top_keys >> 1  # AP/MRR/recall: keys equal but for bit 0 are tied
     rel = top_gains > 0
@@ -176,11 +241,8 @@ def _block_metrics(top_keys, top_gains, n_rel, best_rel, ideal, k, n_gallery, op
         found = in_top.sum(dim=1).to(torch.float64)
         out["recall"] = torch.where(has_rel, found / n_rel.clamp_min(1), nan)
     if "mrr" in opts["metrics"]:
-        best_ap = best_rel >> 1
-        exact = complete | (best_ap > ap_keys[:, -1])
-        in_list = (ap_keys >= best_ap[:, None]).sum(dim=1)
-        counted = recount("ge_ap", best_ap, ~exact & has_rel)
-        rank_rel = torch.where(exact, in_list, counted).to(torch.float64)
+        in_list = (ap_keys >= st["best_ap"][:, None]).sum(dim=1)
+        rank_rel = torch.where(st["exact"], in_list, st["ge_ap"]).to(torch.float64)
         out["mrr"] = torch.where(has_rel, 1.0 / rank_rel.clamp_min(1), nan)
     if "ndcg" in opts["metrics"]:
         g = top_gains if opts["gain"] == "linear" else torch.exp2(top_gains) - 1.0
@@ -193,75 +255,22 @@ def _block_metrics(top_keys, top_gains, n_rel, best_rel, ideal, k, n_gallery, op
         first = torch.where(same, torch.arange(width, device=device), width).min(dim=2).values
         size = same.sum(dim=2)
         gsum = (same * g[:, None, :]).sum(dim=2)
-        # a group of the top k reaching the list's end may go on past it: count
-        # it over the whole gallery
-        last = top_keys[:, -1]
-        straddle = (top_keys[:, k_eff - 1] == last) & (not complete)
-        if bool(straddle.any()):
-            size_all, gsum_all = recount("eq_key", last, straddle)
-            at_last = straddle[:, None] & (top_keys == last[:, None])
-            size = torch.where(at_last, size_all[:, None], size)
-            gsum = torch.where(at_last, gsum_all[:, None], gsum)
+        # a group of the top k reaching the list's end may go on past it: its size
+        # and gain counted over the whole gallery (the second pass)
+        at_last = st["straddle"][:, None] & (top_keys == st["last"][:, None])
+        size = torch.where(at_last, st["eq_count"][:, None], size)
+        gsum = torch.where(at_last, st["eq_gain"][:, None], gsum)
         first, size, gsum = first[:, :k_eff], size[:, :k_eff], gsum[:, :k_eff]
         end = (first + size).clamp_max(k_eff)  # positions first+1 .. end inside the top k
         group_disc = cum_disc[end] - cum_disc[first]
         # each position carries its group's mean gain x the group's discount share
         is_start = first == torch.arange(k_eff, device=device)
         dcg = torch.where(is_start, gsum / size * group_disc, 0.0).sum(dim=1)
+        ideal = st["ideal"]
         g_ideal = ideal if opts["gain"] == "linear" else torch.exp2(ideal) - 1.0
         idcg = g_ideal[:, :k_eff] @ disc[:g_ideal.shape[1]]
         out["ndcg"] = torch.where(idcg > 0, dcg / torch.where(idcg > 0, idcg, 1.0), nan)
     return out
-
-
-def _stream_block(products, q_idx, relevance, width, k, with_ideal):
-    """One query block's summaries over the gallery chunks (no host synchronisation)."""
-    n_q, device = len(q_idx), q_idx.device
-    top_k = torch.empty((n_q, 0), dtype=torch.int64, device=device)
-    top_g = torch.empty((n_q, 0), dtype=torch.float64, device=device)
-    ideal = torch.empty((n_q, 0), dtype=torch.float64, device=device)
-    n_rel = torch.zeros(n_q, dtype=torch.int64, device=device)
-    best_rel = torch.full((n_q,), _INT64_MIN, dtype=torch.int64, device=device)
-    for cols, S in products:
-        keys = sortable_keys(S)
-        gains = relevance(q_idx, cols)
-        ck, pos = torch.topk(keys, min(width, keys.shape[1]), dim=1)
-        top_k, top_g = _merge_top(top_k, top_g, ck, gains.gather(1, pos), width)
-        is_rel = gains > 0
-        n_rel += is_rel.sum(dim=1)
-        best_rel = torch.maximum(best_rel, torch.where(is_rel, keys, _INT64_MIN).amax(1))
-        if with_ideal:
-            ideal = torch.cat([ideal, torch.topk(gains, min(k, gains.shape[1]), 1).values],
-                              dim=1)
-            ideal = torch.topk(ideal, min(k, ideal.shape[1]), dim=1).values
-    return top_k, top_g, n_rel, best_rel, ideal
-
-
-def _recount(Q, G, rows, g_chunk, relevance, gain, kind, key, which):
-    """Second pass over the gallery for the queries ``which`` of the block ``rows``.
-
-    The products are the engine's, as in the first pass (same rows and
-    columns), so the keys are bit-identical to the ones compared against.
-    ``kind="ge_ap"``: the number of items whose key, bit 0 dropped, is at
-    least ``key``; ``"eq_key"``: the number and total gain of the items of key
-    ``key``.
-    """
-    idx = torch.nonzero(which).ravel()
-    count = torch.zeros(len(which), dtype=torch.int64, device=which.device)
-    gsum = torch.zeros(len(which), dtype=torch.float64, device=which.device)
-    if len(idx):
-        for cols, S in chunk_products(Q, G, rows, g_chunk):
-            keys = sortable_keys(S)[idx]
-            if kind == "ge_ap":
-                count[idx] += ((keys >> 1) >= key[idx, None]).sum(dim=1)
-            else:
-                eq = keys == key[idx, None]
-                count[idx] += eq.sum(dim=1)
-                g = relevance(idx + rows.start, cols)
-                if gain == "exponential":
-                    g = torch.exp2(g) - 1.0
-                gsum[idx] += (g * eq).sum(dim=1)
-    return count if kind == "ge_ap" else (count, gsum)
 
 
 @validate_params(
@@ -359,32 +368,22 @@ def retrieval_metrics_at_k(
     query_labels, gallery_labels = _host(query_labels), _host(gallery_labels)
     query_time, gallery_time = _host(query_time), _host(gallery_time)
     Q, G = _prepare(query, gallery, device)
-    bad_q, keep_g = _nan_masks(query_labels, gallery_labels, query_time, gallery_time,
-                               time_window, nan_policy, len(Q), len(G))
+    relevance = Relevance(query_labels, gallery_labels, query_time, gallery_time, time_window,
+                          n_query=len(Q), n_gallery=len(G), nan_policy=nan_policy,
+                          device=device)
+    keep_g = relevance.kept_gallery
     if keep_g is not None:
         G = G[torch.as_tensor(keep_g, device=device) if isinstance(G, torch.Tensor) else keep_g]
-    gallery_labels, gallery_time = _keep_gallery(keep_g, gallery_labels, gallery_time)
     Qt, Gt = (_as_tensor(A, device) for A in prepare_similarity(Q, G, similarity))
-    relevance = _Relevance(query_labels, gallery_labels, query_time, gallery_time, time_window,
-                           len(Q), len(G), device)
-    n_g = len(G)
-    width = min(k + 1, n_g)
-    plan = _plan(len(Q), n_g, working_memory, device, width)
+    width = min(k + 1, len(G))
+    # on a GPU the block's width x width comparisons of its top lists (about 24
+    # bytes each) must also fit in the budget
+    scan = Scan(Qt, Gt, _FOOTPRINT, working_memory=working_memory,
+                bytes_per_query=24 * width**2)
     opts = {"metrics": metrics, "ap_at_k_normaliser": ap_at_k_normaliser, "gain": gain,
             "discount": discount}
-    per_query = {m: np.empty(len(Q)) for m in metrics}
-    for rows, products in scan(Qt, Gt, plan):
-        q_idx = torch.arange(rows.start, rows.stop, device=device)
-        summaries = _stream_block(products, q_idx, relevance, width, k, "ndcg" in metrics)
-
-        def recount(kind, key, which, rows=rows):
-            return _recount(Qt, Gt, rows, plan.gallery_chunk, relevance, gain, kind, key,
-                            which)
-
-        values = _block_metrics(*summaries, k, n_g, opts, recount)
-        for m in metrics:
-            per_query[m][rows] = values[m].cpu().numpy()
+    per_query = scan.run(_AtK(relevance, k, len(Q), len(G), opts, device)).per_query
     for m in metrics:
-        per_query[m][bad_q] = np.nan
+        per_query[m][relevance.bad_queries] = np.nan
     means = {m: _nanmean(per_query[m]) for m in metrics}
     return (means, per_query) if return_per_query else means

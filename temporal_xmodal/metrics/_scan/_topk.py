@@ -1,8 +1,8 @@
-"""Exact top-k of ``Q @ G.T`` per query: the search reducer of the scan engine.
+"""Exact top-k of ``Q @ G.T`` per query: the search reducers of the scan engine.
 
-Queries are taken in blocks and each block meets the gallery in chunks
-(:func:`._scan.scan`).  How a block is reduced to its top-k depends on the
-device (:func:`_plan`):
+The engine (:class:`._engine.Scan`) takes the queries in blocks and meets each
+block with the gallery in chunks.  How a block is reduced to its top-k depends
+on the device it is planned for:
 
 * CPU: cache-sized blocks (at most 1,024 queries x 4,096 items), pruned by a
   threshold.  Each query keeps its running top-k and, as a threshold, its
@@ -19,9 +19,9 @@ device (:func:`_plan`):
   queries, the whole gallery or chunks of hundreds of thousands of items),
   each (block, chunk) product is reduced by one :func:`torch.topk`, and the
   chunk top-ks are merged by one stable sort of the concatenation: no host
-  synchronisation until the end (:func:`_topk_dense`).
+  synchronisation until the end (:class:`_DenseTopk`).
 
-Both give the exact top-k with the search tie rule of :mod:`._scan`: equal
+Both give the exact top-k with the search tie rule of :mod:`._keys`: equal
 scores keep the smaller gallery index.  :func:`torch.topk` does not promise
 which of several tied items it keeps at the k-th place, so the GPU plan asks
 each chunk for ``k + 1`` items: when the ``(k + 1)``-th ties with the k-th,
@@ -32,12 +32,10 @@ or duplicated items) are found with one synchronisation at the end and
 searched again with the exact CPU-style merge, on the same products.
 """
 
-from typing import NamedTuple
-
 import numpy as np
 import torch
 
-from ._scan import Footprint, ScanPlan, plan_scan, scan
+from ._engine import Footprint, Reducer, Scan, planning_device
 
 #: Most queries per CPU block, and most gallery rows per chunk: products of
 #: 1,024 x 4,096 scores (16 MiB in float32) stay in the last-level cache.
@@ -45,60 +43,23 @@ _MAX_QUERY_BLOCK = 1024
 _MAX_GALLERY_CHUNK = 4096
 
 
-def _footprint(itemsize):
-    # the score block plus topk's temporaries: about twice the block
+def topk_footprint(itemsize):
+    """The search's :class:`Footprint` for scores of ``itemsize`` bytes.
+
+    The score block plus topk's temporaries: about twice the block.  On the
+    CPU at most 1,024 queries x 4,096 gallery rows (cache-sized).
+    """
     return Footprint(2 * itemsize, max_query_block=_MAX_QUERY_BLOCK,
                      max_gallery_chunk=_MAX_GALLERY_CHUNK)
 
 
-def block_sizes(n_query, n_gallery, itemsize, working_memory):
-    """``(query rows, gallery rows)`` of one CPU score block within ``working_memory`` MiB.
-
-    Parameters
-    ----------
-    n_query, n_gallery : int
-        Sizes of the search.
-    itemsize : int
-        Bytes of one score (4 for float32, 8 for float64).
-    working_memory : float or None
-        Budget in MiB (``None``: the engine's default).
-
-    Returns
-    -------
-    query_block, gallery_chunk : int
-        At most 1,024 x 4,096 (cache-sized), within the budget.
-    """
-    return plan_scan(_footprint(itemsize), n_query, n_gallery, working_memory, "cpu")
-
-
-class _Plan(NamedTuple):
-    """How :func:`topk_torch` scans: block sizes, and threshold pruning (CPU) or not (GPU)."""
-
-    query_block: int
-    gallery_chunk: int
-    prune: bool
-
-
-def _plan(n_query, n_gallery, itemsize, working_memory, device):
-    """Blocks of a search on ``device``: cache-sized and pruned on the CPU, large on a GPU.
-
-    The CPU plan is :func:`block_sizes` with threshold pruning.  Any other
-    device gets the engine's GPU plan: blocks of 1,024 to 4,096 queries and
-    gallery chunks as wide as the budget allows (the whole gallery when it
-    fits).  Tests call it, or patch it, with ``device="cuda"`` to run the GPU
-    plan on CPU tensors.
-    """
-    plan = plan_scan(_footprint(itemsize), n_query, n_gallery, working_memory, device)
-    return _Plan(*plan, prune=torch.device(device).type == "cpu")
-
-
 @torch.no_grad()  # scores are read as NumPy arrays (no autograd graph on them)
-def topk_torch(Q, G, k, *, working_memory=None):
+def topk(Q, G, k, *, working_memory=None):
     """Exact top-``k`` of ``Q @ G.T`` per row, chunked (tensors on one device, same dtype).
 
-    Blocks and method follow the device (:func:`_plan`): threshold pruning in
-    cache-sized blocks on the CPU, large blocks reduced by :func:`torch.topk`
-    without host synchronisation on a GPU (module notes).
+    On the CPU threshold pruning in cache-sized blocks (:class:`_PrunedTopk`),
+    on any other device large blocks reduced by :func:`torch.topk` without
+    host synchronisation (:class:`_DenseTopk`); module notes.
 
     Parameters
     ----------
@@ -109,7 +70,7 @@ def topk_torch(Q, G, k, *, working_memory=None):
     k : int
         Neighbours per query (capped at ``n_gallery``).
     working_memory : float or None, default=None
-        Budget of one score block in MiB (:func:`._scan.scan_budget`).
+        Budget of one score block in MiB (:func:`._engine.scan_budget`).
 
     Returns
     -------
@@ -117,32 +78,44 @@ def topk_torch(Q, G, k, *, working_memory=None):
         By decreasing score, equal scores by increasing index.
     indices : ndarray of int64, shape (n_query, min(k, n_gallery))
     """
-    n_q, n_g = Q.shape[0], G.shape[0]
-    k = min(k, n_g)
-    plan = _plan(n_q, n_g, Q.element_size(), working_memory, Q.device)
-    search = _topk_pruned if plan.prune else _topk_dense
-    scores, indices = search(Q, G, k, plan.query_block, plan.gallery_chunk)
-    return scores.cpu().numpy(), indices.cpu().numpy()
+    k = min(k, G.shape[0])
+    prune = planning_device(Q).type == "cpu"
+    # CPU: one score buffer, reused: a fresh 16 MiB product per chunk cost 30% more (page faults)
+    scan = Scan(Q, G, topk_footprint(Q.element_size()), working_memory=working_memory,
+                reuse_buffer=prune)
+    reducer = (_PrunedTopk if prune else _DenseTopk)(Q.shape[0], k, Q.dtype, Q.device)
+    scan.run(reducer)
+    return reducer.scores.cpu().numpy(), reducer.indices.cpu().numpy()
 
 
-def _topk_pruned(Q, G, k, q_block, g_block):
-    """CPU plan: cache-sized score blocks, each query's k-th best score pruning the chunks."""
-    n_q = Q.shape[0]
-    scores = torch.empty((n_q, k), dtype=Q.dtype, device=Q.device)
-    indices = torch.empty((n_q, k), dtype=torch.int64, device=Q.device)
-    # one score buffer, reused: a fresh 16 MiB product per chunk cost 30% more (page faults)
-    buffer = torch.empty(q_block * g_block, dtype=Q.dtype, device=Q.device)
-    for rows, products in scan(Q, G, ScanPlan(q_block, g_block), out=buffer):
-        top = _RunningTopk(rows.stop - rows.start, k, Q.dtype, Q.device)
-        for cols, S in products:
-            top.add(S, cols.start)  # add() keeps copies, not views of the buffer
+class _TopkResult(Reducer):
+    """The (n_query, k) scores and indices a search reducer fills."""
+
+    def __init__(self, n_query, k, dtype, device):
+        self.k, self.dtype, self.device = k, dtype, device
+        self.scores = torch.empty((n_query, k), dtype=dtype, device=device)
+        self.indices = torch.empty((n_query, k), dtype=torch.int64, device=device)
+
+    def _running(self, n_rows):
+        return _RunningTopk(n_rows, self.k, self.dtype, self.device)
+
+
+class _PrunedTopk(_TopkResult):
+    """CPU: cache-sized score blocks, each query's k-th best score pruning the chunks."""
+
+    def start(self, rows):
+        return self._running(rows.stop - rows.start)
+
+    def reduce(self, top, rows, cols, S):
+        top.add(S, cols.start)  # add() keeps copies, not views of the engine's buffer
+
+    def finish(self, top, rows):
         top.merge()
-        scores[rows], indices[rows] = top.scores, top.indices
-    return scores, indices
+        self.scores[rows], self.indices[rows] = top.scores, top.indices
 
 
-def _topk_dense(Q, G, k, q_block, g_chunk):
-    """GPU plan: one product and one topk per (block, chunk), no host sync in the scan.
+class _DenseTopk(_TopkResult):
+    """GPU: one product and one topk per (block, chunk), no host sync in the scan.
 
     Per query block, each gallery chunk's scores ``S`` are cut to their best
     ``k + 1`` by :func:`torch.topk`.  The chunk's first ``k`` are put in
@@ -156,57 +129,55 @@ def _topk_dense(Q, G, k, q_block, g_chunk):
     largest such score per query, ``cut_at``).  Every chunk's k-th score is at
     most the query's final k-th score ``T``, so only a query with
     ``cut_at == T`` may lack a tied item of smaller index; those queries are
-    searched again (:func:`_retie`) after one host synchronisation for the
-    whole search.
+    searched again with the exact merge of :class:`_RunningTopk`
+    (``revisit_at="end"``: after one host synchronisation for the whole
+    search, on the engine's bit-identical products).
     """
-    n_q = Q.shape[0]
-    scores = torch.empty((n_q, k), dtype=Q.dtype, device=Q.device)
-    indices = torch.empty((n_q, k), dtype=torch.int64, device=Q.device)
-    cut = torch.empty(n_q, dtype=torch.bool, device=Q.device)
-    for rows, products in scan(Q, G, ScanPlan(q_block, g_chunk)):
-        top_s = top_i = None
-        cut_at = torch.full((rows.stop - rows.start,), -torch.inf, dtype=Q.dtype,
-                            device=Q.device)
-        for cols, S in products:
-            k_c = min(k, S.shape[1])
-            vals, pos = torch.topk(S, min(k_c + 1, S.shape[1]), dim=1)  # sorted, decreasing
-            del S
-            if vals.shape[1] > k_c:  # the chunk has more than k items
-                kth = vals[:, k_c - 1]
-                cut_at = torch.where(vals[:, k_c] == kth, torch.maximum(cut_at, kth), cut_at)
-                vals, pos = vals[:, :k_c], pos[:, :k_c]
-            pos, order = torch.sort(pos, dim=1)  # increasing index: ties ordered below
-            vals = vals.gather(1, order)
-            pos += cols.start
-            if top_s is not None:
-                vals, pos = torch.cat([top_s, vals], 1), torch.cat([top_i, pos], 1)
-            vals, order = torch.sort(vals, dim=1, descending=True, stable=True)
-            top_s, top_i = vals[:, :k], pos.gather(1, order[:, :k])
-        scores[rows], indices[rows] = top_s, top_i
-        cut[rows] = cut_at == top_s[:, -1]
-    if bool(cut.any()):  # the one host synchronisation of the scan
-        _retie(Q, G, k, q_block, g_chunk, cut, scores, indices)
-    return scores, indices
 
+    revisit_at = "end"
 
-def _retie(Q, G, k, q_block, g_chunk, redo, scores, indices):
-    """Search the queries ``redo`` again with the exact merge of :class:`_RunningTopk`.
+    def __init__(self, n_query, k, dtype, device):
+        super().__init__(n_query, k, dtype, device)
+        self.cut = torch.empty(n_query, dtype=torch.bool, device=device)
 
-    The products are those of :func:`_topk_dense` (the engine's, same blocks
-    and chunks, rows picked afterwards), so the scores are bit-identical to
-    the ones the first pass compared.  Host synchronisations are fine here:
-    only queries with exactly tied scores at their k-th place come here.
-    """
-    redo = redo.nonzero().ravel()
-    for rows, products in scan(Q, G, ScanPlan(q_block, g_chunk)):
-        picked = redo[(redo >= rows.start) & (redo < rows.stop)]
-        if not len(picked):
-            continue
-        top = _RunningTopk(len(picked), k, Q.dtype, Q.device)
-        for cols, S in products:
-            top.add(S[picked - rows.start], cols.start)
+    def start(self, rows):
+        cut_at = torch.full((rows.stop - rows.start,), -torch.inf, dtype=self.dtype,
+                            device=self.device)
+        return {"scores": None, "indices": None, "cut_at": cut_at}
+
+    def reduce(self, top, rows, cols, S):
+        k_c = min(self.k, S.shape[1])
+        vals, pos = torch.topk(S, min(k_c + 1, S.shape[1]), dim=1)  # sorted, decreasing
+        if vals.shape[1] > k_c:  # the chunk has more than k items
+            kth = vals[:, k_c - 1]
+            top["cut_at"] = torch.where(vals[:, k_c] == kth, torch.maximum(top["cut_at"], kth),
+                                        top["cut_at"])
+            vals, pos = vals[:, :k_c], pos[:, :k_c]
+        pos, order = torch.sort(pos, dim=1)  # increasing index: ties ordered below
+        vals = vals.gather(1, order)
+        pos += cols.start
+        if top["scores"] is not None:
+            vals, pos = torch.cat([top["scores"], vals], 1), torch.cat([top["indices"], pos], 1)
+        vals, order = torch.sort(vals, dim=1, descending=True, stable=True)
+        top["scores"], top["indices"] = vals[:, :self.k], pos.gather(1, order[:, :self.k])
+
+    def finish(self, top, rows):
+        self.scores[rows], self.indices[rows] = top["scores"], top["indices"]
+        self.cut[rows] = top["cut_at"] == top["scores"][:, -1]
+
+    def revisit(self, state, rows):
+        return self.cut
+
+    def start_again(self, state, rows, picked):
+        return self._running(len(picked))
+
+    def reduce_again(self, top, cols, S):
+        top.add(S, cols.start)
+
+    def finish_again(self, top, rows, picked):
         top.merge()
-        scores[picked], indices[picked] = top.scores, top.indices
+        self.scores[picked + rows.start], self.indices[picked + rows.start] = (top.scores,
+                                                                               top.indices)
 
 
 class _RunningTopk:

@@ -1,0 +1,59 @@
+"""The chunked scan engine and its relevance object: the surface metrics/ and search/ use.
+
+Every query x gallery computation of the package runs here: :class:`Scan` owns
+the one query-block x gallery-chunk loop (block sizes within ``working_memory``,
+device placement, threads, second passes), :class:`Relevance` says which pairs
+are relevant, the keys of :mod:`._keys` carry the tie rules, and each figure
+is a :class:`Reducer` on the scan (full-ranking AP and the @k metrics in
+``metrics/``, the exact top-k search in :mod:`._topk`).  Like scikit-learn's
+``metrics/_pairwise_distances_reduction``, the modules inside are private and
+this ``__init__`` is the package-internal surface.
+"""
+
+from ._engine import (
+    DEFAULT_WORKING_MEMORY,
+    Footprint,
+    Reducer,
+    Scan,
+    ScanPlan,
+    device_memory,
+    gpu_block_sizes,
+    plan_scan,
+    planning_device,
+    scan_budget,
+)
+from ._keys import (
+    K_RANGE,
+    SIMILARITIES,
+    WORKING_MEMORY_RANGE,
+    order_by_score_then_index,
+    prepare_similarity,
+    sortable_keys,
+    unit_rows,
+)
+from ._relevance import Relevance, check_lengths
+from ._topk import topk, topk_footprint
+
+__all__ = [
+    "DEFAULT_WORKING_MEMORY",
+    "Footprint",
+    "K_RANGE",
+    "Reducer",
+    "Relevance",
+    "SIMILARITIES",
+    "Scan",
+    "ScanPlan",
+    "WORKING_MEMORY_RANGE",
+    "check_lengths",
+    "device_memory",
+    "gpu_block_sizes",
+    "order_by_score_then_index",
+    "plan_scan",
+    "planning_device",
+    "prepare_similarity",
+    "scan_budget",
+    "sortable_keys",
+    "topk",
+    "topk_footprint",
+    "unit_rows",
+]

@@ -1,0 +1,305 @@
+"""Relevance of (query, gallery) pairs: shared labels, counterparts, time windows, NaN labels.
+
+A gallery item is relevant to a query when it shares a label with it (1-D
+class labels: the same class; 2-D indicators: at least one common label; the
+gain of nDCG is the number of common labels), or, without labels, when it is
+the query's counterpart (the same row).  A time window additionally requires
+``|t_query - t_gallery| <= time_window``.  Items whose label (or time, under a
+window) is missing are raised about or left out (``nan_policy``).
+
+:class:`Relevance` is the one object that knows this: every reducer asks it for
+the relevance of a block, as NumPy arrays (full rankings) or torch tensors on
+the scan's device (@k metrics, full-ranking AP on a device).
+"""
+
+import numpy as np
+import torch
+
+from ..._warnings import warn
+
+
+class Relevance:
+    """Which gallery items are relevant to which query, block by block.
+
+    Built once per scan: it checks the labels and times against the numbers of
+    queries and gallery items, applies ``nan_policy`` to missing labels (and
+    times, under a window), and then answers :meth:`block` (NumPy) or
+    :meth:`gains` / :meth:`relevant` (torch) for any block of rows.
+
+    Parameters
+    ----------
+    query_labels, gallery_labels : array-like, torch.Tensor or None
+        1-D class labels or 2-D indicators (both of one kind); ``None`` for
+        both: counterpart relevance (query ``i``'s relevant item is gallery
+        item ``i``).
+    query_time, gallery_time : array-like or None, default=None
+        Times, needed with ``time_window``.
+    time_window : float or None, default=None
+        Relevant additionally requires ``|t_query - t_gallery| <= time_window``.
+    n_query, n_gallery : int
+        Rows of the query and gallery embeddings.
+    nan_policy : {"raise", "omit"} or None, default="raise"
+        Missing labels or times: raise, or leave them out with a warning.
+        ``None``: the labels are tensors already checked for it (no NaN pass).
+    device : torch.device, str or None, default=None
+        Where :meth:`gains` and :meth:`relevant` build their tensors; ``None``:
+        NumPy blocks only (:meth:`block`).
+
+    Attributes
+    ----------
+    bad_queries : ndarray of bool, shape (n_query,)
+        Queries whose figures are NaN (a missing label or time, omitted).
+    kept_gallery : ndarray of bool or None
+        Gallery items left in the rankings; ``None``: all of them.
+    n_gallery : int
+        Gallery items left.
+    """
+
+    def __init__(self, query_labels, gallery_labels, query_time=None, gallery_time=None,
+                 time_window=None, *, n_query, n_gallery, nan_policy="raise", device=None):
+        if nan_policy is None:  # tensors on a device: shapes only, no missing values
+            _check_label_tensors(query_labels, gallery_labels, n_query, n_gallery)
+            self.bad_queries, self.kept_gallery = np.zeros(n_query, dtype=bool), None
+        else:
+            self.bad_queries, self.kept_gallery = _nan_masks(
+                query_labels, gallery_labels, query_time, gallery_time, time_window,
+                nan_policy, n_query, n_gallery)
+            keep = self.kept_gallery
+            if keep is not None:
+                n_gallery = int(keep.sum())
+                if gallery_labels is not None:
+                    gallery_labels = np.asarray(gallery_labels)[keep]
+                if gallery_time is not None:
+                    gallery_time = np.asarray(gallery_time).ravel()[keep]
+        self.n_gallery = n_gallery
+        self.device = None if device is None else torch.device(device)
+        self.window = time_window
+        self.counterpart = query_labels is None
+        if nan_policy is None:
+            self._labels_on_device(query_labels, gallery_labels)
+        else:
+            self._labels(query_labels, gallery_labels, n_query, n_gallery)
+            self._times(query_time, gallery_time, time_window, n_query, n_gallery)
+
+    # -- construction ---------------------------------------------------------
+
+    def _labels(self, query_labels, gallery_labels, n_query, n_gallery):
+        """Checked labels, as NumPy (and as tensors on ``device``)."""
+        if (query_labels is None) != (gallery_labels is None):
+            raise ValueError("Give both query_labels and gallery_labels, or neither.")
+        if query_labels is None:
+            if n_query != n_gallery:
+                raise ValueError(
+                    "Without labels each query's relevant item is its counterpart (same "
+                    f"row), which needs as many queries as gallery items; got {n_query} and "
+                    f"{n_gallery}.")
+            self.kind = self.gain_kind = "counterpart"
+            return
+        ql, gl = np.asarray(query_labels), np.asarray(gallery_labels)
+        if ql.shape[0] != n_query or gl.shape[0] != n_gallery:
+            raise ValueError(
+                f"Labels must have one row per item: query_labels {ql.shape[0]} vs {n_query} "
+                f"queries, gallery_labels {gl.shape[0]} vs {n_gallery} gallery items.")
+        if (ql.ndim != gl.ndim or ql.ndim not in (1, 2)
+                or (ql.ndim == 2 and ql.shape[1] != gl.shape[1])):
+            raise ValueError(
+                "query_labels and gallery_labels must both be 1-D class labels or both be "
+                f"multilabel indicators with the same columns; got shapes {ql.shape} and "
+                f"{gl.shape}.")
+        if self.device is not None:  # torch gains: raw values (float64), or class codes
+            as_t = lambda a: torch.as_tensor(a, device=self.device)  # noqa: E731
+            if ql.ndim == 2:
+                self.gain_kind = "shared"
+                self.ql_t, self.gl_t = as_t(ql.astype(np.float64)), as_t(gl.astype(np.float64))
+            else:  # class codes shared by queries and gallery
+                self.gain_kind = "class"
+                _, codes = np.unique(np.concatenate([ql, gl]), return_inverse=True)
+                self.ql_t, self.gl_t = as_t(codes[:len(ql)]), as_t(codes[len(ql):])
+        if ql.ndim == 2 and _one_label_each(ql) and _one_label_each(gl):
+            ql, gl = ql.argmax(axis=1), gl.argmax(axis=1)  # one-hot: the same relevance, cheaper
+        if ql.ndim == 1:
+            self.kind = "class"
+            self.ql, self.gl = ql, gl
+            return
+        # shared labels through a float64 BLAS product (exact for counts below 2**53;
+        # NumPy's int64 product has no BLAS and is many times slower)
+        self.kind = "shared"
+        self.ql, self.gl_T = ql.astype(np.float64), gl.astype(np.float64).T
+
+    def _labels_on_device(self, query_labels, gallery_labels):
+        """Tensor labels on the scan's device: 1-D classes, or indicators (non-zero = has it)."""
+        if query_labels.ndim == 1:
+            self.kind = "class"
+            self.ql_t, self.gl_t = query_labels, gallery_labels
+            return
+        # shared labels through a float32 product: 0/1 entries, counts exact below 2**24
+        self.kind = "indicator"
+        self.ql_t = (query_labels != 0).to(torch.float32)
+        self.gl_t = (gallery_labels != 0).to(torch.float32).T
+
+    def _times(self, query_time, gallery_time, time_window, n_query, n_gallery):
+        if time_window is None:
+            return
+        if query_time is None or gallery_time is None:
+            raise ValueError("time_window needs both query_time and gallery_time.")
+        self.tq = np.asarray(query_time, dtype=np.float64).ravel()
+        self.tg = np.asarray(gallery_time, dtype=np.float64).ravel()
+        if self.tq.shape[0] != n_query or self.tg.shape[0] != n_gallery:
+            raise ValueError("query_time / gallery_time must have one value per item.")
+        if self.device is not None:
+            self.tq_t = torch.as_tensor(self.tq, device=self.device)
+            self.tg_t = torch.as_tensor(self.tg, device=self.device)
+
+    # -- blocks ---------------------------------------------------------------
+
+    def block(self, rows):
+        """NumPy relevance of query ``rows`` (a slice) against the whole gallery.
+
+        Bool (classes, counterparts) or the number of shared labels (int64,
+        multilabel); times the time window.
+        """
+        if self.kind == "counterpart":
+            rel = np.arange(rows.start, rows.stop)[:, None] == np.arange(self.n_gallery)[None, :]
+        elif self.kind == "class":
+            rel = self.ql[rows, None] == self.gl[None, :]
+        else:
+            rel = (self.ql[rows] @ self.gl_T).astype(np.int64)
+        if self.window is not None:
+            rel = rel * (np.abs(self.tq[rows, None] - self.tg[None, :]) <= self.window)
+        return rel
+
+    def gains(self, q_idx, cols):
+        """float64 tensor gains of query rows ``q_idx`` (int64 tensor) against gallery ``cols``.
+
+        Shared-label counts (multilabel), same class (1-D labels) or counterpart
+        (no labels), times the time window.
+        """
+        if self.gain_kind == "counterpart":
+            gain = (q_idx[:, None]
+                    == torch.arange(cols.start, cols.stop, device=self.device)[None, :])
+            gain = gain.to(torch.float64)
+        elif self.gain_kind == "shared":
+            gain = self.ql_t[q_idx] @ self.gl_t[cols].T
+        else:
+            gain = (self.ql_t[q_idx, None] == self.gl_t[None, cols]).to(torch.float64)
+        if self.window is not None:
+            gain = gain * ((self.tq_t[q_idx, None] - self.tg_t[None, cols]).abs() <= self.window)
+        return gain
+
+    def relevant(self, rows):
+        """Bool tensor: query ``rows`` (a slice) share a label with each gallery item."""
+        if self.kind == "class":
+            return self.ql_t[rows, None] == self.gl_t[None, :]
+        return (self.ql_t[rows] @ self.gl_t) > 0
+
+
+def _one_label_each(indicator):
+    """Whether a 0/1 indicator has exactly one label in every row."""
+    return bool(np.isin(indicator, (0, 1)).all() and (indicator.sum(axis=1) == 1).all())
+
+
+def _check_label_tensors(query_labels, gallery_labels, n_query, n_gallery):
+    """One row per item, and labels of one kind (1-D classes or indicators alike)."""
+    for name, L, n in (("query_labels", query_labels, n_query),
+                       ("gallery_labels", gallery_labels, n_gallery)):
+        if L.ndim not in (1, 2) or L.shape[0] != n:
+            raise ValueError(f"{name} must have one row per item ({n}); got shape "
+                             f"{tuple(L.shape)}.")
+    if query_labels.ndim != gallery_labels.ndim or (
+            query_labels.ndim == 2 and query_labels.shape[1] != gallery_labels.shape[1]):
+        raise ValueError(
+            "query_labels and gallery_labels must both be 1-D class labels or both be "
+            f"indicators with the same columns; got shapes {tuple(query_labels.shape)} and "
+            f"{tuple(gallery_labels.shape)}.")
+
+
+def _missing(values, n):
+    """Rows of ``values`` (1-D, or 2-D: any column) that are NaN / None; all False for None."""
+    if values is None:
+        return np.zeros(n, dtype=bool)
+    a = np.asarray(values)
+    if a.dtype.kind == "f":
+        bad = np.isnan(a)
+    elif a.dtype.kind == "O":
+        bad = np.frompyfunc(lambda v: v is None or v != v, 1, 1)(a).astype(bool)
+    else:
+        return np.zeros(n, dtype=bool)
+    return bad.reshape(len(a), -1).any(axis=1)
+
+
+def check_lengths(query_labels, gallery_labels, query_time, gallery_time, n_query,
+                  n_gallery, *, names=None):
+    """Raise unless the labels and times have one row per query / gallery item.
+
+    The first check of every metric (before any mask is combined), so that a
+    wrong length is named with the argument and both lengths rather than met
+    by a NumPy broadcast error.
+
+    Parameters
+    ----------
+    query_labels, gallery_labels, query_time, gallery_time : array-like or None
+    n_query, n_gallery : int
+        Rows of the query and gallery embeddings.
+    names : dict or None, default=None
+        The caller's names of the four arguments and of the two embeddings
+        (keys ``"query_labels"``, ..., ``"query"``, ``"gallery"``), e.g.
+        :func:`cross_modal_scores`' ``labels`` and ``time``.
+    """
+    names = {"query_labels": "query_labels", "gallery_labels": "gallery_labels",
+             "query_time": "query_time", "gallery_time": "gallery_time",
+             "query": "the query embeddings have", "gallery": "the gallery embeddings have",
+             **(names or {})}
+    for key, values, n, side in (("query_labels", query_labels, n_query, "query"),
+                                 ("gallery_labels", gallery_labels, n_gallery, "gallery"),
+                                 ("query_time", query_time, n_query, "query"),
+                                 ("gallery_time", gallery_time, n_gallery, "gallery")):
+        if values is None:
+            continue
+        shape = np.shape(values)
+        if key.endswith("time"):
+            if len(shape) > 1 and int(np.prod(shape[1:])) != 1:
+                raise ValueError(f"{names[key]} must be 1-D, one time per item; got shape "
+                                 f"{shape}.")
+            count, what = int(np.prod(shape)) if shape else 1, "value(s)"
+        else:
+            count, what = (shape[0] if shape else 1), "row(s)"
+        if count != n:
+            raise ValueError(f"{names[key]} has {count} {what} but {names[side]} {n} rows: "
+                             f"give one {'time' if key.endswith('time') else 'label'} per "
+                             "item.")
+
+
+def _nan_masks(query_labels, gallery_labels, query_time, gallery_time, time_window,
+               nan_policy, n_query, n_gallery):
+    """Queries and gallery items whose label, or time under a window, is missing.
+
+    Returns ``(bad_queries, kept_gallery)``: a boolean mask of the queries to
+    report as NaN, and the boolean mask of the gallery items to keep (``None``
+    when all are kept).  ``nan_policy="raise"`` raises instead when any is
+    missing; ``"omit"`` warns with the counts.
+    """
+    check_lengths(query_labels, gallery_labels, query_time, gallery_time, n_query, n_gallery)
+    bad_q = _missing(query_labels, n_query)
+    bad_g = _missing(gallery_labels, n_gallery)
+    what = "label"
+    if time_window is not None:
+        bad_q = bad_q | _missing(None if query_time is None else
+                                 np.asarray(query_time, dtype=np.float64).ravel(), n_query)
+        bad_g = bad_g | _missing(None if gallery_time is None else
+                                 np.asarray(gallery_time, dtype=np.float64).ravel(), n_gallery)
+        what = "label or time (time_window is set)"
+    n_bad_q, n_bad_g = int(bad_q.sum()), int(bad_g.sum())
+    if not (n_bad_q or n_bad_g):
+        return bad_q, None
+    message = (f"{n_bad_q} of {n_query} queries and {n_bad_g} of {n_gallery} gallery items "
+               f"have a missing (NaN) {what}")
+    if nan_policy == "raise":
+        raise ValueError(message + "; they cannot be scored. Fix them, or pass "
+                         "nan_policy='omit' to leave them out (with a warning).")
+    if n_bad_g == n_gallery:
+        raise ValueError(message + "; no gallery item is left to rank.")
+    warn(message + "; nan_policy='omit': those queries are left out of the means "
+         "(NaN per query) and those gallery items out of the rankings.")
+    return bad_q, (~bad_g if n_bad_g else None)
+
+
