@@ -155,3 +155,44 @@ def test_relevance_gives_one_answer_as_numpy_blocks_and_torch_gains(labels):
     gains = relevance.gains(torch.arange(5, 25), slice(0, n)).numpy()
     np.testing.assert_array_equal(gains, block.astype(np.float64))
     assert (block > 0).any() and not (block > 0).all()
+
+
+def test_counterparts_with_omitted_items_are_the_metrics_of_the_items_left():
+    """Counterpart relevance keeps each gallery item's own row when others are omitted."""
+    from temporal_xmodal.metrics import cross_modal_scores, retrieval_metrics_at_k
+
+    rng = np.random.default_rng(4)
+    image, text = rng.standard_normal((60, 5)), rng.standard_normal((60, 5))
+    t = rng.uniform(1900, 1950, 60)
+    t[[3, 20, 41]] = np.nan
+    kept = ~np.isnan(t)
+    with pytest.warns(UserWarning, match="3 of 60 queries and 3 of 60 gallery items"):
+        omitted = cross_modal_scores(image, text, time=t, time_window=5.0, nan_policy="omit",
+                                     metrics=("map", "mrr", "recall"))
+    subset = cross_modal_scores(image[kept], text[kept], time=t[kept], time_window=5.0,
+                                metrics=("map", "mrr", "recall"))
+    assert omitted == pytest.approx(subset, rel=0, abs=1e-15)
+    with pytest.warns(UserWarning, match="have a missing"):
+        at_k = retrieval_metrics_at_k(image, text, k=5, query_time=t, gallery_time=t,
+                                      time_window=5.0, nan_policy="omit")
+    expected = retrieval_metrics_at_k(image[kept], text[kept], k=5, query_time=t[kept],
+                                      gallery_time=t[kept], time_window=5.0)
+    assert at_k == pytest.approx(expected, rel=0, abs=1e-15)
+
+
+def test_at_k_metrics_take_string_labels_with_missing_ones():
+    from temporal_xmodal.metrics import mean_average_precision, retrieval_metrics_at_k
+
+    rng = np.random.default_rng(5)
+    Q, G = rng.standard_normal((50, 6)), rng.standard_normal((200, 6))
+    yq = rng.choice(["press", "sport", "war"], 50).astype(object)
+    yg = rng.choice(["press", "sport", "war"], 200).astype(object)
+    yq[[1, 7]] = None
+    yg[[0, 9, 100]] = None
+    with pytest.warns(UserWarning, match="2 of 50 queries and 3 of 200 gallery items"):
+        at_k, per_query = retrieval_metrics_at_k(Q, G, yq, yg, k=10, metrics="map",
+                                                 nan_policy="omit", return_per_query=True)
+    with pytest.warns(UserWarning, match="have a missing"):
+        full = mean_average_precision(Q, G, yq, yg, k=10, nan_policy="omit")
+    assert at_k["map"] == pytest.approx(full, rel=0, abs=1e-14)
+    assert np.isnan(per_query["map"][[1, 7]]).all()

@@ -65,6 +65,13 @@ class Relevance:
                 query_labels, gallery_labels, query_time, gallery_time, time_window,
                 nan_policy, n_query, n_gallery)
             keep = self.kept_gallery
+            # counterparts: the (original) row of each gallery item left in the rankings
+            self.gallery_rows = np.arange(n_gallery) if keep is None else np.flatnonzero(keep)
+            if query_labels is None and n_query != n_gallery:
+                raise ValueError(
+                    "Without labels each query's relevant item is its counterpart (same "
+                    f"row), which needs as many queries as gallery items; got {n_query} and "
+                    f"{n_gallery}.")
             if keep is not None:
                 n_gallery = int(keep.sum())
                 if gallery_labels is not None:
@@ -87,13 +94,10 @@ class Relevance:
         """Checked labels, as NumPy (and as tensors on ``device``)."""
         if (query_labels is None) != (gallery_labels is None):
             raise ValueError("Give both query_labels and gallery_labels, or neither.")
-        if query_labels is None:
-            if n_query != n_gallery:
-                raise ValueError(
-                    "Without labels each query's relevant item is its counterpart (same "
-                    f"row), which needs as many queries as gallery items; got {n_query} and "
-                    f"{n_gallery}.")
+        if query_labels is None:  # as many queries as gallery items: checked before the NaN pass
             self.kind = self.gain_kind = "counterpart"
+            if self.device is not None:
+                self.gallery_rows_t = torch.as_tensor(self.gallery_rows, device=self.device)
             return
         ql, gl = np.asarray(query_labels), np.asarray(gallery_labels)
         if ql.shape[0] != n_query or gl.shape[0] != n_gallery:
@@ -113,6 +117,9 @@ class Relevance:
                 self.ql_t, self.gl_t = as_t(ql.astype(np.float64)), as_t(gl.astype(np.float64))
             else:  # class codes shared by queries and gallery
                 self.gain_kind = "class"
+                missing = _missing(ql, len(ql))
+                if missing.any():  # omitted queries (their figures are NaN): any label
+                    ql = np.where(missing, gl[0], ql)
                 _, codes = np.unique(np.concatenate([ql, gl]), return_inverse=True)
                 self.ql_t, self.gl_t = as_t(codes[:len(ql)]), as_t(codes[len(ql):])
         if ql.ndim == 2 and _one_label_each(ql) and _one_label_each(gl):
@@ -159,7 +166,7 @@ class Relevance:
         multilabel); times the time window.
         """
         if self.kind == "counterpart":
-            rel = np.arange(rows.start, rows.stop)[:, None] == np.arange(self.n_gallery)[None, :]
+            rel = np.arange(rows.start, rows.stop)[:, None] == self.gallery_rows[None, :]
         elif self.kind == "class":
             rel = self.ql[rows, None] == self.gl[None, :]
         else:
@@ -175,8 +182,7 @@ class Relevance:
         (no labels), times the time window.
         """
         if self.gain_kind == "counterpart":
-            gain = (q_idx[:, None]
-                    == torch.arange(cols.start, cols.stop, device=self.device)[None, :])
+            gain = q_idx[:, None] == self.gallery_rows_t[None, cols]
             gain = gain.to(torch.float64)
         elif self.gain_kind == "shared":
             gain = self.ql_t[q_idx] @ self.gl_t[cols].T
