@@ -38,7 +38,7 @@ def main():
     data, search = snippets()
     if args.quick:  # a smoke run: fewer items and epochs, the same grid
         data = data.replace("make_temporal_crossmodal(3000", "make_temporal_crossmodal(400")
-        search = search.replace("max_epochs=40", "max_epochs=2")
+        search = search.replace("max_epochs=60", "max_epochs=2")
     namespace = {}
     start = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
