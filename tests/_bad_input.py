@@ -38,6 +38,7 @@ from temporal_xmodal import (
 )
 from temporal_xmodal.evaluation import temporally_bounded_retrieval
 from temporal_xmodal.metrics import (
+    counterpart_reciprocal_ranks,
     mean_average_precision,
     mean_reciprocal_rank,
     ndcg_at_k,
@@ -392,6 +393,13 @@ def metric_cases():
         ("topk_k_zero", lambda: retrieval_metrics_at_k(Q, G, lq, lg, k=0), "error", ["k"]),
         ("map_unknown_kwarg", lambda: mean_average_precision(Q, G, lq, lg, bogus=1), "error",
          ["bogus", "argument"]),
+        ("counterpart_nan_score", lambda: counterpart_reciprocal_ranks(
+            np.where(np.eye(10) > 0, np.nan, Q @ Q.T)), "error", ["nan"]),
+        ("counterpart_not_square", lambda: counterpart_reciprocal_ranks(Q @ G.T), "error",
+         ["square"]),
+        ("topk_object_labels_with_none", lambda: retrieval_metrics_at_k(
+            Q, G, np.where(lq == 0, None, lq.astype(str)).astype(object), lg.astype(str),
+            k=3), "error", ["nan", "missing", "label"]),
     ]
     return [Case(n, (lambda est_name, f=f: f()), due, kw) for n, f, due, kw in cases]
 
