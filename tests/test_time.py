@@ -64,6 +64,16 @@ def test_dates_and_fractional_years_give_the_same_axis():
     np.testing.assert_allclose(to_time_axis(ts), fractional_year(dates), atol=1e-12)
     np.testing.assert_array_equal(to_time_axis(dates.astype(object)), fractional_year(dates))
     assert to_time_axis(np.datetime64("1970-01-02"), "hours") == 24.0
+    # leap and common years, months: exact fractions of their own year, without NumPy's
+    # DeprecationWarning for a bare-integer ('generic') timedelta (NumPy 2.5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        years = to_time_axis(np.array(["1900-07-02", "2000-07-02", "2001-01-01"],
+                                      dtype="datetime64[D]"))
+        months = to_time_axis(np.array(["2000-07-02"], dtype="datetime64[D]"), "months")
+    np.testing.assert_allclose(years, [1900 + 182 / 365, 2000 + 183 / 366, 2001.0], rtol=0,
+                               atol=1e-12)
+    np.testing.assert_allclose(months, [(2000 + 183 / 366) * 12], rtol=0, atol=1e-9)
 
 
 @pytest.mark.parametrize("value, message", [

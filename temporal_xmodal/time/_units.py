@@ -54,7 +54,9 @@ def _dates_to_axis(values, unit):
     if unit in ("years", "months"):
         year = ns.astype("datetime64[Y]")
         start = year.astype("datetime64[ns]")
-        length = ((year + 1).astype("datetime64[ns]") - start).astype(np.float64)
+        # a typed one-year step: NumPy 2.5 deprecates adding a bare integer (a 'generic' unit)
+        next_year = (year + np.timedelta64(1, "Y")).astype("datetime64[ns]")
+        length = (next_year - start).astype(np.float64)
         elapsed = (ns - start).astype(np.float64)
         years = (year.astype(np.int64) + 1970).astype(np.float64) + elapsed / length
         return years * 12.0 if unit == "months" else years
