@@ -175,7 +175,10 @@ def loaded_by_layer():
         # temporal_xmodal.__main__ runs the command line when imported
         names = [m for m, _ in _modules() if _unit(m) in units and _unit(m) != "__main__"]
         layers.append(names)
-    env = {**os.environ, "PYTHONPATH": str(ROOT.parent)}
+    # the package's parent first, the caller's path kept (packages installed with --target,
+    # as the GPU check installs skorch, live there)
+    path = [str(ROOT.parent), *filter(None, [os.environ.get("PYTHONPATH")])]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
     out = subprocess.run([sys.executable, "-c", _PROBE, str(ROOT), json.dumps(layers)],
                          capture_output=True, text=True, env=env, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
