@@ -196,3 +196,24 @@ def test_at_k_metrics_take_string_labels_with_missing_ones():
         full = mean_average_precision(Q, G, yq, yg, k=10, nan_policy="omit")
     assert at_k["map"] == pytest.approx(full, rel=0, abs=1e-14)
     assert np.isnan(per_query["map"][[1, 7]]).all()
+
+
+def test_at_k_chunk_loop_makes_no_host_sync(monkeypatch):
+    """On a GPU plan the @k reducer syncs once per block (its revisit check), never per chunk."""
+    from _device_guard import HostSyncs
+
+    from temporal_xmodal.metrics import retrieval_metrics_at_k
+    from temporal_xmodal.metrics._scan import _engine
+
+    rng = np.random.default_rng(6)
+    Q, G = torch.from_numpy(rng.standard_normal((200, 6))), torch.from_numpy(
+        rng.standard_normal((3000, 6)))
+    yq, yg = torch.from_numpy(rng.integers(0, 5, 200)), torch.from_numpy(rng.integers(0, 5, 3000))
+    expected = retrieval_metrics_at_k(Q, G, yq, yg, k=20)
+    monkeypatch.setattr(_engine, "planning_device", lambda A: torch.device("cuda"))
+    monkeypatch.setattr(_engine, "plan_scan", lambda *a, **kw: ScanPlan(50, 300))
+    with HostSyncs() as syncs:  # 4 query blocks x 10 gallery chunks
+        figures = retrieval_metrics_at_k(Q, G, yq, yg, k=20)
+    assert figures == pytest.approx(expected, rel=0, abs=1e-14)
+    assert syncs.calls.count("aten._local_scalar_dense.default") == 4, syncs.calls
+    assert len(syncs.calls) <= 8  # and a nonzero per block at most (its second pass)
