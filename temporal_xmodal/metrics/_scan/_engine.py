@@ -336,9 +336,9 @@ class Scan:
         for cache-sized NumPy blocks: BLAS threads spinning between small
         products made them several times slower.
     reuse_buffer : bool, default=False
-        Torch: write every product into one buffer (no fresh allocation per
-        chunk); a product then lives only until the next one, so a reducer
-        must copy what it keeps.
+        Torch, one block at a time (``n_jobs=1``): write every product into one
+        buffer (no fresh allocation per chunk); a product then lives only until
+        the next one, so a reducer must copy what it keeps.
 
     Attributes
     ----------
@@ -360,7 +360,7 @@ class Scan:
         self.slice_rows = (None if footprint.reduce_pairs is None
                            else max(1, footprint.reduce_pairs // self.n_gallery))
         self._buffer = None
-        if reuse_buffer and isinstance(Q, torch.Tensor):
+        if reuse_buffer and isinstance(Q, torch.Tensor) and n_jobs == 1:  # threads: own products
             self._buffer = torch.empty(self.plan.query_block * self.plan.gallery_chunk,
                                        dtype=Q.dtype, device=Q.device)
 
