@@ -19,7 +19,7 @@ import torch
 from joblib import Parallel, delayed, parallel_config
 
 from temporal_xmodal.metrics import _scan
-from temporal_xmodal.metrics._scan import _engine
+from temporal_xmodal.metrics._scan import _plan
 from temporal_xmodal.training import (
     BatchIterator,
     ModalityPoolIterator,
@@ -58,7 +58,7 @@ def fake_memory(monkeypatch, total, holders, wait=None):
                    for copy in dataset._copies._copies.values())
         return total - used, total
 
-    for module in (_scan, _engine):  # the engine's budget and the data's placement read it
+    for module in (_scan, _plan):  # the scans' budget and the data's placement read it
         monkeypatch.setattr(module, "device_memory", device_memory)
 
 
@@ -158,10 +158,10 @@ def test_scan_budget_in_a_worker_is_a_fixed_share_of_the_device(monkeypatch):
     """A scan budgets a quarter of the free memory alone; inside a parallel worker (other
     workers may scan on the same device at the same moment) at most 1/64 of the device."""
     total = 64 * 2**30
-    monkeypatch.setattr(_engine, "device_memory",
+    monkeypatch.setattr(_plan, "device_memory",
                         lambda device: (total, total) if torch.device(device) == META else None)
     alone = _scan.scan_budget(META)
-    assert alone == min(_engine._GPU_MAX_BUDGET, total // 4)
+    assert alone == min(_plan._GPU_MAX_BUDGET, total // 4)
     with parallel_config(backend="threading"):
         in_worker = Parallel(n_jobs=2)(delayed(_scan.scan_budget)(META) for _ in range(2))
     assert in_worker == [total // 64] * 2

@@ -63,7 +63,7 @@ class _PerQuery(Reducer):
         self.out[rows] = self.block_metric(S, self.relevance.block(rows))
 
 
-def _scan(query, gallery, query_labels, gallery_labels, *, query_time=None, gallery_time=None,
+def _checked_scan(query, gallery, query_labels, gallery_labels, *, query_time=None, gallery_time=None,
           time_window=None, similarity="dot", working_memory=None, n_jobs=None,
           nan_policy="raise"):
     """The checked scan of a full-ranking evaluation and its :class:`._scan.Relevance`."""
@@ -82,7 +82,7 @@ def _scan(query, gallery, query_labels, gallery_labels, *, query_time=None, gall
 
 def _per_query(block_metric, query, gallery, query_labels, gallery_labels, **kwargs):
     """``block_metric(scores, relevance)`` of every query (NaN for the omitted ones)."""
-    scan, relevance = _scan(query, gallery, query_labels, gallery_labels, **kwargs)
+    scan, relevance = _checked_scan(query, gallery, query_labels, gallery_labels, **kwargs)
     out = scan.run(_PerQuery(block_metric, relevance, scan.n_query)).out
     out[relevance.bad_queries] = np.nan
     return out
@@ -134,10 +134,11 @@ def iter_score_blocks(query, gallery, query_labels=None, gallery_labels=None, *,
         Bool (single-label or counterpart relevance) or the number of shared
         labels (multilabel); 0 = not relevant.
     """
-    scan, relevance = _scan(query, gallery, query_labels, gallery_labels,
-                            query_time=query_time, gallery_time=gallery_time,
-                            time_window=time_window, similarity=similarity,
-                            working_memory=working_memory, n_jobs=n_jobs, nan_policy=nan_policy)
+    scan, relevance = _checked_scan(query, gallery, query_labels, gallery_labels,
+                                    query_time=query_time, gallery_time=gallery_time,
+                                    time_window=time_window, similarity=similarity,
+                                    working_memory=working_memory, n_jobs=n_jobs,
+                                    nan_policy=nan_policy)
 
     def block(rows):
         ((_, _, scores),) = scan.products(rows, sliced=False)  # the whole gallery

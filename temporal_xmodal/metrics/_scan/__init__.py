@@ -10,18 +10,7 @@ is a :class:`Reducer` on the scan (full-ranking AP and the @k metrics in
 this ``__init__`` is the package-internal surface.
 """
 
-from ._engine import (
-    DEFAULT_WORKING_MEMORY,
-    Footprint,
-    Reducer,
-    Scan,
-    ScanPlan,
-    device_memory,
-    gpu_block_sizes,
-    plan_scan,
-    planning_device,
-    scan_budget,
-)
+from ._engine import Reducer, Scan
 from ._keys import (
     K_RANGE,
     SIMILARITIES,
@@ -30,6 +19,16 @@ from ._keys import (
     prepare_similarity,
     sortable_keys,
     unit_rows,
+)
+from ._plan import (
+    DEFAULT_WORKING_MEMORY,
+    Footprint,
+    ScanPlan,
+    device_memory,
+    gpu_block_sizes,
+    plan_scan,
+    planning_device,
+    scan_budget,
 )
 from ._relevance import Relevance, check_lengths
 from ._topk import topk, topk_footprint

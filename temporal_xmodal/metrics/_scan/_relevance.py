@@ -51,8 +51,6 @@ class Relevance:
         Queries whose figures are NaN (a missing label or time, omitted).
     kept_gallery : ndarray of bool or None
         Gallery items left in the rankings; ``None``: all of them.
-    n_gallery : int
-        Gallery items left.
     """
 
     def __init__(self, query_labels, gallery_labels, query_time=None, gallery_time=None,
@@ -78,10 +76,8 @@ class Relevance:
                     gallery_labels = np.asarray(gallery_labels)[keep]
                 if gallery_time is not None:
                     gallery_time = np.asarray(gallery_time).ravel()[keep]
-        self.n_gallery = n_gallery
         self.device = None if device is None else torch.device(device)
         self.window = time_window
-        self.counterpart = query_labels is None
         if nan_policy is None:
             self._labels_on_device(query_labels, gallery_labels)
         else:

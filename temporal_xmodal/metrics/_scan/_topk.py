@@ -35,7 +35,8 @@ searched again with the exact CPU-style merge, on the same products.
 import numpy as np
 import torch
 
-from ._engine import Footprint, Reducer, Scan, planning_device
+from ._engine import Reducer, Scan
+from ._plan import Footprint, planning_device
 
 #: Most queries per CPU block, and most gallery rows per chunk: products of
 #: 1,024 x 4,096 scores (16 MiB in float32) stay in the last-level cache.
@@ -70,7 +71,7 @@ def topk(Q, G, k, *, working_memory=None):
     k : int
         Neighbours per query (capped at ``n_gallery``).
     working_memory : float or None, default=None
-        Budget of one score block in MiB (:func:`._engine.scan_budget`).
+        Budget of one score block in MiB (:func:`._plan.scan_budget`).
 
     Returns
     -------
