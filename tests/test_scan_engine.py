@@ -148,11 +148,12 @@ def test_relevance_gives_one_answer_as_numpy_blocks_and_torch_gains(labels):
     elif labels == "multilabel":
         yq, yg = (rng.random((n, 4)) < 0.4).astype(int), (rng.random((n, 4)) < 0.4).astype(int)
     t = rng.uniform(1900, 1950, n)
-    relevance = Relevance(yq, yg, t, t[::-1].copy(), 10.0, n_query=n, n_gallery=n,
-                          device="cpu")
+    numpy_relevance, torch_relevance = (
+        Relevance(yq, yg, t, t[::-1].copy(), 10.0, n_query=n, n_gallery=n, device=device)
+        for device in (None, "cpu"))
     rows = slice(5, 25)
-    block = relevance.block(rows)
-    gains = relevance.gains(torch.arange(5, 25), slice(0, n)).numpy()
+    block = numpy_relevance.block(rows)
+    gains = torch_relevance.gains(torch.arange(5, 25), slice(0, n)).numpy()
     np.testing.assert_array_equal(gains, block.astype(np.float64))
     assert (block > 0).any() and not (block > 0).all()
 

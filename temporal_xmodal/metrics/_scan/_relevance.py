@@ -42,8 +42,8 @@ class Relevance:
         Missing labels or times: raise, or leave them out with a warning.
         ``None``: the labels are tensors already checked for it (no NaN pass).
     device : torch.device, str or None, default=None
-        Where :meth:`gains` and :meth:`relevant` build their tensors; ``None``:
-        NumPy blocks only (:meth:`block`).
+        Where :meth:`gains` and :meth:`relevant` build their tensors (then only
+        those answer); ``None``: NumPy blocks (:meth:`block`).
 
     Attributes
     ----------
@@ -87,11 +87,11 @@ class Relevance:
     # -- construction ---------------------------------------------------------
 
     def _labels(self, query_labels, gallery_labels, n_query, n_gallery):
-        """Checked labels, as NumPy (and as tensors on ``device``)."""
+        """Checked labels, as NumPy, or as tensors on ``device``."""
         if (query_labels is None) != (gallery_labels is None):
             raise ValueError("Give both query_labels and gallery_labels, or neither.")
         if query_labels is None:  # as many queries as gallery items: checked before the NaN pass
-            self.kind = self.gain_kind = "counterpart"
+            self.kind = "counterpart"
             if self.device is not None:
                 self.gallery_rows_t = torch.as_tensor(self.gallery_rows, device=self.device)
             return
@@ -109,15 +109,16 @@ class Relevance:
         if self.device is not None:  # torch gains: raw values (float64), or class codes
             as_t = lambda a: torch.as_tensor(a, device=self.device)  # noqa: E731
             if ql.ndim == 2:
-                self.gain_kind = "shared"
+                self.kind = "shared"
                 self.ql_t, self.gl_t = as_t(ql.astype(np.float64)), as_t(gl.astype(np.float64))
             else:  # class codes shared by queries and gallery
-                self.gain_kind = "class"
+                self.kind = "class"
                 missing = _missing(ql, len(ql))
                 if missing.any():  # omitted queries (their figures are NaN): any label
                     ql = np.where(missing, gl[0], ql)
                 _, codes = np.unique(np.concatenate([ql, gl]), return_inverse=True)
                 self.ql_t, self.gl_t = as_t(codes[:len(ql)]), as_t(codes[len(ql):])
+            return
         if ql.ndim == 2 and _one_label_each(ql) and _one_label_each(gl):
             ql, gl = ql.argmax(axis=1), gl.argmax(axis=1)  # one-hot: the same relevance, cheaper
         if ql.ndim == 1:
@@ -177,10 +178,10 @@ class Relevance:
         Shared-label counts (multilabel), same class (1-D labels) or counterpart
         (no labels), times the time window.
         """
-        if self.gain_kind == "counterpart":
+        if self.kind == "counterpart":
             gain = q_idx[:, None] == self.gallery_rows_t[None, cols]
             gain = gain.to(torch.float64)
-        elif self.gain_kind == "shared":
+        elif self.kind == "shared":
             gain = self.ql_t[q_idx] @ self.gl_t[cols].T
         else:
             gain = (self.ql_t[q_idx, None] == self.gl_t[None, cols]).to(torch.float64)
