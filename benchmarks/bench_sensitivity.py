@@ -65,9 +65,13 @@ PROTOCOLS = {"map": "mAP", "tmap50": "t-mAP@50", "local_map10": "local@10",
 
 #: knob -> values (the documented range), one knob at a time.
 KNOBS = {
-    "Diachronic": {"window": ["0.5Y", "1Y", "4Y", "10Y"],
-                   "decay": ["0/Y", "0.1/Y", "1/Y", "10/Y"],
-                   "intra_margin": [0.1, 0.5, None],
+    # window and decay as shares of the span (the defaults' spelling); a decay share is the
+    # half-life of ρ.  "window+decay" moves both together, the same share for each.
+    "Diachronic": {"window": ["1%", "2.5%", "5%", "10%", "40%"],
+                   "decay": ["0/Y", "1%", "5%", "20%", "100%"],
+                   "window+decay": [("1%", "1%"), ("2.5%", "2.5%"), ("5%", "5%"),
+                                    ("10%", "10%"), ("40%", "100%")],
+                   "intra_margin": [0.1, 0.3, 0.5, None],
                    "intra_balance": [None, 0.3, 1.0]},
     "Binned": {"bins": [1, 2, 3, 5, 10], "fine_tune_epochs": [1, 3, None]},
     "TempXNet": {"temporal_weight": [0.0, 0.1, 0.3, 1.0],
@@ -77,8 +81,15 @@ KNOBS = {
 TICRC_BINS = [1, 2, 3, 5]
 #: The point each knob moves around ("default" in the JSON and docs/results.md): each
 #: estimator's own defaults (read from its signature), Binned's with the study's small base.
+def _own_defaults(cls, knobs):
+    """The estimator's own defaults of ``knobs``; a joint knob ``"a+b"`` is the pair."""
+    params = cls().get_params()
+    return {k: tuple(params[p] for p in k.split("+")) if "+" in k else params[k]
+            for k in knobs}
+
+
 DEFAULTS = {
-    "Diachronic": {k: DiachronicEmbedder().get_params()[k] for k in KNOBS["Diachronic"]},
+    "Diachronic": _own_defaults(DiachronicEmbedder, KNOBS["Diachronic"]),
     "Binned": {k: BinnedProcrustesEmbedder().get_params()[k] for k in KNOBS["Binned"]},
     "TempXNet": {"temporal_weight": TempXNetEmbedder().temporal_weight,
                  "bandwidth": TempXNetEmbedder().bandwidth or "1Y"},
@@ -122,7 +133,17 @@ def _ticrc(args):
 
 
 def _label(value):
+    if isinstance(value, tuple):
+        return "+".join(_label(v) for v in value)
     return "None" if value is None else str(value)
+
+
+def _point(point):
+    """Estimator parameters of a point of the knobs (joint knobs ``"a+b"`` split)."""
+    params = {}
+    for knob, value in point.items():
+        params.update(zip(knob.split("+"), value) if "+" in knob else [(knob, value)])
+    return params
 
 
 def main():
@@ -149,13 +170,15 @@ def main():
             parser.error(f"--at {item}: no estimator has a knob {knob!r}")
         for name in owners:
             defaults[name][knob] = read_value(raw) if raw != "None" else None
+            for joint in (k for k in KNOBS[name] if knob in k.split("+") and "+" in k):
+                defaults[name][joint] = tuple(defaults[name][p] for p in joint.split("+"))
     torch.set_num_threads(1)
     warnings.simplefilter("ignore", TimeRangeWarning)
     warnings.simplefilter("ignore", ConvergenceWarning)
     warnings.simplefilter("ignore", TimeBinWarning)  # small bins merged: the bins knob's edge
     seeds = [0] if args.quick else list(range(args.seeds))
     epochs, hidden = (2, 32) if args.quick else (args.epochs, args.hidden_dim)
-    knobs = ({"Diachronic": {"decay": ["0/Y", "10/Y"]}, "TempXNet": {"temporal_weight": [0.0, 1.0]}}
+    knobs = ({"Diachronic": {"decay": ["0/Y", "5%"]}, "TempXNet": {"temporal_weight": [0.0, 1.0]}}
              if args.quick else {k: v for k, v in KNOBS.items()
                                  if k in args.estimators.split(",")})
 
@@ -174,7 +197,7 @@ def main():
                         if is_default and default_scores is not None:
                             runs.append({**default_scores, "knob": knob, "value": _label(value)})
                             continue
-                        params = {**defaults[name], knob: value}
+                        params = _point({**defaults[name], knob: value})
                         t0 = time.perf_counter()
                         model = _estimator(name, n_img, seed, epochs, hidden, params)
                         model.fit(X_tr, y_tr)

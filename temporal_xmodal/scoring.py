@@ -12,7 +12,6 @@ Pipeline's preprocessing when the estimator is one), and evaluates
 cross-modal retrieval among the rows of ``X``.
 """
 
-import re
 
 import numpy as np
 from sklearn.utils._param_validation import StrOptions, validate_parameter_constraints
@@ -21,10 +20,8 @@ from ._validation import CountInterval
 from .base import embed_with_time, layout_blocks, through_pipeline
 from .estimators import query_time_scores
 from .metrics import counterpart_reciprocal_ranks, cross_modal_scores
-from .time import to_duration
+from .time import is_share, to_duration
 
-#: ``time_window="5%"``: a share of the scored rows' time span.
-_PERCENT = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*%\s*$")
 
 _METRICS = ("map", "mrr", "ndcg", "recall")
 _DIRECTIONS = ("mean", "i2t", "t2i")
@@ -76,12 +73,8 @@ class RetrievalScorer:
             self._parameter_constraints,
             {"metric": metric, "direction": direction, "k": k, "time_window": time_window},
             caller_name=type(self).__name__)
-        if isinstance(time_window, str) and "%" in time_window:
-            share = _PERCENT.match(time_window)
-            if share is None or not 0 < float(share.group(1)) <= 100:
-                raise ValueError(
-                    f"time_window={time_window!r} is not a share of the time span: write a "
-                    "percentage in (0, 100] such as '5%', or a duration such as '180D'.")
+        if is_share(time_window):  # a malformed share fails here, not at the first score
+            to_duration(time_window, name="time_window", span=1.0)
         self.metric, self.direction, self.k = metric, direction, k
         self.time_window, self.metric_params = time_window, metric_params
 
@@ -129,10 +122,8 @@ class RetrievalScorer:
 
 def _window(time_window, time_unit, time):
     """``time_window`` in ``time_unit``: a duration, or a share (``"5%"``) of ``time``'s span."""
-    share = _PERCENT.match(time_window) if isinstance(time_window, str) else None
-    if share is not None:
-        return float(share.group(1)) / 100.0 * float(np.ptp(time))
-    return to_duration(time_window, time_unit, name="time_window")
+    span = float(np.ptp(time)) if is_share(time_window) else None
+    return to_duration(time_window, time_unit, name="time_window", span=span)
 
 
 class DateAwareMRRScorer:

@@ -107,16 +107,34 @@ def test_grid_search_window_decay_margin(fitted):
 
 @pytest.mark.parametrize("unit, per_month", [("years", 12.0), ("months", 1.0),
                                               ("days", 12.0 / 365.25)])
-def test_default_window_and_decay_are_the_papers_in_any_time_unit(unit, per_month):
+def test_paper_window_and_decay_are_the_papers_in_any_time_unit(unit, per_month):
     """paper_settings gives w = 4 months and λ = 0.1 per month (Semedo & Magalhães 2019) on
-    every time axis; the defaults (4 years, 0.1 per year) are the same durations on every axis."""
+    every time axis."""
     loss = DiachronicEmbedder(time_unit=unit, **paper_settings(DiachronicEmbedder))._loss(
         None, None, None, None)[1]
     assert loss["window"] == pytest.approx(4 / per_month)
     assert loss["decay"] == pytest.approx(0.1 * per_month)
-    loss = DiachronicEmbedder(time_unit=unit)._loss(None, None, None, None)[1]
-    assert loss["window"] == pytest.approx(48 / per_month)
-    assert loss["decay"] == pytest.approx(0.1 * per_month / 12)
+
+
+@pytest.mark.parametrize("unit, per_year", [("years", 1.0), ("months", 12.0),
+                                            ("days", 365.25)])
+def test_default_window_and_decay_follow_the_span_on_any_axis(unit, per_year):
+    """The defaults are shares of the training times' span: window 5 % of it, and ρ's
+    half-life 5 % of it (ρ = 0.5 at the window's edge), whatever the axis and the span."""
+    X, y = make_temporal_crossmodal(120, random_state=0)  # times in [0, 10] years
+    for stretch in (1.0, 3.0):
+        A = X.copy()
+        A[:, -1] = A[:, -1] * stretch * per_year
+        span = np.ptp(A[:, -1])
+        model = tiny(DiachronicEmbedder, n_image_features=64, max_epochs=1,
+                     time_unit=unit).fit(A, y)
+        assert model.net_.criterion_.window == pytest.approx(0.05 * span)
+        assert model.net_.criterion_.decay == pytest.approx(np.log(2) / (0.05 * span))
+        rho = 1 - np.exp(-model.net_.criterion_.decay * model.net_.criterion_.window)
+        assert rho == pytest.approx(0.5)
+    with pytest.raises(ValueError, match=r"window='5%' is a share of the time span, which is "
+                                         r"only known from the times"):
+        DiachronicEmbedder()._loss(None, None, None, None)
 
 
 def _shifted(X, times):

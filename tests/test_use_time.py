@@ -17,6 +17,7 @@ from temporal_xmodal import (
 )
 from temporal_xmodal.comparison import with_constant_time
 from temporal_xmodal.datasets import TEMPORAL_WORLDS, make_temporal_crossmodal
+from temporal_xmodal.metrics import cross_modal_scores
 from temporal_xmodal.scoring import SCORERS, make_retrieval_scorer
 from temporal_xmodal.time import time_use
 
@@ -167,7 +168,15 @@ def test_valid_tmap_selects_the_checkpoint_on_the_time_window_question(demo, cls
     assert len(tmap) == 4 and all(0 <= v <= 1 for v in tmap)
     assert model.best_epoch_ == 1 + int(np.argmax(tmap))
     assert model.convergence_["metric"] == "valid_tmap"
-    # the constant-time control: a zero window, same-category mAP@50 at one instant
-    control = tiny(cls, n_image_features=N_IMG, max_epochs=2, validation_fraction=0.2,
+    # the constant-time control trains at one instant but is judged on the same question:
+    # relevance read at the validation rows' real times, window 5 % of their span
+    control = tiny(cls, n_image_features=N_IMG, max_epochs=1, validation_fraction=0.2,
                    selection_metric="valid_tmap", use_time=False).fit(X, y)
-    assert all(0 <= v <= 1 for v in control.net_.history[:, "valid_tmap"])
+    rows = control.net_.train_split.keywords["valid_ds"].rows.numpy()
+    Z = control.transform(X[rows])
+    d = Z.shape[1] // 2
+    expected = cross_modal_scores(Z[:, :d], Z[:, d:], y[rows], metrics=("map",), k=50,
+                                  time=X[rows, -1], time_window=0.05 * np.ptp(X[:, -1]))
+    assert control.net_.history[0, "valid_tmap"] == pytest.approx(expected["map"], abs=1e-5)
+    same_instant = cross_modal_scores(Z[:, :d], Z[:, d:], y[rows], metrics=("map",), k=50)
+    assert abs(expected["map"] - same_instant["map"]) > 0.05  # not category mAP@50

@@ -17,7 +17,7 @@ def _world(name, n_samples=400, seed=0, **extra):
 
 def test_the_worlds_and_their_settings():
     assert list(TEMPORAL_WORLDS) == ["meaning shift", "content drift", "recurring events",
-                                     "static"]
+                                     "static", "steady"]
     for name, world in TEMPORAL_WORLDS.items():
         assert isinstance(world, dict), name
         # No world fixes what the caller chooses.
@@ -34,7 +34,8 @@ def test_every_world_generates(name):
 
 
 @pytest.mark.parametrize("name, fixed", [("meaning shift", False), ("content drift", True),
-                                         ("recurring events", True), ("static", True)])
+                                         ("recurring events", True), ("static", True),
+                                         ("steady", True)])
 def test_picture_caption_relation_is_time_independent_unless_meanings_move(name, fixed):
     # Noiseless features: where the relation is fixed, a linear image->text map
     # fitted on the first third reproduces the captions of the last third.
@@ -93,3 +94,21 @@ def test_recurring_events_world_structure_lies_in_the_events():
         within.append(sim[iu][same[iu]])
         across.append(sim[iu][~same[iu]])
     assert np.concatenate(within).mean() - np.concatenate(across).mean() > 0.2
+
+
+def test_steady_world_only_the_date_separates_items_of_a_category():
+    X, _, info = _world("steady", n_samples=1600)
+    assert set(info.profiles) == {"steady"}
+    assert np.all(info.event_offset == 0) and np.all(info.era == 0)
+    assert np.all(info.text_category == info.category) and info.content_directions is None
+    for c in range(8):  # every category covers the whole range, evenly
+        t = np.sort(info.time[info.category == c])
+        assert t[0] < 1.0 and t[-1] > 9.0 and np.diff(t).max() < 1.5
+    # Nothing in the features dates an item: the early and the late items of a category lie
+    # as close to each other as to items of their own period.
+    F = X[:, :info.n_image_features]
+    F = F / np.linalg.norm(F, axis=1, keepdims=True)
+    idx = np.flatnonzero(info.category == 0)
+    sim, dt = F[idx] @ F[idx].T, np.abs(info.time[idx, None] - info.time[None, idx])
+    off = ~np.eye(len(idx), dtype=bool)
+    assert abs(sim[off & (dt <= 0.5)].mean() - sim[off & (dt > 5)].mean()) < 0.02

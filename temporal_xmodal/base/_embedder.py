@@ -202,9 +202,20 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
         self.time_range_ = self.time_axis_.range_
         return (*split_blocks(features, self.n_image_features_, self.n_text_features_), time)
 
+    def _time_span(self):
+        """The span of the fitted time axis (the training times), in ``time_unit``; ``None``
+        before the axis is fitted (a share such as ``"5%"`` is then refused)."""
+        axis = getattr(self, "time_axis_", None)
+        if axis is None:
+            return None
+        low, high = axis.range_
+        return high - low
+
     def _duration(self, name):
-        """A duration parameter as a float on the time axis (``time.to_duration``)."""
-        return to_duration(getattr(self, name), self.time_unit, name=name)
+        """A duration parameter as a float on the time axis (``time.to_duration``); a share
+        such as ``"5%"`` is of the training times' span."""
+        return to_duration(getattr(self, name), self.time_unit, name=name,
+                           span=self._time_span())
 
     # ------------------------------------------------------------ transform
     def transform(self, X):

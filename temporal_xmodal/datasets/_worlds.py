@@ -34,10 +34,19 @@ __all__ = ["TEMPORAL_WORLDS"]
 #:     Static wording, one era, no event offsets: time says nothing about what
 #:     an item looks like or how pictures and captions relate (it still tells
 #:     which categories are frequent when, through the time profiles).
+#: ``"steady"``
+#:     The static world with every category steady (``profiles="steady"``):
+#:     each category's items are spread evenly over the whole range, and
+#:     nothing about an item tells its date.  Only the date separates two items
+#:     of one category, so "same category and close in time" (time-window
+#:     mAP@50) is answerable only by a model that reads the date: the structure
+#:     the same-category term of DCM (L_intra) is for.
 TEMPORAL_WORLDS = {
     "meaning shift": {"drift": 0.0},
     "content drift": {"drift": 0.0, "meaning_shift": 0.0, "n_eras": 1, "content_drift": 2.0},
     "recurring events": {"drift": 0.0, "meaning_shift": 0.0, "n_eras": 1,
                          "profiles": "recurrent", "event_strength": 2.0},
     "static": {"drift": 0.0, "meaning_shift": 0.0, "n_eras": 1, "event_strength": 0.0},
+    "steady": {"drift": 0.0, "meaning_shift": 0.0, "n_eras": 1, "event_strength": 0.0,
+               "profiles": "steady"},
 }

@@ -31,42 +31,56 @@ class DiachronicEmbedder(NeuralCrossModalEmbedder):
 
     Parameters
     ----------
-    window : float, str or timedelta, default="4Y"
+    window : float, str or timedelta, default="5%"
         w, a duration: no constraint between same-category items with
-        ``|Δt| ≤ w``.  The default is 4 years whatever ``time_unit``; the
-        paper's 4 months is ``paper_settings(DiachronicEmbedder)`` (it scored
-        lower on the comparison job's demo world, docs/estimators/diachronic.md).  A number is in ``time_unit``; ``"180D"``, ``"4M"``,
-        ``pandas.Timedelta`` and ``numpy.timedelta64`` are converted
+        ``|Δt| ≤ w``.  The default is a share of the training times' span
+        (``"5%"``: half a year on a 10-year collection, the width of the
+        time-window scorer ``SCORERS["tmap@50"]``), so that it follows the
+        data's scale; the paper's 4 months (on its 20-year collection: 1.7 %)
+        is ``paper_settings(DiachronicEmbedder)``.  A number is in
+        ``time_unit``; ``"180D"``, ``"4M"``, ``pandas.Timedelta`` and
+        ``numpy.timedelta64`` are converted, ``"<p>%"`` is p % of the span
         (:func:`~temporal_xmodal.time.to_duration`).  A window at least the
-        training span warns: the model would be its own static control.
-        Same-category pairs just outside the window get ρ ≈ λw, small, so
-        the cut-off itself changes little (docs/estimators/diachronic.md,
-        "Which knobs matter").
-    decay : float, str or timedelta, default="0.1/Y"
-        λ of ρ(Δt) = 1 − exp(−λ|Δt|): 0.1 per year whatever ``time_unit``
-        (the paper's is 0.1 per month, ``"0.1/M"``).  A number is a rate per ``time_unit``;
-        ``"<rate>/<unit>"`` a rate per the named unit (``"1.2/Y"``,
-        ``"0.01/D"``; :func:`~temporal_xmodal.time.to_rate`); a duration is
-        read as the half-life of ρ (λ = ln 2 / half-life).  Of the temporal
-        knobs the one that moves the scores most.
+        training span warns: the model would then have no L_intra.
+    decay : float, str or timedelta, default="5%"
+        λ of ρ(Δt) = 1 − exp(−λ|Δt|).  The default is a half-life of 5 % of
+        the training times' span (λ = ln 2 / (0.05 · span): 1.39 per year on
+        a 10-year collection), so ρ = 0.5 at the default window's edge; the
+        paper's is 0.1 per month, ``"0.1/M"``.  A number is a rate per
+        ``time_unit``; ``"<rate>/<unit>"`` a rate per the named unit
+        (``"1.2/Y"``, ``"0.01/D"``; :func:`~temporal_xmodal.time.to_rate`);
+        a duration or a share ``"<p>%"`` is read as the half-life of ρ
+        (λ = ln 2 / half-life).  0 switches L_intra off.
     margin : float, default=1.0
         m, the margin of the other-category triplets.
-    intra_margin : float or None, default=None
-        Margin of the same-category triplets; ``None``: ``margin``.
+    intra_margin : float or None, default=0.3
+        Margin of the same-category triplets (L_intra); ``None``: ``margin``
+        (the paper's one margin).  Below ``margin``, a same-category item far
+        in time is pushed below the anchor's counterpart but may stay above
+        the other categories: time orders items within a category without
+        breaking the categories up (docs/estimators/diachronic.md, "Which
+        knobs matter").
     intra_balance : float or None, default=None
-        Weight of the same-category (time-shaped) terms against the
-        other-category ones per pair count in each batch
-        (:class:`~temporal_xmodal.losses.DiachronicRankingLoss`): 1 is the
-        paper's one-to-one sampling; ``None`` counts every pair of the batch
-        once, so the other-category terms outnumber them about C − 1 to 1.
+        ``None``: every pair of the batch counts once (batch-all: the paper's
+        B × B triplets of a batch), so the other-category terms outnumber the
+        same-category ones about C − 1 to 1.  A number β (ours): the
+        same-category weights of each batch are scaled so that per pair count
+        L_intra weighs β times L_inter
+        (:class:`~temporal_xmodal.losses.DiachronicRankingLoss`).
     time_dim : int, default=200
         Units of the shared time layer.
-    time_encoding : {"minmax", "zscore", "raw", "onehot", "sinusoidal"}, default="minmax"
+    time_encoding : {"minmax", "zscore", "raw", "onehot", "sinusoidal"}, default="onehot"
         The network's time input, with statistics learned at fit
-        (:class:`~temporal_xmodal.time.TimeEncoding`).  The loss always uses
-        the time differences on the time axis.
-    time_bins : int, default=12
-        Bins of "onehot", frequencies of "sinusoidal".
+        (:class:`~temporal_xmodal.time.TimeEncoding`): by default one-hot over
+        ``time_bins`` equal-width bins of the training range, so that dates a
+        bin apart get inputs of their own (one min–max scalar, ``"minmax"``,
+        makes the time layer nearly linear over the span and cannot tell
+        nearby dates apart).  Times outside the training range fall in the
+        first or last bin.  The loss always uses the time differences on the
+        time axis.
+    time_bins : int, default=20
+        Bins of "onehot" (20: each 5 % of the span, the default window),
+        frequencies of "sinusoidal".
     loss_reduction : {"sum_per_anchor", "sum", "mean_active"}, default="sum_per_anchor"
         A batch's triplet terms summed and divided by the batch size, summed
         (the paper's), or averaged over the positive ones.
@@ -74,10 +88,10 @@ class DiachronicEmbedder(NeuralCrossModalEmbedder):
         How time enters the output layer: feature-wise modulation of the
         content, or concatenation to it (the paper's); see
         :class:`~temporal_xmodal.nn.DiachronicNet`.
-    time_dropout : float, default=0.5
+    time_dropout : float, default=0.0
         Probability, in training, of replacing an item's time embedding by
         zeros (the static path), so that a static fallback is learned
-        alongside.
+        alongside (not in the paper).
     time_lr_scale : float, default=3.0
         Learning rate of the time pathway (time layer and FiLM) relative to
         ``lr``.
@@ -134,16 +148,16 @@ class DiachronicEmbedder(NeuralCrossModalEmbedder):
         "use_time": USE_TIME_CONSTRAINT,
     }
 
-    def __init__(self, window="4Y", decay="0.1/Y", margin=1.0, intra_margin=None,
+    def __init__(self, window="5%", decay="5%", margin=1.0, intra_margin=0.3,
                  intra_balance=None, time_dim=200,
-                 time_encoding="minmax", time_bins=12, loss_reduction="sum_per_anchor",
-                 conditioning="film", time_dropout=0.5, time_lr_scale=3.0,
+                 time_encoding="onehot", time_bins=20, loss_reduction="sum_per_anchor",
+                 conditioning="film", time_dropout=0.0, time_lr_scale=3.0,
                  same_time_anchors=0, *,
                  use_time=True,
                  embedding_dim=200, hidden_dim=1024, dropout=0.0, max_epochs=25,
                  batch_size=64, lr=3e-4, optimizer="adam", momentum=0.9, nesterov=False,
                  lr_decay=0.0, validation_fraction=0.1, patience=None,
-                 selection_metric="valid_map", device="auto", random_state=None, verbose=0,
+                 selection_metric="valid_tmap", device="auto", random_state=None, verbose=0,
                  callbacks=None, warm_start=False,
                  keep_training_state=False, n_image_features=None,
                  time_unit="years"):
@@ -212,7 +226,7 @@ class DiachronicEmbedder(NeuralCrossModalEmbedder):
             "margin": self.margin,
             "intra_margin": self.intra_margin,
             "window": self._duration("window"),
-            "decay": to_rate(self.decay, self.time_unit, name="decay"),
+            "decay": to_rate(self.decay, self.time_unit, name="decay", span=self._time_span()),
             "reduction": self.loss_reduction,
             "intra_balance": self.intra_balance,
         }

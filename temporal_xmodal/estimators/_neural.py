@@ -8,6 +8,8 @@ Their shared parameters are declared in :mod:`._neural_params`.
 """
 
 
+from functools import partial
+
 import numpy as np
 import torch
 from sklearn.utils import check_random_state
@@ -94,9 +96,14 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
         with limit_worker_threads():
             if not hasattr(self, "use_time"):  # a static method: time plays no part
                 return self._fit_net(X_image, X_text, time, labels)
-            return fit_using_time(self, self._fit_net, X_image, X_text, time, labels)
+            # the control trains on one instant, but its checkpoint is judged on the same
+            # question as the model's: relevance read at the rows' real times
+            return fit_using_time(self, partial(self._fit_net, relevance_time=time),
+                                  X_image, X_text, time, labels)
 
-    def _fit_net(self, X_image, X_text, time, labels):
+    def _fit_net(self, X_image, X_text, time, labels, relevance_time=None):
+        """Fit the net on ``time``; ``valid_tmap`` reads ``relevance_time`` (default
+        ``time``): the real times when ``time`` is the constant-time control's."""
         # Memory: the training and validation datasets share the (float32)
         # features and index them by row; nothing of size n × d is copied
         # (docs/training.md, "Memory").
@@ -105,6 +112,8 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
         seed = int(rng.randint(np.iinfo(np.int32).max))
         train, valid = self._split_rows(len(Y), rng)
         centred = self.time_axis_.centre(time)
+        relevance = (centred if relevance_time is None
+                     else self.time_axis_.centre(relevance_time))
         continuing = self._continues() and hasattr(self, "net_")
         if not continuing:
             self._fit_time_encoding(centred if train is None else centred[train])
@@ -116,13 +125,14 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
             # a net loaded from a slim pickle first gets a fresh optimiser,
             # criterion and callbacks
             if not self.net_.has_training_state():
-                self.net_.rearm(self._net_callbacks(data_valid is not None, seed, centred))
+                self.net_.rearm(self._net_callbacks(data_valid is not None, seed, relevance))
             self.net_.set_params(
                 train_split=(predefined_split(data_valid) if data_valid is not None
                              else None),
                 max_epochs=self.max_epochs, batch_size=self.batch_size)
         else:
-            self.net_ = self._build_net(X_image, X_text, train, centred, Y, data_valid, seed)
+            self.net_ = self._build_net(X_image, X_text, train, centred, Y, data_valid, seed,
+                                         relevance)
             with seeded(seed):  # the global generator: initialisation only, one fit at a time
                 self.net_.initialize()
         reseed(self.net_.module_, seed)  # dropout draws from the fit's own generators
@@ -164,7 +174,7 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
         order = rng.permutation(n)
         return np.sort(order[n_valid:]), np.sort(order[:n_valid])
 
-    def _build_net(self, X_image, X_text, train, centred, Y, data_valid, seed):
+    def _build_net(self, X_image, X_text, train, centred, Y, data_valid, seed, relevance):
         module, module_params = self._module()
         features = (None, None)
         if self._loss_uses_features:
@@ -177,7 +187,7 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
                              "optimizer__nesterov": bool(self.nesterov and self.momentum > 0)}
                             if optimizer is torch.optim.SGD else {})
         optimizer_params.update(self._optimizer_params())
-        callbacks = self._net_callbacks(data_valid is not None, seed, centred)
+        callbacks = self._net_callbacks(data_valid is not None, seed, relevance)
         return CrossModalNet(
             module=module,
             criterion=loss,
@@ -198,21 +208,22 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
             **optimizer_params,
         )
 
-    def _net_callbacks(self, validating, seed, centred):
+    def _net_callbacks(self, validating, seed, relevance):
         """The net's callbacks: the method's, LR decay, checkpoint selection, the user's.
 
-        ``valid_tmap``'s window is :data:`._neural_params.TMAP_WINDOW` of the span of the
-        fit's times ``centred`` (0 for a constant-time control: same-category mAP@50)."""
+        ``valid_tmap`` reads the rows' real (centred) times ``relevance``, also for a
+        constant-time control, whose net sees one instant: its window is
+        :data:`._neural_params.TMAP_WINDOW` of their span."""
         callbacks = list(self._callbacks())
         if self.lr_decay:
             callbacks.append(("lr_decay", LRScheduler(
                 policy=torch.optim.lr_scheduler.LambdaLR,
                 lr_lambda=InverseTimeDecay(self.lr_decay), step_every="batch")))
         if validating:
-            window = (TMAP_WINDOW * float(np.ptp(centred))
-                      if self.selection_metric == "valid_tmap" else None)
-            callbacks.append(("valid_map", RetrievalScoring(random_state=seed,
-                                                            time_window=window)))
+            tmap = self.selection_metric == "valid_tmap"
+            callbacks.append(("valid_map", RetrievalScoring(
+                random_state=seed, time_window=TMAP_WINDOW * float(np.ptp(relevance)) if tmap
+                else None, time=relevance if tmap else None)))
             callbacks.append(("selection", EarlyStopping(
                 monitor=self.selection_metric,
                 lower_is_better=self.selection_metric == "valid_loss",

@@ -282,10 +282,13 @@ register(RegisteredEstimator(
     "Diachronic", DiachronicEmbedder,
     tiny={**_NET, "time_dim": 4, "use_time": True},
     # Semedo & Magalhães, ACM MM 2019 (DCM), §5.2: w = 4 months, λ = 0.1 per month (in any
-    # time unit), the concatenation architecture, the summed loss, the lowest validation loss
+    # time unit), one margin m for both terms, the concatenation architecture, a scalar time
+    # input (the paper's "continuous" model; its scaling is not given), the summed loss, the
+    # lowest validation loss
     paper={"optimizer": "sgd", "lr": 5e-3, "momentum": 0.9, "conditioning": "concat",
-           "loss_reduction": "sum", "window": "4M", "decay": "0.1/M", "time_dropout": 0.0,
-           "time_lr_scale": 1.0, "selection_metric": "valid_loss", "use_time": True},
+           "loss_reduction": "sum", "window": "4M", "decay": "0.1/M", "intra_margin": None,
+           "time_encoding": "minmax", "time_dropout": 0.0, "time_lr_scale": 1.0,
+           "selection_metric": "valid_loss", "use_time": True},
     compare=CompareEntry("Diachronic", time_window=_diachronic_window),
 ))
 register(RegisteredEstimator(

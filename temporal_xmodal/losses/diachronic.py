@@ -77,14 +77,14 @@ class DiachronicRankingLoss(nn.Module):
         The paper sums every triplet term (Semedo, thesis, §2.2.5.3); the
         estimator divides by the batch size by default (``"sum_per_anchor"``).
     intra_balance : float or None, default=None
-        ``None``: every pair of the batch counts once (batch-all), so with C
-        categories the other-category terms outnumber the same-category ones
-        about C − 1 to 1.  A number β: the same-category weights of each batch
-        are scaled by β · n_inter / n_intra (the counts of other-category pairs
-        and of same-category pairs outside the window), so that per pair count
-        L_intra weighs β times L_inter, as the paper's sampling of one
-        same-category and one other-category negative per anchor does (β = 1;
-        Semedo & Magalhães, ACM MM 2019, Eqs. 8–10).  ρ still scales each pair.
+        ``None``: every pair of the batch counts once (batch-all, the paper's:
+        the thesis counts the B × B triplets of a batch, Semedo, thesis,
+        §5.3.4.3), so with C categories the other-category terms outnumber the
+        same-category ones about C − 1 to 1.  A number β (ours, not the
+        paper's): the same-category weights of each batch are scaled by
+        β · n_inter / n_intra (the counts of other-category pairs and of
+        same-category pairs outside the window), so that per pair count L_intra
+        weighs β times L_inter.  ρ still scales each pair.
 
     Examples
     --------

@@ -51,8 +51,8 @@ from ._axis import (TimeAxis, TimeRangeWarning, TimeUnitWarning, centre_times,
 from ._bins import TimeBins, TimeBinWarning
 from ._encoding import TimeEncoding
 from ._stack import external_stacklevel
-from ._units import (TIME_UNITS, fractional_year, is_datetime_like, to_duration, to_rate,
-                     to_time_axis)
+from ._units import (TIME_UNITS, fractional_year, is_datetime_like, is_share, to_duration,
+                     to_rate, to_time_axis)
 from ._use import TIME_USES, time_use
 
 __all__ = [
@@ -69,6 +69,7 @@ __all__ = [
     "external_stacklevel",
     "fractional_year",
     "is_datetime_like",
+    "is_share",
     "time_origin",
     "time_use",
     "to_duration",

@@ -5,8 +5,10 @@ import math
 import numbers
 import re
 
+from numbers import Real
+
 import numpy as np
-from sklearn.utils._param_validation import StrOptions, validate_params
+from sklearn.utils._param_validation import Interval, StrOptions, validate_params
 
 _SECONDS = {
     "years": 365.25 * 86400.0,
@@ -41,6 +43,34 @@ _RATE = re.compile(rf"^\s*({_NUMBER})\s*/\s*({_NUMBER})?\s*([A-Za-z]+)\s*$")
 _DURATION_EXAMPLES = "'180D', '6mo' (or '6M'), '1Y', '2W', '12h', '30min', '90s', '3 days'"
 _RATE_EXAMPLES = "'0.1/M' (0.1 per month), '1/2Y' (1 per 2 years), '1.2/Y', '0.01/D'"
 _UNIT = [StrOptions(set(TIME_UNITS))]
+#: A share of the time span: ``"5%"`` (a duration, or a rate's half-life, of 5 % of the span).
+_SHARE = re.compile(r"^\s*((?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*%\s*$")
+_SHARE_EXAMPLE = "'5%' (5 % of the time span)"
+
+
+def is_share(value):
+    """Whether ``value`` is written as a share of the time span (a string ending in ``%``).
+
+    Examples
+    --------
+    >>> from temporal_xmodal.time import is_share
+    >>> is_share("5%"), is_share("180D"), is_share(0.5)
+    (True, False, False)
+    """
+    return isinstance(value, str) and value.strip().endswith("%")
+
+
+def _share_of(value, span, name):
+    """``value`` (``"<p>%"``, 0 < p <= 100) times ``span``, the time span on the axis."""
+    match = _SHARE.match(value)
+    if match is None or not 0 < float(match.group(1)) <= 100:
+        raise ValueError(f"{name}={value!r} is not a share of the time span: write a "
+                         f"percentage in (0, 100] such as {_SHARE_EXAMPLE}, or a duration "
+                         "such as '180D'.")
+    if span is None:
+        raise ValueError(f"{name}={value!r} is a share of the time span, which is only known "
+                         "from the times (at fit); give a duration such as '180D' here.")
+    return float(match.group(1)) / 100.0 * float(span)
 
 
 # --------------------------------------------------------------------- units
@@ -257,9 +287,10 @@ def _parse_rate(value, unit, name):
     return out
 
 
-@validate_params({"value": "no_validation", "unit": _UNIT, "name": [str]},
+@validate_params({"value": "no_validation", "unit": _UNIT, "name": [str],
+                  "span": [Interval(Real, 0, None, closed="left"), None]},
                  prefer_skip_nested_validation=True)
-def to_duration(value, unit="years", *, name="duration"):
+def to_duration(value, unit="years", *, name="duration", span=None):
     """A duration as a non-negative float on the time axis.
 
     Read more in the user guide: docs/time.md.
@@ -273,11 +304,15 @@ def to_duration(value, unit="years", *, name="duration"):
         or ``"1 year"`` work too; units are case-insensitive except ``"M"``,
         months).  A lone lowercase ``"m"`` is refused as ambiguous (minutes or
         months?): write ``"min"`` or ``"mo"``.  A year is 365.25 days and a
-        month 365.25 / 12 days.
+        month 365.25 / 12 days.  ``"<p>%"`` is p % of ``span`` (``"5%"``: a
+        twentieth of the training times' span, the same proportion on any data).
     unit : str, default="years"
         Unit of the time axis.
     name : str, default="duration"
         The parameter's name, for messages.
+    span : float or None, default=None
+        The time span (on the axis, in ``unit``) that a share such as ``"5%"``
+        is a share of; ``None``: shares are refused.
 
     Returns
     -------
@@ -298,9 +333,13 @@ def to_duration(value, unit="years", *, name="duration"):
     0.4928131416837782
     >>> to_duration("1Y", unit="months")
     12.0
+    >>> to_duration("5%", span=10.0)
+    0.5
     """
     if _is_plain_number(value):
         out = float(value)
+    elif is_share(value):
+        out = _share_of(value, span, name)
     elif isinstance(value, str):
         out = _parse_duration(value, unit, name)
     elif isinstance(value, np.timedelta64):
@@ -322,9 +361,10 @@ def to_duration(value, unit="years", *, name="duration"):
     return out
 
 
-@validate_params({"value": "no_validation", "unit": _UNIT, "name": [str]},
+@validate_params({"value": "no_validation", "unit": _UNIT, "name": [str],
+                  "span": [Interval(Real, 0, None, closed="left"), None]},
                  prefer_skip_nested_validation=True)
-def to_rate(value, unit="years", *, name="decay"):
+def to_rate(value, unit="years", *, name="decay", span=None):
     """A decay rate per time unit; a duration is read as a half-life.
 
     Read more in the user guide: docs/time.md.
@@ -339,11 +379,16 @@ def to_rate(value, unit="years", *, name="decay"):
         <unit>"`` is a rate per that many units: ``"1/2Y"`` is 1 per 2 years
         (0.5 per year), ``"3/2 weeks"``.  A duration (see :func:`to_duration`) is the
         half-life h, i.e. λ = ln 2 / h, the lag at which ρ = 1 − exp(−λ Δt)
-        reaches 0.5.
+        reaches 0.5.  A share ``"<p>%"`` is a half-life of p % of ``span``
+        (``"5%"`` on a 10-year span: a half-life of 6 months).
     unit : str, default="years"
         Unit of the time axis; the rate is per one ``unit``.
     name : str, default="decay"
         The parameter's name, for messages.
+    span : float or None, default=None
+        The time span a share is a share of (see :func:`to_duration`); a share
+        of a zero span (every time equal, so every time difference is 0 and
+        the rate acts on nothing) is the rate 0.
 
     Returns
     -------
@@ -364,14 +409,19 @@ def to_rate(value, unit="years", *, name="decay"):
     0.1
     >>> to_rate("1/2Y")  # one per two years
     0.5
+    >>> round(to_rate("5%", span=10.0), 4)  # a half-life of 0.5: ln 2 / 0.5
+    1.3863
     """
+    if is_share(value) and span == 0:
+        _share_of(value, span, name)  # still a well-formed share
+        return 0.0
     if isinstance(value, str) and "/" in value:
         return _parse_rate(value, unit, name)
     if _is_plain_number(value):
         if not math.isfinite(value) or value < 0:
             raise ValueError(f"{name} must be a finite non-negative rate; got {value!r}.")
         return float(value)
-    half_life = to_duration(value, unit, name=name)
+    half_life = to_duration(value, unit, name=name, span=span)
     if half_life == 0:
         raise ValueError(f"{name} as a half-life must be positive; got {value!r}.")
     return math.log(2.0) / half_life

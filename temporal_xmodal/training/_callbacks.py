@@ -35,12 +35,18 @@ class RetrievalScoring(Callback):
         Half-width of the relevant period of ``valid_tmap``, on the axis of the
         batches' ``"time"`` entry (centred times in the estimator's
         ``time_unit``); ``None`` records no ``valid_tmap``.
+    time : ndarray of shape (n_rows,) or None, default=None
+        The times of ``valid_tmap``'s relevance for every row of the data
+        (indexed by the validation set's rows), on that axis; ``None``: the
+        batches' ``"time"`` entry.  A constant-time control, trained on one
+        instant, is judged with its rows' real times.
     """
 
-    def __init__(self, max_queries=5000, random_state=0, time_window=None):
+    def __init__(self, max_queries=5000, random_state=0, time_window=None, time=None):
         self.max_queries = max_queries
         self.random_state = random_state
         self.time_window = time_window
+        self.time = time
 
     def on_train_begin(self, net, X=None, y=None, **kwargs):
         self.queries_ = None
@@ -58,10 +64,11 @@ class RetrievalScoring(Callback):
             queries = self.queries_
         net.history.record("valid_map", _cross_modal_map(z_img, z_txt, labels, queries))
         if self.time_window is not None:
-            time = dataset_valid.X["time"]
-            time = time if dataset_valid.rows is None else time[dataset_valid.rows]
+            time = (dataset_valid.X["time"].numpy() if self.time is None
+                    else np.asarray(self.time))
+            time = time if dataset_valid.rows is None else time[dataset_valid.rows.numpy()]
             net.history.record("valid_tmap", _cross_modal_map(
-                z_img, z_txt, labels, queries, time.numpy(), self.time_window))
+                z_img, z_txt, labels, queries, time, self.time_window))
 
 
 def _embed_on_device(net, dataset):
