@@ -161,6 +161,8 @@ def main():
                         help="move the default point of the estimator that has KNOB")
     parser.add_argument("--estimators", default=",".join(KNOBS),
                         help="comma-separated subset of " + ", ".join(KNOBS))
+    parser.add_argument("--knobs", default=None,
+                        help="comma-separated subset of the estimators' knobs (default: all)")
     args = parser.parse_args()
     defaults = {name: dict(point) for name, point in DEFAULTS.items()}
     for item in args.at:
@@ -179,8 +181,9 @@ def main():
     seeds = [0] if args.quick else list(range(args.seeds))
     epochs, hidden = (2, 32) if args.quick else (args.epochs, args.hidden_dim)
     knobs = ({"Diachronic": {"decay": ["0/Y", "5%"]}, "TempXNet": {"temporal_weight": [0.0, 1.0]}}
-             if args.quick else {k: v for k, v in KNOBS.items()
-                                 if k in args.estimators.split(",")})
+             if args.quick else {k: {knob: values for knob, values in v.items()
+                                     if args.knobs is None or knob in args.knobs.split(",")}
+                                 for k, v in KNOBS.items() if k in args.estimators.split(",")})
 
     runs = []  # one row per (dataset, estimator, knob, value, seed)
     start = time.perf_counter()
@@ -241,6 +244,8 @@ def main():
               + f" | mAP/t-mAP {cells}")
 
     suffix = "" if args.world == "demo" else "_" + args.world.replace(" ", "_")
+    if (args.epochs, args.hidden_dim, args.demo_samples) != (10, 256, 1500):
+        suffix += f"_{args.demo_samples}x{args.epochs}ep_h{args.hidden_dim}"
     suffix += "".join("_at_" + item.replace("=", "_") for item in args.at)
     write_results("bench_sensitivity" + suffix, {
         "quick": args.quick,

@@ -21,7 +21,8 @@ from temporal_xmodal import (
     stack_modalities,
 )
 from temporal_xmodal.losses.diachronic import diachronic_weights
-from temporal_xmodal.time import TimeEncoding, time_use, to_duration, to_rate, to_time_axis
+from temporal_xmodal.time import (TimeEncoding, is_share, time_use, to_duration, to_rate,
+                                  to_time_axis)
 
 PACKAGE = Path(__file__).resolve().parents[1] / "temporal_xmodal"
 SMALL = dict(hidden_dim=8, embedding_dim=4, max_epochs=2, batch_size=16, random_state=0)
@@ -106,6 +107,33 @@ def test_bad_durations_and_rates():
         to_duration(-1.0)
     assert to_rate(0.1) == 0.1
     assert to_rate("1Y") == pytest.approx(np.log(2))
+
+
+@pytest.mark.parametrize("value, span, duration", [
+    ("5%", 10.0, 0.5), ("100%", 3.0, 3.0), (" 2.5 %", 40.0, 1.0), ("1e-1%", 1000.0, 1.0),
+    (".5%", 10.0, 0.05)])
+def test_shares_of_the_span_as_durations_and_half_lives(value, span, duration):
+    """A share ``"<p>%"`` is p % of the span as a duration, and as a rate the half-life."""
+    assert is_share(value)
+    assert to_duration(value, span=span) == pytest.approx(duration)
+    assert to_rate(value, span=span) == pytest.approx(np.log(2) / duration)
+    # a zero span (every time equal): the duration is 0 and the rate acts on nothing
+    assert to_duration(value, span=0.0) == 0.0 and to_rate(value, span=0.0) == 0.0
+
+
+@pytest.mark.parametrize("value", ["0%", "150%", "-5%", "5 %%", "x%", "%"])
+def test_malformed_shares_say_what_a_share_is(value):
+    for convert in (to_duration, to_rate):
+        with pytest.raises(ValueError, match=r"is not a share of the time span: write a "
+                                             r"percentage in \(0, 100\]"):
+            convert(value, span=1.0)
+
+
+def test_a_share_without_a_span_names_what_is_missing():
+    for convert in (to_duration, to_rate):
+        with pytest.raises(ValueError, match=r"window='5%' is a share of the time span, "
+                                             r"which is only known from the times"):
+            convert("5%", name="window")
 
 
 # ------------------------------------------------------------ encodings

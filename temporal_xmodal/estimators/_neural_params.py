@@ -81,8 +81,8 @@ _SHARED_PARAMETERS = (
     ("selection_metric", '{"valid_map", "valid_tmap", "valid_loss"}',
      "Validation figure that selects the checkpoint: category mAP; time-window mAP@50 "
      "(relevant = same category within 5 % of the training times' span of the query, each "
-     "item at its own time: the time-period inference of Semedo & Magalhães, ACM MM 2019); "
-     "or the loss."),
+     "item at its own time: the time-period inference of Semedo & Magalhães, ACM MM 2019; "
+     "a constant-time control is scored with its rows' real times); or the loss."),
     ("device", "str or torch.device", '``"auto"`` uses CUDA when available.'),
     ("random_state", "int, RandomState or None", "Seeds weight initialisation, shuffling, "
                                                  "dropout and the validation split; the same "
