@@ -12,9 +12,8 @@ usual ``GridSearchCV``.  This script tunes the knobs that move the scores
 2. ``TempXNetEmbedder``'s ``temporal_weight`` (0 is its static control) and the
    ``bandwidth`` of its recency correlation.
 
-(``DiachronicEmbedder``'s ``window`` and ``decay`` act through its same-category term, which
-the default loss balance weighs at about 4 %: they move the time-window score once
-``intra_balance=1`` gives it the paper's weight, as the README's grid search does; see the page.)
+(``DiachronicEmbedder``'s ``window`` and ``decay`` act through its same-category term; the
+README's grid search tunes them at their defaults, shares of the training span; see the page.)
 
 Every candidate is scored with several scorers of :mod:`temporal_xmodal.scoring`
 at once (time-window mAP@50, plain mAP, MRR), refitted on the time-aware one, which

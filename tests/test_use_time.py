@@ -47,7 +47,7 @@ def test_a_default_fit_is_one_fit(demo, cls, monkeypatch):
     X, y = demo
     calls = []
     original = cls._fit_net
-    monkeypatch.setattr(cls, "_fit_net", lambda self, *a: calls.append(1) or original(self, *a))
+    monkeypatch.setattr(cls, "_fit_net", lambda self, *a, **k: calls.append(1) or original(self, *a, **k))
     model = tiny(cls, n_image_features=N_IMG, max_epochs=3).set_params(use_time=True).fit(X, y)
     assert len(calls) == 1 and len(model.net_.history) == 3 and model.uses_time_
 

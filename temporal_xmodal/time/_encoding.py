@@ -1,5 +1,6 @@
 """Network input features of the time, fitted once per estimator."""
 
+import warnings
 from numbers import Integral
 
 import numpy as np
@@ -7,7 +8,7 @@ from sklearn.utils._param_validation import (Interval, StrOptions,
                                              validate_parameter_constraints)
 
 from ._axis import TimeUnitWarning
-from ._bins import TimeBins
+from ._bins import TimeBins, TimeBinWarning
 from .._warnings import warn
 
 
@@ -23,7 +24,8 @@ class TimeEncoding:
         the training range; ``zscore``: (t − mean) / std; ``raw``: the centred
         time t − origin in axis units (warned when it exceeds 10 in magnitude,
         where tanh saturates); ``onehot``: one-hot over ``n_bins`` equal-width
-        bins of :class:`TimeBins`; ``sinusoidal``:
+        bins of :class:`TimeBins` (an empty bin joins a neighbour, so its
+        unit stays unused); ``sinusoidal``:
         the minmax scalar plus sin / cos of it at ``n_bins`` frequencies
         (periods span / 1 … span / n_bins), for smooth multi-scale
         interactions.
@@ -66,7 +68,11 @@ class TimeEncoding:
         std = float(np.std(centred))
         self.std_ = std if std > 0 else 1.0
         if self.encoding == "onehot":
-            self.bins_ = TimeBins(bins=self.n_bins).fit(centred)
+            with warnings.catch_warnings():
+                # an empty bin joins a neighbour: no training time changes bin, and a time
+                # projected there gets a trained input instead of a unit no item ever set
+                warnings.simplefilter("ignore", TimeBinWarning)
+                self.bins_ = TimeBins(bins=self.n_bins).fit(centred)
         peak = max(abs(self.low_), abs(high))
         if self.encoding == "raw" and peak > 10:
             warn(
