@@ -178,6 +178,7 @@ def main():
     write_results("bench_diachronic_defaults", {
         "quick": args.quick, "seeds": seeds, "n_samples": n_samples,
         "worlds": {w: WORLDS[w] for w in worlds}, "rows": ROWS, "before": BEFORE,
+        "twins": twins,
         "defaults": {k: str(v) for k, v in DiachronicEmbedder().get_params().items()
                      if k in {"window", "decay", "intra_margin", "time_encoding", "time_bins",
                               "time_dropout", "selection_metric"}},

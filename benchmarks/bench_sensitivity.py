@@ -200,7 +200,8 @@ def main():
                         if is_default and default_scores is not None:
                             runs.append({**default_scores, "knob": knob, "value": _label(value)})
                             continue
-                        params = _point({**defaults[name], knob: value})
+                        # the moved knob last: a joint knob's default must not undo it
+                        params = {**_point(defaults[name]), **_point({knob: value})}
                         t0 = time.perf_counter()
                         model = _estimator(name, n_img, seed, epochs, hidden, params)
                         model.fit(X_tr, y_tr)

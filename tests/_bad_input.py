@@ -699,14 +699,18 @@ def round3_cases():
         X2[:, -1] = np.linspace(1880, 1882, len(X2))
         model = DiachronicEmbedder(use_time=True, **small)
         _, messages = _recorded(lambda: model.fit(X2, y))
-        blame = [m for m in messages if "Give window" in m or "static control" in m]
-        if blame:
-            return Wrong("blamed the user for the default: " + blame[0][:160])
+        if [m for m in messages if "training span" in m]:
+            return Wrong("the default window (a share of the span) spans the data")
+        if abs(model.net_.criterion_.window - 0.1) > 1e-9:  # 5 % of two years
+            return Wrong(f"default window {model.net_.criterion_.window} on two years")
+        explicit = DiachronicEmbedder(window="4Y", use_time=True, **small)
+        _, messages = _recorded(lambda: explicit.fit(X2, y))
         spans = [m for m in messages if "training span" in m]
         if not spans:
-            return Wrong("no warning that the default window spans the data")
-        return model.transform(X2) if "default window='4Y'" in spans[0] else Wrong(
-            "the warning does not say the window is the default: " + spans[0][:160])
+            return Wrong("no warning that window='4Y' spans two years of data")
+        return model.transform(X2) if "window='4Y'" in spans[0] and "default" not in \
+            spans[0] else Wrong("the warning does not quote the user's window: "
+                                + spans[0][:160])
 
     def label_after_date():
         frame, yf = _issue_frame(label_after_date=True)

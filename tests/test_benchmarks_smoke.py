@@ -244,6 +244,26 @@ def check_sensitivity(data, stdout, output_dir):
     assert "moves mAP" in stdout and "local@10" in stdout  # every protocol's move
 
 
+def check_diachronic_defaults(data, stdout, output_dir):
+    """Every row with its L_intra-off twin; Δ L_intra is the paired difference."""
+    _check_targets(data, {"demo_intra_pays", "demo_map_vs_control", "demo_tmap_vs_control"},
+                   exact=True)
+    fits = {(f["world"], f["row"]): f for f in data["fits"]}
+    rows = data["summary"]["demo"]
+    assert set(rows) == {*data["rows"], "control"}
+    for name, entry in rows.items():
+        if name == "control":
+            assert "delta_intra_tmap50" not in entry
+            continue
+        twin = fits[("demo", data["twins"][name])]
+        assert data["twins"][name].endswith("/off")
+        assert entry["delta_intra_tmap50"]["mean"] == pytest.approx(
+            fits[("demo", name)]["tmap50"] - twin["tmap50"])
+    # rows that differ only in window, decay or intra_margin share the defaults' twin
+    assert data["twins"]["window+decay <- before"] == data["twins"]["defaults"]
+    assert "Δ L_intra t-mAP@50" in stdout
+
+
 #: name -> (extra arguments, or a callable giving them / skipping; the check; timeout in s)
 CASES = {
     "bench_metrics": ([], check_metrics, 300),
@@ -260,6 +280,7 @@ CASES = {
     "bench_ticrc_all": (lambda: [*_ticrc(), "--date-prior", "CCA"], check_ticrc_all, 300),
     "bench_ticrc_dates": (_ticrc, check_ticrc_dates, 300),
     "bench_sensitivity": ([], check_sensitivity, 300),
+    "bench_diachronic_defaults": (["--worlds", "demo"], check_diachronic_defaults, 300),
     "bench_demo_time": (["--estimators", "CCA,TempXNet-Rec", "--worlds", "demo,static",
                          "--world", "n_categories=6"],
                         check_demo_time, 300),
