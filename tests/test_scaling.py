@@ -147,11 +147,11 @@ def test_fits_in_threading_workers_run_single_threaded_and_restore(data):
                    n_image_features=n_img, random_state=seed, **CPU)
         fit_net = est._fit_net
 
-        def recording(*args):
+        def recording(*args, **kwargs):
             both_inside.wait(timeout=60)  # two fits at once: the second enters at depth 1
             with lock:
                 seen.append((torch.get_num_threads(), _pools()))
-            return fit_net(*args)
+            return fit_net(*args, **kwargs)
 
         est._fit_net = recording
         return est.fit(X, y)

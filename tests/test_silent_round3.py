@@ -120,15 +120,15 @@ def test_plausible_times_do_not_warn(unit, times):
 
 
 # ------------------------------------------- 35.4 defaults that blame the user
-def test_default_window_spanning_the_data_says_it_is_the_default():
+def test_default_window_follows_the_span_so_it_never_spans_the_data():
+    """The default window is 5 % of the training span (it was a fixed 4 years, which spanned
+    two years of data and switched L_intra off with a warning)."""
     X, y = _data(span=2.0)
     est = tiny(DiachronicEmbedder, n_image_features=6, max_epochs=1)
     est.set_params(window=DiachronicEmbedder().window)  # the default, as a user gets it
     _, record = _recorded(lambda: est.fit(X, y))
-    (message,) = [str(w.message) for w in record if "training span" in str(w.message)]
-    assert "the default window='4Y'" in message
-    assert "Give window in" not in message and "static control" not in message
-    assert "time layer" in message  # what it means: no within-category term, time layer kept
+    assert not [w for w in record if "training span" in str(w.message)]
+    assert est.net_.criterion_.window == pytest.approx(0.05 * np.ptp(X[:, -1]))
 
 
 def test_user_window_spanning_the_data_names_the_users_value():
