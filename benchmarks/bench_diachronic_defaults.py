@@ -73,14 +73,18 @@ def _figures(est, X, y, window):
                                          time=X[:, -1], time_window=window)["map"]}
 
 
-def _fit(world, seed, row, params, n_samples, max_epochs, threads):
+#: ``--quick``: a smoke run's network (the figures are not the targets').
+QUICK_NET = {"hidden_dim": 32, "embedding_dim": 8, "time_dim": 8, "max_epochs": 2}
+
+
+def _fit(world, seed, row, params, n_samples, quick, threads):
     """One fit: ``(world, seed, row, figures)``; ``row`` ends in ``"/off"`` for ``decay=0``."""
     torch.set_num_threads(threads)
     X_tr, y_tr, X_te, y_te, n_img, window = synthetic_split(
         n_samples, random_state=seed, **WORLDS[world])
     est = DiachronicEmbedder(n_image_features=n_img, random_state=seed, **params)
-    if max_epochs is not None:
-        est.set_params(max_epochs=max_epochs)
+    if quick:
+        est.set_params(**QUICK_NET)
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # still-improving warnings: recorded as best_epoch
@@ -94,11 +98,10 @@ def _jobs(worlds, seeds):
     """Every fit once: a row with L_intra, its twin without (``decay=0``: window, decay and
     intra_margin then act on nothing, so rows differing only in those share a twin), and the
     constant-time control."""
-    jobs, twins = [], {}
+    jobs, twins, by_params = [], {}, {}
     for name, params in ROWS.items():
         off = {k: v for k, v in params.items() if k not in ("window", "decay", "intra_margin")}
-        key = tuple(sorted(off.items()))
-        twins[name] = twins.setdefault(key, f"{name}/off")
+        twins[name] = by_params.setdefault(tuple(sorted(off.items())), f"{name}/off")
         if twins[name] == f"{name}/off":
             jobs.append((f"{name}/off", {**off, "decay": 0.0}))
         jobs.append((name, params))
@@ -124,12 +127,12 @@ def main():
     if unknown := set(worlds) - set(WORLDS):
         parser.error(f"unknown worlds {sorted(unknown)}; choose from {', '.join(WORLDS)}")
     seeds = [0] if args.quick else list(range(args.seeds))
-    n_samples, max_epochs = (300, 2) if args.quick else (3000, None)
+    n_samples = 300 if args.quick else 3000
     threads = max(1, torch.get_num_threads() // max(1, args.n_jobs))
     jobs, twins = _jobs(worlds, seeds)
     start = time.perf_counter()
     done = Parallel(n_jobs=args.n_jobs, verbose=0)(
-        delayed(_fit)(w, s, row, p, n_samples, max_epochs, threads) for w, s, row, p in jobs)
+        delayed(_fit)(w, s, row, p, n_samples, args.quick, threads) for w, s, row, p in jobs)
     fits = {(w, s, row): f for w, s, row, f in done}
 
     summary = {}
