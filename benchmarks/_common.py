@@ -176,6 +176,22 @@ def print_targets(targets):
               f"(value {entry['value']:.4g} {entry['comparison']} {entry['threshold']:g})")
 
 
+def retrieval_figures(estimator, X, y, window, time):
+    """Category mAP and time-window mAP@50 of a fitted embedder on ``X``, both directions.
+
+    Relevant for the second: same category and ``|Δt| <= window`` of ``time``, the items'
+    real times (also for a constant-time control, which is embedded from ``X`` without
+    them).  Returns ``{"map", "tmap50"}``.
+    """
+    from temporal_xmodal.metrics import cross_modal_scores
+
+    Z = estimator.transform(X)
+    d = Z.shape[1] // 2
+    return {"map": cross_modal_scores(Z[:, :d], Z[:, d:], y, metrics=("map",))["map"],
+            "tmap50": cross_modal_scores(Z[:, :d], Z[:, d:], y, metrics=("map",), k=50,
+                                         time=time, time_window=window)["map"]}
+
+
 def write_results(name, payload, output_dir):
     """Write ``payload`` plus machine info to ``<output_dir>/<name>.json``; return the path."""
     output_dir = Path(output_dir)

@@ -60,13 +60,12 @@ from joblib import Parallel, delayed
 from sklearn.base import clone
 
 from _common import (add_settings_argument, make_parser, parse_settings, print_header,
-                     print_targets, read_value, target, write_results)
+                     print_targets, read_value, retrieval_figures, target, write_results)
 
 from temporal_xmodal.comparison import (estimator_registry, set_matching_params, synthetic_split,
                                         with_constant_time)
 from temporal_xmodal.comparison.run import recording_convergence
 from temporal_xmodal.datasets import TEMPORAL_WORLDS
-from temporal_xmodal.metrics import cross_modal_scores
 
 #: The worlds, each as its overrides of the demo world (DEMO_WORLD is "meaning shift").
 WORLDS = {"demo": {}, **{name: TEMPORAL_WORLDS[name] for name in TEMPORAL_WORLDS
@@ -78,19 +77,6 @@ WHAT_TIME_IS_FOR = (("demo", "Diachronic", "delta_tmap50", "t-mAP@50", 0.10),
                     ("steady", "Diachronic", "delta_tmap50", "t-mAP@50", 0.20),
                     ("demo", "Binned+Procrustes", "delta_tmap50", "t-mAP@50", 0.10),
                     ("recurring events", "TempXNet-Rec", "delta_tmap50", "t-mAP@50", 0.03))
-
-
-def _figures(est, X, y, window, time_test):
-    """Category mAP and time-window mAP@50 (same category and |Δt| <= window), both directions.
-
-    ``time_test`` are the items' real times: the window is the task's relevance, also for a
-    constant-time control, which is embedded from ``X`` without them.
-    """
-    Z = est.transform(X)
-    d = Z.shape[1] // 2
-    return {"map": cross_modal_scores(Z[:, :d], Z[:, d:], y, metrics=("map",))["map"],
-            "tmap50": cross_modal_scores(Z[:, :d], Z[:, d:], y, metrics=("map",), k=50,
-                                         time=time_test, time_window=window)["map"]}
 
 
 def parse_world(parser, items):
@@ -129,10 +115,10 @@ def run_world(world, seed, n_samples, max_epochs, names=NAMES, settings=None, ov
             set_matching_params(est, max_epochs=max_epochs)
         start = time.perf_counter()
         fitted, short = _fit(clone(est), X_tr, y_tr)
-        row = {**_figures(fitted, X_te, y_te, window, time_te), "still_improving": short}
+        row = {**retrieval_figures(fitted, X_te, y_te, window, time_te), "still_improving": short}
         if entry.time_use != "none":
             fitted, short = _fit(clone(est), const_tr, y_tr)
-            control = _figures(fitted, const_te, y_te, window, time_te)
+            control = retrieval_figures(fitted, const_te, y_te, window, time_te)
             row["control"], row["control_tmap50"] = control["map"], control["tmap50"]
             row["control_still_improving"] = short
             row["delta_time"] = row["map"] - row["control"]

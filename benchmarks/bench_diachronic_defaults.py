@@ -43,12 +43,12 @@ import numpy as np
 import torch
 from joblib import Parallel, delayed
 
-from _common import make_parser, print_header, print_targets, target, write_results
+from _common import (make_parser, print_header, print_targets, retrieval_figures, target,
+                     write_results)
 
 from temporal_xmodal import DiachronicEmbedder
 from temporal_xmodal.comparison import synthetic_split
 from temporal_xmodal.datasets import TEMPORAL_WORLDS
-from temporal_xmodal.metrics import cross_modal_scores
 
 WORLDS = {"demo": {}, "steady": TEMPORAL_WORLDS["steady"],
           "content drift": TEMPORAL_WORLDS["content drift"]}
@@ -63,14 +63,6 @@ ROWS = {"defaults": {},
         "before": {"selection_metric": "valid_map", "time_dropout": 0.5,
                    "time_encoding": "minmax", "time_bins": 12, "window": "4Y",
                    "decay": "0.1/Y", "intra_margin": None}}
-
-
-def _figures(est, X, y, window):
-    Z = est.transform(X)
-    d = Z.shape[1] // 2
-    return {"map": cross_modal_scores(Z[:, :d], Z[:, d:], y, metrics=("map",))["map"],
-            "tmap50": cross_modal_scores(Z[:, :d], Z[:, d:], y, metrics=("map",), k=50,
-                                         time=X[:, -1], time_window=window)["map"]}
 
 
 #: ``--quick``: a smoke run's network (the figures are not the targets').
@@ -89,7 +81,7 @@ def _fit(world, seed, row, params, n_samples, quick, threads):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # still-improving warnings: recorded as best_epoch
         est.fit(X_tr, y_tr)
-    return world, seed, row, {**_figures(est, X_te, y_te, window),
+    return world, seed, row, {**retrieval_figures(est, X_te, y_te, window, X_te[:, -1]),
                               "best_epoch": int(est.best_epoch_),
                               "seconds": time.perf_counter() - start}
 

@@ -30,7 +30,7 @@ DATASET_PARAMS = {
     # has no pair to act on; a time input that resolves nearby dates (the default one-hot
     # bins, no time dropout) then only helps the loss tell negatives by their dates, which
     # the evaluation (every caption read at the query's date) cannot use: held-out MRR with
-    # dates, seeds 0 and 1, 0.173 / 0.144 at the defaults against 0.181 / 0.182 with the
+    # dates, seeds 0 and 1, 0.173 / 0.144 at the defaults against 0.181 / 0.178 with the
     # scalar input and time dropout of before (docs/estimators/diachronic.md, "Deviations").
     "ticrc": {"SCML": {"lr": 0.01},
               "Diachronic": {"time_encoding": "minmax", "time_dropout": 0.5}},

@@ -112,7 +112,7 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
         seed = int(rng.randint(np.iinfo(np.int32).max))
         train, valid = self._split_rows(len(Y), rng)
         centred = self.time_axis_.centre(time)
-        relevance = (centred if relevance_time is None
+        relevance = (centred if relevance_time is None or relevance_time is time
                      else self.time_axis_.centre(relevance_time))
         continuing = self._continues() and hasattr(self, "net_")
         if not continuing:

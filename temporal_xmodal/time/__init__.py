@@ -51,8 +51,8 @@ from ._axis import (TimeAxis, TimeRangeWarning, TimeUnitWarning, centre_times,
 from ._bins import TimeBins, TimeBinWarning
 from ._encoding import TimeEncoding
 from ._stack import external_stacklevel
-from ._units import (TIME_UNITS, fractional_year, is_datetime_like, is_share, to_duration,
-                     to_rate, to_time_axis)
+from ._durations import is_share, to_duration, to_rate
+from ._units import TIME_UNITS, fractional_year, is_datetime_like, to_time_axis
 from ._use import TIME_USES, time_use
 
 __all__ = [

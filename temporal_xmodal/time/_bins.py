@@ -8,7 +8,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._units import TIME_UNITS, is_datetime_like, to_duration, to_time_axis
+from ._durations import to_duration
+from ._units import TIME_UNITS, is_datetime_like, to_time_axis
 from .._warnings import warn
 
 
