@@ -40,6 +40,9 @@ def tested_estimators():
     return out
 
 
+tested_estimators.__test__ = False  # a helper, not a test (pytest collected it by its name)
+
+
 #: Small networks and few epochs keep the checks fast; behaviour is unchanged.  Beyond the
 #: registry's estimators: Binned over a neural base.
 ESTIMATORS = [
