@@ -14,7 +14,7 @@ from numbers import Integral, Real
 import numpy as np
 import torch
 from sklearn.preprocessing import LabelEncoder
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval as _SklearnInterval
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_array
 
@@ -320,26 +320,36 @@ def _plain(value):
     return value.item() if isinstance(value, np.generic) else value
 
 
-class RealInterval(Interval):
-    """An ``Interval(Real, ...)`` that rejects booleans: ``True`` is not a number here.
+class Interval(_SklearnInterval):
+    """scikit-learn's ``Interval`` constraint, refusing booleans: ``True`` is not a number here.
 
-    ``bool`` is a subclass of ``int`` in Python, so scikit-learn's ``Interval``
-    takes ``True`` as 1.  This constraint refuses it and says so in
-    scikit-learn's parameter message.  Use it in ``@validate_params`` and
-    ``_parameter_constraints`` like ``Interval``.
+    The library's one interval constraint, for counts and reals alike, in
+    ``_parameter_constraints`` and ``@validate_params``.  ``bool`` is a subclass of ``int``
+    in Python, so scikit-learn's ``Interval`` takes ``True`` as 1 (``max_epochs=True``
+    trained one epoch, ``embedding_dim=True`` died in torch); this one refuses ``True``,
+    ``False`` and NumPy's booleans, and says so in scikit-learn's parameter message
+    ("an int (not a bool) in the range [1, inf)").  A parameter that takes a bool as well
+    lists ``"boolean"`` beside the interval.
 
     Parameters
     ----------
-    left, right : float or None, default=None
+    type : {numbers.Integral, numbers.Real, RealNotInt}
+        The numbers of the interval.
+    left, right : float, int or None
         Bounds (None: unbounded).
-    closed : {"left", "right", "both", "neither"}, default="left"
+    closed : {"left", "right", "both", "neither"}
         Which bounds belong to the interval.
+
+    Examples
+    --------
+    >>> from numbers import Integral
+    >>> from temporal_xmodal._validation import Interval
+    >>> epochs = Interval(Integral, 1, None, closed="left")
+    >>> epochs.is_satisfied_by(3), epochs.is_satisfied_by(True)
+    (True, False)
+    >>> str(epochs)
+    'an int (not a bool) in the range [1, inf)'
     """
-
-    _number = Real
-
-    def __init__(self, left=None, right=None, *, closed="left"):
-        super().__init__(self._number, left, right, closed=closed)
 
     def is_satisfied_by(self, val):
         return not isinstance(val, (bool, np.bool_)) and super().is_satisfied_by(val)
@@ -348,15 +358,16 @@ class RealInterval(Interval):
         return super().__str__().replace(" in the range", " (not a bool) in the range", 1)
 
 
-class CountInterval(RealInterval):
-    """An ``Interval(Integral, ...)`` that rejects booleans: ``True`` is not a count.
+def RealInterval(left=None, right=None, *, closed="left"):  # noqa: N802 (a constraint)
+    """``Interval(Real, left, right, closed=closed)``: the shorthand of modules not yet moved.
 
-    Parameters
-    ----------
-    left, right : int or None, default=None
-        Bounds (None: unbounded).
-    closed : {"left", "right", "both", "neither"}, default="left"
-        Which bounds belong to the interval.
+    Kept only so that modules still importing it keep working; it builds the one
+    :class:`Interval` (same class, same message).  New code writes ``Interval(Real, ...)``.
     """
+    return Interval(Real, left, right, closed=closed)
 
-    _number = Integral
+
+def CountInterval(left=None, right=None, *, closed="left"):  # noqa: N802 (a constraint)
+    """``Interval(Integral, left, right, closed=closed)``: the shorthand of modules not yet
+    moved (see :func:`RealInterval`)."""
+    return Interval(Integral, left, right, closed=closed)

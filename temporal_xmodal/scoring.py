@@ -12,11 +12,12 @@ Pipeline's preprocessing when the estimator is one), and evaluates
 cross-modal retrieval among the rows of ``X``.
 """
 
+from numbers import Integral
 
 import numpy as np
 from sklearn.utils._param_validation import StrOptions, validate_parameter_constraints
 
-from ._validation import CountInterval
+from ._validation import Interval
 from .base import embed_with_time, layout_blocks, through_pipeline
 from .estimators import query_time_scores
 from .metrics import counterpart_reciprocal_ranks, cross_modal_scores
@@ -63,7 +64,7 @@ class RetrievalScorer:
     _parameter_constraints = {
         "metric": [StrOptions(set(_METRICS))],
         "direction": [StrOptions(set(_DIRECTIONS))],
-        "k": [CountInterval(1, None), None],
+        "k": [Interval(Integral, 1, None, closed="left"), None],
         "time_window": "no_validation",
     }
 

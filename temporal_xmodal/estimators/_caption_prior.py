@@ -10,10 +10,10 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions, validate_params
+from sklearn.utils._param_validation import StrOptions, validate_params
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import CountInterval, RealInterval
+from .._validation import Interval
 from ..base import l2_normalize
 from ..time import TIME_UNITS, to_duration, to_time_axis
 
@@ -168,8 +168,8 @@ class CaptionDatePrior(BaseEstimator):
 @validate_params(
     {"reference_text": ["array-like"], "reference_time": ["array-like"],
      "candidate_text": ["array-like"], "query_time": ["array-like"],
-     "n_neighbors": [CountInterval(1, None)],
-     "bandwidth": [RealInterval(0, None, closed="neither")]},
+     "n_neighbors": [Interval(Integral, 1, None, closed="left")],
+     "bandwidth": [Interval(Real, 0, None, closed="neither")]},
     prefer_skip_nested_validation=True)
 def date_prior_scores(reference_text, reference_time, candidate_text, query_time, *,
                       n_neighbors=25, bandwidth=2.0):

@@ -5,9 +5,10 @@ from numbers import Integral, Real
 import numpy as np
 import torch
 from scipy import linalg
-from sklearn.utils._param_validation import Hidden, Interval, StrOptions
+from sklearn.utils._param_validation import Hidden, StrOptions
 from sklearn.utils.extmath import svd_flip
 
+from .._validation import Interval
 from ..base import LAYOUT_CONSTRAINTS, LAYOUT_PARAMETERS_DOC, CrossModalEmbedder
 from .._warnings import warn
 

@@ -20,11 +20,12 @@ import numpy as np
 from sklearn.base import BaseEstimator, _fit_context, clone
 from sklearn.model_selection import ParameterGrid
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions, validate_params
+from sklearn.utils._param_validation import HasMethods, StrOptions, validate_params
 from sklearn.utils.validation import check_is_fitted
 
 from .._layout import split_blocks, split_time_column
 from .._stacking import stack_modalities
+from .._validation import Interval
 from ..metrics import counterpart_reciprocal_ranks
 from ..time import time_use, to_time_axis
 from ._caption_prior import CaptionDatePrior

@@ -13,10 +13,10 @@ from time import perf_counter
 
 import numpy as np
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions, validate_params
+from sklearn.utils._param_validation import StrOptions, validate_params
 from sklearn.utils.validation import check_is_fitted
 
-from ..._validation import check_features, check_labels
+from ..._validation import Interval, check_features, check_labels
 from ...base import CrossModalEmbedder
 from ...losses.classification import REDUCTIONS, SINGLE_LABEL_LOSSES
 from ...nn.sequential import MODALITIES, MetaLearner, SequentialNet
