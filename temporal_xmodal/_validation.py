@@ -9,16 +9,18 @@ rows, so no full-size mask is ever allocated.  Time checks are
 :mod:`temporal_xmodal._layout`'s.
 """
 
+import datetime
 from numbers import Integral, Real
 
 import numpy as np
 import torch
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils._param_validation import Interval as _SklearnInterval
+from sklearn.utils._param_validation import Options as _Options
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_array
 
-from .time import is_datetime_like
+from .time import is_datetime_like, to_duration
 
 _F32 = np.finfo(np.float32)
 _CHUNK_ROWS = 65536
@@ -356,6 +358,98 @@ class Interval(_SklearnInterval):
 
     def __str__(self):
         return super().__str__().replace(" in the range", " (not a bool) in the range", 1)
+
+
+class _Rule(_Options):
+    """A constraint checked by a rule rather than a list of values.
+
+    scikit-learn's parameter validation takes only its own constraint classes; a rule is
+    an ``Options`` whose one option is a valid example (what its common checks build a
+    valid value from) and whose :meth:`is_satisfied_by` is the rule.
+    """
+
+    def __init__(self, example):
+        super().__init__(object, {example})
+
+
+class SequenceOf(_Rule):
+    """A non-empty 1-D sequence of numbers, each satisfying an :class:`Interval`.
+
+    For parameters that list candidates (``DatePriorRetrieval(weights=...)``): the check
+    that a ``fit`` body did is a constraint, refused when the parameter is validated.
+
+    Parameters
+    ----------
+    interval : Interval
+        What each element must be (booleans are refused, NaN and infinity fail the bounds).
+    """
+
+    def __init__(self, interval):
+        super().__init__((interval.right if interval.left is None else interval.left,))
+        self.interval = interval
+
+    def is_satisfied_by(self, val):
+        if isinstance(val, (str, bytes, dict)) or np.ndim(val) != 1 or len(val) == 0:
+            return False
+        return all(self.interval.is_satisfied_by(v.item() if isinstance(v, np.generic) else v)
+                   for v in val)
+
+    def __str__(self):
+        return f"a non-empty sequence of numbers, each {self.interval}"
+
+
+class PositiveDuration(_Rule):
+    """A duration given as a string or a timedelta that :func:`~temporal_xmodal.time.to_duration`
+    reads as positive (``"6M"``, ``"180D"``, ``pandas.Timedelta("30D")``).
+
+    Numbers are an :class:`Interval`'s (``Interval(Real, 0, None, closed="neither")``
+    beside this constraint); a share of the span (``"5%"``) is positive when its
+    percentage is.
+
+    Examples
+    --------
+    >>> from temporal_xmodal._validation import PositiveDuration
+    >>> PositiveDuration().is_satisfied_by("6M"), PositiveDuration().is_satisfied_by("0D")
+    (True, False)
+    """
+
+    def __init__(self):
+        super().__init__("1Y")
+
+    def is_satisfied_by(self, val):
+        if not isinstance(val, (str, datetime.timedelta, np.timedelta64)):
+            return False
+        try:
+            return to_duration(val, "seconds", span=1.0) > 0
+        except (TypeError, ValueError):
+            return False
+
+    def __str__(self):
+        return ("a positive duration (a string such as '6M', '180D' or '1Y', or a "
+                "timedelta)")
+
+
+class Arrangement(_Rule):
+    """A tuple or list holding each of some names exactly once, in any order.
+
+    Parameters
+    ----------
+    names : tuple of str
+        The names (``("image", "text")`` for ``modality_order``).
+    """
+
+    def __init__(self, names):
+        super().__init__(tuple(names))
+        self.names = tuple(names)
+
+    def is_satisfied_by(self, val):
+        return (isinstance(val, (tuple, list)) and len(val) == len(self.names)
+                and all(isinstance(v, str) for v in val)
+                and sorted(val) == sorted(self.names))
+
+    def __str__(self):
+        names = " and ".join(repr(n) for n in self.names)
+        return f"a tuple or list holding {names} once each"
 
 
 def RealInterval(left=None, right=None, *, closed="left"):  # noqa: N802 (a constraint)

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 
-from temporal_xmodal import CCACrossModal, stack_modalities
+from temporal_xmodal import CCACrossModal, LayoutWarning, stack_modalities
 from temporal_xmodal.estimators import CaptionDatePrior, DatePriorRetrieval, query_time_scores
 from temporal_xmodal.metrics import counterpart_reciprocal_ranks
 
@@ -158,7 +158,10 @@ def test_constant_content_time_fuses_the_constant_time_control_with_the_dated_pr
     ({"n_neighbors": 0}, "n_neighbors"),
     ({"floor": 1.5}, "floor"),
     ({"bandwidth": -2.0}, "bandwidth"),
-    ({"bandwidth": "0Y"}, "bandwidth must be a positive duration"),
+    ({"bandwidth": "0Y"}, "'bandwidth' parameter of CaptionDatePrior must be .* a positive "
+                          "duration"),
+    ({"bandwidth": True}, "'bandwidth' parameter"),
+    ({"n_neighbors": True}, r"'n_neighbors' parameter .* an int \(not a bool\)"),
     ({"time_unit": "fortnights"}, "time_unit"),
 ])
 def test_prior_rejects_bad_parameters_by_name(params, match):
@@ -168,10 +171,13 @@ def test_prior_rejects_bad_parameters_by_name(params, match):
 
 
 @pytest.mark.parametrize("params, match", [
-    ({"weights": ()}, "weights must be a non-empty"),
-    ({"weights": (0, -1)}, "weights must be a non-empty"),
+    ({"weights": ()}, "'weights' parameter .* a non-empty sequence of numbers"),
+    ({"weights": (0, -1)}, "'weights' parameter .* a non-empty sequence of numbers"),
+    ({"weights": (0, np.inf)}, "'weights' parameter"),
+    ({"weights": (0, True)}, r"'weights' parameter .* \(not a bool\)"),
     ({"validation_fraction": 1.0}, "validation_fraction"),
-    ({"n_image_features": None}, "n_image_features"),
+    ({"n_image_features": True}, r"'n_image_features' parameter .* \(not a bool\)"),
+    ({"n_image_features": 26}, "n_image_features=26 is out of range"),
     ({"estimator": "CCA"}, "estimator"),
 ])
 def test_fusion_rejects_bad_parameters_by_name(params, match):
@@ -182,6 +188,20 @@ def test_fusion_rejects_bad_parameters_by_name(params, match):
     with pytest.raises(ValueError, match="100 rows but y has 99"):
         DatePriorRetrieval(CCACrossModal(embedding_dim=4), n_image_features=8).fit(
             stack_modalities(image, text, t), np.arange(99))
+
+
+def test_fusion_fits_at_its_defaults_on_a_numpy_x():
+    """``n_image_features=None`` (the default) is the estimator's own: the half split of a
+    NumPy X, with its LayoutWarning, or the estimator's int.  It was refused
+    (InvalidParameterError: None outside the fusion's own constraint)."""
+    image, text, t = _era_captions(100)
+    X = stack_modalities(image, text[:, :6], t)  # 8 + 6 columns: the half split is 7 + 7
+    with pytest.warns(LayoutWarning, match="split X's 14 feature columns in half"):
+        model = DatePriorRetrieval(CCACrossModal()).fit(X, np.arange(100))
+    assert model.n_image_features_ == 7 and model.estimator_.n_image_features_ == 7
+    assert 0 < model.score(X) <= 1
+    own = DatePriorRetrieval(CCACrossModal(n_image_features=8)).fit(X, np.arange(100))
+    assert own.n_image_features_ == 8 and own.estimator_.n_text_features_ == 6
 
 
 def test_score_is_the_fused_mrr_and_grid_search_tunes_the_prior():

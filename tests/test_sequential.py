@@ -282,10 +282,17 @@ def test_same_seed_gives_the_same_codes_and_class_probabilities_are_valid(data):
         a.class_probabilities(X_te[:, :d], "audio")
 
 
-def test_bad_modality_order_is_rejected(data):
+@pytest.mark.parametrize("order", [("text", "text"), ("text",), "text image",
+                                   ("text", "image", "text")])
+def test_bad_modality_order_is_rejected(data, order):
+    """A parameter constraint: refused by fit and by the first partial_fit alike, before
+    any stage runs, in scikit-learn's parameter message."""
     X, y, _, _, _ = data
-    with pytest.raises(ValueError, match="modality_order"):
-        SequentialCrossModal(modality_order=("text", "text")).fit(X, y)
+    match = "'modality_order' parameter .* a tuple or list holding 'image' and 'text' once"
+    with pytest.raises(ValueError, match=match):
+        SequentialCrossModal(modality_order=order).fit(X, y)
+    with pytest.raises(ValueError, match=match):
+        SequentialCrossModal(modality_order=order).partial_fit(X, y)
 
 
 # ------------------------------------------------ entry points, interrupts, pickling

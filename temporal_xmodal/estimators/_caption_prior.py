@@ -13,7 +13,7 @@ from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import StrOptions, validate_params
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import Interval
+from .._validation import Interval, PositiveDuration
 from ..base import l2_normalize
 from ..time import TIME_UNITS, to_duration, to_time_axis
 
@@ -70,8 +70,7 @@ class CaptionDatePrior(BaseEstimator):
 
     _parameter_constraints = {
         "n_neighbors": [Interval(Integral, 1, None, closed="left")],
-        "bandwidth": [Interval(Real, 0, None, closed="neither"), str, datetime.timedelta,
-                      np.timedelta64],
+        "bandwidth": [Interval(Real, 0, None, closed="neither"), PositiveDuration()],
         "floor": [Interval(Real, 0, 1, closed="both")],
         "time_unit": [StrOptions(set(TIME_UNITS))],
     }
@@ -101,8 +100,6 @@ class CaptionDatePrior(BaseEstimator):
         self : CaptionDatePrior
         """
         R = np.asarray(text, dtype=np.float64)
-        if to_duration(self.bandwidth, self.time_unit, name="bandwidth") <= 0:
-            raise ValueError(f"bandwidth must be a positive duration; got {self.bandwidth!r}.")
         self.reference_text_ = l2_normalize(R)
         self.reference_time_ = to_time_axis(time, self.time_unit)
         if not 1 <= self.n_neighbors <= len(R):

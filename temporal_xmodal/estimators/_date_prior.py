@@ -23,9 +23,9 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, StrOptions, validate_params
 from sklearn.utils.validation import check_is_fitted
 
-from .._layout import split_blocks, split_time_column
+from .._layout import resolve_blocks, split_blocks, split_time_column
 from .._stacking import stack_modalities
-from .._validation import Interval
+from .._validation import Interval, SequenceOf
 from ..metrics import counterpart_reciprocal_ranks
 from ..time import time_use, to_time_axis
 from ._caption_prior import CaptionDatePrior
@@ -124,13 +124,17 @@ class DatePriorRetrieval(BaseEstimator):
         fused with the same prior; the prior always reads the dates.  The
         difference between the two says what the model's own use of time adds on
         top of the prior.
-    n_image_features : int
-        Leading image columns of X (required).
+    n_image_features : int, "auto" or None, default=None
+        Leading image columns of X.  ``None``: the estimator's own ``n_image_features``
+        (read as it reads it: from X's column names, or the half split with a
+        :class:`~temporal_xmodal.LayoutWarning`); an int or ``"auto"`` wins over it.
     random_state : int, RandomState or None, default=0
         Seeds the held-out split.
 
     Attributes
     ----------
+    n_image_features_ : int
+        Leading image columns of X, resolved from ``n_image_features``.
     estimator_ : CrossModalEmbedder
         The estimator fitted on all rows.
     prior_ : CaptionDatePrior
@@ -164,11 +168,12 @@ class DatePriorRetrieval(BaseEstimator):
     _parameter_constraints = {
         "estimator": [HasMethods(["fit", "transform_image", "transform_text"])],
         "prior": [HasMethods(["fit", "log_density"]), None],
-        "weights": ["array-like"],
+        "weights": [SequenceOf(Interval(Real, 0, None, closed="left"))],
         "prior_grid": [dict, StrOptions({"auto"}), None],
         "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
         "content_time": [StrOptions({"dated", "constant"})],
-        "n_image_features": [Interval(Integral, 1, None, closed="left")],
+        "n_image_features": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"}),
+                             None],
         "random_state": ["random_state"],
     }
 
@@ -186,7 +191,7 @@ class DatePriorRetrieval(BaseEstimator):
         self.random_state = random_state
 
     def _estimator(self):
-        return clone(self.estimator).set_params(n_image_features=self.n_image_features)
+        return clone(self.estimator).set_params(n_image_features=self.n_image_features_)
 
     def _unit(self):
         return getattr(self.estimator, "time_unit", "years")
@@ -205,11 +210,22 @@ class DatePriorRetrieval(BaseEstimator):
         """The time the content model sees: the dates, or the constant-time control's 0."""
         return time if self.content_time == "dated" else np.zeros(len(time))
 
+    def _resolve_blocks(self, X):
+        """Learn ``n_image_features_`` from X (its names, or the half split)."""
+        n_image = self.n_image_features
+        if n_image is None:
+            n_image = getattr(self.estimator, "n_image_features", None)
+        columns = getattr(X, "columns", None)
+        names = (np.asarray(columns, dtype=object) if columns is not None
+                 and all(isinstance(c, str) for c in columns) else None)
+        self.n_image_features_, _ = resolve_blocks(n_image, np.shape(X)[1], names,
+                                                   self._unit())
+
     def _blocks(self, X):
         features, time = split_time_column(X)
         features = np.asarray(features, dtype=np.float64)
-        n_text = features.shape[1] - self.n_image_features
-        return (*split_blocks(features, self.n_image_features, n_text),
+        n_text = features.shape[1] - self.n_image_features_
+        return (*split_blocks(features, self.n_image_features_, n_text),
                 to_time_axis(time, self._unit(), name="the time column"))
 
     @_fit_context(prefer_skip_nested_validation=False)
@@ -227,10 +243,8 @@ class DatePriorRetrieval(BaseEstimator):
         -------
         self : DatePriorRetrieval
         """
-        weights = np.asarray(self.weights, dtype=np.float64).ravel()
-        if weights.size == 0 or not np.all(np.isfinite(weights)) or np.any(weights < 0):
-            raise ValueError("weights must be a non-empty sequence of finite β >= 0; "
-                             f"got {self.weights!r}.")
+        weights = np.asarray(self.weights, dtype=np.float64)
+        self._resolve_blocks(X)
         image, text, time = self._blocks(X)
         seen = self._content_time(time)
         y = np.asarray(y)
@@ -300,6 +314,7 @@ class DatePriorRetrieval(BaseEstimator):
         -------
         mrr : float
         """
+        check_is_fitted(self)
         image, text, time = self._blocks(X)
         return float(counterpart_reciprocal_ranks(self.scores(image, text, time))[0].mean())
 

@@ -16,7 +16,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import StrOptions, validate_params
 from sklearn.utils.validation import check_is_fitted
 
-from ..._validation import Interval, check_features, check_labels
+from ..._validation import Arrangement, Interval, check_features, check_labels
 from ...base import CrossModalEmbedder
 from ...losses.classification import REDUCTIONS, SINGLE_LABEL_LOSSES
 from ...nn.sequential import MODALITIES, MetaLearner, SequentialNet
@@ -191,7 +191,7 @@ class SequentialCrossModal(CrossModalEmbedder):
     #: S, the plugs and M run in float32: features beyond its range are rejected.
     _float32_features = True
     _parameter_constraints = {
-        "modality_order": [tuple, list],
+        "modality_order": [Arrangement(MODALITIES)],
         "update_rule": [StrOptions({"meta", "sgd", "none"})],
         "paradigm": [StrOptions({"sequential", "parallel"})],
         "stage2_scope": [StrOptions({"plug", "joint"})],
@@ -297,7 +297,6 @@ class SequentialCrossModal(CrossModalEmbedder):
             self._y_fit = None
 
     def _fit(self, X_image, X_text, time, labels):
-        self._check_order()
         self._first_as_block = False
         Y = self._learn_categories(self._y_fit, labels)
         self._start()
@@ -340,7 +339,6 @@ class SequentialCrossModal(CrossModalEmbedder):
         stage = getattr(self, "n_modalities_seen_", 0)
         if stage == 0:
             self._validate_params()
-            self._check_order()
         if self.paradigm == "parallel":
             raise ValueError("paradigm='parallel' trains both modalities at once: use fit.")
         expected = self.modality_order[min(stage, 1)]
@@ -368,11 +366,6 @@ class SequentialCrossModal(CrossModalEmbedder):
             else:
                 self._update_more(expected, A, Y)
         return self
-
-    def _check_order(self):
-        if sorted(tuple(self.modality_order)) != sorted(MODALITIES):
-            raise ValueError(f"modality_order must hold 'image' and 'text' once each; "
-                             f"got {self.modality_order!r}.")
 
     # ---------------------------------------------------------------- inputs
     def _learn_categories(self, y, labels):
