@@ -57,6 +57,16 @@ def test_the_package_exports_the_registered_estimators():
         assert getattr(temporal_xmodal, name) is entry.estimator
         assert getattr(temporal_xmodal.estimators, name) is entry.estimator
         assert name in temporal_xmodal.__all__ and name in temporal_xmodal.estimators.__all__
+    # and the other way: every exported embedder is registered (the exports are explicit)
+    registered_classes = {entry.estimator for entry in all_estimators()}
+    for module in (temporal_xmodal, temporal_xmodal.estimators):
+        exported = {getattr(module, n) for n in module.__all__}
+        embedders = {c for c in exported if isinstance(c, type)
+                     and issubclass(c, temporal_xmodal.CrossModalEmbedder)
+                     and c is not temporal_xmodal.CrossModalEmbedder}
+        assert embedders <= registered_classes, module.__name__
+        assert not any("globals()" in line for line in Path(module.__file__).read_text()
+                       .splitlines()), module.__name__
 
 
 def test_settings_give_fresh_nested_estimators():
@@ -68,6 +78,39 @@ def test_settings_give_fresh_nested_estimators():
     first = estimator_registry(4)["Binned+Procrustes"].estimator
     assert first.base_estimator is not estimator_registry(4)["Binned+Procrustes"].estimator \
         .base_estimator
+
+
+@pytest.mark.parametrize("entry", all_estimators(), ids=lambda e: e.name)
+def test_make_paper_builds_a_valid_estimator_for_every_entry(entry):
+    """Every paper setting names a parameter of its estimator and passes its constraints
+    (SCML's named ``optimizer``, which it does not have: TypeError); ``paper_settings``
+    returns the same by name, class or instance."""
+    if entry.paper is None:
+        pytest.skip(f"{entry.name} has no paper settings")
+    est = entry.make("paper")
+    est._validate_params()
+    params = est.get_params()
+    for key, value in paper_settings(entry.estimator).items():
+        assert params[key] == value, (entry.name, key)
+    name = entry.estimator.__name__
+    assert paper_settings(name) == paper_settings(est) == paper_settings(entry.estimator)
+    assert clone(entry.estimator(**paper_settings(name))).get_params() == params
+
+
+def test_compare_tables_name_registered_estimators_and_their_parameters():
+    """compare's per-estimator tables (DATASET_PARAMS, NOT_APPLICABLE) are keyed by the
+    registry's compare names and set parameters those estimators have."""
+    from temporal_xmodal.comparison.registry import DATASET_PARAMS, NOT_APPLICABLE
+
+    compared = {e.compare.name: e for e in all_estimators() if e.compare is not None}
+    for dataset, table in {**DATASET_PARAMS, **{f"{k} (not applicable)": v
+                                                for k, v in NOT_APPLICABLE.items()}}.items():
+        assert set(table) <= set(compared), (dataset, sorted(set(table) - set(compared)))
+    for dataset, table in DATASET_PARAMS.items():
+        for name, params in table.items():
+            estimator = estimator_registry(4, dataset=dataset)[name].estimator
+            assert set(params) <= set(estimator.get_params()), (dataset, name)
+            estimator._validate_params()
 
 
 class _RegisteredHere(SAMEmbedder):

@@ -1,17 +1,30 @@
 """The estimators: one module per method, and the caption → date prior any of them can be
 fused with (undated captions, dated queries).
 
-The estimators exported here are those of the registry (:func:`all_estimators`,
-``_registry.py``): registering an estimator exports it, here and at the package's top level.
+Every estimator exported here is registered once in ``_registry.py``
+(:func:`all_estimators`); ``tests/test_registry.py`` checks that the two lists agree.
 """
 
 from ._caption_prior import CaptionDatePrior, date_prior_scores
+from ._cca import CCACrossModal
 from ._date_prior import DatePriorRetrieval, query_time_scores
+from ._diachronic import DiachronicEmbedder
 from ._registry import all_estimators
+from ._sam import SAMEmbedder
+from ._tempxnet import TempXNetEmbedder
+from .binned import BinnedProcrustesEmbedder
+from .sequential import SequentialCrossModal
 
-#: Class name -> class of every registered estimator.
-_ESTIMATORS = {entry.estimator.__name__: entry.estimator for entry in all_estimators()}
-globals().update(_ESTIMATORS)
-
-__all__ = [*_ESTIMATORS, "CaptionDatePrior", "DatePriorRetrieval", "all_estimators",
-           "date_prior_scores", "query_time_scores"]
+__all__ = [
+    "BinnedProcrustesEmbedder",
+    "CCACrossModal",
+    "CaptionDatePrior",
+    "DatePriorRetrieval",
+    "DiachronicEmbedder",
+    "SAMEmbedder",
+    "SequentialCrossModal",
+    "TempXNetEmbedder",
+    "all_estimators",
+    "date_prior_scores",
+    "query_time_scores",
+]

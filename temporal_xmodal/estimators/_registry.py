@@ -302,7 +302,9 @@ register(RegisteredEstimator(
 register(RegisteredEstimator(
     "SCML", SequentialCrossModal,
     tiny={**_NET, "common_dim": 4, "n_memory": 10, "n_meta_train": 10},
-    paper={"optimizer": "sgd", "lr": 0.01},
+    # Song & Tan: Stage I by SGD (SCML has no optimizer parameter: its stages fix theirs) at
+    # lr 0.01 for 150 epochs, code length K = 64
+    paper={"lr": 0.01, "max_epochs": 150, "embedding_dim": 64},
     # 25 of the paper's 150 epochs per stage keep the default job to a few minutes
     compare=CompareEntry("SCML", {"max_epochs": 25}),
 ))

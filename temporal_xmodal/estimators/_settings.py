@@ -9,7 +9,7 @@ estimator's ``paper`` entry in the registry (``_registry.py``).
 
 from sklearn.utils._param_validation import HasMethods, validate_params
 
-from ._registry import all_estimators
+from ._registry import _resolve, all_estimators, get_entry
 
 
 @validate_params({"estimator": [str, type, HasMethods(["get_params"])]},
@@ -32,25 +32,35 @@ def paper_settings(estimator):
     -------
     params : dict
         Keyword arguments, e.g. ``DiachronicEmbedder(**paper_settings("DiachronicEmbedder"))``
-        or ``est.set_params(**paper_settings(est))``; parameters the estimator does not have
-        are left out.
+        or ``est.set_params(**paper_settings(est))``; each is a parameter of the estimator
+        (the registry's ``make("paper")``, tested for every entry).
+
+    Raises
+    ------
+    ValueError
+        For an estimator that is not registered or has no paper settings.
 
     Examples
     --------
-    >>> from temporal_xmodal import DiachronicEmbedder, paper_settings
+    >>> from temporal_xmodal import DiachronicEmbedder, SequentialCrossModal, paper_settings
     >>> paper_settings(DiachronicEmbedder)["conditioning"]
     'concat'
+    >>> SequentialCrossModal(**paper_settings("SequentialCrossModal")).lr
+    0.01
     """
-    if isinstance(estimator, str):
-        name = estimator
-    else:
-        name = estimator.__name__ if isinstance(estimator, type) else type(estimator).__name__
     papers = {entry.estimator.__name__: entry.paper for entry in all_estimators()
               if entry.paper is not None}
-    if name not in papers:
-        raise ValueError(f"No paper settings for {name!r}; known: {sorted(papers)}.")
-    params = dict(papers[name])
-    if not isinstance(estimator, str):
-        known = (estimator if isinstance(estimator, type) else type(estimator))().get_params()
-        params = {k: v for k, v in params.items() if k in known}
-    return params
+    try:
+        entry = get_entry(estimator)
+    except KeyError:
+        entry = None
+    if entry is None or entry.paper is None:
+        raise ValueError(f"No paper settings for {_name(estimator)!r}; known: "
+                         f"{sorted(papers)}.")
+    return _resolve(entry.paper)
+
+
+def _name(estimator):
+    if isinstance(estimator, str):
+        return estimator
+    return estimator.__name__ if isinstance(estimator, type) else type(estimator).__name__
