@@ -150,6 +150,37 @@ def _selector(columns):
     return columns
 
 
+class CrossModalColumnTransformer(ColumnTransformer):
+    """The ColumnTransformer of :func:`make_crossmodal_transformer`: reads DataFrames only.
+
+    Its blocks are selected by column name, so an array without names (``df.to_numpy()``)
+    cannot be read; instead of scikit-learn's "Specifying the columns using strings is
+    only supported for dataframes" from deep inside the Pipeline, the array is refused
+    with the columns to pass.  Parameters are :class:`~sklearn.compose.ColumnTransformer`'s.
+    """
+
+    def fit_transform(self, X, y=None, **params):
+        self._refuse_array(X)
+        return super().fit_transform(X, y, **params)
+
+    def transform(self, X, **params):
+        self._refuse_array(X)
+        return super().transform(X, **params)
+
+    def _refuse_array(self, X):
+        if hasattr(X, "columns"):
+            return
+        names = getattr(self, "feature_names_in_", None)
+        wanted = (f"the {len(names)} columns it was fitted on ({_preview(names)})"
+                  if names is not None else "the named image, text and time columns")
+        raise ValueError(
+            f"make_crossmodal_transformer's ColumnTransformer selects the image, text and time "
+            f"columns by name, so X must be a DataFrame; got {type(X).__name__} of shape "
+            f"{np.shape(X)} without column names. Pass a DataFrame with {wanted}"
+            + (", e.g. pd.DataFrame(X, columns=pipe.feature_names_in_)."
+               if names is not None else "."))
+
+
 @validate_params(
     {"image": [list, str, callable], "text": [list, str, callable], "time": [str],
      "image_transformer": "no_validation", "text_transformer": "no_validation",
@@ -184,8 +215,9 @@ def make_crossmodal_transformer(image, text, time, *, image_transformer="passthr
 
     Returns
     -------
-    transformer : sklearn.compose.ColumnTransformer
-        With pandas output (requires pandas).
+    transformer : CrossModalColumnTransformer
+        A :class:`~sklearn.compose.ColumnTransformer` with pandas output (requires pandas)
+        that refuses an array without column names, naming the columns it selects.
 
     Examples
     --------
@@ -197,9 +229,77 @@ def make_crossmodal_transformer(image, text, time, *, image_transformer="passthr
     ...                                 image_transformer=StandardScaler()),
     ...     DiachronicEmbedder(window="180D", n_image_features="auto"))
     """
-    transformer = ColumnTransformer(
+    transformer = CrossModalColumnTransformer(
         [("image", image_transformer, _selector(image)),
          ("text", text_transformer, _selector(text)),
          ("time", TimeColumn(time_unit), [time])],
         remainder="drop", sparse_threshold=0, verbose_feature_names_out=True)
     return transformer.set_output(transform="pandas")
+
+
+def _preview(names, n=3):
+    names = [str(c) for c in names]
+    shown = ", ".join(repr(c) for c in names[:n])
+    return shown + (", ..." if len(names) > n else "")
+
+
+def refuse_raw_columns(estimator, X, modality=None):
+    """Refuse input that ``estimator``, fitted inside a Pipeline, would read unpreprocessed.
+
+    A DataFrame whose column names are not the ones ``estimator`` was fitted on is refused;
+    when the fitted names are a Pipeline's preprocessed ones (``text__txt_0``, the
+    ``<block>__<column>`` names of a ``ColumnTransformer``) and X holds the raw ones
+    (``txt_0``), the message says to pass the Pipeline, not ``pipe[-1]``.  An array
+    without column names given to an estimator fitted on such preprocessed names is
+    refused as well: nothing shows whether it went through the preprocessing (a scaler),
+    and raw features would be embedded without it.
+
+    Parameters
+    ----------
+    estimator : fitted estimator
+    X : array-like or DataFrame
+    modality : {"image", "text"} or None, default=None
+        None: whole rows (every fitted column); else that block's columns.
+    """
+    names = getattr(estimator, "feature_names_in_", None)
+    columns = getattr(X, "columns", None)
+    n_image = getattr(estimator, "n_image_features_", None)
+    if names is None or n_image is None:
+        return
+    names = [str(c) for c in names]
+    if columns is None:
+        preprocessed = [c for c in names if "__" in c]
+        if preprocessed:
+            name = type(estimator).__name__
+            raise ValueError(
+                f"{name} was fitted inside a Pipeline on the preprocessed columns "
+                f"{_preview(preprocessed)}; X is an array without column names, so nothing "
+                "shows whether it went through that preprocessing (e.g. a scaler), and raw "
+                "features would be embedded without it. Pass the Pipeline itself, not "
+                "pipe[-1] (e.g. CrossModalIndex(pipe, ...)), with whole rows as pipe.fit "
+                "took them, or a DataFrame with the preprocessed column names "
+                "(pipe[:-1].transform(X) under set_output(transform='pandas')).")
+        return
+    if modality is None:
+        fitted = names
+    else:
+        n_text = getattr(estimator, "n_text_features_", len(names) - n_image - 1)
+        fitted = names[:n_image] if modality == "image" else names[n_image:n_image + n_text]
+    given = [str(c) for c in columns]
+    if given == fitted:
+        return
+    raw = [c.split("__", 1)[1] if "__" in c else c for c in fitted]
+    raw = [c.split("[", 1)[0] if c.endswith("]") else c for c in raw]  # time__date[years]
+    name = type(estimator).__name__
+    if set(raw) <= set(given) if modality is None else given == raw:
+        raise ValueError(
+            f"{name} was fitted inside a Pipeline on the preprocessed columns "
+            f"{_preview(fitted)}; X holds the raw columns {_preview(given)}, which that "
+            "preprocessing (e.g. a scaler) has not seen, so the results would be wrong. "
+            "Pass the Pipeline itself, not pipe[-1] (e.g. CrossModalIndex(pipe, ...), "
+            "time_period_inference(pipe, X, y)); it takes whole rows as pipe.fit took them.")
+    if modality is not None:
+        raise ValueError(
+            f"X's columns ({_preview(given)}) are not the {modality} columns {name} was "
+            f"fitted on ({_preview(fitted)}); pass the {modality} block with the fitted "
+            "names, in order.")

@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.base import clone
 from sklearn.compose import ColumnTransformer
 from sklearn.model_selection import GridSearchCV, KFold
 from sklearn.pipeline import make_pipeline
@@ -28,6 +29,7 @@ from temporal_xmodal import (
 )
 from temporal_xmodal.datasets import fractional_year
 from temporal_xmodal.scoring import make_retrieval_scorer
+from temporal_xmodal.search import CrossModalIndex
 
 N_IMG, N_TXT = 64, 48
 
@@ -220,3 +222,40 @@ def test_set_output_pandas_everywhere_and_score_still_works():
     Zt = model.transform_text(df.filter(like="txt_").to_numpy(), time=1890.5)
     assert isinstance(Zt, pd.DataFrame) and Zt.columns[0] == "text0"
     assert 0 <= model.score(X, y) <= 1
+
+
+def _fitted_pipeline():
+    df = _frame(90)
+    X, y = df.drop(columns="label"), df["label"]
+    pipe = make_pipeline(
+        make_crossmodal_transformer("img_", "txt_", "date", text_transformer=StandardScaler()),
+        tiny(CCACrossModal, embedding_dim=3, n_image_features="auto")).fit(X, y)
+    return pipe, X, y
+
+
+def test_whole_rows_as_an_array_through_a_pipeline_fitted_on_a_frame_are_named():
+    """The ColumnTransformer selects by name: an array of whole rows got scikit-learn's
+    "Specifying the columns using strings is only supported for dataframes"."""
+    pipe, X, y = _fitted_pipeline()
+    match = (r"selects the image, text and time columns by name, so X must be a DataFrame; "
+             r"got ndarray of shape \(90, 113\).*'img_0', 'img_1', 'img_2', \.\.\.")
+    with pytest.raises(ValueError, match=match):
+        pipe.transform(X.to_numpy())
+    with pytest.raises(ValueError, match=match):
+        CrossModalIndex(pipe, modality="text").fit(X.to_numpy())
+    with pytest.raises(ValueError, match="X must be a DataFrame"):
+        clone(pipe).fit(X.to_numpy(), y)
+    assert pipe.transform(X).shape == (90, 6)  # the frame itself still works
+
+
+def test_pipe_last_step_given_an_array_is_refused_by_search():
+    """pipe[-1] with NumPy text features would skip the pipeline's scaler without a word
+    (only DataFrames of raw columns were caught)."""
+    pipe, X, y = _fitted_pipeline()
+    raw_text = X.filter(like="txt_").to_numpy()
+    with pytest.raises(ValueError, match=r"fitted inside a Pipeline on the preprocessed "
+                                         r"columns 'image__img_0'.*an array without column "
+                                         r"names.*not pipe\[-1\]"):
+        CrossModalIndex(pipe[-1], modality="text").fit(raw_text)
+    index = CrossModalIndex(pipe, modality="text").fit(X)  # through the Pipeline: fine
+    assert len(index.search(X.filter(like="img_"), k=2)) == 2 * 90

@@ -82,6 +82,12 @@ def test_dates_and_fractional_years_give_the_same_axis():
     (np.array([1.0, np.nan]), "1 NaN"),
     (np.array([np.timedelta64(1, "D")]), "time differences"),
     (np.array([pd.Timestamp("1900-01-01"), 3.0], dtype=object), "mixes dates"),
+    # pandas.NaT is a datetime numpy cannot convert: it was "TypeError: 'float' object cannot
+    # be interpreted as an integer"
+    (pd.NaT, r"1 missing date\(s\) \(NaT\)"),
+    ([pd.Timestamp("1900-01-01"), pd.NaT], r"1 missing date\(s\) \(NaT\)"),
+    (np.array([pd.Timestamp("1900-01-01", tz="UTC"), pd.NaT], dtype=object),
+     r"1 missing date\(s\) \(NaT\)"),
 ])
 def test_bad_times_named(value, message):
     with pytest.raises((TypeError, ValueError), match=message):
@@ -127,6 +133,16 @@ def test_malformed_shares_say_what_a_share_is(value):
         with pytest.raises(ValueError, match=r"is not a share of the time span: write a "
                                              r"percentage in \(0, 100\]"):
             convert(value, span=1.0)
+
+
+def test_a_share_too_small_to_represent_says_so():
+    """``"1e-400%"`` reads as 0 %: the message said "write a percentage in (0, 100]", a
+    rule the value as written satisfies."""
+    for convert in (to_duration, to_rate):
+        with pytest.raises(ValueError, match=r"time_window='1e-400%' is a percentage too "
+                                             r"small to represent \(it reads as 0 %\)"):
+            convert("1e-400%", name="time_window", span=1.0)
+    assert to_duration("1e-3%", span=3.0) == pytest.approx(3e-5)
 
 
 def test_a_share_without_a_span_names_what_is_missing():

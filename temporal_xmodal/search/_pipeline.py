@@ -16,13 +16,16 @@ estimator, so that the gallery and the queries are read as in ``fit``:
 
 The estimator taken out of its Pipeline (``pipe[-1]``) would skip the
 preprocessing without a word; given a DataFrame whose columns are the raw ones
-the preprocessing renamed, it is refused with a message that says to pass the
-Pipeline.
+the preprocessing renamed, or a NumPy array (no names to tell raw from
+preprocessed features), it is refused with a message that says to pass the
+Pipeline (:func:`~temporal_xmodal._stacking.refuse_raw_columns`).
 """
 
 import numpy as np
 import torch
 from sklearn.utils._param_validation import HasMethods
+
+from .._stacking import _preview, refuse_raw_columns
 
 _METHODS = ("transform_image", "transform_text")
 
@@ -69,12 +72,6 @@ def estimator_device(estimator):
     if device is None and getattr(estimator, "bin_estimators_", None):
         return estimator_device(estimator.bin_estimators_[0])
     return torch.device(device) if device is not None else torch.device("cpu")
-
-
-def _preview(names, n=3):
-    names = [str(c) for c in names]
-    shown = ", ".join(repr(c) for c in names[:n])
-    return shown + (", ..." if len(names) > n else "")
 
 
 def _block_columns(pipe, modality):
@@ -126,44 +123,6 @@ def _through_pipeline(pipe, X, modality):
         f"X has {shape}, which the Pipeline's preprocessing ({step!r}) cannot read: give "
         f"whole rows as pipe.fit took them ({n_in} columns"
         + (f": {_preview(names_in)}" if names_in is not None else "") + f"){own}.")
-
-
-def refuse_raw_columns(estimator, X, modality=None):
-    """Refuse a DataFrame whose column names are not the ones ``estimator`` was fitted on.
-
-    ``modality`` None: whole rows (every fitted column); else that block's columns.  When
-    the fitted names are a Pipeline's preprocessed ones (``text__txt_0``) and X holds the
-    raw ones (``txt_0``), the message says to pass the Pipeline, not ``pipe[-1]``.
-    """
-    names = getattr(estimator, "feature_names_in_", None)
-    columns = getattr(X, "columns", None)
-    n_image = getattr(estimator, "n_image_features_", None)
-    if names is None or columns is None or n_image is None:
-        return
-    names = [str(c) for c in names]
-    if modality is None:
-        fitted = names
-    else:
-        n_text = getattr(estimator, "n_text_features_", len(names) - n_image - 1)
-        fitted = names[:n_image] if modality == "image" else names[n_image:n_image + n_text]
-    given = [str(c) for c in columns]
-    if given == fitted:
-        return
-    raw = [c.split("__", 1)[1] if "__" in c else c for c in fitted]
-    raw = [c.split("[", 1)[0] if c.endswith("]") else c for c in raw]  # time__date[years]
-    name = type(estimator).__name__
-    if set(raw) <= set(given) if modality is None else given == raw:
-        raise ValueError(
-            f"{name} was fitted inside a Pipeline on the preprocessed columns "
-            f"{_preview(fitted)}; X holds the raw columns {_preview(given)}, which that "
-            "preprocessing (e.g. a scaler) has not seen, so the results would be wrong. "
-            "Pass the Pipeline itself, not pipe[-1] (e.g. CrossModalIndex(pipe, ...), "
-            "time_period_inference(pipe, X, y)); it takes whole rows as pipe.fit took them.")
-    if modality is not None:
-        raise ValueError(
-            f"X's columns ({_preview(given)}) are not the {modality} columns {name} was "
-            f"fitted on ({_preview(fitted)}); pass the {modality} block with the fitted "
-            "names, in order.")
 
 
 def embed(estimator, X, modality, time):

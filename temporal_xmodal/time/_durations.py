@@ -51,6 +51,11 @@ def is_share(value):
 def _share_of(value, span, name):
     """``value`` (``"<p>%"``, 0 < p <= 100) times ``span``, the time span on the axis."""
     match = _SHARE.match(value)
+    mantissa = re.split("[eE]", match.group(1))[0] if match is not None else "0"
+    if match is not None and float(match.group(1)) == 0 and float(mantissa) != 0:
+        raise ValueError(f"{name}={value!r} is a percentage too small to represent (it reads "
+                         "as 0 %): write a larger share such as '0.001%', or a duration such "
+                         "as '180D'.")
     if match is None or not 0 < float(match.group(1)) <= 100:
         raise ValueError(f"{name}={value!r} is not a share of the time span: write a "
                          f"percentage in (0, 100] such as {_SHARE_EXAMPLE}, or a duration "

@@ -68,6 +68,9 @@ def _as_datetime64(values, name):
                         "times as dates or all as numbers.")
     out = np.empty(flat.shape, dtype="datetime64[ns]")
     for i, v in enumerate(flat):
+        if v != v:  # pandas.NaT (a datetime that numpy cannot convert): a missing date
+            out[i] = np.datetime64("NaT", "ns")
+            continue
         if getattr(v, "tzinfo", None) is not None:
             v = v.astimezone(datetime.timezone.utc).replace(tzinfo=None)
         out[i] = np.datetime64(v, "ns")
