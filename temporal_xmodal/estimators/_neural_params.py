@@ -12,8 +12,9 @@ import textwrap
 from numbers import Integral, Real
 
 import torch
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 
+from .._validation import Interval
 from ..base import LAYOUT_CONSTRAINTS, LAYOUT_PARAMETERS_DOC
 from ..losses.triplet import NEGATIVE_MODES, REDUCTIONS
 from ._use_time import USE_TIME_ATTRIBUTES_DOC, USE_TIME_DOC

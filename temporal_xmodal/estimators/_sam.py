@@ -2,8 +2,9 @@
 
 from numbers import Real
 
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 
+from .._validation import Interval
 from ..losses.sam import SCHEDULES, SEMANTIC_NORMALISATIONS, SAMLoss, SemanticDistance
 from ..training import ScheduledMargin
 from ._neural import NeuralCrossModalEmbedder

@@ -5,8 +5,9 @@ from numbers import Real
 
 import numpy as np
 from sklearn.base import clone
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 
+from .._validation import Interval
 from ..losses.tempxnet import SIMILARITY_MODES, TEMPORAL_NORMALISATIONS, TempXNetLoss
 from ..losses.temporal_correlation import (
     CategoryKDECorrelation,

@@ -144,8 +144,13 @@ class SemanticDistance:
                     + self._minmax(d_txt, d_txt.min(), d_txt.max())) / 2
         if self.normalisation == "after_average":
             return self._minmax((d_img + d_txt) / 2, *self.stats_)
+        # (clamp(d, lo, lo + span) − lo) / span of each modality, averaged: the min–max
+        # normalisation with its scales folded into one add (six kernels instead of eight);
+        # each term is ≥ 0 exactly
         lo_i, hi_i, lo_t, hi_t = self.stats_
-        return (self._minmax(d_img, lo_i, hi_i) + self._minmax(d_txt, lo_t, hi_t)) / 2
+        span_i, span_t = max(hi_i - lo_i, 1e-12), max(hi_t - lo_t, 1e-12)
+        return torch.add((d_img.clamp(lo_i, lo_i + span_i) - lo_i) * (0.5 / span_i),
+                         d_txt.clamp(lo_t, lo_t + span_t) - lo_t, alpha=0.5 / span_t)
 
 
 def category_distance_matrix(image_prototypes, text_prototypes):
@@ -209,6 +214,8 @@ class SAMLoss(nn.Module):
     ----------
     alpha : float
         α of the current epoch.
+    coefficients : torch.Tensor of shape (3,)
+        α λ, α (1 − λ) and (1 − α) m of the current epoch; a non-persistent buffer.
     category_distances : torch.Tensor of shape (C, C) or None
         f_mc of the current epoch (set by :meth:`refresh`); a non-persistent buffer.
 
@@ -246,10 +253,15 @@ class SAMLoss(nn.Module):
         self.semantic = semantic
         self.negatives = negatives
         self.reduction = reduction
-        self.alpha = self._alpha(0)
         # f_mc, refreshed every epoch on the device of the prototypes; a buffer, so that it
         # follows the loss to the net's device and back (not in the state dict)
         self.register_buffer("category_distances", None, persistent=False)
+        # α λ, α (1 − λ) and (1 − α) m of the current epoch, as a tensor on the loss's device:
+        # a step reads the epoch's α without a Python number that changes (a compiled step's
+        # graph is traced once, not once per epoch)
+        self.register_buffer("coefficients", torch.zeros(3), persistent=False)
+        self.alpha = None
+        self._set_alpha(self._alpha(0))
 
     def _alpha(self, epoch):
         if self.schedule == "fixed":
@@ -263,28 +275,47 @@ class SAMLoss(nn.Module):
     def needs_prototypes(self):
         return self.alpha > 0 and self.adaptive_weight < 1
 
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        if "coefficients" not in self._buffers:  # pickled before the buffer existed
+            self.register_buffer("coefficients", torch.zeros(3), persistent=False)
+            alpha, self.alpha = self.alpha, None
+            self._set_alpha(alpha)
+
+    def _set_alpha(self, alpha):
+        if alpha != self.alpha:
+            lam, m = self.adaptive_weight, float(self.margin)
+            self.coefficients.copy_(torch.tensor([alpha * lam, alpha * (1 - lam),
+                                                  (1 - alpha) * m]))
+        self.alpha = alpha
+
     def refresh(self, epoch, image_prototypes=None, text_prototypes=None):
         """Start of an epoch: set α(epoch) and f_mc from the current prototypes."""
-        self.alpha = self._alpha(epoch)
+        self._set_alpha(self._alpha(epoch))
         if image_prototypes is not None:
             self.category_distances = category_distance_matrix(
                 image_prototypes.detach(), text_prototypes.detach())
 
     def margins(self, labels, image, text):
-        """Per-pair margins f_m of a batch (Semedo, thesis, Eq. 3.7), shape (B, B), no gradient."""
-        if self.alpha == 0.0:
+        """Per-pair margins f_m of a batch (Semedo, thesis, Eq. 3.7), shape (B, B), no gradient.
+
+        α f_m^adaptive + (1 − α) m with f_m^adaptive = λ f_ms + (1 − λ) f_mc, as
+        ``c₂ + c₀ f_ms + c₁ f_mc`` with the epoch's :attr:`coefficients` (two fused
+        multiply-adds).
+        """
+        if self.schedule == "fixed":  # α ≡ 0: the static margin
             return torch.full((labels.shape[0],) * 2, float(self.margin), device=labels.device)
-        lam = self.adaptive_weight
-        adaptive = torch.zeros((labels.shape[0],) * 2, device=labels.device)
+        lam, (c_semantic, c_cluster, c_static) = self.adaptive_weight, self.coefficients
+        margins = c_static
         if lam > 0:
-            adaptive = adaptive + lam * self.semantic(image, text)
+            margins = torch.addcmul(margins, self.semantic(image, text), c_semantic)
         if lam < 1:
             # mean of f_mc over the label pairs of the two items (multi-label data are our
             # extension; exact for single-label)
-            counts = labels.sum(1, keepdim=True).clamp(min=1)
-            cluster = (labels / counts) @ self.category_distances @ (labels / counts).T
-            adaptive = adaptive + (1 - lam) * cluster
-        return self.alpha * adaptive + (1 - self.alpha) * self.margin
+            shares = labels / labels.sum(1, keepdim=True).clamp(min=1)
+            margins = torch.addcmul(margins, shares @ self.category_distances @ shares.T,
+                                    c_cluster)
+        return margins
 
     def forward(self, embeddings, labels, batch):
         z_image, z_text = embeddings

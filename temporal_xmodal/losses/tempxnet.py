@@ -22,7 +22,15 @@ from sklearn.utils._param_validation import (
 )
 from torch import nn
 
-from .triplet import NEGATIVE_MODES, REDUCTIONS, _negative_mask, _triplet_loss, shared_label_mask
+from .triplet import (
+    NEGATIVE_MODES,
+    REDUCTIONS,
+    _hinges,
+    _negative_mask,
+    _reduce,
+    _triplet_loss,
+    shared_label_mask,
+)
 
 SIMILARITY_MODES = ("clamp", "literal", "shift")
 TEMPORAL_NORMALISATIONS = ("active_triplets", "triplets", "literal")
@@ -64,14 +72,17 @@ def cross_modality_similarity(z_image, z_text, eps=1e-6, mode="clamp"):
     return _cross_modality_similarity(z_image, z_text, eps, mode)
 
 
-def _cross_modality_similarity(z_image, z_text, eps, mode):
-    S = z_image @ z_text.T
-    a, b = S, S.T
+def _cross_modality_similarity(z_image, z_text, eps, mode, S=None):
+    S = z_image @ z_text.T if S is None else S
+    # both directions' guarded cosines come from one matrix: f_s[i, j] uses A[i, j] and
+    # A[j, i]; the harmonic mean 2 / (1/a + 1/b) written 2ab / (a + b)
     if mode == "clamp":
-        a, b = a.clamp(eps, 1.0), b.clamp(eps, 1.0)
+        A = S.clamp(eps, 1.0) + eps
     elif mode == "shift":
-        a, b = (a + 1) / 2, (b + 1) / 2
-    return 2.0 / (1.0 / (a + eps) + 1.0 / (b + eps))
+        A = (S + 1) / 2 + eps
+    else:
+        A = S + eps
+    return A * A.T / ((A + A.T) * 0.5)
 
 
 def temporal_soft_constraint(f_t, f_s, positives):
@@ -93,9 +104,10 @@ def temporal_soft_constraint(f_t, f_s, positives):
     loss : torch.Tensor (scalar)
         Summed over the anchors i.
     """
-    terms = (f_t * (1 - f_s) + (1 - f_t) * f_s) * positives
-    size = positives.sum(1).clamp(min=1)
-    return (terms.sum(1) / size).sum()
+    # f_t (1 − f_s) + (1 − f_t) f_s = f_t + f_s (1 − 2 f_t); each anchor's mean over P_i as
+    # one weight matrix, so that the whole term is one weighted sum
+    share = positives / positives.sum(1, keepdim=True).clamp(min=1)
+    return (torch.addcmul(f_t, f_s, 1 - 2 * f_t) * share).sum()
 
 
 class TempXNetLoss(nn.Module):
@@ -188,23 +200,26 @@ class TempXNetLoss(nn.Module):
             ``forward`` returns ``triplet + temporal_weight * temporal``.
         """
         z_image, z_text = embeddings
-        mask = _negative_mask(labels, self.negatives)
-        triplet = _triplet_loss(z_image, z_text, self.margin, mask, self.reduction)
+        S = z_image @ z_text.T  # once per step: the triplets, f_s and the active count read it
         positives = shared_label_mask(labels)
+        mask = (~positives if self.negatives == "different_category"
+                else _negative_mask(labels, self.negatives))
+        hinges = _hinges(z_image, z_text, self.margin, mask, S=S)
+        b = z_image.shape[0]
+        triplet = _reduce(hinges, self.reduction, b)
         if self.exclude_self:
             positives.fill_diagonal_(False)
         f_t = self.correlation.batch_matrix(
             batch["time"], labels, batch.get("text"), dtype=z_image.dtype,
             tables={name: getattr(self, f"table_{name}") for name in self._table_names})
-        f_s = _cross_modality_similarity(z_image, z_text, self.eps, self.similarity_mode)
+        f_s = _cross_modality_similarity(z_image, z_text, self.eps, self.similarity_mode, S=S)
         temporal = temporal_soft_constraint(f_t, f_s, positives)
-        b = z_image.shape[0]
         if self.temporal_normalisation == "literal":
             return triplet, temporal if self.reduction == "sum" else temporal / b
         with torch.no_grad():
             needs_active = (self.temporal_normalisation == "active_triplets"
                             or self.reduction == "mean_active")
-            active = _active_triplets(z_image, z_text, self.margin, mask) if needs_active else None
+            active = (hinges > 0).sum() if needs_active else None
             count = 2 * mask.sum() if self.temporal_normalisation == "triplets" else active
             divisor = {"sum_per_anchor": b, "sum": 1}.get(self.reduction) or active.clamp(min=1)
         return triplet, temporal / b * (count / divisor)
@@ -216,11 +231,3 @@ class TempXNetLoss(nn.Module):
                                  _negative_mask(labels, self.negatives), self.reduction)
         triplet, temporal = self.terms(embeddings, labels, batch)
         return triplet + self.temporal_weight * temporal
-
-
-def _active_triplets(z_image, z_text, margin, mask):
-    """Number of (anchor, negative) triplets of both directions with a positive hinge."""
-    S = z_image @ z_text.T
-    positive = S.diagonal()[:, None]
-    return (((margin - positive + S) > 0) & mask).sum() \
-        + (((margin - positive + S.T) > 0) & mask).sum()

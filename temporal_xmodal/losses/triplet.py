@@ -118,19 +118,32 @@ def bidirectional_triplet_loss(z_image, z_text, margin, negatives, reduction="su
 
 
 def _triplet_loss(z_image, z_text, margin, negatives, reduction="sum_per_anchor", scores=None):
+    return _reduce(_hinges(z_image, z_text, margin, negatives, scores), reduction,
+                   z_image.shape[0])
+
+
+def _hinges(z_image, z_text, margin, negatives, scores=None, S=None):
+    """The hinges of both directions in one (2, B, B) tensor: ``[0]`` image → texts, ``[1]``
+    text → images, indexed ``[anchor, item]``, times ``negatives``.
+
+    ``S`` (``z_image @ z_text.T``) may be passed when the caller has it (TempXNet's f_s
+    reads it too), so that it is computed once per step.
+    """
     if torch.is_tensor(margin):
         margin = margin.detach()
     if scores is None:
-        S = z_image @ z_text.T
-        scores, positive = (S, S.T), S.diagonal()[:, None]
+        S = z_image @ z_text.T if S is None else S
+        both, positive = torch.stack([S, S.T]), S.diagonal()[:, None]
     else:
-        positive = (z_image * z_text).sum(dim=1, keepdim=True)
-    image_to_text = torch.relu(margin - positive + scores[0]) * negatives
-    text_to_image = torch.relu(margin - positive + scores[1]) * negatives
-    total = image_to_text.sum() + text_to_image.sum()
+        both, positive = torch.stack(scores), (z_image * z_text).sum(dim=1, keepdim=True)
+    return torch.relu(both + (margin - positive)) * negatives
+
+
+def _reduce(hinges, reduction, batch_size):
+    """A batch's loss from its hinges (:func:`bidirectional_triplet_loss`'s ``reduction``)."""
+    total = hinges.sum()
     if reduction == "sum_per_anchor":
-        return total / z_image.shape[0]
+        return total / batch_size
     if reduction == "sum":
         return total
-    active = (image_to_text > 0).sum() + (text_to_image > 0).sum()
-    return total / active.clamp(min=1)
+    return total / (hinges > 0).sum().clamp(min=1)

@@ -1,9 +1,10 @@
 """torch modules: the projection towers of the neural estimators."""
 
 from .diachronic import DiachronicNet
+from ._normalize import l2_normalize
 from .dropout import Dropout, reseed
 from .sequential import MetaLearner, SequentialNet, UnifiedModel, preprocess_gradients
 from .towers import ProjectionTower, TwoTowerNet
 
 __all__ = ["DiachronicNet", "Dropout", "MetaLearner", "ProjectionTower", "SequentialNet",
-           "TwoTowerNet", "UnifiedModel", "preprocess_gradients", "reseed"]
+           "TwoTowerNet", "UnifiedModel", "l2_normalize", "preprocess_gradients", "reseed"]

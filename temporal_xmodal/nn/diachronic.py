@@ -7,9 +7,9 @@ library's default, are in docs/estimators/diachronic.md ("Architecture").
 
 import torch
 from torch import nn
-from torch.nn import functional as F
 from torch.utils.checkpoint import checkpoint
 
+from ._normalize import l2_normalize
 from .dropout import Dropout
 
 CONDITIONINGS = ("film", "concat")
@@ -115,9 +115,9 @@ class DiachronicNet(nn.Module):
         if self.conditioning == "concat":
             shape = torch.broadcast_shapes(h.shape[:-1], f.shape[:-1])
             joint = torch.cat([h.expand(*shape, -1), f.expand(*shape, -1)], dim=-1)
-            return F.normalize(torch.tanh(out(joint)), dim=-1)
+            return l2_normalize(torch.tanh(out(joint)), dim=-1)
         gamma, beta = film(f).chunk(2, dim=-1)
-        return F.normalize(torch.tanh(out(h * (1 + gamma) + beta)), dim=-1)
+        return l2_normalize(torch.tanh(out(h * (1 + gamma) + beta)), dim=-1)
 
     def _embed(self, modality, x, time_features):
         return self._output(modality, self._hidden(modality, x), self.embed_time(time_features))
@@ -151,12 +151,18 @@ class DiachronicNet(nn.Module):
         """
         raw = torch.tanh(self.time_layer(time_features))
         h_image, h_text = self._hidden("image", image), self._hidden("text", text)
-        keep_image = self.drop_time(torch.ones_like(raw[:, :1]))  # the order of embed_image,
-        keep_text = self.drop_time(torch.ones_like(raw[:, :1]))   # then embed_text
-        z_image = self._output("image", h_image, raw * keep_image)
-        z_text = self._output("text", h_text, raw * keep_text)
+        if self.training and self.drop_time.p > 0:
+            keep_image = self.drop_time(torch.ones_like(raw[:, :1]))  # the order of embed_image,
+            keep_text = self.drop_time(torch.ones_like(raw[:, :1]))   # then embed_text
+            f_image, f_text = raw * keep_image, raw * keep_text
+        else:  # nothing dropped: no masks of ones built and applied
+            f_image = f_text = raw
+        z_image = self._output("image", h_image, f_image)
+        z_text = self._output("text", h_text, f_text)
         if not self.same_time_anchors:
             return z_image, z_text
+        if f_image is raw:
+            keep_image = keep_text = torch.ones_like(raw[:, :1])
         k = min(self.same_time_anchors, len(raw))
         # candidates are projected as the anchor's positive was (its time and its modality's
         # keep draw), so the positive is one of them: with the anchor's own draw, a positive

@@ -20,11 +20,16 @@ is exact on every device.  Initialisation still draws
 from the global generator, seeded, one fit at a time (:func:`temporal_xmodal.training.seeded`).
 """
 
+import sys
+
 import torch
 from torch import nn
 
 _M32 = 0xFFFFFFFF
 _MIX = 0x45D9F3B
+#: Xored into the final mix: flips the top bit of each 16-bit draw d, so that read as a signed
+#: int16 it is d − 2¹⁵ and one signed comparison tests d < threshold for both halves at once.
+_FLIP = 0x80008000
 
 
 def _mix32(x):
@@ -40,6 +45,32 @@ def _mix_int(value):
     for _ in range(2):
         value = (((value >> 16) ^ value) * _MIX) & _M32
     return (value >> 16) ^ value
+
+
+def _seed_key(seed):
+    """The part of the key that depends on the seed only (a Python int below 2³²)."""
+    return _mix_int(seed) ^ _mix_int(seed >> 32) ^ 0x9E3779B9
+
+
+def _keep_words(words, key, n, threshold):
+    """Keep mask of ``n`` draws from the hashes of ``words`` (int64, below 2³³) xor ``key``.
+
+    Each hash gives two 16-bit draws, low half first; a draw is kept when below
+    ``threshold``.  On little-endian machines (x86, ARM, CUDA) the two halves are compared in
+    one op, as signed int16 after :data:`_FLIP`; the same draws either way.
+    """
+    x = words ^ key
+    x = (((x >> 16) ^ x) * _MIX) & _M32
+    x = (((x >> 16) ^ x) * _MIX) & _M32
+    if sys.byteorder == "little":
+        halves = ((x >> 16) ^ x ^ _FLIP).view(torch.int16).view(-1, 4)[:, :2]
+        return (halves < threshold - 2**15).reshape(-1)[:n]
+    x = (x >> 16) ^ x  # pragma: no cover - big-endian hosts
+    return torch.stack([x & 0xFFFF, x >> 16], dim=1).view(-1)[:n] < threshold
+
+
+def _threshold(p):
+    return int(round((1.0 - p) * 2**16))
 
 
 def keep_mask(shape, p, seed, offset, device):
@@ -69,12 +100,41 @@ def keep_mask(shape, p, seed, offset, device):
     words, position = (n + 1) // 2, offset // 2
     # the key mixes the seed with the high part of the position, so the int64 inputs of the
     # tensor mixer stay below 2**33 whatever the stream's length
-    key = _mix_int(_mix_int(seed) ^ _mix_int(seed >> 32) ^ _mix_int(position >> 32)
-                   ^ 0x9E3779B9)
-    hashed = _mix32((torch.arange(words, dtype=torch.int64, device=device)
-                     + (position & _M32)) ^ key)
-    draws = torch.stack([hashed & 0xFFFF, hashed >> 16], dim=1).view(-1)[:n]
-    return (draws < int(round((1.0 - p) * 2**16))).view(shape)
+    key = _mix_int(_seed_key(seed) ^ _mix_int(position >> 32))
+    start = position & _M32
+    numbers = torch.arange(start, start + words, dtype=torch.int64, device=device)
+    return _keep_words(numbers, key, n, _threshold(p)).view(shape)
+
+
+def keep_mask_at(shape, p, seed, position):
+    """:func:`keep_mask` with the stream's position a device tensor, advanced in place.
+
+    The form a captured (compiled) training step uses: no Python number changes from one
+    step to the next, so the step's graph is traced once.  The same masks as
+    :func:`keep_mask` at ``offset = 2 · position``.
+
+    Parameters
+    ----------
+    shape : tuple of int
+    p : float
+    seed : int
+    position : torch.Tensor
+        0-dim int64: the number of hashes (pairs of draws) made before this call;
+        incremented by this call's.
+
+    Returns
+    -------
+    mask : torch.BoolTensor of ``shape`` on ``position``'s device
+    """
+    n = 1
+    for size in shape:
+        n *= int(size)
+    words = (n + 1) // 2
+    key = _mix32(_seed_key(seed) ^ _mix32(position >> 32))
+    numbers = torch.arange(words, dtype=torch.int64, device=position.device) + (position & _M32)
+    mask = _keep_words(numbers, key, n, _threshold(p)).view(shape)
+    position.add_(words)
+    return mask
 
 
 class Dropout(nn.Module):
@@ -97,7 +157,10 @@ class Dropout(nn.Module):
     -----
     The masks are a function of :attr:`seed` (0 until :func:`reseed` sets it) and of the number
     of elements drawn since (module docstring): the same on the CPU and on CUDA.  The position
-    is not pickled (a loaded model restarts from :attr:`seed`).
+    is not pickled (a loaded model restarts from :attr:`seed`).  Eager calls count it on the
+    host; a compiled training step counts it in the ``position`` buffer on the device
+    (:func:`keep_mask_at`), so that no Python number changes between steps; a fit uses one
+    or the other throughout.
 
     Examples
     --------
@@ -116,15 +179,21 @@ class Dropout(nn.Module):
         self.p, self.rows = float(p), bool(rows)
         self.seed = 0
         self._drawn = 0
+        # the position of a compiled step's stream (hashes drawn), on the module's device
+        self.register_buffer("position", torch.zeros((), dtype=torch.int64), persistent=False)
 
     def reseed(self, seed):
         """Restart the stream from ``seed`` (an int) at the next draw."""
         self.seed, self._drawn = int(seed), 0
+        self.position.zero_()
 
-    def _keep(self, shape, like):
-        mask = keep_mask(shape, self.p, self.seed, self._drawn, like.device)
+    def _keep(self, shape, device):
+        if torch.compiler.is_compiling():
+            # traced once: the position is a tensor advanced in the graph (keep_mask_at)
+            return keep_mask_at(shape, self.p, self.seed, self.position)
+        mask = keep_mask(shape, self.p, self.seed, self._drawn, device)
         self._drawn += mask.numel() + mask.numel() % 2  # draws come in pairs
-        return mask.to(like.dtype)
+        return mask
 
     def forward(self, x):
         """``x`` with dropped elements (rows) zeroed; the identity in eval mode or at p = 0."""
@@ -133,8 +202,9 @@ class Dropout(nn.Module):
         if self.p == 1:
             return x * 0
         if self.rows:
-            return x * self._keep((x.shape[0], 1), x)
-        return x * self._keep(x.shape, x) / (1.0 - self.p)
+            return x * self._keep((x.shape[0], 1), x.device)
+        # one kernel for the scaled mask, one to apply it (and one in the backward pass)
+        return x * (self._keep(x.shape, x.device) * (1.0 / (1.0 - self.p)))
 
     def __getstate__(self):
         return {**self.__dict__, "_drawn": 0}
@@ -142,6 +212,11 @@ class Dropout(nn.Module):
     def __setstate__(self, state):
         state.pop("_generator", None)  # pickles of the generator-based Dropout
         self.__dict__.update({"_drawn": 0, **state})
+        buffers = self.__dict__.setdefault("_buffers", {})
+        position = buffers.get("position")
+        buffers["position"] = (torch.zeros((), dtype=torch.int64) if position is None
+                               else torch.zeros_like(position))
+        self.__dict__.setdefault("_non_persistent_buffers_set", set()).add("position")
 
     def extra_repr(self):
         return f"p={self.p}" + (", rows=True" if self.rows else "")
@@ -160,4 +235,4 @@ def reseed(module, seed):
             m.reseed((int(seed) * 1_000_003 + i) % 2**63)
 
 
-__all__ = ["Dropout", "keep_mask", "reseed"]
+__all__ = ["Dropout", "keep_mask", "keep_mask_at", "reseed"]

@@ -6,8 +6,8 @@ embedding is their cosine similarity.
 """
 
 from torch import nn
-from torch.nn import functional as F
 
+from ._normalize import l2_normalize
 from .dropout import Dropout
 
 
@@ -81,11 +81,11 @@ class TwoTowerNet(nn.Module):
 
     def embed_image(self, image, time_features=None):
         """L2-normalised image embeddings, shape (B, embedding_dim)."""
-        return F.normalize(self.image_tower(image), dim=1)
+        return l2_normalize(self.image_tower(image), dim=1)
 
     def embed_text(self, text, time_features=None):
         """L2-normalised text embeddings, shape (B, embedding_dim)."""
-        return F.normalize(self.text_tower(text), dim=1)
+        return l2_normalize(self.text_tower(text), dim=1)
 
     def forward(self, image, text, **unused):
         """Embed both modalities of a batch: ``(z_image, z_text)``."""

@@ -131,7 +131,8 @@ class InverseTimeDecay:
     """Keras-style learning-rate decay: η_t = η / (1 + decay · iteration).
 
     The "decay 1e-6" of SAM's and TempXNet's SGD (Semedo, thesis, §3.5.3 and §4.6.3), read as
-    Keras' time-based decay; a ``LambdaLR`` factor, stepped every batch.
+    Keras' time-based decay: the factor of η at optimiser step ``iteration``
+    (:class:`LearningRateDecay` applies it every batch).
 
     Read more in the user guide: docs/training.md ("Learning-rate decay").
 
@@ -154,3 +155,39 @@ class InverseTimeDecay:
         return 1.0 / (1.0 + self.decay * iteration)
 
 
+class LearningRateDecay(Callback):
+    """Set every parameter group's learning rate to η · ``factor(it)`` before each training step.
+
+    ``it`` counts the training batches of the net's whole history (a warm start continues
+    the count); η is each group's ``initial_lr`` (set from its ``lr`` the first time).  The
+    rate of each batch is recorded as ``event_lr`` (the first group's).  A plain assignment
+    per group and step: no ``LRScheduler`` object, no device work, and the optimiser's
+    ``lr`` stays a Python float (what a fused or compiled step reads without a sync).
+
+    Read more in the user guide: docs/training.md ("Learning-rate decay").
+
+    Parameters
+    ----------
+    factor : callable
+        ``factor(iteration) -> float`` (e.g. :class:`InverseTimeDecay`).
+    """
+
+    def __init__(self, factor):
+        self.factor = factor
+
+    def on_train_begin(self, net, **kwargs):
+        rows = [row.get("train_batch_count", len(row.get("batches", ())))
+                for row in net.history]
+        self.batch_idx_ = int(sum(rows))
+        for group in net.optimizer_.param_groups:
+            group.setdefault("initial_lr", group["lr"])
+
+    def on_batch_begin(self, net, training=False, **kwargs):
+        if not training:
+            return
+        factor = self.factor(self.batch_idx_)
+        groups = net.optimizer_.param_groups
+        for group in groups:
+            group["lr"] = group["initial_lr"] * factor
+        net.history.record_batch("event_lr", groups[0]["lr"])
+        self.batch_idx_ += 1
