@@ -447,8 +447,8 @@ def _at_k_plan(n_query, n_gallery, working_memory, device, width=1):
     from temporal_xmodal.metrics._at_k import _FOOTPRINT
     from temporal_xmodal.metrics._scan import plan_scan
 
-    return tuple(plan_scan(_FOOTPRINT, n_query, n_gallery, working_memory, device,
-                           bytes_per_query=24 * width**2))
+    return tuple(plan_scan(_FOOTPRINT._replace(bytes_per_query=24 * width**2), n_query,
+                           n_gallery, working_memory, device))
 
 
 def test_topk_metrics_plans_by_device():

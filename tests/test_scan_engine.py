@@ -16,10 +16,12 @@ from temporal_xmodal.metrics import (
 )
 from temporal_xmodal.metrics._scan import (
     Footprint,
+    NumpyRelevance,
     Reducer,
-    Relevance,
     Scan,
     ScanPlan,
+    TorchRelevance,
+    make_relevance,
     scan_budget,
 )
 
@@ -69,17 +71,23 @@ class _RowMax(Reducer):
         self.arg[rows] = np.where(better, block_arg, self.arg[rows])
 
     def revisit(self, state, rows):
-        return self.again[rows]
+        return self.again[rows], _Collect(self.seen_again)
 
-    def start_again(self, state, rows, picked):
-        return {"rows": rows.start + picked, "parts": []}
 
-    def reduce_again(self, state, cols, S):
-        state["parts"].append(S.copy())
+class _Collect(Reducer):
+    """A second pass: the whole-gallery scores of the picked queries, by query row."""
 
-    def finish_again(self, state, rows, picked):
-        for row, scores in zip(state["rows"], np.hstack(state["parts"])):
-            self.seen_again[int(row)] = scores
+    def __init__(self, seen):
+        self.seen = seen
+
+    def start(self, rows):
+        return []
+
+    def reduce(self, parts, rows, cols, S):
+        parts.append(S.copy())
+
+    def finish(self, parts, rows):
+        self.seen.update(zip(rows.tolist(), np.hstack(parts)))
 
 
 @pytest.mark.parametrize("revisit_at", ["block", "end"])
@@ -133,29 +141,63 @@ def test_counterpart_ranks_count_ties_against_the_query_and_refuse_nan():
         counterpart_reciprocal_ranks(scores)
 
 
+def _labels(kind, rng, n):
+    """Query and gallery labels of ``kind`` (None for counterparts)."""
+    if kind == "classes":
+        return rng.integers(0, 4, n), rng.integers(0, 4, n)
+    if kind == "strings":
+        return rng.choice(["a", "b", "c"], n), rng.choice(["b", "c", "d"], n)
+    if kind == "one-hot":
+        return np.eye(3)[rng.integers(0, 3, n)], np.eye(3)[rng.integers(0, 3, n)]
+    if kind == "multilabel":
+        return (rng.random((n, 4)) < 0.4).astype(int), (rng.random((n, 4)) < 0.4).astype(int)
+    return None, None
+
+
 @pytest.mark.parametrize("labels", ["counterpart", "classes", "strings", "one-hot",
                                     "multilabel"])
-def test_relevance_gives_one_answer_as_numpy_blocks_and_torch_gains(labels):
+def test_make_relevance_gives_one_answer_on_both_backends(labels):
     rng = np.random.default_rng(3)
     n = 40
-    yq = yg = None
-    if labels == "classes":
-        yq, yg = rng.integers(0, 4, n), rng.integers(0, 4, n)
-    elif labels == "strings":
-        yq, yg = rng.choice(["a", "b", "c"], n), rng.choice(["b", "c", "d"], n)
-    elif labels == "one-hot":
-        yq, yg = np.eye(3)[rng.integers(0, 3, n)], np.eye(3)[rng.integers(0, 3, n)]
-    elif labels == "multilabel":
-        yq, yg = (rng.random((n, 4)) < 0.4).astype(int), (rng.random((n, 4)) < 0.4).astype(int)
+    yq, yg = _labels(labels, rng, n)
     t = rng.uniform(1900, 1950, n)
     numpy_relevance, torch_relevance = (
-        Relevance(yq, yg, t, t[::-1].copy(), 10.0, n_query=n, n_gallery=n, device=device)
+        make_relevance(yq, yg, t, t[::-1].copy(), 10.0, n_query=n, n_gallery=n, device=device)
         for device in (None, "cpu"))
-    rows = slice(5, 25)
+    assert isinstance(numpy_relevance, NumpyRelevance)
+    assert isinstance(torch_relevance, TorchRelevance)
+    rows, cols = slice(5, 25), slice(3, 31)
     block = numpy_relevance.block(rows)
-    gains = torch_relevance.gains(torch.arange(5, 25), slice(0, n)).numpy()
-    np.testing.assert_array_equal(gains, block.astype(np.float64))
     assert (block > 0).any() and not (block > 0).all()
+    # every method answers for every kind, for index tensors and slices alike
+    gains = torch_relevance.gains(torch.arange(5, 25), cols)
+    assert gains.dtype == torch.float64
+    np.testing.assert_array_equal(gains.numpy(), block[:, cols].astype(np.float64))
+    np.testing.assert_array_equal(torch_relevance.gains(rows).numpy(), block)
+    np.testing.assert_array_equal(torch_relevance.relevant(rows).numpy(), block > 0)
+    np.testing.assert_array_equal(torch_relevance.relevant(torch.arange(5, 25), cols).numpy(),
+                                  block[:, cols] > 0)
+
+
+@pytest.mark.parametrize("labels", ["classes", "one-hot", "multilabel"])
+def test_make_relevance_of_device_tensors_answers_gains_and_relevant(labels):
+    """Tensor labels (no NaN pass): indicators as non-zero = has it; both methods oriented right."""
+    rng = np.random.default_rng(4)
+    n = 40
+    yq, yg = _labels(labels, rng, n)
+    reference = make_relevance(yq, yg, n_query=n, n_gallery=n).block(slice(0, n))
+    if labels == "multilabel":  # counts as labels: non-zero = has the label
+        yq, yg = yq * 3, yg * 2
+    relevance = make_relevance(torch.as_tensor(yq), torch.as_tensor(yg), n_query=n, n_gallery=n,
+                               nan_policy=None)
+    assert isinstance(relevance, TorchRelevance) and relevance.device == torch.device("cpu")
+    rows, cols = slice(5, 25), slice(3, 31)
+    np.testing.assert_array_equal(relevance.relevant(rows).numpy(), reference[rows] > 0)
+    np.testing.assert_array_equal(relevance.gains(torch.arange(5, 25), cols).numpy(),
+                                  reference[rows, cols].astype(np.float64))
+    with pytest.raises(ValueError, match="one row per item"):
+        make_relevance(torch.as_tensor(yq[:3]), torch.as_tensor(yg), n_query=n, n_gallery=n,
+                       nan_policy=None)
 
 
 def test_counterparts_with_omitted_items_are_the_metrics_of_the_items_left():

@@ -63,10 +63,9 @@ def test_ties_are_ordered_by_index_and_k_is_capped():
 
 def _gpu_plan(monkeypatch):
     """Make every scan plan as on a CUDA device while the tensors stay on the CPU."""
-    from temporal_xmodal.metrics._scan import _engine, _topk
+    from temporal_xmodal.metrics._scan import _engine
 
-    for module in (_engine, _topk):
-        monkeypatch.setattr(module, "planning_device", lambda A: torch.device("cuda"))
+    monkeypatch.setattr(_engine, "planning_device", lambda A: torch.device("cuda"))
 
 
 def _tied_galleries(kind, dtype, rng):
@@ -139,7 +138,8 @@ def test_gpu_plan_scan_makes_one_host_sync(device):
     scan = Scan(Q, G, topk_footprint(4))
     scan.plan = ScanPlan(64, 300)  # 5 query blocks x 4 gallery chunks
     with HostSyncs(fake=False if device == "meta" else None) as syncs:
-        top = scan.run(_DenseTopk(300, 10, Q.dtype, Q.device))
+        top = scan.run(_DenseTopk(torch.empty((300, 10), dtype=Q.dtype, device=device),
+                                  torch.empty((300, 10), dtype=torch.int64, device=device)))
     assert syncs.calls == ["aten._local_scalar_dense.default"]  # the final tie check
     scores, idx = top.scores, top.indices
     assert scores.shape == idx.shape == (300, 10)
@@ -159,7 +159,7 @@ def test_search_on_cuda_equals_cpu():
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("order", ["increasing", "tied", "few_chunk_rows"])
 def test_threshold_pruning_keeps_the_exact_topk(dtype, order):
-    # The running k-th best score prunes each chunk (search/_topk.py); these
+    # The running k-th best score prunes each chunk (metrics/_scan/_topk.py); these
     # galleries defeat it: the best items come last (every chunk beats the
     # threshold), or many integer scores tie at the k-th score across chunks
     # (the k with the smallest indices must win), or chunks smaller than k.

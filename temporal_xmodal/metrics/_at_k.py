@@ -42,8 +42,9 @@ stay there.  Block sizes follow the device (:data:`_FOOTPRINT`): on the CPU, 128
 queries x 2**18 pairs, so that the keys, gains and masks of a chunk stay in the
 cache; on a GPU, up to 1,024 queries and chunks as wide as the engine's budget
 allows (few large kernels instead of many small ones).  The chunk loop makes
-no host synchronisation; each query block makes a few (the counting pass, and
-copying its figures to the host).
+no host synchronisation; each query block makes a few (whether it needs the
+counting pass, which then makes its own, and one copy of all its figures to
+the host).
 """
 
 import numpy as np
@@ -54,7 +55,15 @@ from .._validation import check_embeddings
 from ._full_ranking import SCAN_CONSTRAINTS
 from ._ranking import RANKING_CONSTRAINTS
 from ._retrieval import _nanmean
-from ._scan import K_RANGE, Footprint, Reducer, Relevance, Scan, prepare_similarity, sortable_keys
+from ._scan import (
+    K_RANGE,
+    Footprint,
+    Reducer,
+    Scan,
+    make_relevance,
+    prepare_similarity,
+    sortable_keys,
+)
 
 #: Metrics :func:`retrieval_metrics_at_k` computes.
 TOPK_METRICS = ("map", "recall", "mrr", "ndcg")
@@ -132,8 +141,10 @@ class _AtK(Reducer):
     Per block: the ``k + 1`` best (score key, gain) pairs, the number of
     relevant items, the best relevant key and (nDCG) the ``k`` largest gains,
     merged chunk by chunk without host synchronisation; then a counting
-    second pass (``revisit_at="block"``) for the queries whose MRR or nDCG
-    needs the whole gallery; then the figures, copied to the host.
+    second pass (:class:`_Recount`, ``revisit_at="block"``) for the queries
+    whose MRR or nDCG needs the whole gallery; then the block's figures,
+    copied to the host at once (``figures``: one row per metric of
+    ``opts["metrics"]``, in :data:`TOPK_METRICS`' order).
     """
 
     revisit_at = "block"
@@ -142,7 +153,7 @@ class _AtK(Reducer):
         self.relevance, self.k, self.opts, self.device = relevance, k, opts, device
         self.n_gallery = n_gallery
         self.width = min(k + 1, n_gallery)
-        self.per_query = {m: np.empty(n_query) for m in opts["metrics"]}
+        self.figures = np.empty((len(opts["metrics"]), n_query))
 
     def start(self, rows):
         n_q, device = rows.stop - rows.start, self.device
@@ -187,33 +198,45 @@ class _AtK(Reducer):
         st["ge_ap"] = torch.zeros(len(top_keys), dtype=torch.int64, device=self.device)
         st["eq_count"] = torch.zeros(len(top_keys), dtype=torch.int64, device=self.device)
         st["eq_gain"] = torch.zeros(len(top_keys), dtype=torch.float64, device=self.device)
-        return recount_rr | st["straddle"]
+        return recount_rr | st["straddle"], _Recount(st, rows, self.relevance, self.opts["gain"])
 
-    def start_again(self, st, rows, picked):
-        st["picked"], st["rows"] = picked, rows
-        return st
+    def finish(self, st, rows):
+        values = _block_metrics(st, self.k, self.n_gallery, self.opts)
+        self.figures[:, rows] = torch.stack(tuple(values.values())).cpu().numpy()  # one copy
 
-    def reduce_again(self, st, cols, S):
-        """Count, for the picked queries, the items at least as high as the best relevant
-        one (bit 0 dropped), and the items and gain of the last list key."""
-        idx = st["picked"]
+
+class _Recount(Reducer):
+    """The second pass of an @k block: counts over the whole gallery, into its state ``st``.
+
+    For the picked queries, the items at least as high as the best relevant
+    one (bit 0 dropped: ``ge_ap``), and the number and gain of the items with
+    the list's last key (``eq_count``, ``eq_gain``).
+    """
+
+    def __init__(self, st, block, relevance, gain):
+        self.st, self.first, self.relevance, self.gain = st, block.start, relevance, gain
+
+    def start(self, queries):
+        return queries - self.first  # the picked queries' rows of the block
+
+    def reduce(self, idx, queries, cols, S):
+        st = self.st
         keys = sortable_keys(S)
         st["ge_ap"][idx] += ((keys >> 1) >= st["best_ap"][idx, None]).sum(dim=1)
         eq = keys == st["last"][idx, None]
         st["eq_count"][idx] += eq.sum(dim=1)
-        g = self.relevance.gains(idx + st["rows"].start, cols)
-        if self.opts["gain"] == "exponential":
+        g = self.relevance.gains(queries, cols)
+        if self.gain == "exponential":
             g = torch.exp2(g) - 1.0
         st["eq_gain"][idx] += (g * eq).sum(dim=1)
 
-    def finish(self, st, rows):
-        values = _block_metrics(st, self.k, self.n_gallery, self.opts)
-        for m, v in values.items():
-            self.per_query[m][rows] = v.cpu().numpy()
-
 
 def _block_metrics(st, k, n_gallery, opts):
-    """Per-query figures of one query block from its streamed summaries and counts."""
+    """Per-query figures of one query block from its streamed summaries and counts.
+
+    ``{metric: tensor of shape (n_rows,)}`` for the metrics of ``opts["metrics"]``,
+    in :data:`TOPK_METRICS`' order.
+    """
     top_keys, top_gains, n_rel = st["top_keys"], st["top_gains"], st["n_rel"]
     n_q, width = top_keys.shape
     device = top_keys.device
@@ -368,9 +391,9 @@ def retrieval_metrics_at_k(
     query_labels, gallery_labels = _host(query_labels), _host(gallery_labels)
     query_time, gallery_time = _host(query_time), _host(gallery_time)
     Q, G = _prepare(query, gallery, device)
-    relevance = Relevance(query_labels, gallery_labels, query_time, gallery_time, time_window,
-                          n_query=len(Q), n_gallery=len(G), nan_policy=nan_policy,
-                          device=device)
+    relevance = make_relevance(query_labels, gallery_labels, query_time, gallery_time,
+                               time_window, n_query=len(Q), n_gallery=len(G),
+                               nan_policy=nan_policy, device=device)
     keep_g = relevance.kept_gallery
     if keep_g is not None:
         G = G[torch.as_tensor(keep_g, device=device) if isinstance(G, torch.Tensor) else keep_g]
@@ -378,12 +401,14 @@ def retrieval_metrics_at_k(
     width = min(k + 1, len(G))
     # on a GPU the block's width x width comparisons of its top lists (about 24
     # bytes each) must also fit in the budget
-    scan = Scan(Qt, Gt, _FOOTPRINT, working_memory=working_memory,
-                bytes_per_query=24 * width**2)
-    opts = {"metrics": metrics, "ap_at_k_normaliser": ap_at_k_normaliser, "gain": gain,
+    scan = Scan(Qt, Gt, _FOOTPRINT._replace(bytes_per_query=24 * width**2),
+                working_memory=working_memory)
+    names = tuple(m for m in TOPK_METRICS if m in metrics)  # the order of the figures
+    opts = {"metrics": names, "ap_at_k_normaliser": ap_at_k_normaliser, "gain": gain,
             "discount": discount}
-    per_query = scan.run(_AtK(relevance, k, len(Q), len(G), opts, device)).per_query
-    for m in metrics:
-        per_query[m][relevance.bad_queries] = np.nan
+    figures = scan.run(_AtK(relevance, k, len(Q), len(G), opts, device)).figures
+    figures[:, relevance.bad_queries] = np.nan
+    per_query = dict(zip(names, figures))
+    per_query = {m: per_query[m] for m in metrics}  # in the order asked
     means = {m: _nanmean(per_query[m]) for m in metrics}
     return (means, per_query) if return_per_query else means

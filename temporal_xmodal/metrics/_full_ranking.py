@@ -24,8 +24,8 @@ from ._scan import (
     WORKING_MEMORY_RANGE,
     Footprint,
     Reducer,
-    Relevance,
     Scan,
+    make_relevance,
     prepare_similarity,
 )
 
@@ -33,8 +33,10 @@ from ._scan import (
 #: from one product, but are ranked in slices whose 32-bit sort keys (512 KiB)
 #: stay in a core's L2 cache (larger slices ran at DRAM speed).
 _CACHE_PAIRS = 2**17
-#: Blocks span the whole gallery; about 64 bytes of temporaries per pair.
-_FOOTPRINT = Footprint(64, whole_gallery=True, reduce_pairs=_CACHE_PAIRS)
+#: Blocks span the whole gallery; about 64 bytes of temporaries per pair.  One
+#: BLAS thread per block: BLAS threads spinning between the small per-block
+#: products made 1-thread mAP several times slower.
+_FOOTPRINT = Footprint(64, whole_gallery=True, reduce_pairs=_CACHE_PAIRS, blas_threads=1)
 
 #: Constraints of the arguments every embedding-level metric takes.
 SCAN_CONSTRAINTS = {
@@ -63,20 +65,19 @@ class _PerQuery(Reducer):
         self.out[rows] = self.block_metric(S, self.relevance.block(rows))
 
 
-def _checked_scan(query, gallery, query_labels, gallery_labels, *, query_time=None, gallery_time=None,
-          time_window=None, similarity="dot", working_memory=None, n_jobs=None,
-          nan_policy="raise"):
-    """The checked scan of a full-ranking evaluation and its :class:`._scan.Relevance`."""
+def _checked_scan(query, gallery, query_labels, gallery_labels, *, query_time=None,
+                  gallery_time=None, time_window=None, similarity="dot", working_memory=None,
+                  n_jobs=None, nan_policy="raise"):
+    """The checked scan of a full-ranking evaluation and its :class:`._scan.NumpyRelevance`."""
     Q, G = check_embeddings(query, gallery)
-    relevance = Relevance(query_labels, gallery_labels, query_time, gallery_time, time_window,
-                          n_query=len(Q), n_gallery=len(G), nan_policy=nan_policy)
+    relevance = make_relevance(query_labels, gallery_labels, query_time, gallery_time,
+                               time_window, n_query=len(Q), n_gallery=len(G),
+                               nan_policy=nan_policy)
     if relevance.kept_gallery is not None:
         G = G[relevance.kept_gallery]
     Q, G = prepare_similarity(Q, G, similarity)
-    # one BLAS thread per block: BLAS threads spinning between the small per-block
-    # products made 1-thread mAP several times slower.
     scan = Scan(Q, G, _FOOTPRINT, working_memory=working_memory,
-                n_jobs=effective_n_jobs(n_jobs), blas_threads=1)
+                n_jobs=effective_n_jobs(n_jobs))
     return scan, relevance
 
 

@@ -15,7 +15,7 @@ import torch
 from sklearn.utils._param_validation import validate_params
 
 from .._validation import check_embeddings, nonfinite_rows
-from ._scan import WORKING_MEMORY_RANGE, Footprint, Reducer, Relevance, Scan
+from ._scan import WORKING_MEMORY_RANGE, Footprint, Reducer, Scan, make_relevance
 
 #: Blocks span the whole gallery; 48 bytes of temporaries per (query, gallery)
 #: pair (scores, sort indices, group starts, cumulative counts; about 33 at the
@@ -147,8 +147,8 @@ def mean_average_precision_torch(query, gallery, query_labels, gallery_labels, *
         if not T.dtype.is_floating_point:
             raise TypeError(f"{name} must be a floating-point tensor; got {T.dtype}.")
     Q, G = check_embeddings(query, gallery, kind="torch", dtype=torch.float64, finite=False)
-    relevance = Relevance(query_labels, gallery_labels, n_query=len(Q), n_gallery=len(G),
-                          nan_policy=None)
+    relevance = make_relevance(query_labels, gallery_labels, n_query=len(Q), n_gallery=len(G),
+                               nan_policy=None)
     devices = {T.device for T in (query, gallery, query_labels, gallery_labels)}
     if len(devices) > 1:
         raise ValueError(f"query, gallery and labels must be on one device; got "

@@ -1,10 +1,11 @@
 """The chunked scan engine and its relevance object: the surface metrics/ and search/ use.
 
 Every query x gallery computation of the package runs here: :class:`Scan` owns
-the one query-block x gallery-chunk loop (block sizes within ``working_memory``,
-device placement, threads, second passes), :class:`Relevance` says which pairs
-are relevant, the keys of :mod:`._keys` carry the tie rules, and each figure
-is a :class:`Reducer` on the scan (full-ranking AP and the @k metrics in
+the one query-block x gallery-chunk loop (block sizes within ``working_memory``
+from the reducer's :class:`Footprint`, device placement, threads, second
+passes), :func:`make_relevance` says which pairs are relevant (NumPy blocks or
+tensors on a device), the keys of :mod:`._keys` carry the tie rules, and each
+figure is a :class:`Reducer` on the scan (full-ranking AP and the @k metrics in
 ``metrics/``, the exact top-k search in :mod:`._topk`).  Like scikit-learn's
 ``metrics/_pairwise_distances_reduction``, the modules inside are private and
 this ``__init__`` is the package-internal surface.
@@ -30,15 +31,15 @@ from ._plan import (
     planning_device,
     scan_budget,
 )
-from ._relevance import Relevance, check_lengths
+from ._relevance import NumpyRelevance, TorchRelevance, check_lengths, make_relevance
 from ._topk import topk, topk_footprint
 
 __all__ = [
     "DEFAULT_WORKING_MEMORY",
     "Footprint",
     "K_RANGE",
+    "NumpyRelevance",
     "Reducer",
-    "Relevance",
     "SIMILARITIES",
     "Scan",
     "ScanPlan",
@@ -52,6 +53,8 @@ __all__ = [
     "prepare_similarity",
     "scan_budget",
     "sortable_keys",
+    "TorchRelevance",
+    "make_relevance",
     "topk",
     "topk_footprint",
     "unit_rows",

@@ -15,8 +15,9 @@ and holds no loop of its own.  The engine owns what the reducers share:
 * **The loops** (:meth:`Scan.run`): the one block loop (in order, or on
   ``n_jobs`` threads), the one chunk loop, cache-sized row slices of
   whole-gallery products, and second passes over some queries of a block (a
-  reducer's recount or re-tie), on bit-identical products: the product of a
-  (query block, gallery chunk) pair is always computed the same way.
+  reducer's recount or re-tie, itself a reducer), on bit-identical products:
+  the product of a (query block, gallery chunk) pair is always computed the
+  same way.
 * **Keys and ties**: :mod:`._keys`.
 """
 
@@ -38,20 +39,25 @@ from ._plan import plan_scan, planning_device
 
 
 class Reducer:
-    """The hooks :meth:`Scan.run` calls; a reducer holds no loop over blocks or chunks.
+    """The hooks :meth:`Scan.run` calls; a reducer holds no loop of its own.
 
-    ``rows`` and ``cols`` are slices of query and gallery rows; ``S`` is the
-    product ``Q[rows] @ G[cols].T`` (or the rows of it a hook is given).  Hooks
-    of different blocks may run at once on threads (``Scan(n_jobs > 1)``):
-    they must write only their own rows.
+    Four hooks: :meth:`reduce` folds each product into the reducer's summary,
+    :meth:`start` and :meth:`finish` bracket a block, and :meth:`revisit`
+    asks for a second pass over some queries, made by another reducer (its
+    own hooks, on the picked queries: a pass over the gallery is always a
+    reducer).  ``rows`` are the block's query rows (a slice; in a second pass
+    an int64 index array, or tensor, of the picked rows) and ``cols`` a slice
+    of gallery rows; ``S`` is the product ``Q[rows] @ G[cols].T`` (or the rows
+    of it a hook is given).  Hooks of different blocks may run at once on
+    threads (``Scan(n_jobs > 1)``): they must write only their own rows.
 
     Attributes
     ----------
     revisit_at : {None, "block", "end"}
-        When some queries need a second pass over the gallery: ``"block"``
-        after each block's first pass (before :meth:`finish`), ``"end"`` once,
-        after every block's first pass (one host synchronisation for the whole
-        scan).  ``None``: never.
+        When :meth:`revisit` is asked: ``"block"`` after each block's first
+        pass (its second pass then runs before :meth:`finish`), ``"end"``
+        once, after every block's first pass (one host synchronisation for
+        the whole scan).  ``None``: never.
     """
 
     revisit_at = None
@@ -64,27 +70,20 @@ class Reducer:
         """Fold the product ``S`` of query rows ``rows`` and gallery rows ``cols`` into ``state``."""
         raise NotImplementedError
 
-    def revisit(self, state, rows):
-        """Boolean mask over ``rows`` of the queries needing a second pass, or None.
-
-        ``revisit_at="block"``: after the block's chunks, with its state;
-        ``"end"``: once, with ``state=None`` and ``rows`` all the queries.
-        No host synchronisation needed: the engine makes the one that reads it.
-        """
-        return None
-
-    def start_again(self, state, rows, picked):
-        """State of the second pass of the queries ``rows.start + picked`` (index array)."""
-        return state
-
-    def reduce_again(self, state, cols, S):
-        """Fold the product ``S`` of the picked queries and gallery rows ``cols``."""
-
-    def finish_again(self, state, rows, picked):
-        """After the second pass of the picked queries of block ``rows``."""
-
     def finish(self, state, rows):
         """After the block's chunks (and its second pass, ``revisit_at="block"``)."""
+
+    def revisit(self, state, rows):
+        """``(picked, again)``: the queries needing a second pass, and its reducer; or None.
+
+        ``picked`` is a boolean mask over ``rows`` (NumPy or torch; no host
+        synchronisation needed: the engine makes the one that reads it);
+        ``again`` a :class:`Reducer` whose hooks get the picked rows and their
+        products with every gallery chunk, bit-identical to the first pass's.
+        ``revisit_at="block"``: after the block's chunks, with its state;
+        ``"end"``: once, with ``state=None`` and ``rows`` all the queries.
+        """
+        return None
 
 
 class Scan:
@@ -97,22 +96,13 @@ class Scan:
         ``G=None`` and ``Q`` a precomputed score matrix, whose slices are the
         products.
     footprint : Footprint
-        The reducer's block costs and caps (:func:`._plan.plan_scan`).
+        How the reducer's blocks are scanned: their costs, caps, slices, BLAS
+        threads and product buffer (:class:`._plan.Footprint`).
     working_memory : float or None, default=None
         Budget of the blocks in flight, in MiB (:func:`._plan.scan_budget`).
     n_jobs : int, default=1
         Blocks reduced at once on threads (NumPy's products, sorts and ufuncs
         release the GIL); they share the budget.
-    bytes_per_query : int, default=0
-        See :func:`._plan.plan_scan`.
-    blas_threads : int or None, default=None
-        BLAS threads during the scan (``None``: leave them).  One per block
-        for cache-sized NumPy blocks: BLAS threads spinning between small
-        products made them several times slower.
-    reuse_buffer : bool, default=False
-        Torch, one block at a time (``n_jobs=1``): write every product into one
-        buffer (no fresh allocation per chunk); a product then lives only until
-        the next one, so a reducer must copy what it keeps.
 
     Attributes
     ----------
@@ -121,20 +111,20 @@ class Scan:
     plan : ScanPlan
     """
 
-    def __init__(self, Q, G, footprint, *, working_memory=None, n_jobs=1, bytes_per_query=0,
-                 blas_threads=None, reuse_buffer=False):
+    def __init__(self, Q, G, footprint, *, working_memory=None, n_jobs=1):
         self.Q, self.G = Q, G
         self.n_query = Q.shape[0]
         self.n_gallery = Q.shape[1] if G is None else G.shape[0]
         self.device = planning_device(Q)
         self.plan = plan_scan(footprint, self.n_query, self.n_gallery, working_memory,
-                              self.device, n_jobs=n_jobs, bytes_per_query=bytes_per_query)
+                              self.device, n_jobs=n_jobs)
         self.n_jobs = n_jobs
-        self.blas_threads = blas_threads
+        self.blas_threads = footprint.blas_threads
         self.slice_rows = (None if footprint.reduce_pairs is None
                            else max(1, footprint.reduce_pairs // self.n_gallery))
         self._buffer = None
-        if reuse_buffer and isinstance(Q, torch.Tensor) and n_jobs == 1:  # threads: own products
+        if (footprint.reuse_buffer and isinstance(Q, torch.Tensor) and n_jobs == 1
+                and self.device.type == "cpu"):  # threads: their own products
             self._buffer = torch.empty(self.plan.query_block * self.plan.gallery_chunk,
                                        dtype=Q.dtype, device=Q.device)
 
@@ -145,10 +135,11 @@ class Scan:
         with limits:
             deque(self.each_block(lambda rows: self._first_pass(reducer, rows)), maxlen=0)
             if reducer.revisit_at == "end":
-                picked = reducer.revisit(None, slice(0, self.n_query))
-                if picked is not None and bool(picked.any()):  # one host sync for the scan
+                found = reducer.revisit(None, slice(0, self.n_query))
+                if found is not None and bool(found[0].any()):  # one host sync for the scan
+                    picked, again = found
                     deque(self.each_block(lambda rows: self._second_pass(
-                        reducer, None, rows, picked[rows])), maxlen=0)
+                        again, rows, picked[rows])), maxlen=0)
         return reducer
 
     def each_block(self, visit, *, threads=True):
@@ -170,21 +161,22 @@ class Scan:
         for cols, part, S in self.products(rows):
             reducer.reduce(state, part, cols, S)
         if reducer.revisit_at == "block":
-            picked = reducer.revisit(state, rows)
-            if picked is not None and bool(picked.any()):
-                self._second_pass(reducer, state, rows, picked)
+            found = reducer.revisit(state, rows)
+            if found is not None and bool(found[0].any()):
+                self._second_pass(found[1], rows, found[0])
         reducer.finish(state, rows)
 
-    def _second_pass(self, reducer, state, rows, picked):
-        """The queries ``picked`` (mask over ``rows``) against the gallery again."""
+    def _second_pass(self, again, rows, picked):
+        """The queries ``picked`` (mask over ``rows``) against the gallery again, by ``again``."""
         picked = (np.flatnonzero(picked) if isinstance(picked, np.ndarray)
                   else torch.nonzero(picked).ravel())
         if not len(picked):
             return
-        state = reducer.start_again(state, rows, picked)
+        queries = picked + rows.start
+        state = again.start(queries)
         for cols, _, S in self.products(rows, sliced=False):  # the first pass's products
-            reducer.reduce_again(state, cols, S[picked])
-        reducer.finish_again(state, rows, picked)
+            again.reduce(state, queries, cols, S[picked])
+        again.finish(state, queries)
 
     def products(self, rows, sliced=True):
         """THE chunk loop: ``(cols, rows of S, S)`` for each gallery chunk of block ``rows``.

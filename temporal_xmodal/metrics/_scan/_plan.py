@@ -48,7 +48,11 @@ _GPU_MAX_QUERY_BLOCK = 4096
 
 
 class Footprint(NamedTuple):
-    """What one block of a reducer costs, and the block shapes it asks for.
+    """How a reducer's blocks are scanned: what one costs, the shapes it asks for.
+
+    A reducer's one description of its scan: :class:`._engine.Scan` takes
+    nothing else from it but the budget (``working_memory``) and the threads
+    (``n_jobs``).
 
     Attributes
     ----------
@@ -62,10 +66,23 @@ class Footprint(NamedTuple):
         (they keep it in the caches).  ``None``: no cap.
     gpu_max_query_block : int or None, default=None
         Cap on the query rows of a GPU block, below :func:`gpu_block_sizes`'.
+    bytes_per_query : int, default=0
+        GPU only: bytes per query row of a block that do not grow with the
+        chunk (the @k metrics' ``(k + 1)^2`` comparisons); the query block is
+        capped so that they fit in the budget.
     reduce_pairs : int or None, default=None
         The reducer takes each product in slices of rows of at most this many
         pairs (at least one row): a whole-gallery block comes from one matrix
         product but is reduced in cache-sized slices.  ``None``: whole products.
+    blas_threads : int or None, default=None
+        BLAS threads during the scan (:func:`threadpoolctl.threadpool_limits`;
+        ``None``: leave them).  One for cache-sized NumPy blocks: BLAS threads
+        spinning between small products made them several times slower.
+    reuse_buffer : bool, default=False
+        CPU torch scans of one block at a time (``n_jobs=1``): every product
+        is written into one buffer (no fresh allocation, and no page faults,
+        per chunk); a product then lives only until the next one, so the
+        reducer must copy what it keeps.
     """
 
     bytes_per_pair: int
@@ -74,7 +91,10 @@ class Footprint(NamedTuple):
     max_gallery_chunk: int | None = None
     max_pairs: int | None = None
     gpu_max_query_block: int | None = None
+    bytes_per_query: int = 0
     reduce_pairs: int | None = None
+    blas_threads: int | None = None
+    reuse_buffer: bool = False
 
 
 class ScanPlan(NamedTuple):
@@ -179,8 +199,7 @@ def gpu_block_sizes(n_query, n_gallery, bytes_per_pair, budget):
     return q_block, max(1, min(n_gallery, pairs // q_block))
 
 
-def plan_scan(footprint, n_query, n_gallery, working_memory, device, *,
-              n_jobs=1, bytes_per_query=0):
+def plan_scan(footprint, n_query, n_gallery, working_memory, device, *, n_jobs=1):
     """The :class:`ScanPlan` of a reducer with ``footprint`` on ``device``.
 
     Parameters
@@ -196,9 +215,6 @@ def plan_scan(footprint, n_query, n_gallery, working_memory, device, *,
         device :func:`gpu_block_sizes`' large ones.
     n_jobs : int, default=1
         Blocks in flight at once; they share the budget.
-    bytes_per_query : int, default=0
-        GPU only: bytes per query row that do not grow with the chunk (the
-        query block is capped so that they fit in the budget).
 
     Returns
     -------
@@ -217,12 +233,10 @@ def plan_scan(footprint, n_query, n_gallery, working_memory, device, *,
         return ScanPlan(q_block, max(1, g_chunk))
     q_block, _ = gpu_block_sizes(n_query, n_gallery, per_pair, budget)
     q_block = min(q_block, footprint.gpu_max_query_block or q_block)
-    if bytes_per_query:
-        q_block = min(q_block, budget // bytes_per_query)
+    if footprint.bytes_per_query:
+        q_block = min(q_block, budget // footprint.bytes_per_query)
     q_block = max(1, q_block)
     return ScanPlan(q_block, max(1, min(n_gallery, pairs // q_block)))
-
-
 
 
 def planning_device(A):

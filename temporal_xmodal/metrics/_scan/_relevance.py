@@ -7,10 +7,19 @@ the query's counterpart (the same row).  A time window additionally requires
 ``|t_query - t_gallery| <= time_window``.  Items whose label (or time, under a
 window) is missing are raised about or left out (``nan_policy``).
 
-:class:`Relevance` is the one object that knows this: every reducer asks it for
-the relevance of a block, as NumPy arrays (full rankings) or torch tensors on
-the scan's device (@k metrics, full-ranking AP on a device).
+:func:`make_relevance` is the one way to build it: it checks the labels and
+times once and returns the relevance of the scan's backend, which answers for
+every kind of labels:
+
+* :class:`NumpyRelevance` (``device=None``): :meth:`~NumpyRelevance.block`, the
+  NumPy relevance of a block of queries against the whole gallery (the
+  full-ranking metrics);
+* :class:`TorchRelevance` (a ``device``): :meth:`~TorchRelevance.gains` and
+  :meth:`~TorchRelevance.relevant`, tensors on that device for any queries
+  and gallery rows (the @k metrics, full-ranking AP on a device).
 """
+
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -18,13 +27,9 @@ import torch
 from ..._warnings import warn
 
 
-class Relevance:
-    """Which gallery items are relevant to which query, block by block.
-
-    Built once per scan: it checks the labels and times against the numbers of
-    queries and gallery items, applies ``nan_policy`` to missing labels (and
-    times, under a window), and then answers :meth:`block` (NumPy) or
-    :meth:`gains` / :meth:`relevant` (torch) for any block of rows.
+def make_relevance(query_labels, gallery_labels, query_time=None, gallery_time=None,
+                   time_window=None, *, n_query, n_gallery, nan_policy="raise", device=None):
+    """The relevance of a scan's pairs, checked once, for the scan's backend.
 
     Parameters
     ----------
@@ -40,127 +45,137 @@ class Relevance:
         Rows of the query and gallery embeddings.
     nan_policy : {"raise", "omit"} or None, default="raise"
         Missing labels or times: raise, or leave them out with a warning.
-        ``None``: the labels are tensors already checked for it (no NaN pass).
+        ``None``: the labels are tensors already on the scan's device, of
+        classes or indicators (non-zero = has the label), without missing
+        values and without times; only their shapes are checked.
     device : torch.device, str or None, default=None
-        Where :meth:`gains` and :meth:`relevant` build their tensors (then only
-        those answer); ``None``: NumPy blocks (:meth:`block`).
+        ``None``: a :class:`NumpyRelevance`; else a :class:`TorchRelevance`
+        on that device (with ``nan_policy=None``, the labels' device).
+
+    Returns
+    -------
+    relevance : NumpyRelevance or TorchRelevance
+    """
+    if nan_policy is None:  # tensors on a device: shapes only, no missing values
+        _check_label_tensors(query_labels, gallery_labels, n_query, n_gallery)
+        if query_labels.ndim == 1:
+            kind, ql, gl = "class", query_labels, gallery_labels
+        else:  # shared labels through a float32 product: 0/1 entries, counts exact below 2**24
+            kind = "shared"
+            ql, gl = ((L != 0).to(torch.float32) for L in (query_labels, gallery_labels))
+        return TorchRelevance(_Checked(kind, ql, gl, bad_queries=np.zeros(n_query, dtype=bool)),
+                              query_labels.device)
+    bad_queries, keep = _nan_masks(query_labels, gallery_labels, query_time, gallery_time,
+                                   time_window, nan_policy, n_query, n_gallery)
+    # counterparts: the (original) row of each gallery item left in the rankings
+    gallery_rows = np.arange(n_gallery) if keep is None else np.flatnonzero(keep)
+    if query_labels is None and n_query != n_gallery:
+        raise ValueError(
+            "Without labels each query's relevant item is its counterpart (same "
+            f"row), which needs as many queries as gallery items; got {n_query} and "
+            f"{n_gallery}.")
+    if keep is not None:
+        n_gallery = int(keep.sum())
+        if gallery_labels is not None:
+            gallery_labels = np.asarray(gallery_labels)[keep]
+        if gallery_time is not None:
+            gallery_time = np.asarray(gallery_time).ravel()[keep]
+    kind, ql, gl = _checked_labels(query_labels, gallery_labels, n_query, n_gallery)
+    tq, tg = _checked_times(query_time, gallery_time, time_window, n_query, n_gallery)
+    checked = _Checked(kind, ql, gl, tq, tg, time_window, bad_queries, keep, gallery_rows)
+    return NumpyRelevance(checked) if device is None else TorchRelevance(checked, device)
+
+
+class _Checked(NamedTuple):
+    """Labels and times checked once, before a backend's conversion."""
+
+    kind: str  # "counterpart", "class" or "shared" (indicators)
+    query_labels: object = None
+    gallery_labels: object = None
+    query_time: np.ndarray | None = None
+    gallery_time: np.ndarray | None = None
+    window: float | None = None
+    bad_queries: np.ndarray | None = None
+    kept_gallery: np.ndarray | None = None
+    gallery_rows: np.ndarray | None = None
+
+
+def _checked_labels(query_labels, gallery_labels, n_query, n_gallery):
+    """``(kind, query labels, gallery labels)`` as NumPy, checked (``None`` for both: counterparts)."""
+    if (query_labels is None) != (gallery_labels is None):
+        raise ValueError("Give both query_labels and gallery_labels, or neither.")
+    if query_labels is None:  # as many queries as gallery items: checked before the NaN pass
+        return "counterpart", None, None
+    ql, gl = np.asarray(query_labels), np.asarray(gallery_labels)
+    if ql.shape[0] != n_query or gl.shape[0] != n_gallery:
+        raise ValueError(
+            f"Labels must have one row per item: query_labels {ql.shape[0]} vs {n_query} "
+            f"queries, gallery_labels {gl.shape[0]} vs {n_gallery} gallery items.")
+    if (ql.ndim != gl.ndim or ql.ndim not in (1, 2)
+            or (ql.ndim == 2 and ql.shape[1] != gl.shape[1])):
+        raise ValueError(
+            "query_labels and gallery_labels must both be 1-D class labels or both be "
+            f"multilabel indicators with the same columns; got shapes {ql.shape} and "
+            f"{gl.shape}.")
+    return ("class" if ql.ndim == 1 else "shared"), ql, gl
+
+
+def _checked_times(query_time, gallery_time, time_window, n_query, n_gallery):
+    """float64 query and gallery times under a window, checked; ``(None, None)`` without one."""
+    if time_window is None:
+        return None, None
+    if query_time is None or gallery_time is None:
+        raise ValueError("time_window needs both query_time and gallery_time.")
+    tq = np.asarray(query_time, dtype=np.float64).ravel()
+    tg = np.asarray(gallery_time, dtype=np.float64).ravel()
+    if tq.shape[0] != n_query or tg.shape[0] != n_gallery:
+        raise ValueError("query_time / gallery_time must have one value per item.")
+    return tq, tg
+
+
+class _Relevance:
+    """What every backend's relevance tells besides its blocks.
 
     Attributes
     ----------
+    kind : {"counterpart", "class", "shared"}
+        Counterparts, same class, or shared labels (indicators).
+    window : float or None
+        The time window.
     bad_queries : ndarray of bool, shape (n_query,)
         Queries whose figures are NaN (a missing label or time, omitted).
     kept_gallery : ndarray of bool or None
         Gallery items left in the rankings; ``None``: all of them.
     """
 
-    def __init__(self, query_labels, gallery_labels, query_time=None, gallery_time=None,
-                 time_window=None, *, n_query, n_gallery, nan_policy="raise", device=None):
-        if nan_policy is None:  # tensors on a device: shapes only, no missing values
-            _check_label_tensors(query_labels, gallery_labels, n_query, n_gallery)
-            self.bad_queries, self.kept_gallery = np.zeros(n_query, dtype=bool), None
-        else:
-            self.bad_queries, self.kept_gallery = _nan_masks(
-                query_labels, gallery_labels, query_time, gallery_time, time_window,
-                nan_policy, n_query, n_gallery)
-            keep = self.kept_gallery
-            # counterparts: the (original) row of each gallery item left in the rankings
-            self.gallery_rows = np.arange(n_gallery) if keep is None else np.flatnonzero(keep)
-            if query_labels is None and n_query != n_gallery:
-                raise ValueError(
-                    "Without labels each query's relevant item is its counterpart (same "
-                    f"row), which needs as many queries as gallery items; got {n_query} and "
-                    f"{n_gallery}.")
-            if keep is not None:
-                n_gallery = int(keep.sum())
-                if gallery_labels is not None:
-                    gallery_labels = np.asarray(gallery_labels)[keep]
-                if gallery_time is not None:
-                    gallery_time = np.asarray(gallery_time).ravel()[keep]
-        self.device = None if device is None else torch.device(device)
-        self.window = time_window
-        if nan_policy is None:
-            self._labels_on_device(query_labels, gallery_labels)
-        else:
-            self._labels(query_labels, gallery_labels, n_query, n_gallery)
-            self._times(query_time, gallery_time, time_window, n_query, n_gallery)
+    def __init__(self, checked):
+        self.kind, self.window = checked.kind, checked.window
+        self.bad_queries, self.kept_gallery = checked.bad_queries, checked.kept_gallery
 
-    # -- construction ---------------------------------------------------------
 
-    def _labels(self, query_labels, gallery_labels, n_query, n_gallery):
-        """Checked labels, as NumPy, or as tensors on ``device``."""
-        if (query_labels is None) != (gallery_labels is None):
-            raise ValueError("Give both query_labels and gallery_labels, or neither.")
-        if query_labels is None:  # as many queries as gallery items: checked before the NaN pass
-            self.kind = "counterpart"
-            if self.device is not None:
-                self.gallery_rows_t = torch.as_tensor(self.gallery_rows, device=self.device)
-            return
-        ql, gl = np.asarray(query_labels), np.asarray(gallery_labels)
-        if ql.shape[0] != n_query or gl.shape[0] != n_gallery:
-            raise ValueError(
-                f"Labels must have one row per item: query_labels {ql.shape[0]} vs {n_query} "
-                f"queries, gallery_labels {gl.shape[0]} vs {n_gallery} gallery items.")
-        if (ql.ndim != gl.ndim or ql.ndim not in (1, 2)
-                or (ql.ndim == 2 and ql.shape[1] != gl.shape[1])):
-            raise ValueError(
-                "query_labels and gallery_labels must both be 1-D class labels or both be "
-                f"multilabel indicators with the same columns; got shapes {ql.shape} and "
-                f"{gl.shape}.")
-        if self.device is not None:  # torch gains: raw values (float64), or class codes
-            as_t = lambda a: torch.as_tensor(a, device=self.device)  # noqa: E731
-            if ql.ndim == 2:
-                self.kind = "shared"
-                self.ql_t, self.gl_t = as_t(ql.astype(np.float64)), as_t(gl.astype(np.float64))
-            else:  # class codes shared by queries and gallery
-                self.kind = "class"
-                missing = _missing(ql, len(ql))
-                if missing.any():  # omitted queries (their figures are NaN): any label
-                    ql = np.where(missing, gl[0], ql)
-                _, codes = np.unique(np.concatenate([ql, gl]), return_inverse=True)
-                self.ql_t, self.gl_t = as_t(codes[:len(ql)]), as_t(codes[len(ql):])
-            return
-        if ql.ndim == 2 and _one_label_each(ql) and _one_label_each(gl):
-            ql, gl = ql.argmax(axis=1), gl.argmax(axis=1)  # one-hot: the same relevance, cheaper
-        if ql.ndim == 1:
-            self.kind = "class"
+class NumpyRelevance(_Relevance):
+    """Relevance as NumPy blocks of whole-gallery rows (built by :func:`make_relevance`)."""
+
+    def __init__(self, checked):
+        super().__init__(checked)
+        ql, gl = checked.query_labels, checked.gallery_labels
+        self.gallery_rows, self.tq, self.tg = (checked.gallery_rows, checked.query_time,
+                                               checked.gallery_time)
+        if self.kind == "shared" and _one_label_each(ql) and _one_label_each(gl):
+            self.kind = "class"  # one-hot: the same relevance, cheaper
+            ql, gl = ql.argmax(axis=1), gl.argmax(axis=1)
+        if self.kind == "class":
             self.ql, self.gl = ql, gl
-            return
-        # shared labels through a float64 BLAS product (exact for counts below 2**53;
-        # NumPy's int64 product has no BLAS and is many times slower)
-        self.kind = "shared"
-        self.ql, self.gl_T = ql.astype(np.float64), gl.astype(np.float64).T
-
-    def _labels_on_device(self, query_labels, gallery_labels):
-        """Tensor labels on the scan's device: 1-D classes, or indicators (non-zero = has it)."""
-        if query_labels.ndim == 1:
-            self.kind = "class"
-            self.ql_t, self.gl_t = query_labels, gallery_labels
-            return
-        # shared labels through a float32 product: 0/1 entries, counts exact below 2**24
-        self.kind = "indicator"
-        self.ql_t = (query_labels != 0).to(torch.float32)
-        self.gl_t = (gallery_labels != 0).to(torch.float32).T
-
-    def _times(self, query_time, gallery_time, time_window, n_query, n_gallery):
-        if time_window is None:
-            return
-        if query_time is None or gallery_time is None:
-            raise ValueError("time_window needs both query_time and gallery_time.")
-        self.tq = np.asarray(query_time, dtype=np.float64).ravel()
-        self.tg = np.asarray(gallery_time, dtype=np.float64).ravel()
-        if self.tq.shape[0] != n_query or self.tg.shape[0] != n_gallery:
-            raise ValueError("query_time / gallery_time must have one value per item.")
-        if self.device is not None:
-            self.tq_t = torch.as_tensor(self.tq, device=self.device)
-            self.tg_t = torch.as_tensor(self.tg, device=self.device)
-
-    # -- blocks ---------------------------------------------------------------
+        elif self.kind == "shared":
+            # a float64 BLAS product (exact for counts below 2**53; NumPy's int64
+            # product has no BLAS and is many times slower)
+            self.ql, self.gl_T = ql.astype(np.float64), gl.astype(np.float64).T
 
     def block(self, rows):
-        """NumPy relevance of query ``rows`` (a slice) against the whole gallery.
+        """Relevance of query ``rows`` (a slice) against the whole gallery.
 
         Bool (classes, counterparts) or the number of shared labels (int64,
-        multilabel); times the time window.
+        indicators); times the time window.
         """
         if self.kind == "counterpart":
             rel = np.arange(rows.start, rows.stop)[:, None] == self.gallery_rows[None, :]
@@ -172,28 +187,67 @@ class Relevance:
             rel = rel * (np.abs(self.tq[rows, None] - self.tg[None, :]) <= self.window)
         return rel
 
-    def gains(self, q_idx, cols):
-        """float64 tensor gains of query rows ``q_idx`` (int64 tensor) against gallery ``cols``.
 
-        Shared-label counts (multilabel), same class (1-D labels) or counterpart
-        (no labels), times the time window.
-        """
+class TorchRelevance(_Relevance):
+    """Relevance as tensors on a device (built by :func:`make_relevance`).
+
+    Labels from the host become class codes (1-D) or float64 indicator values
+    (2-D, their products the shared-label counts); tensor labels stay as they
+    are (classes) or become 0/1 float32 indicators.
+    """
+
+    def __init__(self, checked, device):
+        super().__init__(checked)
+        self.device = device = torch.device(device)
+        ql, gl = checked.query_labels, checked.gallery_labels
+        as_t = lambda a: torch.as_tensor(a, device=device)  # noqa: E731
         if self.kind == "counterpart":
-            gain = q_idx[:, None] == self.gallery_rows_t[None, cols]
-            gain = gain.to(torch.float64)
+            self.gallery_rows = as_t(checked.gallery_rows)
+        elif isinstance(ql, torch.Tensor):
+            self.ql, self.gl = ql, gl
         elif self.kind == "shared":
-            gain = self.ql_t[q_idx] @ self.gl_t[cols].T
-        else:
-            gain = (self.ql_t[q_idx, None] == self.gl_t[None, cols]).to(torch.float64)
+            self.ql, self.gl = as_t(ql.astype(np.float64)), as_t(gl.astype(np.float64))
+        else:  # class codes shared by queries and gallery
+            missing = _missing(ql, len(ql))
+            if missing.any():  # omitted queries (their figures are NaN): any label
+                ql = np.where(missing, gl[0], ql)
+            _, codes = np.unique(np.concatenate([ql, gl]), return_inverse=True)
+            self.ql, self.gl = as_t(codes[:len(ql)]), as_t(codes[len(ql):])
         if self.window is not None:
-            gain = gain * ((self.tq_t[q_idx, None] - self.tg_t[None, cols]).abs() <= self.window)
+            self.tq, self.tg = as_t(checked.query_time), as_t(checked.gallery_time)
+
+    def gains(self, queries, cols=slice(None)):
+        """float64 gains of ``queries`` against gallery rows ``cols``.
+
+        ``queries`` is an int64 index tensor (on the device) or a slice.  The
+        number of shared labels (indicators), same class (1-D labels) or
+        counterpart (no labels), times the time window.
+        """
+        gain = self._match(queries, cols).to(torch.float64)
+        if self.window is not None:
+            gain = gain * self._in_window(queries, cols)
         return gain
 
-    def relevant(self, rows):
-        """Bool tensor: query ``rows`` (a slice) share a label with each gallery item."""
+    def relevant(self, queries, cols=slice(None)):
+        """Bool tensor: whether each gallery item of ``cols`` is relevant to each of ``queries``."""
+        match = self._match(queries, cols)
+        relevant = match if match.dtype == torch.bool else match > 0
+        if self.window is not None:
+            relevant = relevant & self._in_window(queries, cols)
+        return relevant
+
+    def _match(self, queries, cols):
+        """Counterpart or same class (bool), or shared-label counts, without the window."""
+        if self.kind == "counterpart":
+            if isinstance(queries, slice):
+                queries = torch.arange(queries.start, queries.stop, device=self.device)
+            return queries[:, None] == self.gallery_rows[None, cols]
         if self.kind == "class":
-            return self.ql_t[rows, None] == self.gl_t[None, :]
-        return (self.ql_t[rows] @ self.gl_t) > 0
+            return self.ql[queries, None] == self.gl[None, cols]
+        return self.ql[queries] @ self.gl[cols].T
+
+    def _in_window(self, queries, cols):
+        return (self.tq[queries, None] - self.tg[None, cols]).abs() <= self.window
 
 
 def _one_label_each(indicator):

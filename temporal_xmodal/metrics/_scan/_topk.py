@@ -32,11 +32,14 @@ or duplicated items) are found with one synchronisation at the end and
 searched again with the exact CPU-style merge, on the same products.
 """
 
+import functools
+
 import numpy as np
 import torch
+from threadpoolctl import ThreadpoolController
 
 from ._engine import Reducer, Scan
-from ._plan import Footprint, planning_device
+from ._plan import Footprint
 
 #: Most queries per CPU block, and most gallery rows per chunk: products of
 #: 1,024 x 4,096 scores (16 MiB in float32) stay in the last-level cache.
@@ -48,10 +51,12 @@ def topk_footprint(itemsize):
     """The search's :class:`Footprint` for scores of ``itemsize`` bytes.
 
     The score block plus topk's temporaries: about twice the block.  On the
-    CPU at most 1,024 queries x 4,096 gallery rows (cache-sized).
+    CPU at most 1,024 queries x 4,096 gallery rows (cache-sized), every
+    product written into one buffer: a fresh 16 MiB product per chunk cost
+    30% more (page faults).
     """
     return Footprint(2 * itemsize, max_query_block=_MAX_QUERY_BLOCK,
-                     max_gallery_chunk=_MAX_GALLERY_CHUNK)
+                     max_gallery_chunk=_MAX_GALLERY_CHUNK, reuse_buffer=True)
 
 
 @torch.no_grad()  # scores are read as NumPy arrays (no autograd graph on them)
@@ -80,32 +85,31 @@ def topk(Q, G, k, *, working_memory=None):
     indices : ndarray of int64, shape (n_query, min(k, n_gallery))
     """
     k = min(k, G.shape[0])
-    prune = planning_device(Q).type == "cpu"
-    # CPU: one score buffer, reused: a fresh 16 MiB product per chunk cost 30% more (page faults)
-    scan = Scan(Q, G, topk_footprint(Q.element_size()), working_memory=working_memory,
-                reuse_buffer=prune)
-    reducer = (_PrunedTopk if prune else _DenseTopk)(Q.shape[0], k, Q.dtype, Q.device)
+    scan = Scan(Q, G, topk_footprint(Q.element_size()), working_memory=working_memory)
+    reducer = (_PrunedTopk if scan.device.type == "cpu" else _DenseTopk)(
+        torch.empty((Q.shape[0], k), dtype=Q.dtype, device=Q.device),
+        torch.empty((Q.shape[0], k), dtype=torch.int64, device=Q.device))
     scan.run(reducer)
     return reducer.scores.cpu().numpy(), reducer.indices.cpu().numpy()
 
 
 class _TopkResult(Reducer):
-    """The (n_query, k) scores and indices a search reducer fills."""
+    """A search reducer: fills the rows of the (n_query, k) ``scores`` and ``indices``."""
 
-    def __init__(self, n_query, k, dtype, device):
-        self.k, self.dtype, self.device = k, dtype, device
-        self.scores = torch.empty((n_query, k), dtype=dtype, device=device)
-        self.indices = torch.empty((n_query, k), dtype=torch.int64, device=device)
-
-    def _running(self, n_rows):
-        return _RunningTopk(n_rows, self.k, self.dtype, self.device)
+    def __init__(self, scores, indices):
+        self.scores, self.indices, self.k = scores, indices, scores.shape[1]
 
 
 class _PrunedTopk(_TopkResult):
-    """CPU: cache-sized score blocks, each query's k-th best score pruning the chunks."""
+    """CPU: cache-sized score blocks, each query's k-th best score pruning the chunks.
+
+    Also the exact re-tie pass of :class:`_DenseTopk` (its ``rows`` then an
+    index tensor of the picked queries).
+    """
 
     def start(self, rows):
-        return self._running(rows.stop - rows.start)
+        n_rows = rows.stop - rows.start if isinstance(rows, slice) else len(rows)
+        return _RunningTopk(n_rows, self.k, self.scores.dtype, self.scores.device)
 
     def reduce(self, top, rows, cols, S):
         top.add(S, cols.start)  # add() keeps copies, not views of the engine's buffer
@@ -130,20 +134,20 @@ class _DenseTopk(_TopkResult):
     largest such score per query, ``cut_at``).  Every chunk's k-th score is at
     most the query's final k-th score ``T``, so only a query with
     ``cut_at == T`` may lack a tied item of smaller index; those queries are
-    searched again with the exact merge of :class:`_RunningTopk`
-    (``revisit_at="end"``: after one host synchronisation for the whole
-    search, on the engine's bit-identical products).
+    searched again by :class:`_PrunedTopk`'s exact merge, into the same
+    outputs (``revisit_at="end"``: after one host synchronisation for the
+    whole search, on the engine's bit-identical products).
     """
 
     revisit_at = "end"
 
-    def __init__(self, n_query, k, dtype, device):
-        super().__init__(n_query, k, dtype, device)
-        self.cut = torch.empty(n_query, dtype=torch.bool, device=device)
+    def __init__(self, scores, indices):
+        super().__init__(scores, indices)
+        self.cut = torch.empty(len(scores), dtype=torch.bool, device=scores.device)
 
     def start(self, rows):
-        cut_at = torch.full((rows.stop - rows.start,), -torch.inf, dtype=self.dtype,
-                            device=self.device)
+        cut_at = torch.full((rows.stop - rows.start,), -torch.inf, dtype=self.scores.dtype,
+                            device=self.scores.device)
         return {"scores": None, "indices": None, "cut_at": cut_at}
 
     def reduce(self, top, rows, cols, S):
@@ -167,18 +171,7 @@ class _DenseTopk(_TopkResult):
         self.cut[rows] = top["cut_at"] == top["scores"][:, -1]
 
     def revisit(self, state, rows):
-        return self.cut
-
-    def start_again(self, state, rows, picked):
-        return self._running(len(picked))
-
-    def reduce_again(self, top, cols, S):
-        top.add(S, cols.start)
-
-    def finish_again(self, top, rows, picked):
-        top.merge()
-        self.scores[picked + rows.start], self.indices[picked + rows.start] = (top.scores,
-                                                                               top.indices)
+        return self.cut, _PrunedTopk(self.scores, self.indices)
 
 
 class _RunningTopk:
@@ -186,8 +179,8 @@ class _RunningTopk:
 
     ``scores``/``indices`` hold each query's best items so far, sorted by
     decreasing score then increasing index; ``threshold`` is the k-th best score
-    (-inf until k items are in).  Candidates wait in ``pending`` until there
-    are about ``k`` per query, then are merged.
+    (-inf until k items are in).  Candidates wait (``pending_*``, one entry
+    per chunk) until there are about ``k`` per query, then are merged.
     """
 
     def __init__(self, n_rows, k, dtype, device):
@@ -195,7 +188,11 @@ class _RunningTopk:
         self.scores = torch.empty((n_rows, 0), dtype=dtype, device=device)
         self.indices = torch.empty((n_rows, 0), dtype=torch.int64, device=device)
         self.threshold = torch.full((n_rows, 1), -torch.inf, dtype=dtype, device=device)
-        self.pending, self.n_pending = [], 0
+        self._clear()
+
+    def _clear(self):
+        self.pending_rows, self.pending_scores, self.pending_indices = [], [], []
+        self.pending_sizes, self.n_pending = [], 0
 
     def add(self, S, offset):
         """Take the items of a chunk's scores ``S`` (gallery rows from ``offset``)."""
@@ -203,29 +200,35 @@ class _RunningTopk:
         if found is None:
             return
         rows, cols, scores = found
-        self.pending.append((rows, scores, cols + offset))
+        self.pending_rows.append(rows)
+        self.pending_scores.append(scores)
+        self.pending_indices.append(cols + offset)
+        self.pending_sizes.append(rows.numel())
         self.n_pending += rows.numel()
         if self.n_pending > S.shape[0] * self.k or self.scores.shape[1] < self.k:
             self.merge()  # or at once while no threshold is set
 
     def merge(self):
-        """Merge the pending candidates into the running top-k; update the threshold."""
-        if not self.pending:
+        """Merge the pending candidates into the running top-k; update the threshold.
+
+        On one intra-op thread (ops on ~10^5 items: torch's threads cost more
+        than they give), for the calling thread only: the OpenMP thread count
+        is per thread, so torch's process-wide setting and every other
+        thread's ops are left alone.
+        """
+        if not self.pending_rows:
             return
-        # ops on ~10^5 items: torch's intra-op threads cost more than they give
-        threads = torch.get_num_threads()
-        torch.set_num_threads(1)
-        try:
+        torch.get_num_threads()  # torch's per-thread setup first: it would undo the limit
+        with _openmp().limit(limits=1):
             self._merge()
-        finally:
-            torch.set_num_threads(threads)
 
     def _merge(self):
         """Lay each query's candidates side by side after its best items; keep the top k."""
         n_rows = self.scores.shape[0]
-        rows, scores, idx = (torch.cat(parts) for parts in zip(*self.pending))
-        pos = _places(rows, [p[0].numel() for p in self.pending], n_rows)
-        self.pending, self.n_pending = [], 0
+        rows, scores = torch.cat(self.pending_rows), torch.cat(self.pending_scores)
+        idx = torch.cat(self.pending_indices)
+        pos = _places(rows, self.pending_sizes, n_rows)
+        self._clear()
         width = int(pos.max()) + 1
         s = torch.full((n_rows, width), -torch.inf, dtype=scores.dtype, device=scores.device)
         i = torch.full((n_rows, width), -1, dtype=torch.int64, device=idx.device)
@@ -239,6 +242,12 @@ class _RunningTopk:
         self.indices = torch.cat([self.indices, i], 1).gather(1, order[:, :keep])
         if keep == self.k:
             self.threshold = self.scores[:, -1:]
+
+
+@functools.cache
+def _openmp():
+    """The loaded OpenMP runtimes (torch's intra-op threads), found once."""
+    return ThreadpoolController().select(user_api="openmp")
 
 
 def _places(rows, sizes, n_rows):
