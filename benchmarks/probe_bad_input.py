@@ -7,13 +7,18 @@ is not clear or sane) and writes ``benchmarks/results/probe_bad_input.json``.
 
 The round 3 cases (issue 32's families 1-9 and issue 35's items 3-5: duration and rate
 strings, interrupts, metric lengths, search ids, the default layout, whole rows to
-``transform_text``) are also counted per family, with the part of the library each waits on
-(``ROUND3_OWNERS``), so that a family still being fixed elsewhere shows apart.
+``transform_text``) and issue 41's (``tests/_bad_input_issue41.py``: ``pipe[-1]`` given
+arrays, a one-row validation split, bools as counts, ``pd.NaT``, rows as an array through a
+Pipeline, a huge ``intra_balance``, a share too small to represent, staged batches on a
+missing GPU, the StillImprovingWarning text, the date prior's defaults, the paper settings)
+are also counted per family, with the part of the library each waits on (``OWNERS``), so
+that a family still being fixed elsewhere shows apart.
 
 Run::
 
     python benchmarks/probe_bad_input.py [--quick]    # --quick: three estimators
     python benchmarks/probe_bad_input.py --round3     # the round 3 cases only (a minute)
+    python benchmarks/probe_bad_input.py --issue41    # issue 41's cases only (a minute)
 """
 
 import sys
@@ -24,7 +29,9 @@ from pathlib import Path
 from _common import make_parser, write_results
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from _bad_input import ROUND3_OWNERS, all_cases, classify, round3_cases  # noqa: E402
+from _bad_input import (OWNERS, Case, Wrong, all_cases, classify,  # noqa: E402
+                        issue41_cases, round3_cases)
+from _bad_input_issue41 import ISSUE41_OWNERS  # noqa: E402
 
 QUICK = ["CCACrossModal", "SAMEmbedder", "DiachronicEmbedder"]
 
@@ -33,9 +40,13 @@ def main(argv=None):
     parser = make_parser(__doc__.splitlines()[0])
     parser.add_argument("--round3", action="store_true",
                         help="run only the round 3 cases (issues 32 and 35)")
+    parser.add_argument("--issue41", action="store_true",
+                        help="run only issue 41's cases (nothing silent, round 4)")
     args = parser.parse_args(argv)
     if args.round3:
         cases = [("round 3", case) for case in round3_cases()]
+    elif args.issue41:
+        cases = [("issue 41", case) for case in issue41_cases(Case, Wrong)]
     else:
         cases = all_cases(QUICK) if args.quick else all_cases()
     rows = []
@@ -45,24 +56,25 @@ def main(argv=None):
         family = getattr(case, "family", None)
         rows.append({"estimator": owner, "case": case.name, "due": due,
                      "outcome": outcome, "detail": detail, "family": family,
-                     "waits_on": ROUND3_OWNERS.get(family) if family is not None else None})
+                     "waits_on": OWNERS.get(family) if family is not None else None})
     counts = Counter(r["outcome"] for r in rows)
     print(f"{len(rows)} cases in {time.perf_counter() - start:.0f} s: "
           + ", ".join(f"{k} {counts.get(k, 0)}" for k in
                       ("clear", "sane", "silent", "obscure", "hang")))
     for r in rows:
         if r["outcome"] in ("silent", "obscure", "hang"):
-            print(f"  {r['outcome']:8s} {r['estimator']:25s} {r['case']:28s} {r['detail'][:200]}")
+            print(f"  {r['outcome']:8s} {r['estimator']:12s} {r['case']:45s} {r['detail'][:160]}")
     families = {}
     for r in rows:
         if r["family"] is not None:
             families.setdefault(str(r["family"]), Counter())[r["outcome"]] += 1
     if families:
-        print("round 3 per family (issue 32 numbering; 35.x: issue 35's items):")
+        print("per family (round 3: issue 32 numbering, 35.x issue 35's items; issue 41 by "
+              "name):")
         for family, counter in families.items():
             bad = sum(counter[k] for k in ("silent", "obscure", "hang"))
-            owner = ROUND3_OWNERS.get(int(family) if family.isdigit() else family)
-            print(f"  {family:5s} {owner:22s} " + ", ".join(
+            owner = OWNERS.get(int(family) if family.isdigit() else family)
+            print(f"  {family:18s} {owner:26s} " + ", ".join(
                 f"{k} {v}" for k, v in sorted(counter.items())) + ("" if not bad else
                                                                    "  <- not fixed yet"))
     per_estimator = {}
@@ -71,9 +83,14 @@ def main(argv=None):
     payload = {"n_cases": len(rows), "counts": dict(counts),
                "per_estimator": {k: dict(v) for k, v in per_estimator.items()},
                "quick": bool(args.quick), "round3_only": bool(args.round3),
-               "round3_per_family": {k: dict(v) for k, v in families.items()}, "cases": rows}
-    write_results("probe_bad_input_round3" if args.round3 else "probe_bad_input", payload,
-                  args.output_dir)
+               "issue41_only": bool(args.issue41),
+               "per_family": {k: dict(v) for k, v in families.items()},
+               "round3_per_family": {k: dict(v) for k, v in families.items()
+                                     if k not in ISSUE41_OWNERS},
+               "cases": rows}
+    name = ("probe_bad_input_round3" if args.round3 else
+            "probe_bad_input_issue41" if args.issue41 else "probe_bad_input")
+    write_results(name, payload, args.output_dir)
     return 0
 
 

@@ -27,6 +27,7 @@ import pandas as pd
 from sklearn.exceptions import NotFittedError
 from skorch.callbacks import Callback
 
+from _bad_input_issue41 import ISSUE41_OWNERS, issue41_cases
 from _tiny import tiny
 from temporal_xmodal import (
     BinnedProcrustesEmbedder,
@@ -813,12 +814,17 @@ def classify(case, est_name):
     return "sane", "finite output", due
 
 
+#: Which fix each family of every round waits on (round 3's and issue 41's).
+OWNERS = {**ROUND3_OWNERS, **ISSUE41_OWNERS}
+
+
 def all_cases(estimators=ESTIMATORS):
     """Every case as ``(owner, case)``: per estimator of ``estimators``, then the cases run
-    once (owner ``"metrics"``, ``"round 2"`` and ``"round 3"``, whose cases carry the
-    ``family`` of issue 32 / 35 they probe)."""
+    once (owner ``"metrics"``, ``"round 2"``, ``"round 3"`` and ``"issue 41"``; the last two
+    carry the ``family`` of issue 32 / 35 / 41 they probe)."""
     per_estimator = fit_cases() + transform_cases() + layout_cases() + [interrupt_case()]
     return ([(name, case) for name in estimators for case in per_estimator]
             + [("metrics", case) for case in metric_cases()]
             + [("round 2", case) for case in round2_cases()]
-            + [("round 3", case) for case in round3_cases()])
+            + [("round 3", case) for case in round3_cases()]
+            + [("issue 41", case) for case in issue41_cases(Case, Wrong)])

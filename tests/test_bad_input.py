@@ -1,4 +1,4 @@
-"""Bad input gets a clear answer: 462 cases, each an error or a warning naming the problem.
+"""Bad input gets a clear answer: 483 cases, each an error or a warning naming the problem.
 
 The case table is ``tests/_bad_input.py``: NaN, inf, huge and denormal features, bad or
 missing times, strings and dates in the wrong place, empty or one-row X, bad labels, bad
@@ -8,9 +8,14 @@ the metrics, the bins and the scorers; and round 3 (issues 32 and 35): rate stri
 count ("1/2Y"), Ctrl-C in a second fit and in Binned, wrong-length metric times, unordered and
 ragged search ids, a misleading "same time" warning, the default half split of NumPy X,
 whole rows to ``transform_text``, ambiguous "m", implausible time magnitudes, a default
-window that spans the data, a label column after the date.  Each case must end ``clear`` (an error or warning
-naming the problem) or ``sane`` (legitimate input, finite output); ``silent``, ``obscure``
-and ``hang`` fail it.  ``benchmarks/probe_bad_input.py`` counts the same outcomes into JSON.
+window that spans the data, a label column after the date; and issue 41's families
+(``tests/_bad_input_issue41.py``): ``pipe[-1]`` given arrays, a validation split of one row,
+bools as counts, ``pd.NaT``, whole rows as an array through a Pipeline, a huge
+``intra_balance``, a share too small to represent, staged batches on a missing GPU, the
+StillImprovingWarning of a short fit, the date prior at its defaults, every paper setting.
+Each case must end ``clear`` (an error or warning naming the problem) or ``sane`` (legitimate
+input, finite output); ``silent``, ``obscure`` and ``hang`` fail it.
+``benchmarks/probe_bad_input.py`` counts the same outcomes into JSON.
 """
 
 import numpy as np
@@ -20,9 +25,27 @@ from _bad_input import ESTIMATORS, Case, Wrong, all_cases, classify
 
 CASES = all_cases()
 
+#: Cases whose fix lives in a file another change owns, with what it waits on (strict: a
+#: fixed case fails here until it is taken off this list).
+PENDING = {
+    "r4.transform_text_on_pipe_last_with_an_array":
+        "base/_embedder.py: _transform_modality to call _stacking.refuse_raw_columns",
+    "r4.transform_image_on_pipe_last_with_an_array":
+        "base/_embedder.py: _transform_modality to call _stacking.refuse_raw_columns",
+    "r4.validation_fraction_rounds_to_one_row": "estimators/_neural.py: the validation split",
+    "r4.diachronic_intra_balance_1e38": "training: a diverged loss named",
+    "r4.staged_placement_on_cuda_without_a_gpu": "training: the placement's device check",
+    "r4.still_improving_text_of_a_3_epoch_fit": "estimators/_checkpoint.py: the warning text",
+}
 
-@pytest.mark.parametrize("owner, case", CASES,
-                         ids=[f"{owner}-{case.name}" for owner, case in CASES])
+
+def _param(owner, case):
+    marks = ([pytest.mark.xfail(strict=True, reason="waits on " + PENDING[case.name])]
+             if case.name in PENDING else [])
+    return pytest.param(owner, case, marks=marks, id=f"{owner}-{case.name}")
+
+
+@pytest.mark.parametrize("owner, case", [_param(owner, case) for owner, case in CASES])
 def test_bad_input_gets_a_clear_answer(owner, case):
     outcome, detail, due = classify(case, owner)
     assert outcome in ("clear", "sane"), f"{outcome} (due: {due}): {detail}"
@@ -31,7 +54,7 @@ def test_bad_input_gets_a_clear_answer(owner, case):
 def test_every_estimator_meets_every_case():
     per_estimator = [case.name for owner, case in CASES if owner == ESTIMATORS[0]]
     assert len(per_estimator) == len(set(per_estimator)) == 69
-    assert len(CASES) == 6 * 69 + 35 + 16
+    assert len(CASES) == 6 * 69 + 35 + 16 + 18
 
 
 @pytest.mark.parametrize("run, due, expected", [
