@@ -57,7 +57,7 @@ ESTIMATORS = [
 #: single class, which TempXNet rejects).  The first and last have their own tests
 #: (tests/test_dates_pipelines.py, tests/test_binned.py).  The checks also construct every
 #: estimator with its default n_image_features=None on NumPy X, whose half split warns
-#: (LayoutWarning, tests/test_silent_round3.py).
+#: (LayoutWarning, tests/test_layout.py).
 pytestmark = [
     pytest.mark.filterwarnings("ignore::temporal_xmodal.LayoutWarning"),
     pytest.mark.filterwarnings("ignore::temporal_xmodal.TimeUnitWarning"),

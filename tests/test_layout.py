@@ -1,8 +1,11 @@
-"""Nothing silent in the layout: bools as counts, a missing or misplaced time column.
+"""The layout of X (``_layout.py``, ``_time_column.py``): nothing silent, every message named.
 
-``DESIGN.md``, "Bad input": a date column that is not where the layout says and
-``n_image_features`` out of range fail or warn, naming the problem.  With NumPy
-input only the values show where the time is (:class:`TimeColumnWarning`).
+``DESIGN.md``, "Bad input": bools as counts, a date column that is not where the layout
+says and ``n_image_features`` out of range fail or warn, naming the problem.  With NumPy
+input only the values show where the time is (:class:`TimeColumnWarning`).  A label column
+left after the date is named as the likely mistake; NumPy X without ``n_image_features``
+warns that the half split is a guess; ``transform_text`` given whole rows says which
+columns it takes.
 """
 
 import itertools
@@ -17,7 +20,8 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from _tiny import SIX, tiny, tiny_six
-from temporal_xmodal import CCACrossModal, DiachronicEmbedder
+import temporal_xmodal
+from temporal_xmodal import CCACrossModal, DiachronicEmbedder, stack_modalities
 from temporal_xmodal._layout import resolve_blocks
 from temporal_xmodal._stacking import TimeColumn
 from temporal_xmodal._time_column import TimeColumnWarning, check_time_column_values
@@ -195,3 +199,70 @@ def test_auto_names_a_date_column_among_the_features(data):
     # an ordinary DataFrame without blocks in its names is still accepted with an int
     plain = pd.DataFrame(X, columns=[f"col_{i}" for i in range(X.shape[1])])
     assert CCACrossModal(n_image_features=d).fit(plain).n_image_features_ == d
+
+
+# ------------------------------------------- messages of the layout as users meet them
+def _stacked(n=60, n_img=6, n_txt=5, t0=2000.0, span=3.0, seed=0):
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % 3
+    X = stack_modalities(rng.standard_normal((n, n_img)) + y[:, None],
+                         rng.standard_normal((n, n_txt)) + y[:, None],
+                         t0 + np.sort(rng.uniform(0, span, n)))
+    return X, y
+
+
+def _recorded(fn):
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        out = fn()
+    return out, record
+
+
+# ----------------------------------------- a label column left after the date
+def _frame(n=60):
+    X, y = _stacked(n)
+    df = pd.DataFrame(X[:, :-1], columns=[f"img_{i}" for i in range(6)]
+                      + [f"txt_{i}" for i in range(5)])
+    df["date"] = pd.date_range("1880-01-01", periods=n, freq="W")
+    return df, y
+
+
+@pytest.mark.parametrize("label", [["crime", "sport", "art"], [0, 1, 2]])
+def test_label_column_after_the_date_is_named(label):
+    df, y = _frame()
+    df["label"] = np.array(label)[y]
+    with pytest.raises((TypeError, ValueError),
+                       match=r"last column 'label'.*label column left in X\? pass labels "
+                             r"as y.*drop\(columns='label'\)"):
+        tiny(DiachronicEmbedder, n_image_features="auto").fit(df, y)
+
+
+# ------------------------------------------------- the half split is a guess
+def test_numpy_x_without_n_image_features_warns_the_split_is_a_guess():
+    X, y = _stacked(n_img=64 // 8, n_txt=48 // 8)
+    est = tiny(CCACrossModal)
+    _, record = _recorded(lambda: est.fit(X, y))
+    (w,) = [w for w in record if issubclass(w.category, temporal_xmodal.LayoutWarning)]
+    message = str(w.message)
+    assert "n_image_features" in message and "7 image + 7 text" in message
+    assert w.filename == __file__  # at the user's line
+
+
+def test_named_blocks_or_an_explicit_count_do_not_warn():
+    X, y = _stacked()
+    _, record = _recorded(lambda: tiny(CCACrossModal, n_image_features=6).fit(X, y))
+    assert not [w for w in record if issubclass(w.category, temporal_xmodal.LayoutWarning)]
+    df, y = _frame()
+    _, record = _recorded(lambda: tiny(CCACrossModal).fit(df, y))
+    assert not [w for w in record if issubclass(w.category, temporal_xmodal.LayoutWarning)]
+
+
+# ---------------------------------------- transform_text given whole rows
+def test_transform_text_given_whole_rows_says_which_columns_it_takes():
+    df, y = _frame()
+    est = tiny(CCACrossModal, n_image_features="auto").fit(df, y)
+    with pytest.raises(TypeError, match=r"X_text's column 'date'.*holds dates.*"
+                                        r"text feature columns only.*time="):
+        est.transform_text(df)
+    with pytest.raises(TypeError, match=r"X_image's column 'date'.*image feature columns"):
+        est.transform_image(df, time=1890.0)

@@ -1,0 +1,127 @@
+"""Durations, rates and the time axis's checks, as users write them.
+
+``time/_durations.py`` and ``time/_axis.py``: rates with a number in the denominator
+(``"1/2Y"`` is 1 per 2 years, not 1 per 12); ``"m"`` (minutes or months?) refused with the
+fix; time magnitudes that no calendar in ``time_unit`` reaches warn; a default ``window``
+that follows the span (it never spans the data) and a user's window that does, quoted.
+"""
+
+import re
+import warnings
+
+import numpy as np
+import pytest
+
+from _tiny import tiny
+from temporal_xmodal import DiachronicEmbedder, TimeUnitWarning, stack_modalities
+from temporal_xmodal.time import to_duration, to_rate
+
+
+def _data(n=60, n_img=6, n_txt=5, t0=2000.0, span=3.0, seed=0):
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % 3
+    X = stack_modalities(rng.standard_normal((n, n_img)) + y[:, None],
+                         rng.standard_normal((n, n_txt)) + y[:, None],
+                         t0 + np.sort(rng.uniform(0, span, n)))
+    return X, y
+
+
+def _recorded(fn):
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        out = fn()
+    return out, record
+
+
+# ------------------------------------------------------------- rates
+@pytest.mark.parametrize("text, per_year", [
+    ("1/1Y", 1.0), ("1/2Y", 0.5), ("3/2Y", 1.5), ("1/ 2 years", 0.5), ("2/Y", 2.0),
+    ("0.1/M", 1.2), ("1/6mo", 2.0), ("1/0.5Y", 2.0), ("12/1 year", 12.0),
+])
+def test_rate_with_a_number_in_the_denominator_is_per_that_many_units(text, per_year):
+    assert to_rate(text) == pytest.approx(per_year)
+
+
+def test_diachronic_decay_1_per_1y_reaches_the_loss():
+    X, y = _data()
+    model = tiny(DiachronicEmbedder, decay="1/1Y", window=0.5, max_epochs=1,
+                 n_image_features=6).fit(X, y)
+    assert model.net_.criterion_.decay == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("text", ["1/0Y", "1/-2Y", "1/2", "1/Y/Y", "/Y", "1/2Q"])
+def test_malformed_rate_names_the_string(text):
+    with pytest.raises(ValueError, match=re.escape(repr(text))):
+        to_rate(text)
+
+
+# ------------------------------------------------- ambiguous units
+@pytest.mark.parametrize("call", [lambda: to_duration("6m"), lambda: to_duration("6 m"),
+                                  lambda: to_rate("0.1/m"), lambda: to_rate("2m")])
+def test_lowercase_m_is_refused_as_ambiguous_with_the_fix(call):
+    with pytest.raises(ValueError, match=r"ambiguous.*min'.*mo'.*for months"):
+        call()
+
+
+@pytest.mark.parametrize("text, years", [("6mo", 0.5), ("6M", 0.5), ("6 months", 0.5),
+                                         ("30min", 30 / (365.25 * 24 * 60)), ("1 year", 1.0)])
+def test_unambiguous_months_and_minutes_still_parse(text, years):
+    assert to_duration(text) == pytest.approx(years)
+
+
+def test_window_6m_is_refused_at_fit():
+    X, y = _data()
+    with pytest.raises(ValueError, match="window='6m'.*ambiguous"):
+        tiny(DiachronicEmbedder, window="6m", n_image_features=6).fit(X, y)
+
+
+@pytest.mark.parametrize("unit, times", [
+    ("years", np.linspace(-32864, -32000, 60)),  # day numbers (1880) read as years
+    ("years", np.linspace(3650, 7300, 60)),  # day numbers (1980s): span of 3,650 "years"
+    ("months", np.linspace(-32864 * 12, -32000 * 12, 60)),
+    ("seconds", np.linspace(1.6e18, 1.7e18, 60)),  # epoch nanoseconds read as seconds
+    ("days", np.linspace(1.6e12, 1.7e12, 60)),  # epoch milliseconds read as days
+])
+def test_implausible_time_magnitude_for_the_unit_warns(unit, times):
+    X, y = _data()
+    X[:, -1] = times
+    est = tiny(DiachronicEmbedder, window="1Y", time_unit=unit, n_image_features=6,
+               max_epochs=1)
+    _, record = _recorded(lambda: est.fit(X, y))
+    messages = [str(w.message) for w in record if issubclass(w.category, TimeUnitWarning)]
+    assert any("implausible" in m and f"time_unit={unit!r}" in m for m in messages), messages
+
+
+@pytest.mark.parametrize("unit, times", [
+    ("years", np.linspace(1880, 1920, 60)), ("years", np.linspace(0, 30, 60)),
+    ("years", np.linspace(-500, 300, 60)), ("months", np.linspace(1880 * 12, 1920 * 12, 60)),
+    ("days", np.linspace(-40000, 20000, 60)), ("seconds", np.linspace(1.6e9, 1.7e9, 60)),
+])
+def test_plausible_times_do_not_warn(unit, times):
+    X, y = _data()
+    X[:, -1] = times
+    est = tiny(DiachronicEmbedder, window=0.5, time_unit=unit, n_image_features=6,
+               max_epochs=1)
+    _, record = _recorded(lambda: est.fit(X, y))
+    assert not [w for w in record if "implausible" in str(w.message)]
+
+
+# ------------------------------------------- defaults that blame the user
+def test_default_window_follows_the_span_so_it_never_spans_the_data():
+    """The default window is 5 % of the training span (it was a fixed 4 years, which spanned
+    two years of data and switched L_intra off with a warning)."""
+    X, y = _data(span=2.0)
+    est = tiny(DiachronicEmbedder, n_image_features=6, max_epochs=1)
+    est.set_params(window=DiachronicEmbedder().window)  # the default, as a user gets it
+    _, record = _recorded(lambda: est.fit(X, y))
+    assert not [w for w in record if "training span" in str(w.message)]
+    assert est.net_.criterion_.window == pytest.approx(0.05 * np.ptp(X[:, -1]))
+
+
+def test_user_window_spanning_the_data_names_the_users_value():
+    X, y = _data(span=2.0)
+    est = tiny(DiachronicEmbedder, window="3Y", n_image_features=6, max_epochs=1)
+    _, record = _recorded(lambda: est.fit(X, y))
+    (message,) = [str(w.message) for w in record if "training span" in str(w.message)]
+    assert "window='3Y' (3 years)" in message and "default" not in message
+    assert "static control" not in message
