@@ -1,4 +1,4 @@
-"""The scan engine: one block loop, reducers as hooks, scikit-learn's working_memory, Relevance."""
+"""The scan engine: one block loop, loop-free reducers, scikit-learn's working_memory, relevance."""
 
 import ast
 from pathlib import Path
@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import sklearn
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from temporal_xmodal.metrics import (
     counterpart_reciprocal_ranks,
@@ -26,34 +27,141 @@ from temporal_xmodal.metrics._scan import (
 )
 
 METRICS = Path(__file__).resolve().parents[1] / "temporal_xmodal" / "metrics"
-#: The reducers: each folds products into its summary and holds no loop over blocks or chunks.
-REDUCER_MODULES = ["_full_ranking.py", "_full_ranking_torch.py", "_at_k.py", "_counterpart.py",
-                   "_scan/_topk.py"]
+#: Per-block code outside the reducer modules: what the reducers call on every product.
+PER_BLOCK_HELPERS = {"_scan/_relevance.py": {"NumpyRelevance", "TorchRelevance"},
+                     "_scan/_keys.py": {"sortable_keys"}}
+#: The loop statements and expressions; ``map`` / ``filter`` are loops without the keyword.
+_LOOP_NODES = (ast.For, ast.AsyncFor, ast.While, ast.ListComp, ast.SetComp, ast.DictComp,
+               ast.GeneratorExp)
 
 
-def _loops(path):
-    """The ``for`` loops and comprehensions of a module that iterate over blocks or chunks."""
-    tree = ast.parse(path.read_text())
-    found = []
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.For, ast.comprehension)):
-            source = ast.unparse(node.iter)
-            if any(word in source for word in ("gen_batches", "products", "each_block",
-                                               "plan.", "query_block", "gallery_chunk")):
-                found.append(source)
-    return found
+def per_block_loops(source, roots=()):
+    """``(name, line, loop)`` of every loop in the per-block code of a module's ``source``.
+
+    Per-block code is each class deriving from ``Reducer`` (directly, or from a
+    reducer class of the same module), each module-level definition in
+    ``roots``, and, transitively, every module-level function and class that
+    their code names (helpers such as ``_RunningTopk`` or ``_block_metrics``).
+    A loop is a ``for`` or ``while`` statement, a comprehension or generator
+    expression, or a call of ``map`` / ``filter``, whatever it iterates over:
+    per-block code is straight-line array code, and every repetition over
+    queries, blocks, chunks or candidates belongs to the engine.  Allowed:
+    loops anywhere else in the module (a public function's preparation, once
+    per call), and iterating calls with no Python code per item
+    (``torch.cat(parts)``, ``tuple(d.values())``).  Not followed: callables
+    passed in (the per-query functions a ``_PerQuery`` is given) and imported
+    names (their modules are checked on their own through ``roots``).
+
+    Returns
+    -------
+    loops : list of tuple, and the set of per-block names (as the second item)
+    """
+    tree = ast.parse(source)
+    defs = {node.name: node for node in tree.body
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+    reducers, grown = {"Reducer"}, True
+    while grown:  # subclasses of Reducer, or of a reducer class of this module
+        found = {name for name, node in defs.items() if isinstance(node, ast.ClassDef)
+                 and any(isinstance(b, ast.Name) and b.id in reducers for b in node.bases)}
+        grown = not found <= reducers
+        reducers |= found
+    todo, per_block = [*(reducers - {"Reducer"}), *roots], set()
+    while todo:
+        name = todo.pop()
+        if name in per_block or name not in defs:
+            continue
+        per_block.add(name)
+        todo.extend(node.id for node in ast.walk(defs[name]) if isinstance(node, ast.Name))
+    loops = []
+    for name in sorted(per_block):
+        for node in ast.walk(defs[name]):
+            is_call = (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                       and node.func.id in ("map", "filter"))
+            if is_call or isinstance(node, _LOOP_NODES):
+                loops.append((name, node.lineno, ast.unparse(node).splitlines()[0]))
+    return loops, per_block
 
 
-def test_one_block_loop_and_no_loop_in_the_reducers():
+def test_no_loop_in_the_reducers_and_one_block_loop():
     engine = (METRICS / "_scan" / "_engine.py").read_text()
     assert engine.count("gen_batches(self.n_query") == 1  # THE block loop (each_block)
     assert engine.count("gen_batches(self.n_gallery") == 1  # THE chunk loop (products)
-    for name in REDUCER_MODULES:
-        path = METRICS / name
-        assert _loops(path) == [], f"{name} loops over blocks or chunks itself"
-        assert "gen_batches" not in path.read_text(), name
     users = [p.name for p in METRICS.rglob("*.py") if "gen_batches" in p.read_text()]
     assert users == ["_engine.py"]
+    checked = set()
+    for path in sorted(METRICS.rglob("*.py")):
+        name = path.relative_to(METRICS).as_posix()
+        if name == "_scan/_engine.py":  # the engine owns the loops
+            continue
+        loops, per_block = per_block_loops(path.read_text(), PER_BLOCK_HELPERS.get(name, ()))
+        assert loops == [], f"{name} loops in per-block code: {loops}"
+        checked |= per_block
+    # the discovery finds every reducer and the helpers they call (it cannot pass empty)
+    assert {"_PerQuery", "_AveragePrecision", "_average_precision_block", "_AtK", "_Recount",
+            "_block_metrics", "_merge_top", "_CounterpartRanks", "_PrunedTopk", "_DenseTopk",
+            "_RunningTopk", "_candidates", "_places", "NumpyRelevance", "TorchRelevance",
+            "sortable_keys"} <= checked
+    assert "retrieval_metrics_at_k" not in checked and "topk" not in checked
+
+
+_CLEAN = """
+def prepare(arrays):
+    return [a.copy() for a in arrays]  # once per call, outside the per-block code
+
+
+class _Fine(Reducer):
+    def reduce(self, state, rows, cols, S):
+        self.out[rows] += torch.cat((S.sum(1), _helper(S)))
+
+
+def _helper(S):
+    return S.max(1)
+"""
+#: One loop planted in per-block code: where, and the loop as found.
+_PLANTED = [
+    ("for over a range in a hook", """
+class _Bad(Reducer):
+    def reduce(self, state, rows, cols, S):
+        for s in range(0, S.shape[0], 8):
+            self.out[s] += S[s:s + 8].sum()
+""", ("_Bad", "for s in range(0, S.shape[0], 8):")),
+    ("while in a helper a hook calls", """
+def _shrink(S):
+    while S.shape[0] > 1:
+        S = S[::2]
+    return S
+
+
+class _Bad(Reducer):
+    def finish(self, state, rows):
+        self.out[rows] = _shrink(state)
+""", ("_shrink", "while S.shape[0] > 1:")),
+    ("comprehension in a subclass of a reducer", """
+class _Base(Reducer):
+    pass
+
+
+class _Bad(_Base):
+    def finish(self, state, rows):
+        self.out[rows] = torch.stack([v for v in state.values()])
+""", ("_Bad", "[v for v in state.values()]")),
+    ("map in a helper class of a root", """
+class _Pending:
+    def merge(self):
+        return torch.cat(list(map(torch.ravel, self.parts)))
+
+
+def sortable_keys(S):
+    return _Pending()
+""", ("_Pending", "map(torch.ravel, self.parts)")),
+]
+
+
+@pytest.mark.parametrize("where, source, expected", _PLANTED, ids=[p[0] for p in _PLANTED])
+def test_per_block_loops_finds_a_planted_loop(where, source, expected):
+    assert per_block_loops(_CLEAN, ())[0] == []  # loops outside per-block code are allowed
+    loops, _ = per_block_loops(_CLEAN + source, roots=("sortable_keys",))
+    assert [(name, loop) for name, _, loop in loops] == [expected], where
 
 
 class _RowMax(Reducer):
@@ -260,3 +368,98 @@ def test_at_k_chunk_loop_makes_no_host_sync(monkeypatch):
     assert figures == pytest.approx(expected, rel=0, abs=1e-14)
     assert syncs.calls.count("aten._local_scalar_dense.default") == 4, syncs.calls
     assert len(syncs.calls) <= 8  # and a nonzero per block at most (its second pass)
+
+
+class _HostTraffic(TorchDispatchMode):
+    """Host synchronisations and device-to-host copies of meta tensors, faked (no data).
+
+    ``.item()`` answers False; a copy to the CPU answers zeros of its shape.
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.syncs, self.copies = [], []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        name = str(func)
+        if name.startswith("aten._local_scalar_dense"):
+            self.syncs.append(name)
+            return False
+        if name.startswith(("aten.nonzero", "aten.masked_select", "aten.item")):
+            self.syncs.append(name)
+        if (func is torch.ops.aten._to_copy.default and args[0].device.type == "meta"
+                and kwargs.get("device") == torch.device("cpu")):
+            self.copies.append(tuple(args[0].shape))
+            return torch.zeros(args[0].shape, dtype=kwargs.get("dtype") or args[0].dtype)
+        return func(*args, **kwargs)
+
+
+def test_at_k_copies_each_blocks_figures_to_the_host_once():
+    """On a device the @k reducer makes per block one sync (its revisit check) and one copy.
+
+    Meta tensors stand for a GPU's: every copy to the host is seen (on the
+    CPU ``.cpu()`` is no op at all), so a copy per figure would count 4 per block.
+    """
+    from temporal_xmodal.metrics._at_k import _FOOTPRINT, TOPK_METRICS, _AtK
+
+    rng = np.random.default_rng(7)
+    Q, G = (torch.empty((n, 6), dtype=torch.float64, device="meta") for n in (200, 3000))
+    relevance = make_relevance(rng.integers(0, 5, 200), rng.integers(0, 5, 3000), n_query=200,
+                               n_gallery=3000, device="meta")
+    scan = Scan(Q, G, _FOOTPRINT)
+    scan.plan = ScanPlan(50, 300)  # 4 query blocks x 10 gallery chunks
+    opts = {"metrics": TOPK_METRICS, "ap_at_k_normaliser": "min_k_total", "gain": "exponential",
+            "discount": "standard"}
+    with _HostTraffic() as traffic:
+        figures = scan.run(_AtK(relevance, 20, 200, 3000, opts, Q.device)).figures
+    assert traffic.syncs == ["aten._local_scalar_dense.default"] * 4
+    assert traffic.copies == [(4, 50)] * 4  # the four figures of a block's 50 queries at once
+    assert figures.shape == (4, 200) and not figures.any()  # the (faked) copies, all rows
+
+
+def test_running_topk_merges_on_one_thread_of_the_caller_only(monkeypatch):
+    """The search's merges run on one intra-op thread, and change no process-wide setting.
+
+    The thread count inside a merge is 1 for the merging thread (also a fresh
+    one, whose first torch call sets it up) and unchanged for any other;
+    ``torch.set_num_threads`` is never called.
+    """
+    import threading
+
+    from temporal_xmodal.metrics._scan import _topk
+
+    seen, merge = [], _topk._RunningTopk._merge
+
+    def recording(self):
+        other = []
+        probe = threading.Thread(target=lambda: other.append(torch.get_num_threads()))
+        probe.start()
+        probe.join()
+        seen.append((torch.get_num_threads(), other[0]))
+        merge(self)
+
+    def refuse(n):
+        raise AssertionError(f"torch.set_num_threads({n}) called")
+
+    rng = np.random.default_rng(8)
+    Q, G = (torch.from_numpy(rng.standard_normal((n, 8))) for n in (30, 5000))
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        monkeypatch.setattr(_topk._RunningTopk, "_merge", recording)
+        monkeypatch.setattr(torch, "set_num_threads", refuse)
+        found = []
+        fresh = threading.Thread(target=lambda: found.append(_topk.topk(Q, G, 5)))
+        fresh.start()
+        fresh.join()
+        found.append(_topk.topk(Q, G, 5))
+        assert torch.get_num_threads() == 2
+    finally:
+        monkeypatch.undo()
+        torch.set_num_threads(before)
+    assert len(found) == 2 and len(seen) >= 2
+    assert set(seen) == {(1, 2)}
+    expected = np.argsort(-(Q @ G.T).numpy(), axis=1, kind="stable")[:, :5]
+    for scores, indices in found:
+        np.testing.assert_array_equal(indices, expected)
