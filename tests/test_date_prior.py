@@ -262,3 +262,25 @@ def test_prior_reads_time_on_the_estimators_axis():
     with pytest.raises(ValueError, match="prior reads time in 'years'"):
         DatePriorRetrieval(CCACrossModal(embedding_dim=4, time_unit="days"), n_image_features=8,
                            prior=CaptionDatePrior()).fit(X, np.arange(200))
+
+
+#: scikit-learn's API checks that do not depend on the checks' data (which holds too few
+#: rows and columns for a prior of 25 neighbours, a held-out split and two blocks).
+API_CHECKS = ["check_no_attributes_set_in_init", "check_estimator_cloneable",
+              "check_estimator_repr", "check_get_params_invariance", "check_set_params",
+              "check_param_validation", "check_estimator_tags_renamed",
+              "check_valid_tag_types"]
+
+
+@pytest.mark.parametrize("check", API_CHECKS)
+@pytest.mark.parametrize("make", [lambda: CaptionDatePrior(),
+                                  lambda: DatePriorRetrieval(CCACrossModal())],
+                         ids=["CaptionDatePrior", "DatePriorRetrieval"])
+def test_the_priors_pass_the_api_checks(make, check):
+    """The two public estimators outside the registry (they are not CrossModalEmbedders:
+    no transform, CaptionDatePrior fits captions and dates) under scikit-learn's API checks,
+    parameter validation included (every invalid value of every constraint refused)."""
+    from sklearn.utils import estimator_checks
+
+    estimator = make()
+    getattr(estimator_checks, check)(type(estimator).__name__, estimator)

@@ -112,3 +112,51 @@ def test_arrays_keep_the_half_split():
     assert (cca.n_image_features_, cca.n_text_features_) == (5, 4)  # 9 columns: 5 + 4
     with pytest.raises(ValueError, match="'auto' reads .* X has no column names"):
         CCACrossModal(n_image_features="auto").fit(X)
+
+
+#: The public estimators: the registered ones and the date priors.
+def _public_estimators():
+    from temporal_xmodal.estimators import CaptionDatePrior, DatePriorRetrieval
+    from temporal_xmodal.scoring import RetrievalScorer
+
+    return {**registered(), "CaptionDatePrior": CaptionDatePrior,
+            "DatePriorRetrieval": DatePriorRetrieval, "RetrievalScorer": RetrievalScorer}
+
+
+@pytest.mark.parametrize("name", list(_public_estimators()))
+def test_every_interval_constraint_refuses_bools(name):
+    """One interval vocabulary: every count and real parameter of every public estimator
+    refuses ``True`` in scikit-learn's parameter message (scikit-learn's own ``Interval``
+    took it as 1: ``SAMEmbedder(max_epochs=True)`` trained one epoch)."""
+    from sklearn.utils._param_validation import Interval as SklearnInterval
+    from temporal_xmodal._validation import Interval
+
+    from temporal_xmodal.time import TimeBins
+
+    constraints = _public_estimators()[name]._parameter_constraints
+    # bins= is TimeBins' (time/, layer 0, under _validation): its parser refuses a bool
+    # (test_binned_refuses_bins_true)
+    intervals = [(param, c) for param, options in constraints.items()
+                 if options != "no_validation" and options is not
+                 TimeBins._parameter_constraints["bins"]
+                 for c in options if isinstance(c, SklearnInterval)]
+    assert intervals or name == "RetrievalScorer" and "k" in constraints
+    for param, constraint in intervals:
+        assert isinstance(constraint, Interval), (name, param)
+        assert not constraint.is_satisfied_by(True) and "(not a bool)" in str(constraint)
+
+
+@pytest.mark.parametrize("params", [{"max_epochs": True}, {"embedding_dim": True},
+                                    {"batch_size": np.True_}, {"lr": True}])
+def test_bools_are_not_counts_or_reals(data, params):
+    X, y, n_img = data
+    with pytest.raises(ValueError, match=r"parameter of SAMEmbedder must be .*\(not a "
+                                         r"bool\).* Got (True|np\.True_) instead"):
+        tiny(registered()["SAM"], n_image_features=n_img, **params).fit(X, y)
+
+
+def test_binned_refuses_bins_true(data):
+    X, y, n_img = data
+    with pytest.raises(ValueError, match="bins must be a number of bins, a bin width or "
+                                         "edges; got True"):
+        tiny(BinnedProcrustesEmbedder, bins=True, n_image_features=n_img).fit(X, y)
