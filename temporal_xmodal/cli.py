@@ -1,27 +1,34 @@
 """Command line: ``python -m temporal_xmodal compare [options]``.
 
 Every argument and the output folder are checked before any data is loaded or
-any model fitted; a bad one is reported in one line (``error: ...``) with exit
-status 2, like argparse's own errors.
+any model fitted, and before torch is imported (``--help`` and a bad argument
+answer at once); a bad one is reported in one line (``error: ...``) under
+``compare``'s usage line, with exit status 2, like argparse's own errors.
 """
 
 import argparse
 import math
 import os
+import shlex
 import sys
 import time
 import uuid
 from pathlib import Path
 
-from .comparison import (DATASETS, MIN_SAMPLES, estimator_registry, run_compare,
-                         set_matching_params)
-from .comparison.data import data_folder
-from .time import time_use
+from .comparison.job import (COMPARED_NAMES, DATASETS, MIN_SAMPLES, check_output_folder,
+                             data_folder, job_key)
 
 __all__ = ["main"]
 
 #: Display names of the compared estimators (the registry's keys).
-ESTIMATOR_NAMES = tuple(estimator_registry(1))
+ESTIMATOR_NAMES = COMPARED_NAMES
+#: Exit status after Ctrl-C (128 + SIGINT, as a shell reports it).
+INTERRUPTED = 130
+#: torch threads per fit of the main job (``--n-threads``): one.  Beside two busy processes
+#: on 2 cores a fit on 2 threads ran 10x slower than on one (OpenMP threads wait for each
+#: other's time slices), while on 2 free cores 2 threads gained at most 2x; the other cores
+#: serve parallel fits (``--n-jobs``).  Measured: benchmarks/bench_threads_load.py.
+DEFAULT_THREADS = 1
 
 #: Seconds of one fit per 1000 training items × epochs on 2 free CPU cores (the main job on
 #: the synthetic data: 2,100 training items, the default epochs, 9 fits: 60 s measured in a
@@ -50,9 +57,9 @@ def estimate_seconds(n_samples=3000, max_epochs=None, estimators=None):
 
     The sum over the fits (each estimator, plus the constant-time control of
     each time-aware one) of a per-estimator cost per 1000 training items ×
-    epochs (:data:`SECONDS_PER_KILO_ITEM_EPOCH`), plus the evaluations and
-    the start-up.  Sequential fits (``--n-jobs 1``); shared cores make it
-    longer.
+    epochs (:data:`SECONDS_PER_KILO_ITEM_EPOCH`, measured at the job's default
+    of one torch thread per fit), plus the evaluations and the start-up.
+    Sequential fits (``--n-jobs 1``); shared cores make it longer.
 
     Read more in the user guide: docs/index.md.
 
@@ -72,6 +79,9 @@ def estimate_seconds(n_samples=3000, max_epochs=None, estimators=None):
     n_fits : int
         Fits it counts (controls included).
     """
+    from .comparison import estimator_registry, set_matching_params
+    from .time import time_use
+
     n_train = SYNTHETIC_TRAIN_SHARE * n_samples
     seconds, n_fits = STARTUP_SECONDS, 0
     for name, entry in estimator_registry(1).items():
@@ -88,15 +98,12 @@ def estimate_seconds(n_samples=3000, max_epochs=None, estimators=None):
     return seconds, n_fits
 
 
-def _busy_factor():
-    """1 + the 1-minute load average per CPU core (1 when the load is unknown); the fits slow
-    down by up to about three times that when other jobs share the cores."""
-    if not hasattr(os, "getloadavg"):
-        return 1.0
+def _busy_cores():
+    """Cores that other work keeps busy: the 1-minute load average (0 when unknown)."""
     try:
-        return 1.0 + os.getloadavg()[0] / (os.cpu_count() or 1)
-    except OSError:
-        return 1.0
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return 0.0
 
 
 def _duration(seconds):
@@ -105,6 +112,7 @@ def _duration(seconds):
 
 
 def _parser():
+    """The top-level parser and ``compare``'s (whose usage line its errors print)."""
     parser = argparse.ArgumentParser(prog="python -m temporal_xmodal",
                                      description="Cross-modal embeddings over time.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -119,18 +127,24 @@ def _parser():
                       help="ticrc image feature cache (default: $TEMPORAL_XMODAL_CACHE, else "
                            "~/.cache/temporal_xmodal)")
     cmp_.add_argument("--output", default=None,
-                      help="folder for results.json and the plots (default: compare_output; "
-                           "compare_output_quick when --n-samples or --max-epochs is given, "
-                           "so that a quick look writes beside the main job's results, not "
-                           "over them)")
+                      help="folder for table.txt, results.json and the plots (default: "
+                           "compare_output; compare_output_quick when --n-samples or "
+                           "--max-epochs is given, so that a quick look writes beside the main "
+                           "job's results, not over them). A folder holding another run's "
+                           "results is refused (see --force)")
+    cmp_.add_argument("--resume", action="store_true",
+                      help="keep the fits that the output folder holds for this same run "
+                           "(after a Ctrl-C) and fit only the others")
+    cmp_.add_argument("--force", action="store_true",
+                      help="replace the results of another run in the output folder")
     cmp_.add_argument("--n-samples", type=int, default=None,
                       help=f"items used, train + test, at least {MIN_SAMPLES}: synthetic data set "
                            "size (default 3000); wiki/ticrc: a random subset in the split's "
                            "proportions (default: all)")
     cmp_.add_argument("--seed", type=int, default=0)
     cmp_.add_argument("--max-epochs", type=int, default=None,
-                      help="epochs of the neural estimators, at least 1 (default: the papers' "
-                           "values)")
+                      help="epochs of the neural estimators, at least 1 (default: each "
+                           "estimator's own, printed in the figure's title)")
     cmp_.add_argument("--estimators", default=None,
                       help="comma-separated subset to run, among "
                            f"{','.join(ESTIMATOR_NAMES)} (default: all)")
@@ -138,9 +152,13 @@ def _parser():
                       help="estimators fitted in parallel (joblib's loky worker processes, "
                            "which start in a few seconds and then scale best: the compared "
                            "fits take seconds to minutes; -1: every core; default 1)")
+    cmp_.add_argument("--n-threads", type=int, default=DEFAULT_THREADS,
+                      help="torch threads of each fit (default 1: on a machine that other "
+                           "work shares, a fit on 2 threads ran up to 10 times slower than on "
+                           "one; use --n-jobs for the other cores)")
     cmp_.add_argument("--verbose", action="store_true", help="print the training epochs")
     cmp_.add_argument("--no-plots", action="store_true")
-    return parser
+    return parser, cmp_
 
 
 def _check_output(output):
@@ -167,6 +185,12 @@ def _check_compare_args(args):
         return f"--max-epochs must be at least 1; got {args.max_epochs}"
     if args.n_jobs == 0 or args.n_jobs < -1:
         return f"--n-jobs must be a positive number of workers or -1 (every core); got {args.n_jobs}"
+    if args.n_threads < 1:
+        return f"--n-threads must be at least 1; got {args.n_threads}"
+    if args.seed < 0:
+        return f"--seed must be at least 0; got {args.seed}"
+    if args.resume and args.force:
+        return "--resume keeps this run's finished fits and --force replaces another run's: pass one"
     args.names = None
     if args.estimators is not None:
         names = [name.strip() for name in args.estimators.split(",") if name.strip()]
@@ -175,7 +199,12 @@ def _check_compare_args(args):
             return (f"--estimators: unknown name(s) {', '.join(unknown) or '(none given)'}; "
                     f"choose among {', '.join(ESTIMATOR_NAMES)}")
         args.names = names
-    return _check_output(args.output)
+    problem = _check_output(args.output)
+    if problem is None:
+        args.job = job_key(args.dataset, args.n_samples, args.seed, args.max_epochs, args.names)
+        problem, _ = check_output_folder(args.output, args.job, resume=args.resume,
+                                         force=args.force)
+    return problem
 
 
 def main(argv=None):
@@ -192,15 +221,18 @@ def main(argv=None):
     -------
     status : int
         0 on success, 2 when the data folder (or an optional dependency of
-        the data set) is missing.
+        the data set) is missing, 130 after Ctrl-C (the finished fits are
+        written; ``--resume`` goes on from them).
 
     Raises
     ------
     SystemExit
         With status 2 on a bad argument or an unusable output folder (one
-        ``error:`` line on stderr, checked before any fit).
+        ``error:`` line on stderr under ``compare``'s usage line, checked
+        before any fit and before torch is imported).
     """
-    parser = _parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser, compare_parser = _parser()
     args = parser.parse_args(argv)
     try:
         if args.dataset != "synthetic":  # before the output folder is created
@@ -213,24 +245,51 @@ def main(argv=None):
         args.output = "compare_output_quick" if quick else "compare_output"
     problem = _check_compare_args(args)
     if problem:
-        parser.error(problem)
+        compare_parser.error(problem)
+    started = time.perf_counter()
+    try:
+        return _run(args, argv, started)
+    except KeyboardInterrupt:  # before the first fit (imports, data): nothing to keep
+        print("\ninterrupted (Ctrl-C) before any fit finished; nothing written", file=sys.stderr)
+        return INTERRUPTED
+
+
+def _run(args, argv, started):
+    """Everything after the checks: the heavy imports, the estimate, the job."""
+    import torch
+    from joblib import parallel_config
+
+    from .comparison import CompareInterrupted, run_compare
+
+    torch.set_num_threads(args.n_threads)
     if args.dataset == "synthetic":
         seconds, n_fits = estimate_seconds(args.n_samples or 3000, args.max_epochs, args.names)
         _flushed_print(f"time estimate: about {_duration(seconds)} on 2 free CPU cores "
-                       f"({n_fits} fit{'s' * (n_fits != 1)}, constant-time controls included)")
-        busy = _busy_factor()
-        if busy > 2.0:
-            # measured: 12 min for a 40 s estimate at a load of 11.5 on 2 cores
-            _flushed_print(f"  this machine is busy (load {busy - 1:.1f} per core): about "
-                           f"{_duration(3 * seconds * busy)} at this load, and longer if it "
-                           "rises (the fits share the cores; the estimate cannot see them)")
-    started = time.perf_counter()
+                       f"({n_fits} fit{'s' * (n_fits != 1)}, constant-time controls included, "
+                       f"{args.n_threads} thread{'s' * (args.n_threads != 1)} per fit)")
+        busy = _busy_cores()
+        cores = os.cpu_count() or 1
+        if busy > cores / 2:
+            # a fit on one thread slowed by 1.6x beside two busy processes on 2 cores
+            # (docs/index.md, "Threads"); on more threads than free cores, by up to 10x
+            _flushed_print(f"  this machine is busy (load {busy:.1f} on {cores} cores): "
+                           f"about {_duration(seconds * (1 + busy / cores) * args.n_threads)} "
+                           "at this load, and longer if it rises")
     try:
-        run_compare(args.dataset, args.output, n_samples=args.n_samples,
-                    random_state=args.seed, plots=not args.no_plots,
-                    max_epochs=args.max_epochs, data_dir=args.data_dir,
-                    cache_dir=args.cache_dir, estimators=args.names, n_jobs=args.n_jobs,
-                    verbose=args.verbose, log=_flushed_print)
+        # loky workers (--n-jobs) get the same threads per fit
+        with parallel_config(backend="loky", inner_max_num_threads=args.n_threads):
+            run_compare(args.dataset, args.output, n_samples=args.n_samples,
+                        random_state=args.seed, plots=not args.no_plots,
+                        max_epochs=args.max_epochs, data_dir=args.data_dir,
+                        cache_dir=args.cache_dir, estimators=args.names, n_jobs=args.n_jobs,
+                        verbose=args.verbose, log=_flushed_print, resume=args.resume,
+                        force=args.force)
+    except CompareInterrupted as stop:
+        again = [a for a in argv if a not in ("--resume", "--force")] + ["--resume"]
+        _flushed_print(f"{len(stop.results)} of {stop.n_fits} fits are kept; to finish the "
+                       f"job without refitting them: python -m temporal_xmodal "
+                       f"{shlex.join(again)}")
+        return INTERRUPTED
     except (FileNotFoundError, ImportError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -80,6 +80,8 @@ def test_models_still_improving_at_their_last_epoch_are_named(tmp_path, capsys):
     (["--max-epochs", "0"], "--max-epochs must be at least 1; got 0"),
     (["--max-epochs", "-1"], "--max-epochs must be at least 1; got -1"),
     (["--n-jobs", "0"], "--n-jobs"),
+    (["--n-threads", "0"], "--n-threads must be at least 1; got 0"),
+    (["--resume", "--force"], "pass one"),
     (["--estimators", "CCA,Foo"], "unknown name(s) Foo; choose among CCA, SAM"),
     (["--estimators", ","], "(none given)"),
     (["--output", "FILE"], "an existing file, not a folder"),
@@ -96,8 +98,10 @@ def test_bad_arguments_are_one_line_errors_before_any_fit(args, message, tmp_pat
     assert exit_info.value.code == 2
     captured = capsys.readouterr()
     assert captured.out == ""  # nothing ran: no data line, no fit
-    error = captured.err.strip().splitlines()[-1]
-    assert error.startswith("python -m temporal_xmodal: error:") and message in error
+    usage, error = captured.err.strip().splitlines()[0], captured.err.strip().splitlines()[-1]
+    # compare's own usage line, not the top-level one
+    assert usage.startswith("usage: python -m temporal_xmodal compare [-h]")
+    assert error.startswith("python -m temporal_xmodal compare: error:") and message in error
     assert "Traceback" not in captured.err
     assert not (tmp_path / "out" / "results.json").exists()
 
@@ -131,6 +135,13 @@ def test_sequential_progress_lines(tmp_path, capsys):
     # the time estimate comes first, the time taken last
     assert out.startswith("time estimate: about ") and "(1 fit," in out.splitlines()[0]
     assert re.search(r"finished in \d+ (s|min)\n$", out)
+
+
+def test_the_command_lines_names_are_the_registrys():
+    """--help and --estimators read the names without importing the estimators."""
+    from temporal_xmodal.cli import ESTIMATOR_NAMES
+
+    assert list(ESTIMATOR_NAMES) == list(estimator_registry(4))
 
 
 def test_time_estimate_counts_fits_items_and_epochs():

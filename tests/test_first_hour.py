@@ -71,10 +71,10 @@ def test_a_moved_name_says_where_it_went(name):
 
 def test_the_quick_look_writes_beside_the_main_job(monkeypatch, tmp_path, capsys):
     """The README's quick look overwrote the main job's compare_output/."""
-    from temporal_xmodal import cli
+    from temporal_xmodal import cli, comparison
 
     seen = []
-    monkeypatch.setattr(cli, "run_compare", lambda dataset, output, **kw: seen.append(output))
+    monkeypatch.setattr(comparison, "run_compare", lambda dataset, output, **kw: seen.append(output))
     monkeypatch.chdir(tmp_path)
     assert cli.main(["compare", "--max-epochs", "5", "--n-samples", "1000"]) == 0
     assert cli.main(["compare"]) == 0
@@ -83,14 +83,17 @@ def test_the_quick_look_writes_beside_the_main_job(monkeypatch, tmp_path, capsys
 
 
 def test_the_comparison_figure_says_what_it_shows():
-    """The plot named no data set, size, seed or time window."""
+    """The plot named no data set, size, seed or time window, and "papers' epochs" without
+    the number."""
     from sklearn.utils import Bunch
 
     from temporal_xmodal.comparison.plots import figure_title
 
     data = Bunch(X_train=[0] * 723, X_test=[0] * 277, eval_window=0.5)
-    assert figure_title("synthetic", data, 3, 5) == (
+    assert figure_title("synthetic", data, 3, {"CCA": None, "SAM": 5, "Diachronic": 5}) == (
         "synthetic data set: 723 training + 277 test items, seed 3, relevance window ±0.5 "
-        "years, max_epochs=5")
+        "years,\n5 epochs")
+    mixed = figure_title("synthetic", data, 0, {"CCA": None, "SAM": 100, "Diachronic": 25})
+    assert mixed.endswith("epochs SAM 100, Diachronic 25")
     data.eval_window = None
-    assert "undated: no time window" in figure_title("wiki", data, 0, None)
+    assert "undated: no time window" in figure_title("wiki", data, 0, {"CCA": None})

@@ -4,10 +4,21 @@
   line each, with how they use time (``time_use``);
 * :mod:`~temporal_xmodal.comparison.data`: the data sets (synthetic, wiki,
   ticrc) as train / test splits and their blocks;
-* :mod:`~temporal_xmodal.comparison.run`: the fits, the constant-time
-  controls (Δ-time) and the end-to-end driver :func:`run_compare`;
+* :mod:`~temporal_xmodal.comparison.run`: the fits and the constant-time
+  controls (Δ-time), stopped as a whole by Ctrl-C (:class:`CompareInterrupted`);
+* :mod:`~temporal_xmodal.comparison.driver`: the end-to-end driver
+  :func:`run_compare` (data, fits, table, JSON and plots after every fit,
+  ``resume``);
+* :mod:`~temporal_xmodal.comparison.job`: what one run is (its options'
+  vocabulary and its key) and its output folder: ``results.json`` written
+  atomically after every fit, the finished fits ``--resume`` reads back, the
+  refusal to overwrite another run's results.  It imports nothing heavy: the
+  command line checks all of it before importing torch;
 * :mod:`~temporal_xmodal.comparison.table` and
   :mod:`~temporal_xmodal.comparison.plots`: the printed table and the figure.
+
+The names below are imported on first use (PEP 562), so that the command line
+reads its arguments and the output folder without importing torch.
 
 The evaluation of one fitted estimator is
 :func:`temporal_xmodal.evaluation.evaluate_estimator`; the command line is
@@ -16,33 +27,36 @@ The evaluation of one fitted estimator is
 Read more in the user guide: docs/index.md.
 """
 
-from ..evaluation.report import TEMPORAL_KEYS, evaluate_estimator, evaluate_undated
-from .data import (
-    DATASETS,
-    MIN_SAMPLES,
-    default_data_dir,
-    load_comparison_data,
-    synthetic_split,
-    with_constant_time,
-)
-from .plots import plot_results
-from .registry import (
-    DATASET_PARAMS,
-    DATASET_TRAINING,
-    NOT_APPLICABLE,
-    Entry,
-    default_estimators,
-    estimator_registry,
-    set_matching_params,
-)
-from .run import DATE_PRIOR, compare, run_compare, undated_references
-from .table import COLUMNS, DELTA_TIME_SCORE, UNDATED_COLUMNS, format_table
+import importlib
 
-__all__ = [
-    "COLUMNS", "DATASETS", "DATASET_PARAMS", "DATASET_TRAINING", "DATE_PRIOR",
-    "DELTA_TIME_SCORE", "Entry", "MIN_SAMPLES", "NOT_APPLICABLE", "TEMPORAL_KEYS",
-    "UNDATED_COLUMNS", "compare",
-    "default_data_dir", "default_estimators", "estimator_registry", "evaluate_estimator",
-    "evaluate_undated", "format_table", "load_comparison_data", "plot_results", "run_compare",
-    "set_matching_params", "synthetic_split", "undated_references", "with_constant_time",
-]
+#: Public name -> the module that owns it (relative to this package).
+_OWNERS = {
+    "TEMPORAL_KEYS": "..evaluation.report", "evaluate_estimator": "..evaluation.report",
+    "evaluate_undated": "..evaluation.report",
+    "DATASETS": ".job", "MIN_SAMPLES": ".job", "COMPARED_NAMES": ".job",
+    "CompareInterrupted": ".run",
+    "default_data_dir": ".job", "load_comparison_data": ".data", "synthetic_split": ".data",
+    "with_constant_time": ".data",
+    "plot_results": ".plots",
+    "DATASET_PARAMS": ".registry", "DATASET_TRAINING": ".registry",
+    "NOT_APPLICABLE": ".registry", "Entry": ".registry", "default_estimators": ".registry",
+    "estimator_registry": ".registry", "set_matching_params": ".registry",
+    "DATE_PRIOR": ".run", "compare": ".run", "run_compare": ".driver",
+    "undated_references": ".run",
+    "COLUMNS": ".table", "DELTA_TIME_SCORE": ".table", "UNDATED_COLUMNS": ".table",
+    "format_table": ".table",
+}
+
+__all__ = sorted(_OWNERS)
+
+
+def __getattr__(name):
+    if name not in _OWNERS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_OWNERS[name], __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_OWNERS))

@@ -19,7 +19,6 @@ never slice X again.
 """
 
 import os
-from pathlib import Path
 
 import numpy as np
 from sklearn.utils import Bunch
@@ -30,12 +29,11 @@ from .._stacking import stack_modalities
 from .._validation import CountInterval, RealInterval
 from ..datasets import load_wiki, make_temporal_crossmodal
 from ..datasets._ticrc_features import ticrc_features
+from .job import DATASETS, MIN_SAMPLES, data_folder, default_data_dir
 
-__all__ = ["DATASETS", "DEMO_WORLD", "MIN_SAMPLES", "default_data_dir", "load_comparison_data",
-           "synthetic_split", "with_constant_time"]
+__all__ = ["DATASETS", "DEMO_WORLD", "MIN_SAMPLES", "data_folder", "default_data_dir",
+           "load_comparison_data", "synthetic_split", "with_constant_time"]
 
-#: The data sets of ``compare --dataset``.
-DATASETS = ("synthetic", "wiki", "ticrc")
 #: The main job's synthetic world: the generator's defaults (3 eras, every category's
 #: wording passes to another category at each era boundary) with a stable writing style
 #: (``drift=0``), so that nothing in a routine caption tells its era but its date.  With
@@ -43,45 +41,6 @@ DATASETS = ("synthetic", "wiki", "ticrc")
 #: every caption: a well-trained static model reads the era off the wording and undoes
 #: the meaning shift by itself (docs/index.md), so that world cannot show what time buys.
 DEMO_WORLD = {"drift": 0.0}
-#: Fewest items (train + test) a comparison accepts: below this the test split has
-#: a handful of items per class and time bin, and the figures are noise.
-MIN_SAMPLES = 100
-
-
-def default_data_dir():
-    """Folder of the real data sets: ``$TEMPORAL_XMODAL_DATA`` or ``../shared/data``.
-
-    The relative default is resolved against the current directory (the
-    layout of a checkout next to the shared data).
-
-    Read more in the user guide: docs/index.md.
-
-    Returns
-    -------
-    path : Path
-    """
-    return Path(os.environ.get("TEMPORAL_XMODAL_DATA", Path.cwd() / ".." / "shared" / "data"))
-
-
-def data_folder(data_dir, name):
-    """The folder of data set ``name`` under ``data_dir``, or a FileNotFoundError saying how to set it.
-
-    Parameters
-    ----------
-    data_dir : str, Path or None
-        ``None``: :func:`default_data_dir`.
-    name : {"wiki", "ticrc"}
-
-    Returns
-    -------
-    folder : Path
-    """
-    folder = Path(default_data_dir() if data_dir is None else data_dir) / name
-    if not folder.is_dir():
-        raise FileNotFoundError(
-            f"data folder not found: {folder.resolve()} (the {name!r} data set). Pass "
-            f"--data-dir (the folder holding {name}/) or set TEMPORAL_XMODAL_DATA.")
-    return folder
 
 
 def _blocks(X, n_image_features):

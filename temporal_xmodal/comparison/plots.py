@@ -17,13 +17,33 @@ from .table import COLUMNS, METRIC_NAMES, is_na
 __all__ = ["figure_title", "plot_results"]
 
 
-def figure_title(dataset, data, random_state, max_epochs):
-    """What the comparison figure shows: data set, size, seed, time window, epochs."""
+#: Marks of a fit still improving at its last epoch: the model's, its control's.
+STILL_IMPROVING, CONTROL_STILL_IMPROVING = "*", "†"
+
+
+def figure_title(dataset, data, random_state, epochs):
+    """What the comparison figure shows: data set, size, seed, time window, and the epochs
+    each estimator trained (``epochs``: ``{name: epochs}``, None for a closed form; or one
+    int for all)."""
     window = ("undated: no time window" if data.eval_window is None
               else f"relevance window ±{data.eval_window:.2g} years")
-    epochs = "papers' epochs" if max_epochs is None else f"max_epochs={max_epochs}"
+    if isinstance(epochs, dict):
+        trained = {name: n for name, n in epochs.items() if n}
+        counts = set(trained.values())
+        epochs = ("no epochs (closed form)" if not trained
+                  else f"{counts.pop()} epochs" if len(counts) == 1
+                  else "epochs " + ", ".join(f"{name} {n}" for name, n in trained.items()))
+    else:
+        epochs = f"{epochs} epochs"
     return (f"{dataset} data set: {len(data.X_train)} training + {len(data.X_test)} test "
-            f"items, seed {random_state}, {window}, {epochs}")
+            f"items, seed {random_state}, {window},\n{epochs}")
+
+
+def _marked(row):
+    """The row's name with the marks of its fits that were still improving."""
+    marks = (STILL_IMPROVING * bool(row.get("still_improving"))
+             + CONTROL_STILL_IMPROVING * bool(row.get("control", {}).get("still_improving")))
+    return f"{row['name']} {marks}" if marks else row["name"]
 
 
 def _categorical_breakdown(rows, category_names=None):
@@ -63,7 +83,7 @@ def _retrieval_panel(ax, rows, columns, references):
         ax.text(j, i, "n/a" if np.isnan(value) else f"{value:.3f}", ha="center", va="center",
                 fontsize=10, color="white" if value > 0.6 else "black")
     ax.set_xticks(np.arange(len(metrics)), [names[k][0] for k in metrics], fontsize=8.5)
-    ax.set_yticks(np.arange(len(rows)), [r["name"] for r in rows], fontsize=10)
+    ax.set_yticks(np.arange(len(rows)), [_marked(r) for r in rows], fontsize=10)
     ax.tick_params(length=0)
     title = "Retrieval on the test split (0–1, higher is better)"
     if references:
@@ -129,7 +149,7 @@ def _delta_time_panel(ax, rows, score_label):
                         va="center", ha="left" if d >= 0 else "right", fontsize=8)
     ax.axvline(0, color="black", lw=0.8)
     ax.set_xlim(-2.2 * span, 2.2 * span)  # room for the labels beside the bars
-    ax.set_yticks(x, [r["name"] for r in rows], fontsize=10)
+    ax.set_yticks(x, [_marked(r) for r in rows], fontsize=10)
     ax.invert_yaxis()
     names = " and ".join(label for _, label, _ in series)
     ax.set_xlabel(f"Δ {names} (score units): real dates − constant time", fontsize=10)
@@ -147,7 +167,7 @@ def _fit_time_panel(ax, rows):
     for i, s in enumerate(seconds):
         ax.text(s * 1.15, i, f"{s:.1f} s" if s >= 0.1 else f"{s:.2f} s", va="center",
                 fontsize=9)
-    ax.set_yticks(x, [r["name"] for r in rows], fontsize=10)
+    ax.set_yticks(x, [_marked(r) for r in rows], fontsize=10)
     ax.invert_yaxis()
     ax.set_xlabel("fit time, one fit each (seconds, log scale; controls not included)",
                   fontsize=10)
@@ -215,6 +235,11 @@ def plot_results(rows, path, *, columns=COLUMNS, references=None, category_names
     if any(not is_na(r.get("delta_tmap50")) for r in rows):
         caption.append("Δ t-mAP@50 (hatched): the same for time-window mAP@50, the time-aware "
                        "question the temporal terms are for.")
+    if any(_marked(r) != r["name"] for r in rows):
+        caption.append(f"{STILL_IMPROVING} still improving at its last epoch, "
+                       f"{CONTROL_STILL_IMPROVING} its constant-time control too: figures "
+                       "(and Δ-time) may be short of convergence; --max-epochs raises the "
+                       "epochs.")
     fig.text(0.01, 0.005, "\n".join(caption), fontsize=9, va="bottom", ha="left")
     top = 1.0
     if title:

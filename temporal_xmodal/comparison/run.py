@@ -5,20 +5,18 @@ the test split (:mod:`temporal_xmodal.evaluation.report`).  Every estimator
 that uses time (``time_use`` not ``"none"``) is fitted a second time as its
 **constant-time control**: the same estimator and seed, fitted and evaluated on
 the same rows with the time column replaced by a constant.  Its Δ-time is the
-estimator's score minus the control's: what time buys it.  :func:`run_compare`
-is ``python -m temporal_xmodal compare``: data, fits, table, JSON and plots.
+estimator's score minus the control's: what time buys it.  Ctrl-C stops the
+comparison at the fit in progress and raises :class:`CompareInterrupted` with
+the finished fits; the end-to-end driver of ``python -m temporal_xmodal
+compare`` is :func:`temporal_xmodal.comparison.driver.run_compare`.
 """
 
-import json
-import os
 import time
 import warnings
 from contextlib import contextmanager
 from functools import partial
 from numbers import Integral
-from pathlib import Path
 
-import numpy as np
 from joblib import Parallel, delayed
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
@@ -30,13 +28,11 @@ from ..evaluation.report import evaluate_estimator, evaluate_undated
 from ..estimators import date_prior_scores
 from ..metrics import counterpart_reciprocal_ranks, random_mrr
 from ..time import time_use
+from ..training import TrainingInterruptedWarning
 from .._validation import CountInterval, RealInterval
-from .data import DATASETS, load_comparison_data, with_constant_time
-from .plots import figure_title, plot_results
-from .registry import NOT_APPLICABLE, estimator_registry, set_matching_params
-from .table import COLUMNS, DELTA_TIME_SCORE, UNDATED_COLUMNS, format_table
+from .table import DELTA_TIME_SCORE, is_na
 
-__all__ = ["DATE_PRIOR", "compare", "run_compare", "undated_references"]
+__all__ = ["CompareInterrupted", "DATE_PRIOR", "compare", "undated_references"]
 
 #: Honest date-only baseline of the undated protocol (see ``date_prior_scores``):
 #: neighbours and kernel bandwidth in years.
@@ -73,6 +69,30 @@ def undated_references(blocks_train, blocks_test):
             "date_prior": float(counterpart_reciprocal_ranks(scores)[0].mean())}
 
 
+class CompareInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped :func:`compare` (or :func:`run_compare`) between or during fits.
+
+    A ``KeyboardInterrupt``, so that code which does not catch it stops as on any Ctrl-C.
+    :func:`run_compare` has written the finished fits' table and ``results.json`` before it
+    is raised; ``run_compare(..., resume=True)`` (``compare --resume``) skips them.
+
+    Read more in the user guide: docs/index.md.
+
+    Attributes
+    ----------
+    results : dict
+        The finished fits, ``{(name, control): (fit seconds, figures)}``.
+    rows : list of dict
+        The table's rows of the finished fits (see :func:`compare`).
+    n_fits : int
+        Fits the comparison has in all.
+    """
+
+    def __init__(self, results, rows, n_fits):
+        super().__init__(f"interrupted (Ctrl-C) after {len(results)} of {n_fits} fits")
+        self.results, self.rows, self.n_fits = results, rows, n_fits
+
+
 @contextmanager
 def recording_convergence(passthrough=True):
     """Record the ``ConvergenceWarning``s raised in the block (a fit still improving at its
@@ -94,14 +114,26 @@ def recording_convergence(passthrough=True):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
 
 
+def _epochs(estimator):
+    """Training epochs of one fit (its base estimator's for Binned); None for closed forms."""
+    params = estimator.get_params()
+    return params.get("max_epochs") or params.get("base_estimator__max_epochs") or None
+
+
 def _fit_evaluate(estimator, X_train, y_train, X_test, y_test, evaluate, control):
-    """Fit one estimator and evaluate it: ``(fit seconds, figures)``.
+    """Fit one estimator and evaluate it: ``(fit seconds, figures)``, or ``(seconds, None)``
+    when Ctrl-C interrupted the fit (its partial model is not evaluated).
 
     ``figures["still_improving"]``: whether the fit (or a model inside it, e.g. a bin's)
-    warned that its validation figure was still improving at the last epoch; that warning
-    is summarised under the table instead of shown, the others pass through.
+    warned that its validation figure was still improving at the last epoch;
+    ``figures["time_bin_notes"]``: the fit's and the evaluation's time-bin warnings (bins
+    merged); ``figures["n_bins"]``: the bins a binned model fitted.  These warnings are
+    summarised once under the table instead of shown; the others pass through.
     """
-    with recording_convergence() as short:
+    recorded = (ConvergenceWarning, TrainingInterruptedWarning, TimeBinWarning)
+    with warnings.catch_warnings(record=True) as caught:
+        for category in recorded:
+            warnings.simplefilter("always", category)
         if control:  # one constant time: every time bin but one is empty and merged, and
             # TempXNet's temporal term is switched off (both expected: that is the control)
             warnings.simplefilter("ignore", TimeBinWarning)
@@ -110,9 +142,22 @@ def _fit_evaluate(estimator, X_train, y_train, X_test, y_test, evaluate, control
         start = time.perf_counter()
         estimator.fit(X_train, y_train)
         seconds = time.perf_counter() - start
-        figures = evaluate(estimator, X_test) if y_test is None else evaluate(estimator, X_test,
-                                                                              y_test)
-    return seconds, {**figures, "still_improving": bool(short)}
+        interrupted = any(issubclass(w.category, TrainingInterruptedWarning) for w in caught)
+        if not interrupted:
+            figures = (evaluate(estimator, X_test) if y_test is None
+                       else evaluate(estimator, X_test, y_test))
+    for w in caught:  # the others are shown
+        if not issubclass(w.category, recorded):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    if interrupted:
+        return seconds, None
+    notes = list(dict.fromkeys(str(w.message) for w in caught
+                               if issubclass(w.category, TimeBinWarning)))
+    extra = {"time_bin_notes": notes, "epochs": _epochs(estimator)}
+    if hasattr(estimator, "n_bins_"):
+        extra["n_bins"] = int(estimator.n_bins_)
+    short = any(issubclass(w.category, ConvergenceWarning) for w in caught)
+    return seconds, {**figures, "still_improving": bool(short), **extra}
 
 
 def _evaluate_control(estimator, X_control, y, *, X_real, time_window):
@@ -143,16 +188,20 @@ def _keyed_fit_evaluate(key, *args):
         "controls": [tuple, None],
         "n_jobs": _N_JOBS,
         "log": [callable],
+        "done": [dict, None],
+        "on_fit": [callable, None],
     },
     prefer_skip_nested_validation=True,
 )
 def compare(estimators, X_train, y_train, X_test, y_test, *, time_window, protocol="labels",
-            controls=None, n_jobs=1, log=print):
+            controls=None, n_jobs=1, log=print, done=None, on_fit=None):
     """Fit each estimator on the training split and evaluate it on the test split.
 
     Every estimator that uses time is also fitted and evaluated as its
     constant-time control when ``controls`` are given; the difference of the
-    two scores is its Δ-time.
+    two scores is its Δ-time.  Ctrl-C stops the comparison at the fit in
+    progress (that fit is dropped, the finished ones are kept) and raises
+    :class:`CompareInterrupted`.
 
     Read more in the user guide: docs/index.md.
 
@@ -190,6 +239,16 @@ def compare(estimators, X_train, y_train, X_test, y_test, *, time_window, protoc
     log : callable, default=print
         Progress: a line when each fit starts (``n_jobs=1``) and finishes,
         with its fit time.
+    done : dict or None, default=None
+        Finished fits to keep instead of fitting them again,
+        ``{(name, control): (fit seconds, figures)}`` (what ``--resume`` reads
+        from ``results.json``).
+    on_fit : callable or None, default=None
+        Called as ``on_fit(results, rows, n_fits)`` after every finished fit,
+        with every finished fit so far (``done`` included:
+        ``{(name, control): (fit seconds, figures)}``), their rows and the
+        number of fits in all: :func:`run_compare` writes the table and
+        ``results.json`` there.
 
     Returns
     -------
@@ -198,6 +257,11 @@ def compare(estimators, X_train, y_train, X_test, y_test, *, time_window, protoc
         ``time_use``, ``fit_seconds``, the figures of the protocol,
         ``delta_time`` and, for time-aware estimators with controls,
         ``control``.
+
+    Raises
+    ------
+    CompareInterrupted
+        On Ctrl-C, with the finished fits and their rows.
     """
     evaluate = (partial(evaluate_estimator, time_window=time_window) if protocol == "labels"
                 else evaluate_undated)
@@ -214,189 +278,73 @@ def compare(estimators, X_train, y_train, X_test, y_test, *, time_window, protoc
         jobs += [(name, True, clone(est), *controls) for name, est in estimators.items()
                  if uses[name] != "none"]
     label = {False: "", True: " (constant-time control)"}
-    results = {}
+    results = {key: value for key, value in (done or {}).items()
+               if key in {(name, control) for name, control, *_ in jobs}}
+    todo = [job for job in jobs if (job[0], job[1]) not in results]
+    if results:
+        log(f"resuming: {len(results)} of {len(jobs)} fits already done, {len(todo)} to go")
+
+    def finished(key, result):
+        results[key] = result
+        log(f"[{len(results)}/{len(jobs)}] {key[0]}{label[key[1]]} done: fit {result[0]:.1f} s")
+        if on_fit is not None:
+            on_fit(dict(results), _rows(estimators, uses, results, protocol), len(jobs))
+
+    def interrupted():
+        rows = _rows(estimators, uses, results, protocol)
+        return CompareInterrupted(dict(results), rows, len(jobs))
+
     if n_jobs == 1:
-        for i, (name, control, est, X_tr, X_te) in enumerate(jobs, 1):
-            log(f"[{i}/{len(jobs)}] fitting {name}{label[control]} ...")
-            results[name, control] = _fit_evaluate(
-                est, X_tr, y_train, X_te, y_eval, evaluate_control if control else evaluate,
-                control)
-            log(f"[{i}/{len(jobs)}] {name}{label[control]} done: "
-                f"fit {results[name, control][0]:.1f} s")
-    else:
-        log(f"fitting {len(jobs)} models on {n_jobs} parallel workers ...")
-        done = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(
+        for name, control, est, X_tr, X_te in todo:
+            log(f"[{len(results) + 1}/{len(jobs)}] fitting {name}{label[control]} ...")
+            try:
+                result = _fit_evaluate(est, X_tr, y_train, X_te, y_eval,
+                                       evaluate_control if control else evaluate, control)
+            except KeyboardInterrupt:
+                raise interrupted() from None
+            if result[1] is None:  # the fit recorded the Ctrl-C and stopped early
+                raise interrupted()
+            finished((name, control), result)
+    elif todo:
+        log(f"fitting {len(todo)} models on {n_jobs} parallel workers ...")
+        running = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(
             delayed(_keyed_fit_evaluate)((name, control), est, X_tr, y_train, X_te, y_eval,
                                          evaluate_control if control else evaluate, control)
-            for name, control, est, X_tr, X_te in jobs)
-        for i, (key, result) in enumerate(done, 1):
-            results[key] = result
-            log(f"[{i}/{len(jobs)}] {key[0]}{label[key[1]]} done: fit {result[0]:.1f} s")
+            for name, control, est, X_tr, X_te in todo)
+        try:
+            for key, result in running:
+                if result[1] is None:  # a worker's fit stopped by the Ctrl-C
+                    raise KeyboardInterrupt
+                finished(key, result)
+        except KeyboardInterrupt:
+            running.close()  # joblib cancels the fits still queued or running
+            raise interrupted() from None
+    return _rows(estimators, uses, results, protocol)
+
+
+def _minus(a, b):
+    """``a - b``; NaN when either is n/a (NaN, or None as read back from JSON)."""
+    return float("nan") if is_na(a) or is_na(b) else a - b
+
+
+def _rows(estimators, uses, results, protocol):
+    """The table's rows of the finished fits: one per estimator whose own fit is done,
+    with Δ-time where its control is done too."""
     score = DELTA_TIME_SCORE[protocol]
     rows = []
-    for name, est in estimators.items():
+    for name in estimators:
+        if (name, False) not in results:
+            continue
         seconds, figures = results[(name, False)]
         row = {"name": name, "time_use": uses[name], "fit_seconds": seconds, **figures,
                "delta_time": float("nan")}
         if (name, True) in results:
             c_seconds, c_figures = results[(name, True)]
-            row["delta_time"] = figures[score] - c_figures[score]
+            row["delta_time"] = _minus(figures[score], c_figures[score])
             if "tmap50" in figures:  # the time-aware question, beside the category one
-                row["delta_tmap50"] = figures["tmap50"] - c_figures["tmap50"]
+                row["delta_tmap50"] = _minus(figures["tmap50"], c_figures.get("tmap50"))
             row["control"] = {"score": score, "value": c_figures[score],
                               "fit_seconds": c_seconds,
                               "still_improving": c_figures["still_improving"]}
         rows.append(row)
-    return rows
-
-
-def _json_ready(value):
-    """NaN → None (valid JSON ``null``), recursively."""
-    if isinstance(value, dict):
-        return {k: _json_ready(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_ready(v) for v in value]
-    if isinstance(value, (float, np.floating)):
-        return None if np.isnan(value) else float(value)
-    if isinstance(value, np.integer):
-        return int(value)
-    return value
-
-
-@validate_params(
-    {
-        "dataset": [StrOptions(set(DATASETS))],
-        "output": [str, os.PathLike],
-        "n_samples": [CountInterval(1, None), None],
-        "random_state": [CountInterval(0, None)],
-        "plots": ["boolean"],
-        "max_epochs": [CountInterval(1, None), None],
-        "data_dir": [str, os.PathLike, None],
-        "cache_dir": [str, os.PathLike, None],
-        "estimators": ["array-like", None],
-        "n_jobs": _N_JOBS,
-        "verbose": ["boolean"],
-        "log": [callable],
-    },
-    prefer_skip_nested_validation=True,
-)
-def run_compare(dataset="synthetic", output="compare_output", n_samples=None, random_state=0,
-                plots=True, max_epochs=None, data_dir=None, cache_dir=None, estimators=None,
-                n_jobs=1, verbose=False, log=print):
-    """Run the comparison end to end: data, fits (with controls), table, JSON and plots.
-
-    This is ``python -m temporal_xmodal compare``: it loads the data set,
-    runs :func:`compare` on the estimators of the registry, prints the table
-    and writes ``results.json`` and ``comparison.png``.
-
-    Read more in the user guide: docs/index.md.
-
-    Parameters
-    ----------
-    dataset : {"synthetic", "wiki", "ticrc"}, default="synthetic"
-        The data set (see :func:`~temporal_xmodal.comparison.load_comparison_data`).
-    output : str or Path, default="compare_output"
-        Folder for ``results.json`` and ``comparison.png`` (created).
-    n_samples : int or None, default=None
-        See :func:`~temporal_xmodal.comparison.load_comparison_data`.
-    random_state : int, default=0
-        Seed of the data and of the stochastic estimators.
-    plots : bool, default=True
-        Write the PNG (skipped with a message when matplotlib is missing).
-    max_epochs : int or None, default=None
-        Override the neural estimators' epochs (``None``: their paper defaults).
-    data_dir, cache_dir : str, Path or None, default=None
-        See :func:`~temporal_xmodal.comparison.data.load_comparison_data`.
-    estimators : sequence of str or None, default=None
-        Display names of the registry to run (``None``: all).
-    n_jobs : int, default=1
-        Parallel fits (see :func:`compare`).
-    verbose : bool, default=False
-        Print the neural estimators' epochs.
-    log : callable, default=print
-        Where the progress, the table and the notes are written.
-
-    Returns
-    -------
-    rows : list of dict
-        NaN where a figure is n/a (``null`` in ``results.json``).
-    """
-    data = load_comparison_data(dataset, data_dir=data_dir, n_samples=n_samples,
-                                random_state=random_state, cache_dir=cache_dir)
-    log(f"data: {data.description}")
-    registry = estimator_registry(data.n_image_features, random_state, data.time_window,
-                                  dataset=dataset)
-    skipped = {} if estimators is not None else NOT_APPLICABLE.get(dataset, {})
-    chosen = {name: entry.estimator for name, entry in registry.items()
-              if (name in estimators if estimators is not None else name not in skipped)}
-    for name, reason in skipped.items():
-        log(f"{name} is not run on {dataset}: {reason}. (--estimators {name} runs it anyway.)")
-    for est in chosen.values():
-        if max_epochs is not None:
-            set_matching_params(est, max_epochs=max_epochs)
-        if verbose:
-            set_matching_params(est, verbose=1)
-    controls = ((with_constant_time(data.blocks_train), with_constant_time(data.blocks_test))
-                if data.dated else None)
-    rows = compare(chosen, data.X_train, data.y_train, data.X_test, data.y_test,
-                   time_window=data.eval_window, protocol=data.protocol, controls=controls,
-                   n_jobs=n_jobs, log=log)
-    undated = data.protocol == "undated"
-    columns = UNDATED_COLUMNS if undated else COLUMNS
-    score = {"map": "mAP (mean of I→T and T→I)", "mrr": "I→T MRR"}[DELTA_TIME_SCORE[data.protocol]]
-    references = undated_references(data.blocks_train, data.blocks_test) if undated else {}
-    log("")
-    log(format_table(rows, columns))
-    if undated:
-        log(f"references: random ranking {references['random']:.3f}; date-only ranking "
-            f"{references['date_prior']:.3f} (each caption's date inferred from the training "
-            "captions sharing its words; no held-out date)")
-        log("I→T MRR is TICRC's metric (one gold caption per picture: AP = RR). Δ date = MRR − "
-            "MRR with the query dates shuffled. The label protocols (t-mAP, local, bin mAP) "
-            "need dated captions: n/a.")
-    elif data.eval_window is None:
-        log("undated data set: the temporal protocols (t-mAP@50, local@10, bin mAP) are n/a")
-    if data.dated:
-        log(f"Δ-time = {score} minus the same estimator (same seed) fitted and evaluated with a "
-            "constant time column; n/a for estimators that ignore time.")
-        if data.eval_window is not None:
-            log("Δ t-mAP = time-window mAP@50 minus the same control's: the time-aware "
-                "question the temporal terms are for (they may trade category mAP for it). To "
-                "choose between a model and its control on your data, search use_time with "
-                "GridSearchCV and SCORERS['tmap@50'] (docs/time.md).")
-    else:
-        log("Δ-time is n/a: the time column is already constant.")
-    short = [row["name"] for row in rows if row["still_improving"]]
-    short_controls = [row["name"] for row in rows
-                      if row.get("control", {}).get("still_improving")]
-    parts = [", ".join(short)] if short else []
-    if short_controls:
-        parts.append("constant-time controls of " + ", ".join(short_controls))
-    if parts:
-        log("Still improving at the last epoch (the best validation figure rose by more than "
-            "0.01 over the last 5 epochs, so these figures may be short of convergence; "
-            "--max-epochs raises the epochs): "
-            + "; ".join(parts) + ".")
-    out = Path(output)
-    out.mkdir(parents=True, exist_ok=True)
-    meta = {"dataset": dataset, "n_train": int(len(data.X_train)),
-            "n_test": int(len(data.X_test)), "time_window": data.eval_window,
-            "estimator_time_window": data.time_window, "protocol": data.protocol,
-            "random_state": random_state, "columns": [key for key, _, _ in columns],
-            "delta_time_score": DELTA_TIME_SCORE[data.protocol],
-            "references": references, "not_run": dict(skipped), **data.extra}
-    document = _json_ready({"meta": meta, "rows": rows})
-    (out / "results.json").write_text(json.dumps(document, indent=2, allow_nan=False))
-    log(f"\nwrote {out / 'results.json'}")
-    if plots:
-        try:
-            plot_results(rows, out / "comparison.png", columns=columns,
-                         title=figure_title(dataset, data, random_state, max_epochs),
-                         references={"random": references["random"],
-                                     "date-only": references["date_prior"]} if undated else None,
-                         category_names=data.extra.get("categories"),
-                         delta_label="I→T MRR" if undated else "mAP")
-            log(f"wrote {out / 'comparison.png'}")
-        except ImportError:
-            log("matplotlib is not installed: no plots (pip install 'temporal-xmodal[plots]')")
     return rows

@@ -36,11 +36,27 @@ from ..._warnings import warn
 def fit_time_bins(bins, min_bin_size, time_unit, time, owner):
     """The fitted TimeBins of the training times; fewer rows than min_bin_size give one bin.
 
-    At least 2 items per bin are enforced (a model needs 2 rows).
+    At least 2 items per bin are enforced (a model needs 2 rows).  Bins merged for their
+    size are said once, in the owner's words: the ``bins`` and ``min_bin_size`` given, the
+    bins fitted, and how to keep more (a grid over ``bins`` that ``min_bin_size`` collapses
+    to one count must not pass quietly).
     """
     n, min_size = len(time), max(int(min_bin_size), 2)
     if n >= min_size:
-        return TimeBins(bins, min_bin_size=min_size, time_unit=time_unit).fit(time)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", TimeBinWarning)
+            fitted = TimeBins(bins, min_bin_size=min_size, time_unit=time_unit).fit(time)
+        for w in caught:
+            if not issubclass(w.category, TimeBinWarning):
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        if any(issubclass(w.category, TimeBinWarning) for w in caught):
+            merged = next(str(w.message) for w in caught
+                          if issubclass(w.category, TimeBinWarning))
+            merged = merged.split(": ", 1)[1] if merged.startswith(owner) else merged
+            warn(f"{owner}(bins={bins!r}, min_bin_size={min_bin_size}) fits "
+                 f"{fitted.n_bins_} time bin(s) (n_bins_): {merged} Lower min_bin_size to "
+                 "keep more bins.", TimeBinWarning)
+        return fitted
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TimeBinWarning)
         fitted = TimeBins(bins, min_bin_size=n, time_unit=time_unit).fit(time)
