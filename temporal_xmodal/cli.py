@@ -34,8 +34,10 @@ DEFAULT_THREADS = 1
 #: the synthetic data: 2,100 training items, the default epochs, 9 fits: 60 s measured in a
 #: fresh clone), from the fit times that job prints (each model's and its control's), with
 #: about 20 % headroom.  Binned counts its base estimator's epochs (one fit on every row, then
-#: each bin's short continuation); SCML one stage's epochs (it trains four stages).
-SECONDS_PER_KILO_ITEM_EPOCH = {"SAM": 0.075, "TempXNet-Rec": 0.065, "Diachronic": 0.14,
+#: each bin's short continuation); SCML one stage's epochs (it trains four stages).  Measured
+#: at torch's default of 2 threads; at the job's one thread per fit (``--n-threads``) a SAM fit
+#: took 1.9x as long (0.075 -> 0.14), a Diachronic fit no longer (3-epoch fits, 2,100 items).
+SECONDS_PER_KILO_ITEM_EPOCH = {"SAM": 0.14, "TempXNet-Rec": 0.065, "Diachronic": 0.14,
                                "Binned+Procrustes": 0.08, "SCML": 0.4}
 #: Seconds of a fit without epochs (CCA's closed form) and of one evaluation on the test split.
 FIT_SECONDS_FIXED = 0.5
@@ -255,13 +257,22 @@ def main(argv=None):
 
 
 def _run(args, argv, started):
-    """Everything after the checks: the heavy imports, the estimate, the job."""
+    """Everything after the checks: the heavy imports, the threads, the estimate, the job."""
     import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(args.n_threads)
+    try:
+        return _run_job(args, argv, started)
+    finally:  # main() called from Python leaves torch as it found it
+        torch.set_num_threads(threads)
+
+
+def _run_job(args, argv, started):
     from joblib import parallel_config
 
     from .comparison import CompareInterrupted, run_compare
 
-    torch.set_num_threads(args.n_threads)
     if args.dataset == "synthetic":
         seconds, n_fits = estimate_seconds(args.n_samples or 3000, args.max_epochs, args.names)
         _flushed_print(f"time estimate: about {_duration(seconds)} on 2 free CPU cores "
@@ -272,9 +283,11 @@ def _run(args, argv, started):
         if busy > cores / 2:
             # a fit on one thread slowed by 1.6x beside two busy processes on 2 cores
             # (docs/index.md, "Threads"); on more threads than free cores, by up to 10x
+            many = (f"; on {args.n_threads} threads per fit up to 10 times longer "
+                    "(--n-threads 1)" if args.n_threads > 1 else "")
             _flushed_print(f"  this machine is busy (load {busy:.1f} on {cores} cores): "
-                           f"about {_duration(seconds * (1 + busy / cores) * args.n_threads)} "
-                           "at this load, and longer if it rises")
+                           f"about {_duration(seconds * (1 + busy / cores))} at this load, "
+                           f"and longer if it rises{many}")
     try:
         # loky workers (--n-jobs) get the same threads per fit
         with parallel_config(backend="loky", inner_max_num_threads=args.n_threads):

@@ -167,10 +167,10 @@ def test_time_estimate_counts_fits_items_and_epochs():
 @pytest.mark.filterwarnings("ignore::temporal_xmodal.time.TimeBinWarning")  # 120 items leave empty bins
 def test_estimators_not_applicable_to_a_data_set_are_left_out_with_the_reason(
         tmp_path, capsys, monkeypatch):
-    from temporal_xmodal.comparison import run as run_module
-    monkeypatch.setitem(run_module.NOT_APPLICABLE, "synthetic", {"SAM": "no reason at all"})
+    from temporal_xmodal.comparison import driver
+    monkeypatch.setitem(driver.NOT_APPLICABLE, "synthetic", {"SAM": "no reason at all"})
     registry = estimator_registry(4)
-    monkeypatch.setattr(run_module, "estimator_registry",   # two cheap entries suffice
+    monkeypatch.setattr(driver, "estimator_registry",   # two cheap entries suffice
                         lambda *a, **k: {n: registry[n] for n in ("CCA", "SAM")})
     assert main(["compare", "--n-samples", "120", "--no-plots", "--output", str(tmp_path)]) == 0
     out = capsys.readouterr().out
@@ -180,8 +180,8 @@ def test_estimators_not_applicable_to_a_data_set_are_left_out_with_the_reason(
     assert [row["name"] for row in results["rows"]] == ["CCA"]
     assert results["meta"]["not_run"] == {"SAM": "no reason at all"}
     assert main(["compare", "--estimators", "SAM", "--max-epochs", "1", "--n-samples", "120",
-                 "--no-plots", "--output", str(tmp_path)]) == 0            # named: it runs
-    results = json.loads((tmp_path / "results.json").read_text())
+                 "--no-plots", "--output", str(tmp_path / "sam")]) == 0    # named: it runs
+    results = json.loads((tmp_path / "sam" / "results.json").read_text())
     assert [row["name"] for row in results["rows"]] == ["SAM"] and results["meta"]["not_run"] == {}
 
 

@@ -94,8 +94,8 @@ def _notes(rows, data, dataset):
 def _bins_line(row):
     """One line on a binned model's bins: asked for, fitted, merged (its TimeBinWarning)."""
     merged = [note for note in row.get("time_bin_notes", ()) if "Binned" in note]
-    text = f"{row['name']} fitted {row['n_bins']} time bin(s)"
-    return text + (f": {merged[0]}" if merged else " (none merged).")
+    return (f"{row['name']}: {merged[0]}" if merged
+            else f"{row['name']} fitted {row['n_bins']} time bin(s), none merged.")
 
 
 @validate_params(
