@@ -67,7 +67,7 @@ class Reducer:
         return None
 
     def reduce(self, state, rows, cols, S):
-        """Fold the product ``S`` of query rows ``rows`` and gallery rows ``cols`` into ``state``."""
+        """Fold the product ``S`` of query rows ``rows`` and gallery rows ``cols`` in ``state``."""
         raise NotImplementedError
 
     def finish(self, state, rows):

@@ -101,7 +101,7 @@ class _Checked(NamedTuple):
 
 
 def _checked_labels(query_labels, gallery_labels, n_query, n_gallery):
-    """``(kind, query labels, gallery labels)`` as NumPy, checked (``None`` for both: counterparts)."""
+    """``(kind, query labels, gallery labels)``, checked, as NumPy (``None``: counterparts)."""
     if (query_labels is None) != (gallery_labels is None):
         raise ValueError("Give both query_labels and gallery_labels, or neither.")
     if query_labels is None:  # as many queries as gallery items: checked before the NaN pass
