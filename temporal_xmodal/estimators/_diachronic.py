@@ -160,7 +160,7 @@ class DiachronicEmbedder(NeuralCrossModalEmbedder):
                  lr_decay=0.0, validation_fraction=0.1, patience=None,
                  selection_metric="valid_tmap", device="auto", random_state=None, verbose=0,
                  callbacks=None, warm_start=False,
-                 keep_training_state=False, n_image_features=None,
+                 keep_training_state=False, compile_step="auto", n_image_features=None,
                  time_unit="years"):
         self.window = window
         self.decay = decay
@@ -195,6 +195,7 @@ class DiachronicEmbedder(NeuralCrossModalEmbedder):
         self.callbacks = callbacks
         self.warm_start = warm_start
         self.keep_training_state = keep_training_state
+        self.compile_step = compile_step
         self.n_image_features = n_image_features
         self.time_unit = time_unit
 

@@ -22,6 +22,7 @@ from ..nn import TwoTowerNet
 from ..nn.dropout import reseed
 from ..training import (
     BatchIterator,
+    CompiledStep,
     CrossModalNet,
     InverseTimeDecay,
     LearningRateDecay,
@@ -135,6 +136,11 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
                 train_split=(predefined_split(data_valid) if data_valid is not None
                              else None),
                 max_epochs=self.max_epochs, batch_size=self.batch_size)
+            compiled = self._compiled_step(self.net_.device)
+            if (compiled is None) != (self.net_.compiled_step_ is None) or (
+                    compiled is not None
+                    and compiled.options != self.net_.compiled_step_.options):
+                self.net_.compiled_step_ = compiled  # else keep the graphs already compiled
         else:
             self.net_ = self._build_net(X_image, X_text, train, centred, Y, data_valid, seed,
                                          relevance)
@@ -198,7 +204,7 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
             optimizer_params["optimizer__fused"] = True
         optimizer_params.update(self._optimizer_params())
         callbacks = self._net_callbacks(data_valid is not None, seed, relevance)
-        return CrossModalNet(
+        net = CrossModalNet(
             module=module,
             criterion=loss,
             optimizer=optimizer,
@@ -217,6 +223,17 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
             **{f"criterion__{k}": v for k, v in loss_params.items()},
             **optimizer_params,
         )
+        net.compiled_step_ = self._compiled_step(device)
+        return net
+
+    def _compiled_step(self, device):
+        """The net's :class:`~temporal_xmodal.training.CompiledStep`, or None (eager)."""
+        on_cuda = torch.device(device).type == "cuda"
+        if self.compile_step is False or (self.compile_step == "auto" and not on_cuda):
+            return None
+        options = (dict(self.compile_step) if isinstance(self.compile_step, dict)
+                   else {"mode": "reduce-overhead"} if on_cuda else {})
+        return CompiledStep(options, name=type(self).__name__)
 
     def _net_callbacks(self, validating, seed, relevance):
         """The net's callbacks: the method's, LR decay, checkpoint selection, the user's.

@@ -46,6 +46,7 @@ COMMON_CONSTRAINTS = {
     "callbacks": [list, None],
     "warm_start": ["boolean"],
     "keep_training_state": ["boolean"],
+    "compile_step": ["boolean", StrOptions({"auto"}), dict],
     **LAYOUT_CONSTRAINTS,
     "margin": [Interval(Real, 0, None, closed="left")],
     "negatives": [StrOptions(set(NEGATIVE_MODES))],
@@ -93,6 +94,14 @@ _SHARED_PARAMETERS = (
                                                        "library's."),
     ("warm_start", "bool", "Continue training the fitted net on the next ``fit``; X must have "
                            "the fitted layout, and the time axis stays the first fit's."),
+    ("compile_step", 'bool, "auto" or dict', "Run each training step's forward and loss as "
+                                              "one graph compiled by ``torch.compile`` "
+                                              "(replayed as a CUDA graph on CUDA); ``\"auto\"``: "
+                                              "on CUDA only, where it pays (on the CPU the "
+                                              "compile time outweighs the gain); a dict: "
+                                              "``torch.compile``'s keyword arguments.  Falls "
+                                              "back to the eager step with a warning when "
+                                              "torch cannot compile it (docs/training.md)."),
     ("keep_training_state", "bool", "Whether a pickle keeps what only more training needs "
                                     "(optimiser state, callbacks, validation split); "
                                     "``False`` keeps what inference and a warm start need "

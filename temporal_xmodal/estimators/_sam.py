@@ -81,7 +81,7 @@ class SAMEmbedder(NeuralCrossModalEmbedder):
                  momentum=0.9, nesterov=True, lr_decay=1e-6, validation_fraction=0.1,
                  patience=None, selection_metric="valid_map", device="auto",
                  random_state=None, verbose=0, callbacks=None, warm_start=False,
-                 keep_training_state=False,
+                 keep_training_state=False, compile_step="auto",
                  n_image_features=None,
                  time_unit="years"):
         self.margin = margin
@@ -111,6 +111,7 @@ class SAMEmbedder(NeuralCrossModalEmbedder):
         self.callbacks = callbacks
         self.warm_start = warm_start
         self.keep_training_state = keep_training_state
+        self.compile_step = compile_step
         self.n_image_features = n_image_features
         self.time_unit = time_unit
 

@@ -107,6 +107,12 @@ class TemporalCorrelation(BaseEstimator):
         if tables is None:
             tables = {name: torch.as_tensor(table, device=time.device)
                       for name, table in self.tables().items()}
+        return self._batch_matrix(time, labels, text, dtype, tables)
+
+    def _batch_matrix(self, time, labels, text, dtype, tables):
+        """:meth:`batch_matrix` of a fitted correlation with its tables on the device (what
+        a loss calls every step: no fitted-state check, nothing Python-side that a compiled
+        step would have to trace)."""
         with torch.no_grad():
             return self._matrix(centre_times(time.reshape(-1), self.time_origin_), labels, text,
                                 tables).to(dtype)

@@ -209,9 +209,9 @@ class TempXNetLoss(nn.Module):
         triplet = _reduce(hinges, self.reduction, b)
         if self.exclude_self:
             positives.fill_diagonal_(False)
-        f_t = self.correlation.batch_matrix(
-            batch["time"], labels, batch.get("text"), dtype=z_image.dtype,
-            tables={name: getattr(self, f"table_{name}") for name in self._table_names})
+        f_t = self.correlation._batch_matrix(  # fitted when the loss was built
+            batch["time"], labels, batch.get("text"), z_image.dtype,
+            {name: getattr(self, f"table_{name}") for name in self._table_names})
         f_s = _cross_modality_similarity(z_image, z_text, self.eps, self.similarity_mode, S=S)
         temporal = temporal_soft_constraint(f_t, f_s, positives)
         if self.temporal_normalisation == "literal":

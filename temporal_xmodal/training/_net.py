@@ -5,7 +5,7 @@ from contextlib import contextmanager
 import torch
 from skorch import NeuralNet
 from skorch.callbacks import EarlyStopping
-from skorch.dataset import get_len
+from skorch.dataset import get_len, unpack_data
 from skorch.history import History
 
 from ._data import DeviceBatches
@@ -116,14 +116,31 @@ class CrossModalNet(RecordsInterrupt, NeuralNet):
             iterator.device = self.device
         return iterator
 
+    #: A :class:`~temporal_xmodal.training.CompiledStep` that runs forward and loss, or None
+    #: (eager); set by the estimator after construction.
+    compiled_step_ = None
+
     def train_step_single(self, batch, **fit_params):
         """skorch's step with the batch moved to the device once, before module and loss.
 
         skorch moves a copy of the batch for the module only and hands the loss the
         original, so a loss that reads the batch (margins, times, correlations) would mix
-        devices.  Batches of a :class:`DeviceBatches` iterator arrive on the device: nothing moves.
+        devices.  Batches of a :class:`DeviceBatches` iterator arrive on the device: nothing
+        moves.  With :attr:`compiled_step_`, forward and loss run as its compiled graph.
         """
-        return super().train_step_single(on_device(batch, self.device), **fit_params)
+        batch = on_device(batch, self.device)
+        compiled = self.compiled_step_
+        if compiled is None or fit_params:
+            return super().train_step_single(batch, **fit_params)
+        self._set_training(True)
+        Xi, yi = unpack_data(batch)
+        result = compiled(self.module_, self.criterion_, Xi, yi)
+        if result is None:  # the compiler gave up: skorch's eager step from now on
+            return super().train_step_single(batch, **fit_params)
+        loss, y_pred = result
+        loss.backward()
+        # a CUDA-graph replay reuses its output memory: the recorded loss is a copy
+        return {"loss": loss.detach().clone(), "y_pred": y_pred}
 
     def validation_step(self, batch, **fit_params):
         """skorch's validation step with the batch moved to the device once."""
