@@ -380,7 +380,7 @@ def retrieval_metrics_at_k(
     >>> from temporal_xmodal.metrics import retrieval_metrics_at_k
     >>> rng = np.random.default_rng(0)
     >>> E = rng.standard_normal((50, 8))
-    >>> retrieval_metrics_at_k(E, E, k=5, metrics="recall")
+    >>> retrieval_metrics_at_k(E, E, k=5, metrics="recall", similarity="cosine")
     {'recall': 1.0}
     """
     metrics = (metrics,) if isinstance(metrics, str) else tuple(metrics)
