@@ -3,6 +3,8 @@
 See :mod:`temporal_xmodal.base` for the two hooks a subclass implements.
 """
 
+from numbers import Integral
+
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import StrOptions
@@ -10,8 +12,9 @@ from sklearn.utils._set_output import ADAPTERS_MANAGER, _get_output_config
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._layout import resolve_blocks, split_blocks, split_time_column
+from .._stacking import refuse_raw_columns
 from .._time_column import check_time_column_values
-from .._validation import CountInterval, check_features, check_labels
+from .._validation import Interval, check_features, check_labels
 from ..metrics import cross_modal_scores
 from ..time import (
     TIME_UNITS,
@@ -25,7 +28,7 @@ from ..time import (
 
 #: Parameter constraints of the layout parameters every estimator has.
 LAYOUT_CONSTRAINTS = {
-    "n_image_features": [CountInterval(1, None, closed="left"), StrOptions({"auto"}),
+    "n_image_features": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"}),
                          None],
     "time_unit": [StrOptions(set(TIME_UNITS))],
 }
@@ -296,6 +299,7 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
 
     def _transform_modality(self, A, time, modality):
         original = A
+        refuse_raw_columns(self, original, modality)  # pipe[-1] given unpreprocessed data
         A = self._check_modality_block(A, modality)
         t = self._instants(time, A.shape[0])
         if self._extrapolates():  # not a model that kept its constant-time control

@@ -6,8 +6,9 @@ from numbers import Integral
 import numpy as np
 import torch
 from sklearn.base import clone
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils._param_validation import HasMethods, StrOptions
 
+from ..._validation import Interval
 from ...base import LAYOUT_CONSTRAINTS, LAYOUT_PARAMETERS_DOC, CrossModalEmbedder
 from ...time import TimeBins, TimeBinWarning
 from ...training import TrainingInterruptedWarning
