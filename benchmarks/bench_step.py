@@ -9,7 +9,8 @@ What it measures, for each estimator at its defaults (hidden 1,024; its own batc
    has it): the count is what a GPU pays per step.
 2. **CPU step time** (ms; an epoch's ``dur`` over its batches, the median of epochs 2–3, so
    that the first epoch's warm-up and a compiled step's compile time are left out) at the
-   demo's feature sizes (64 image + 48 text) and at CLIP's (512 + 512).
+   demo's feature sizes (64 image + 48 text) and at CLIP's (512 + 512); ``--repeats`` fits
+   per tree, before and after alternating, and their median.
 3. The same with ``compile_step=True`` on the CPU (inductor): the step time, the compile time
    (epoch 1 minus epoch 2) and the number of steps after which compiling has paid.
 
@@ -141,6 +142,8 @@ def main(argv=None):
     parser.add_argument("--base", default=DEFAULT_BASE, help="git revision of 'before'")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="fits per tree and size, before and after alternating")
     parser.add_argument("--no-compile", action="store_true", help="skip the compiled step")
     parser.add_argument("--output-dir", default=str(ROOT / "benchmarks" / "results"))
     parser.add_argument("--worker", help=argparse.SUPPRESS)
@@ -151,7 +154,7 @@ def main(argv=None):
     n, epochs = (600, 2) if args.quick else (4000, 3)
     sizes = {"demo": (64, 48)} if args.quick else {"demo": (64, 48), "clip": (512, 512)}
     results = {"base": args.base, "threads": args.threads, "n_items": n, "epochs": epochs,
-               "rows": []}
+               "repeats": args.repeats, "load_average": os.getloadavg(), "rows": []}
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp) / "base"
         subprocess.run(["git", "worktree", "add", "--detach", str(base), args.base], cwd=ROOT,
@@ -164,14 +167,20 @@ def main(argv=None):
                     spec = {"name": name, "kind": "kernels", "n": 530, "d_image": 16,
                             "d_text": 16, "epochs": 1, "threads": 1}
                     row[f"kernels_{label}"] = measure(tree, spec).get("kernels")
-                    for size, (di, dt) in sizes.items():
-                        spec = {"name": name, "kind": "time", "n": n, "d_image": di,
-                                "d_text": dt, "epochs": epochs, "threads": args.threads}
-                        if label == "after":
-                            spec["compile"] = False
-                        row[f"{size}_{label}"] = measure(tree, spec)
-                if not (args.quick or args.no_compile):
-                    for size, (di, dt) in sizes.items():
+                for size, (di, dt) in sizes.items():
+                    # before and after alternate, so that a change of the machine's load
+                    # falls on both; the median of the repeats is reported
+                    runs = {label: [] for label in trees}
+                    for _ in range(args.repeats):
+                        for label, tree in trees.items():
+                            spec = {"name": name, "kind": "time", "n": n, "d_image": di,
+                                    "d_text": dt, "epochs": epochs, "threads": args.threads}
+                            if label == "after":
+                                spec["compile"] = False
+                            runs[label].append(measure(tree, spec))
+                    for label in trees:
+                        row[f"{size}_{label}"] = _median_run(runs[label])
+                    if not (args.quick or args.no_compile):
                         spec = {"name": name, "kind": "time", "n": n, "d_image": di,
                                 "d_text": dt, "epochs": epochs, "threads": args.threads,
                                 "compile": True}
@@ -186,6 +195,15 @@ def main(argv=None):
     out.write_text(json.dumps(results, indent=1) + "\n")
     print("wrote", out)
     return 0
+
+
+def _median_run(runs):
+    """The run of median step time (with every repeat's step time), or the first error."""
+    ok = [r for r in runs if "step_ms" in r]
+    if not ok:
+        return runs[0]
+    ok.sort(key=lambda r: r["step_ms"])
+    return {**ok[len(ok) // 2], "step_ms_repeats": [r["step_ms"] for r in runs if "step_ms" in r]}
 
 
 def _print_row(row, sizes):

@@ -28,14 +28,7 @@ CASES = all_cases()
 #: Cases whose fix lives in a file another change owns, with what it waits on (strict: a
 #: fixed case fails here until it is taken off this list).
 PENDING = {
-    "r4.transform_text_on_pipe_last_with_an_array":
-        "base/_embedder.py: _transform_modality to call _stacking.refuse_raw_columns",
-    "r4.transform_image_on_pipe_last_with_an_array":
-        "base/_embedder.py: _transform_modality to call _stacking.refuse_raw_columns",
-    "r4.validation_fraction_rounds_to_one_row": "estimators/_neural.py: the validation split",
-    "r4.diachronic_intra_balance_1e38": "training: a diverged loss named",
     "r4.staged_placement_on_cuda_without_a_gpu": "training: the placement's device check",
-    "r4.still_improving_text_of_a_3_epoch_fit": "estimators/_checkpoint.py: the warning text",
 }
 
 

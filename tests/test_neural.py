@@ -289,3 +289,30 @@ def test_tempxnet_correlation_given_as_object_is_cloned():
         tiny(TempXNetEmbedder, correlation=corr, bandwidth=2.0, **kw).fit(X, y)
     with pytest.raises(ValueError, match="'correlation' parameter"):
         tiny(TempXNetEmbedder, correlation="rec", **kw).fit(X, y)
+
+
+def test_a_validation_fraction_below_two_rows_holds_out_two_and_says_so(data):
+    X, y, _, _, n_img = data
+    est = tiny(SAMEmbedder, n_image_features=n_img, max_epochs=2, validation_fraction=0.01)
+    with pytest.warns(UserWarning, match=r"validation_fraction=0.01 of 120 rows is 1.2 rows; "
+                                         r"2 are held out"):
+        est.fit(X[:120], y[:120])
+    assert "valid_tmap" in est.net_.history[-1] or "valid_map" in est.net_.history[-1]
+    with pytest.warns(UserWarning, match="too few rows to hold out"):
+        tiny(SAMEmbedder, n_image_features=n_img, max_epochs=1,
+             validation_fraction=0.5).fit(X[:3], y[:3] * 0 + np.arange(3) % 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)  # 0.1 of 120 rows: 12, nothing to say
+        tiny(SAMEmbedder, n_image_features=n_img, max_epochs=1,
+             validation_fraction=0.1).fit(X[:120], y[:120])
+
+
+def test_a_diverged_training_loss_stops_the_fit_and_is_named(data):
+    from temporal_xmodal.training import TrainingDivergedError
+
+    X, y, _, _, n_img = data
+    est = tiny(DiachronicEmbedder, n_image_features=n_img, max_epochs=2, window=0.5,
+               intra_balance=1e38)
+    with pytest.raises(TrainingDivergedError, match="Training diverged: the training loss "
+                                                    "was (inf|nan) at batch 1 of epoch 1"):
+        est.fit(X, y)

@@ -77,7 +77,7 @@ def _notes(rows, data, dataset):
         parts.append("constant-time controls of " + ", ".join(short_controls))
     if parts:
         lines.append("Still improving at the last epoch (the best validation figure rose by "
-                     "more than 0.01 over the last 5 epochs, so these figures may be short of "
+                     "more than 0.01 over the most recent epochs, so these figures may be short of "
                      "convergence; --max-epochs raises the epochs; * in the figure): "
                      + "; ".join(parts) + ".")
     for row in rows:

@@ -96,8 +96,10 @@ def still_improving_message(name):
     The same for every fit of a class (Python's default filter shows it once per calling
     line); each fit's epochs, figure and recent gain are in its ``convergence_``.
     """
-    return (f"{name}: the validation figure was still improving (by more than {TOL:g} over "
-            f"the last {N_ITER_NO_CHANGE} epochs); the model may be short of convergence. "
+    return (f"{name}: the validation figure was still improving: its best over the most "
+            f"recent epochs ({N_ITER_NO_CHANGE} of them, or every epoch after the first in a "
+            f"fit of {N_ITER_NO_CHANGE + 1} or fewer) beat the earlier best by more than "
+            f"{TOL:g}; the model may be short of convergence. "
             "Raise max_epochs (the best epoch's weights are kept, so more epochs mostly cost "
             "time). Each fit's best and last epoch, its figure and recent_gain are in "
             "convergence_ (docs/training.md).")

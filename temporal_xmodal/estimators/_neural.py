@@ -172,15 +172,36 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
     def _fit_time_encoding(self, centred):
         """Fit the network's time encoding (time-conditioned models override)."""
 
+    def _n_valid(self, n):
+        """Validation rows of a fit on ``n`` rows: ``validation_fraction · n`` rounded, at
+        least 2 (the fewest that rank), 0 when fewer than 2 training rows would be left."""
+        if self.validation_fraction == 0:
+            return 0
+        n_valid = max(2, int(round(self.validation_fraction * n)))
+        return n_valid if n - n_valid >= 2 else 0
+
     def _holds_out_rows(self, n):
         """Whether a fit on ``n`` rows holds out validation rows."""
-        n_valid = int(round(self.validation_fraction * n))
-        return self.validation_fraction > 0 and n_valid >= 2 and n - n_valid >= 2
+        return self._n_valid(n) > 0
 
     def _split_rows(self, n, rng):
-        """Sorted training and validation row indices; ``(None, None)``: all rows train."""
-        n_valid = int(round(self.validation_fraction * n))
-        if not self._holds_out_rows(n):
+        """Sorted training and validation row indices; ``(None, None)``: all rows train.
+
+        A fraction that rounds below 2 rows holds out 2, and one too large to leave 2
+        training rows holds out none; either way the fit warns (nothing changes silently).
+        """
+        n_valid, asked = self._n_valid(n), self.validation_fraction * n
+        if self.validation_fraction > 0 and n_valid != int(round(asked)):
+            name = type(self).__name__
+            warn(f"{name}: validation_fraction={self.validation_fraction:g} of {n} rows is "
+                 f"{asked:.3g} rows; " + (
+                     f"{n_valid} are held out to select the checkpoint (the fewest that "
+                     "rank)" if n_valid else
+                     "too few rows to hold out validation rows and keep 2 training rows: "
+                     "all rows train for max_epochs epochs and the last epoch is kept") +
+                 ". validation_fraction=0 trains on every row without selection.",
+                 UserWarning)
+        if not n_valid:
             return None, None
         order = rng.permutation(n)
         return np.sort(order[n_valid:]), np.sort(order[:n_valid])

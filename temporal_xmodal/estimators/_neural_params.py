@@ -126,16 +126,20 @@ _SHARED_ATTRIBUTES = """    net_ : skorch.NeuralNet
     best_epoch_ : int
         Epoch (1-based, over ``net_.history``) whose weights are kept: the
         best of ``selection_metric`` among the last fit's epochs when
-        validating, else the last.  When it is the last of the fit's
-        ``max_epochs`` (≥ 2) epochs, ``fit`` warns with a
-        :class:`~sklearn.exceptions.ConvergenceWarning` (one text per class, so
-        a grid search shows it once).
+        validating, else the last.  When the fit ran all its ``max_epochs``
+        (≥ 2) epochs and was still improving (``convergence_``),
+        ``fit`` warns with a :class:`~temporal_xmodal.StillImprovingWarning`
+        (a :class:`~sklearn.exceptions.ConvergenceWarning`; one text per class,
+        so a grid search shows it once).
     convergence_ : dict
         How the last fit ended: ``best_epoch``, ``last_epoch``, ``metric``
         (the selection figure; ``None`` without validation), ``best_score``
-        (its value at ``best_epoch``; ``None`` without validation) and
-        ``still_improving`` (the best epoch was the last: the
-        ``ConvergenceWarning``).
+        (its value at ``best_epoch``; ``None`` without validation),
+        ``recent_gain`` (how much the best figure of the last 5 epochs beat the
+        best before them, in the figure's units, positive when better; with
+        at most 6 epochs, against the first epoch's) and ``still_improving``
+        (``recent_gain`` above 0.01 of mAP or 1 % of a loss: the
+        ``StillImprovingWarning``).
     training_interrupted_ : bool
         Whether Ctrl-C stopped the last fit; ``fit`` then warns with a
         :class:`~temporal_xmodal.training.TrainingInterruptedWarning` saying

@@ -3,11 +3,12 @@
 from ._callbacks import InverseTimeDecay, LearningRateDecay, RetrievalScoring, ScheduledMargin
 from ._compiled import CompiledStep
 from ._data import BatchIterator, CrossModalDataset, as_tensor, make_dataset, shared_dataset
-from ._net import CrossModalNet, TrainingInterruptedWarning, embed_batches
+from ._net import CrossModalNet, TrainingDivergedError, TrainingInterruptedWarning, embed_batches
 from ._seeding import seeded
 from ._sequential import LearnedOptimizerNet, ModalityPoolIterator, ModalityPools, StageNet
 
-__all__ = ["BatchIterator", "CompiledStep", "CrossModalDataset", "as_tensor", "CrossModalNet", "InverseTimeDecay",
-           "LearnedOptimizerNet", "LearningRateDecay", "ModalityPoolIterator", "ModalityPools", "RetrievalScoring",
-           "ScheduledMargin", "StageNet", "TrainingInterruptedWarning", "embed_batches",
-           "make_dataset", "seeded", "shared_dataset"]
+__all__ = ["BatchIterator", "CompiledStep", "CrossModalDataset", "CrossModalNet",
+           "InverseTimeDecay", "LearnedOptimizerNet", "LearningRateDecay",
+           "ModalityPoolIterator", "ModalityPools", "RetrievalScoring", "ScheduledMargin",
+           "StageNet", "TrainingDivergedError", "TrainingInterruptedWarning", "as_tensor",
+           "embed_batches", "make_dataset", "seeded", "shared_dataset"]

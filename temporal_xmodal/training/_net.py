@@ -1,5 +1,6 @@
 """The skorch net every neural estimator trains through."""
 
+import math
 from contextlib import contextmanager
 
 import torch
@@ -9,6 +10,10 @@ from skorch.dataset import get_len, unpack_data
 from skorch.history import History
 
 from ._data import DeviceBatches
+
+
+class TrainingDivergedError(ValueError):
+    """Raised by ``fit`` when a training loss is not finite (the weights went with it)."""
 
 
 class TrainingInterruptedWarning(UserWarning):
@@ -169,8 +174,17 @@ class CrossModalNet(RecordsInterrupt, NeuralNet):
         self.history.record(prefix + "_batch_count", batch_count)
 
     def on_epoch_end(self, net, **kwargs):
-        """Settle the epoch's batch losses before the callbacks read them."""
+        """Settle the epoch's batch losses before the callbacks read them; a loss that is
+        not finite stops the fit (:class:`TrainingDivergedError`)."""
         self._settle_losses()
+        for i, row in enumerate(self.history[-1].get("batches", ())):
+            loss = row.get("train_loss")
+            if loss is not None and not math.isfinite(loss):
+                raise TrainingDivergedError(
+                    f"Training diverged: the training loss was {loss} at batch {i + 1} of "
+                    f"epoch {len(self.history)}, so the weights are no longer finite. Lower "
+                    "lr, or the loss's weights and margins (e.g. intra_balance, "
+                    "temporal_weight, margin).")
         super().on_epoch_end(net, **kwargs)
 
     # ---------------------------------------------- slim pickles (inference only)
