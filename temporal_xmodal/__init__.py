@@ -5,43 +5,64 @@
 :mod:`temporal_xmodal.time`'s, and :mod:`temporal_xmodal.base` reads X through
 both for every estimator.
 
+The public names are imported on first use (PEP 562), so that
+``python -m temporal_xmodal --help`` answers before torch is imported.
+
 Read more in the user guide: docs/index.md.
 """
 
-from ._layout import LayoutWarning
-from ._stacking import make_crossmodal_transformer, stack_modalities
-from ._time_column import TimeColumnWarning
-from ._warnings import StillImprovingWarning
-from .base import CrossModalEmbedder
-from .estimators import (
-    BinnedProcrustesEmbedder,
-    CCACrossModal,
-    DiachronicEmbedder,
-    SAMEmbedder,
-    SequentialCrossModal,
-    TempXNetEmbedder,
-)
-from .estimators._settings import paper_settings
-from .time import TimeRangeWarning, TimeUnitWarning
+import importlib
+from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
 
-#: The registered estimators (estimators/_registry.py) are exported by name;
-#: tests/test_registry.py checks that this list and the registry agree.
-__all__ = [
-    "BinnedProcrustesEmbedder",
-    "CCACrossModal",
-    "CrossModalEmbedder",
-    "DiachronicEmbedder",
-    "LayoutWarning",
-    "SAMEmbedder",
-    "SequentialCrossModal",
-    "StillImprovingWarning",
-    "TempXNetEmbedder",
-    "TimeColumnWarning",
-    "TimeRangeWarning",
-    "TimeUnitWarning",
-    "make_crossmodal_transformer",
-    "paper_settings",
-    "stack_modalities",
-]
+#: Public name -> the module that owns it.  The registered estimators
+#: (estimators/_registry.py) are exported by name; tests/test_registry.py checks that
+#: this list and the registry agree.
+_OWNERS = {
+    "BinnedProcrustesEmbedder": ".estimators",
+    "CCACrossModal": ".estimators",
+    "CrossModalEmbedder": ".base",
+    "DiachronicEmbedder": ".estimators",
+    "LayoutWarning": "._layout",
+    "SAMEmbedder": ".estimators",
+    "SequentialCrossModal": ".estimators",
+    "StillImprovingWarning": "._warnings",
+    "TempXNetEmbedder": ".estimators",
+    "TimeColumnWarning": "._time_column",
+    "TimeRangeWarning": ".time",
+    "TimeUnitWarning": ".time",
+    "make_crossmodal_transformer": "._stacking",
+    "paper_settings": ".estimators._settings",
+    "stack_modalities": "._stacking",
+}
+__all__ = list(_OWNERS)
+
+if TYPE_CHECKING:  # the same names, for static analysis and IDEs
+    from ._layout import LayoutWarning
+    from ._stacking import make_crossmodal_transformer, stack_modalities
+    from ._time_column import TimeColumnWarning
+    from ._warnings import StillImprovingWarning
+    from .base import CrossModalEmbedder
+    from .estimators import (
+        BinnedProcrustesEmbedder,
+        CCACrossModal,
+        DiachronicEmbedder,
+        SAMEmbedder,
+        SequentialCrossModal,
+        TempXNetEmbedder,
+    )
+    from .estimators._settings import paper_settings
+    from .time import TimeRangeWarning, TimeUnitWarning
+
+
+def __getattr__(name):
+    """Import a public name from its owner on first use (PEP 562)."""
+    owner = _OWNERS.get(name)
+    if owner is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(owner, __name__), name)
+
+
+def __dir__():
+    return sorted([*_OWNERS, "__version__"])

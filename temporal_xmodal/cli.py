@@ -235,7 +235,9 @@ def main(argv=None):
     """
     argv = sys.argv[1:] if argv is None else list(argv)
     parser, compare_parser = _parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # argparse would name the top-level parser: the error is compare's
+        compare_parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     try:
         if args.dataset != "synthetic":  # before the output folder is created
             data_folder(args.data_dir, args.dataset)

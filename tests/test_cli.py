@@ -86,6 +86,7 @@ def test_models_still_improving_at_their_last_epoch_are_named(tmp_path, capsys):
     (["--estimators", ","], "(none given)"),
     (["--output", "FILE"], "an existing file, not a folder"),
     (["--output", "FILE/sub"], "cannot write there"),
+    (["--epochs", "3"], "unrecognized arguments: --epochs 3"),
 ])
 def test_bad_arguments_are_one_line_errors_before_any_fit(args, message, tmp_path, capsys):
     (tmp_path / "FILE").write_text("not a folder")
