@@ -98,12 +98,24 @@ def fit_throughput(name, X, y, d_image, device, **params):
 
 
 def plain_loop(est, X, y, d_image, device, epochs=2):
-    """The fitted estimator's module class, loss and optimiser in a hand-written loop over
-    device-resident tensors; the last epoch's items/s."""
+    """The fitted estimator's module class, loss and optimiser (same class, parameter groups,
+    options and learning-rate decay) in a hand-written eager loop over device-resident
+    tensors; the last epoch's items/s."""
     net = est.net_
     module = type(net.module_)(**net.get_params_for("module")).to(device)
     criterion = net.criterion_
-    optimizer = type(net.optimizer_)(module.parameters(), lr=net.lr)
+    # the fit's optimiser: its class, parameter groups (Diachronic's time pathway has its
+    # own rate) and options (fused), over the new module's parameters
+    names = {id(p): name for name, p in net.module_.named_parameters()}
+    params = dict(module.named_parameters())
+    groups = [{**{k: v for k, v in group.items() if k != "params"},
+               "params": [params[names[id(p)]] for p in group["params"]]}
+              for group in net.optimizer_.param_groups]
+    for group in groups:
+        group["lr"] = group.setdefault("initial_lr", group["lr"])
+    optimizer = type(net.optimizer_)(groups)
+    decay = float(getattr(est, "lr_decay", 0) or 0)  # the fit's per-step learning-rate decay
+    step = 0
     batch_size = est.batch_size
     n = len(X)
     image = torch.as_tensor(X[:, :d_image], device=device)
@@ -133,6 +145,10 @@ def plain_loop(est, X, y, d_image, device, epochs=2):
             batch = {"image": image[index], "text": text[index],
                      **{k: v[index] for k, v in times.items()}}
             labels = Y[index].to(torch.float32)
+            if decay:
+                for group in optimizer.param_groups:
+                    group["lr"] = group["initial_lr"] / (1.0 + decay * step)
+            step += 1
             optimizer.zero_grad()
             loss = criterion(module(**batch), labels, batch)
             loss.backward()

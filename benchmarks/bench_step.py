@@ -26,6 +26,7 @@ Usage::
 """
 
 import argparse
+import datetime
 import json
 import os
 import subprocess
@@ -153,8 +154,12 @@ def main(argv=None):
         return 0
     n, epochs = (600, 2) if args.quick else (4000, 3)
     sizes = {"demo": (64, 48)} if args.quick else {"demo": (64, 48), "clip": (512, 512)}
-    results = {"base": args.base, "threads": args.threads, "n_items": n, "epochs": epochs,
-               "repeats": args.repeats, "load_average": os.getloadavg(), "rows": []}
+    results = {"benchmark": "bench_step", "command": ["bench_step.py", *(argv or sys.argv[1:])],
+               "base": args.base, "threads": args.threads, "n_items": n, "epochs": epochs,
+               "repeats": args.repeats, "load_average": os.getloadavg(),
+               "date": datetime.date.today().isoformat(),
+               "machine": {"cpu_count": os.cpu_count(),
+                           "versions": {"torch": _torch_version()}}, "rows": []}
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp) / "base"
         subprocess.run(["git", "worktree", "add", "--detach", str(base), args.base], cwd=ROOT,
@@ -195,6 +200,12 @@ def main(argv=None):
     out.write_text(json.dumps(results, indent=1) + "\n")
     print("wrote", out)
     return 0
+
+
+def _torch_version():
+    out = subprocess.run([sys.executable, "-c", "import torch; print(torch.__version__)"],
+                         capture_output=True, text=True)
+    return out.stdout.strip()
 
 
 def _median_run(runs):

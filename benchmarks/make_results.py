@@ -264,13 +264,39 @@ def diachronic_defaults_section(doc):
     return lines
 
 
+def step_section(doc):
+    """bench_step: kernels per training step and the CPU step, before and after."""
+    lines = ["## A training step: kernels and CPU time (`bench_step`)", "",
+             f"{_settings(doc)}; before = `{doc.get('base')}`, {doc.get('threads')} thread(s), "
+             f"{doc.get('n_items')} items, median of {doc.get('repeats')} alternating fits.", "",
+             "| estimator | kernels per step | demo step, ms (before → after) | CLIP step, ms "
+             "| compiled on the CPU: demo / CLIP ms, compile s |", "|---|---|---|---|---|"]
+
+    def step(row, key):
+        entry = row.get(key) or {}
+        return entry.get("step_ms")
+
+    for row in doc["rows"]:
+        cells = [row["estimator"], f"{row.get('kernels_before')} → {row.get('kernels_after')}"]
+        for size in ("demo", "clip"):
+            before, after = step(row, f"{size}_before"), step(row, f"{size}_after")
+            cells.append(f"{before:.1f} → {after:.1f} (×{before / after:.2f})"
+                         if before and after else "—")
+        compiled = [row.get(f"{size}_compiled") or {} for size in ("demo", "clip")]
+        cells.append(" / ".join(f"{c['step_ms']:.1f} ms, {c['first_epoch_s'] - c['epoch_s']:.0f} s"
+                                if "step_ms" in c else "—" for c in compiled))
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
 def generic_section(doc):
     return [f"## `{doc['benchmark']}`", "", f"{_settings(doc)}."]
 
 
 SECTIONS = {"bench_demo_time": demo_time_section, "bench_sensitivity": sensitivity_section,
             "bench_ticrc_all": ticrc_section, "probe_bad_input": probe_section,
-            "bench_diachronic_defaults": diachronic_defaults_section}
+            "bench_diachronic_defaults": diachronic_defaults_section,
+            "bench_step": step_section}
 
 
 def _section(doc):
