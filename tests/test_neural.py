@@ -316,3 +316,27 @@ def test_a_diverged_training_loss_stops_the_fit_and_is_named(data):
     with pytest.raises(TrainingDivergedError, match="Training diverged: the training loss "
                                                     "was (inf|nan) at batch 1 of epoch 1"):
         est.fit(X, y)
+
+
+class _CtrlC(Callback):
+    """Ctrl-C in the first epoch of every fit; counts the fits it stopped."""
+
+    stopped = 0
+
+    def on_epoch_end(self, net, **kwargs):
+        type(self).stopped += 1
+        raise KeyboardInterrupt
+
+
+def test_ctrl_c_in_a_grid_search_stops_the_search_not_only_the_fit(data):
+    X, y, _, _, n_img = data
+    est = tiny(SAMEmbedder, n_image_features=n_img, max_epochs=3, callbacks=[_CtrlC()])
+    _CtrlC.stopped = 0
+    search = GridSearchCV(est, {"margin": [0.2, 0.5]}, cv=2)
+    with pytest.warns(UserWarning, match="interrupted"), pytest.raises(KeyboardInterrupt):
+        search.fit(X, y)
+    assert _CtrlC.stopped == 1  # the search did not go on to its next fits
+    # called directly, the interrupted fit returns the usable model with the warning
+    with pytest.warns(UserWarning, match="interrupted"):
+        est.fit(X, y)
+    assert est.training_interrupted_ and est.transform(X).shape[0] == len(X)

@@ -8,9 +8,12 @@ bin continuing from a global model) selects among its own epochs, those after th
 (Ctrl-C) before its validation has none.
 """
 
+import sys
+
 import numpy as np
 
 from .._warnings import StillImprovingWarning, warn
+from ..training import TrainingInterruptedWarning
 
 #: How the messages name each selection figure.
 _FIGURE = {"valid_map": "mAP", "valid_tmap": "time-window mAP@50", "valid_loss": "loss"}
@@ -154,3 +157,26 @@ def interrupt_message(history, metric, n_before, *, validating, best, name):
         state = f"it holds the partial weights of the unfinished epoch {n}"
     return (f"{name}: training was interrupted (Ctrl-C) {where}; the model is usable but "
             f"partial: {state}. Fit again with warm_start=True to continue training.")
+
+
+def report_interrupt(message):
+    """Warn that Ctrl-C stopped a fit, and stop a model selection around it.
+
+    Called directly, ``fit`` returns the usable (partial) model with a
+    :class:`~temporal_xmodal.training.TrainingInterruptedWarning`.  Inside scikit-learn's model
+    selection (``GridSearchCV``, ``cross_validate``, … on any joblib backend: their fitting
+    function is on this thread's stack) the Ctrl-C was meant for the search, which would
+    otherwise go on to its next fit: it is raised again, after the warning.
+    """
+    warn(message, TrainingInterruptedWarning)
+    if _inside_model_selection():
+        raise KeyboardInterrupt(message)
+
+
+def _inside_model_selection():
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_globals.get("__name__", "").startswith("sklearn.model_selection"):
+            return True
+        frame = frame.f_back
+    return False

@@ -27,13 +27,12 @@ from ..training import (
     InverseTimeDecay,
     LearningRateDecay,
     RetrievalScoring,
-    TrainingInterruptedWarning,
     as_tensor,
     embed_batches,
     make_dataset,
     seeded,
 )
-from ._checkpoint import best_epoch, interrupt_message
+from ._checkpoint import best_epoch, interrupt_message, report_interrupt
 from ._neural_params import OPTIMIZERS, TMAP_WINDOW
 from ._use_time import fit_using_time, projection_times
 from .._warnings import warn
@@ -156,10 +155,10 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
         self.training_interrupted_ = bool(getattr(self.net_, "interrupted_", False))
         self.best_epoch_, self.convergence_ = self._best_epoch(data_valid is not None, n_before)
         if self.training_interrupted_:
-            warn(interrupt_message(self.net_.history, self.selection_metric, n_before,
-                                   validating=data_valid is not None,
-                                   best=self.best_epoch_, name=type(self).__name__),
-                 TrainingInterruptedWarning)
+            report_interrupt(interrupt_message(
+                self.net_.history, self.selection_metric, n_before,
+                validating=data_valid is not None, best=self.best_epoch_,
+                name=type(self).__name__))
         return self
 
     def _best_epoch(self, validating, n_before):

@@ -11,7 +11,7 @@ from sklearn.utils._param_validation import HasMethods, StrOptions
 from ..._validation import Interval
 from ...base import LAYOUT_CONSTRAINTS, LAYOUT_PARAMETERS_DOC, CrossModalEmbedder
 from ...time import TimeBins, TimeBinWarning
-from ...training import TrainingInterruptedWarning
+from .._checkpoint import report_interrupt
 from .._tempxnet import TempXNetEmbedder
 from .._use_time import (
     USE_TIME_ATTRIBUTES_DOC,
@@ -21,7 +21,6 @@ from .._use_time import (
 )
 from ._alignment import bin_embedding, chain_rotations
 from ._fit import fit_bin_models, fit_time_bins
-from ..._warnings import warn
 
 
 def default_base_estimator():
@@ -310,12 +309,13 @@ class BinnedProcrustesEmbedder(CrossModalEmbedder):
                  "the estimator is usable but partial: the fitted bins are aligned (the "
                  "last one may have stopped early) and times in the unfitted bins use the "
                  f"last fitted bin's model (bin {n_fitted - 1}); training_interrupted_ = True")
-        warn(
-            f"{type(self).__name__}: training was interrupted (Ctrl-C) after {n_fitted} of "
-            f"{self.n_bins_} time bins were fitted{during}; {state}.", TrainingInterruptedWarning)
+        n_bins = self.n_bins_
         if n_fitted == 0:
             for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
                 delattr(self, name)
+        report_interrupt(
+            f"{type(self).__name__}: training was interrupted (Ctrl-C) after {n_fitted} of "
+            f"{n_bins} time bins were fitted{during}; {state}.")
         return self
 
     # ------------------------------------------------------------ transform

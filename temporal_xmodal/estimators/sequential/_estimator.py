@@ -20,7 +20,8 @@ from ..._validation import Arrangement, Interval, check_features, check_labels
 from ...base import CrossModalEmbedder
 from ...losses.classification import REDUCTIONS, SINGLE_LABEL_LOSSES
 from ...nn.sequential import MODALITIES, MetaLearner, SequentialNet
-from ...training import TrainingInterruptedWarning, seeded
+from ...training import seeded
+from .._checkpoint import report_interrupt
 from .._neural import resolve_device
 from .._neural_params import COMMON_CONSTRAINTS
 from ._inference import (binary_codes, class_probabilities, fused_codes,
@@ -30,7 +31,6 @@ from ._pickling import pack_modules, unpack_modules
 from ._stages import (STAGE_HEADERS, STAGE_NAMES, MetaSettings, NetSettings, StageInterrupted,
                       parallel_stage, select_memory, stage_four, stage_one, stage_three,
                       stage_two)
-from ..._warnings import warn
 
 _N_SEEDS = 5
 
@@ -478,9 +478,9 @@ class SequentialCrossModal(CrossModalEmbedder):
                  if self.n_modalities_seen_ < 2 else
                  "it is usable but partial: the interrupted stage kept the weights it "
                  "had reached and the later stages were not run")
-        warn(f"SequentialCrossModal training was interrupted during "
-             f"{STAGE_NAMES[stage]} (completed before it: {done or 'none'}); "
-             f"{state}.", TrainingInterruptedWarning)
+        report_interrupt(f"SequentialCrossModal training was interrupted during "
+                         f"{STAGE_NAMES[stage]} (completed before it: {done or 'none'}); "
+                         f"{state}.")
 
     def _fit_first(self, modality, A, Y):
         """Stage I on the first modality; keep the episodic memory."""
