@@ -286,6 +286,10 @@ def step_section(doc):
         cells.append(" / ".join(f"{c['step_ms']:.1f} ms, {c['first_epoch_s'] - c['epoch_s']:.0f} s"
                                 if "step_ms" in c else "—" for c in compiled))
         lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", "Kernels before: the optimiser counted as CUDA runs it (foreach; the CPU's "
+              "single-tensor Adam adds about 60 per step); after: fused."]
+    if doc.get("note"):
+        lines += ["", doc["note"][0].upper() + doc["note"][1:] + "."]
     return lines
 
 
