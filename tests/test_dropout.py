@@ -4,10 +4,11 @@ import copy
 import pickle
 import threading
 
+import numpy as np
 import pytest
 import torch
 
-from temporal_xmodal.nn.dropout import Dropout, reseed
+from temporal_xmodal.nn.dropout import Dropout, keep_mask, keep_mask_at, reseed
 from temporal_xmodal.nn import DiachronicNet, TwoTowerNet
 
 
@@ -89,3 +90,32 @@ def test_concurrent_threads_draw_their_own_masks():
     for seed in range(4):
         for a, b in zip(got[seed], expected[seed]):
             torch.testing.assert_close(a, b)
+
+
+@pytest.mark.parametrize("offset", [0, 12_346, 2**33 - 6, 7 * 2**32 + 10])
+def test_the_compiled_steps_device_position_draws_the_same_masks(offset):
+    """keep_mask_at (the position a device tensor, advanced in place, as a compiled step
+    needs) gives keep_mask's masks, also across the 2**32-word boundaries of the key."""
+    position = torch.tensor(offset // 2, dtype=torch.int64)
+    for shape in [(41, 3), (7,), (1000, 13)]:
+        expected = keep_mask(shape, 0.3, 2**40 + 17, offset, torch.device("cpu"))
+        got = keep_mask_at(shape, 0.3, 2**40 + 17, position)
+        assert torch.equal(got, expected)
+        n = int(np.prod(shape))
+        offset += n + n % 2
+        assert int(position) == offset // 2
+
+
+def test_a_compiled_step_and_an_eager_one_share_the_stream():
+    """Traced (compiled) dropout reads the device position; eager calls the host count; the
+    same masks either way, and both restart at reseed."""
+    x = torch.ones(64, 10)
+    eager, traced = Dropout(0.4).train(), Dropout(0.4).train()
+    eager.reseed(5)
+    traced.reseed(5)
+    compiled = torch.compile(traced, backend="aot_eager", fullgraph=True, dynamic=False)
+    for _ in range(3):
+        torch.testing.assert_close(compiled(x), eager(x))
+    assert int(traced.position) * 2 == eager._drawn
+    traced.reseed(5)
+    assert int(traced.position) == 0

@@ -340,3 +340,19 @@ def test_ctrl_c_in_a_grid_search_stops_the_search_not_only_the_fit(data):
     with pytest.warns(UserWarning, match="interrupted"):
         est.fit(X, y)
     assert est.training_interrupted_ and est.transform(X).shape[0] == len(X)
+
+
+def test_learning_rate_decay_sets_every_batch_and_a_warm_start_continues_it(data):
+    X, y, _, _, n_img = data
+    est = tiny(DiachronicEmbedder, n_image_features=n_img, max_epochs=2, lr=1e-2,
+               lr_decay=0.5, validation_fraction=0, batch_size=200, time_lr_scale=3.0)
+    est.fit(X, y)  # 600 rows: 3 batches per epoch
+    # event_lr is the first parameter group's: the time pathway's (lr · time_lr_scale)
+    lrs = [b["event_lr"] for row in est.net_.history for b in row["batches"]]
+    np.testing.assert_allclose(lrs, [3e-2 / (1 + 0.5 * it) for it in range(6)])
+    groups = est.net_.optimizer_.param_groups
+    assert len(groups) == 3 and groups[0]["lr"] == pytest.approx(3 * groups[-1]["lr"])
+    assert groups[-1]["lr"] == pytest.approx(1e-2 / (1 + 0.5 * 5))  # the other weights
+    est.set_params(warm_start=True, max_epochs=1).fit(X, y)
+    more = [b["event_lr"] for b in est.net_.history[-1]["batches"]]
+    np.testing.assert_allclose(more, [3e-2 / (1 + 0.5 * it) for it in range(6, 9)])
