@@ -109,18 +109,26 @@ def test_the_torch_solve_matches_numpy(monkeypatch):
     np.testing.assert_allclose(torch_fit.transform(X), numpy_fit.transform(X), atol=1e-8)
 
 
-def test_device():
-    assert _cca.solve_device("auto") is None and _cca.solve_device("cpu") is None
-    assert _cca.solve_device(torch.device("cpu")) is None
+def test_solve_device_reads_device_as_every_estimator_does(monkeypatch):
+    """``"auto"`` is CUDA when torch finds a GPU, as for every estimator; the CPU (and an
+    explicit ``"cpu"``, the same bits on every machine) solves in NumPy."""
+    assert _cca.solve_device("cpu") is None and _cca.solve_device(torch.device("cpu")) is None
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert _cca.solve_device("auto") is None
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert _cca.solve_device("auto") == torch.device("cuda")
     assert _cca.solve_device("cuda:1") == torch.device("cuda:1")
+
+
+def test_device_errors():
     X = stack_modalities(*_latent_views(100))
     with pytest.raises(RuntimeError, match="[Dd]evice"):
         CCACrossModal(device="gpu0", n_image_features=12).fit(X)
-    if not torch.cuda.is_available():  # a CUDA request without CUDA raises, as for the nets
-        # torch's own words: "not compiled with CUDA" (a CPU build), "no NVIDIA driver" (a
-        # CUDA build on a machine without a GPU)
-        with pytest.raises((AssertionError, RuntimeError), match="CUDA|NVIDIA"):
-            CCACrossModal(device="cuda", n_image_features=12).fit(X)
+    if not torch.cuda.is_available():  # a CUDA request without a GPU: refused by name
+        for device in ("cuda", "cuda:1", torch.device("cuda")):
+            with pytest.raises(ValueError, match=r"device='cuda(:1)?' but torch finds no "
+                                                 r"CUDA GPU"):
+                CCACrossModal(device=device, n_image_features=12).fit(X)
 
 
 def test_beats_chance_on_synthetic_data():

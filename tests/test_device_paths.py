@@ -18,6 +18,7 @@ import pytest
 import torch
 from joblib import Parallel, delayed, parallel_config
 
+from temporal_xmodal import _device
 from temporal_xmodal.metrics import _scan
 from temporal_xmodal.metrics._scan import _plan
 from temporal_xmodal.training import (
@@ -41,7 +42,7 @@ def _dataset(n=50, rows=None, seed=0):
 
 
 def _nbytes(dataset):
-    return _placement._nbytes((dataset.X, dataset.y))
+    return _device.nbytes((dataset.X, dataset.y))
 
 
 def fake_memory(monkeypatch, total, holders, wait=None):
@@ -54,11 +55,13 @@ def fake_memory(monkeypatch, total, holders, wait=None):
             return None
         if wait is not None:
             wait()
-        used = sum(_placement._nbytes(copy) for dataset in holders
+        used = sum(_device.nbytes(copy) for dataset in holders
                    for copy in dataset._copies._copies.values())
         return total - used, total
 
-    for module in (_scan, _plan):  # the scans' budget and the data's placement read it
+    # the one reader (the data's placement reads it there), and the name the scans' budget
+    # imported from it
+    for module in (_device, _plan):
         monkeypatch.setattr(module, "device_memory", device_memory)
 
 
@@ -181,4 +184,4 @@ def test_device_copies_are_found_under_any_name_of_their_device():
     assert X is data._copies.get(META, None)[0] and X["image"].device == META
     assert valid.labels(tensor_device).device == META
     assert data.place(META, "device") and len(data._copies._copies) == 1  # not copied again
-    assert _placement.device_key("cpu:0") == _placement.device_key("cpu") == torch.device("cpu")
+    assert _device.device_key("cpu:0") == _device.device_key("cpu") == torch.device("cpu")

@@ -62,6 +62,8 @@ def _to_meta(net, trainable):
     net.criterion_.to(META)
     for p, grad in zip(net.module_.parameters(), trainable):
         p.requires_grad_(grad)
+    if getattr(net, "optimizer__fused", False):
+        net.optimizer__fused = False  # the fused kernels exist for CPU and CUDA, not meta
     net.initialize_optimizer()
 
 

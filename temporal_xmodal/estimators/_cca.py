@@ -8,6 +8,7 @@ from scipy import linalg
 from sklearn.utils._param_validation import Hidden, StrOptions
 from sklearn.utils.extmath import svd_flip
 
+from .._device import resolve_device
 from .._validation import Interval
 from ..base import LAYOUT_CONSTRAINTS, LAYOUT_PARAMETERS_DOC, CrossModalEmbedder
 from .._warnings import warn
@@ -59,14 +60,15 @@ def _closed_form_torch(Xc, Yc, reg, device):
 
 
 def solve_device(device):
-    """Where CCA's closed form runs: ``None`` (NumPy on the CPU) or a torch CUDA device.
+    """Where CCA's closed form runs: ``None`` (NumPy and SciPy on the CPU) or a torch CUDA
+    device (torch in float64 there).
 
-    ``"auto"`` and CPU devices give ``None``; any other device is returned as a
-    ``torch.device`` (an unknown device string raises torch's ``RuntimeError``).
+    ``device`` means what it means for every estimator
+    (:func:`temporal_xmodal._device.resolve_device`): ``"auto"`` is CUDA when torch finds a
+    GPU, else the CPU; a CUDA device without a GPU raises a ``ValueError``, an unknown
+    device string torch's ``RuntimeError``.
     """
-    if isinstance(device, str) and device == "auto":
-        return None
-    device = torch.device(device)
+    device = torch.device(resolve_device(device))
     return None if device.type == "cpu" else device
 
 
@@ -98,14 +100,15 @@ class CCACrossModal(CrossModalEmbedder):
         canonical correlation to the power p, before normalisation (Gong et
         al., 2014 use p = 4).  0 gives plain CCA.
     device : str or torch.device, default="auto"
-        Where the closed form is solved.  ``"auto"`` and ``"cpu"``: NumPy and
-        SciPy on the CPU (the closed form needs no accelerator; ``"auto"``
-        does not move it to a GPU, so it gives the same solution on every
-        machine).  A CUDA device (``"cuda"``, ``"cuda:1"``, a
-        ``torch.device``): the covariances, their eigendecompositions and the
-        SVD run with torch in float64 on that device; without CUDA it raises,
-        as the neural estimators do.  The fitted weights are NumPy arrays either way and
-        ``transform`` runs in NumPy.
+        Where the closed form is solved; ``"auto"`` is CUDA when torch finds a
+        GPU, else the CPU, as for every estimator.  On the CPU: NumPy and SciPy.
+        On a CUDA device (``"cuda"``, ``"cuda:1"``, a ``torch.device``): the
+        covariances, their eigendecompositions and the SVD run with torch in
+        float64 there (the CPU's solution up to float error).  Pass
+        ``device="cpu"`` for the same solution, bit for bit, on every machine.
+        A CUDA device on a machine without a GPU raises a ``ValueError``.  The
+        fitted weights are NumPy arrays either way and ``transform`` runs in
+        NumPy.
     random_state : int, RandomState or None, default=None
         Unused: the closed form is deterministic.  Accepted so that the six
         estimators take the same keywords (one loop, one grid, one

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from .._device import loading_device, resolve_device
 from .._warnings import warn
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import Interval
@@ -65,13 +66,6 @@ def _load_network(device):
         # oneDNN convolutions are ~1.5x faster on NHWC tensors on CPU
         network = network.to(memory_format=torch.channels_last)
     return network
-
-
-def _resolve_device(device):
-    """``"auto"`` → ``"cuda"`` when available, else ``"cpu"``; other values as strings."""
-    if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    return str(device)
 
 
 def _check_paths(X):
@@ -144,8 +138,9 @@ class EfficientNetImageFeatures(TransformerMixin, BaseEstimator):
     batch_size : int, default=32
         Images per forward pass.
     device : {"auto", "cpu", "cuda", ...}, default="auto"
-        Where the network runs; "auto" uses CUDA when available.  The
-        features are returned on the host (NumPy) whatever the device.
+        Where the network runs; "auto" uses CUDA when available.  A CUDA
+        device on a machine without a GPU is refused by ``fit`` (``ValueError``).
+        The features are returned on the host (NumPy) whatever the device.
     cache_dir : str, Path or None, default=None
         Folder of the on-disk feature cache (``None``: no cache).  One
         ``.npy`` file (1280 float32) per image, stored as
@@ -215,7 +210,7 @@ class EfficientNetImageFeatures(TransformerMixin, BaseEstimator):
         """
         self._validate_params()
         _import_pil()
-        self.device_ = _resolve_device(self.device)
+        self.device_ = str(resolve_device(self.device))
         _load_network(self.device_)
         self.n_features_out_ = N_FEATURES
         return self
@@ -294,13 +289,12 @@ class EfficientNetImageFeatures(TransformerMixin, BaseEstimator):
         # the network is loaded again where this process can run it: a transformer fitted
         # with CUDA falls back to the CPU on a machine without it (as skorch's nets do)
         device = state.get("device_")
-        if (device is not None and torch.device(device).type == "cuda"
-                and not torch.cuda.is_available()):
+        if device is not None and loading_device(device) != device:
             from skorch.exceptions import DeviceWarning
 
             warn(f"{type(self).__name__} was fitted on {device!r} but no CUDA "
                  "devices are available; the network runs on the CPU.", DeviceWarning)
-            state = {**state, "device_": "cpu"}
+            state = {**state, "device_": loading_device(device)}
         super().__setstate__(state)
 
     # ------------------------------------------------------------------ cache

@@ -28,6 +28,7 @@ import numpy as np
 import torch
 from sklearn.utils._param_validation import StrOptions, validate_parameter_constraints
 
+from .._device import map_nest, move, pins, resolve_device
 from ._placement import DeviceCopies
 
 PLACEMENTS = ("auto", "device", "staged")
@@ -87,8 +88,8 @@ class CrossModalDataset(torch.utils.data.Dataset):
 
     def batch(self, index):
         """``(X_batch, y_batch)`` of the given row indices into the full tensors."""
-        return ({key: value[index] for key, value in self.X.items()},
-                self.y[index].to(torch.float32))
+        X, y = gather((self.X, self.y), torch.as_tensor(index))
+        return X, y.to(torch.float32)
 
     def labels(self, device=None):
         """The label indicator of the dataset's rows (bool, a copy of n × C bytes).
@@ -130,18 +131,36 @@ def one_ahead(batches):
         yield ahead
 
 
-def pins(device):
-    """Whether batches staged for ``device`` are gathered into pinned memory: for a CUDA
-    device, and for the CPU where the platform has pinned memory (a CUDA machine)."""
-    return device.type == "cuda" or (device.type == "cpu" and torch.cuda.is_available())
+def gather(tensors, rows, pin=False):
+    """The rows ``rows`` of every tensor of a nest, gathered where the tensors are: the one
+    gather under every iterator of the package (host, device copy and staged batches alike).
 
+    Parameters
+    ----------
+    tensors : dict, tuple, list or torch.Tensor
+        A nest of tensors of aligned rows (:func:`temporal_xmodal._device.map_nest`).
+    rows : torch.Tensor of int64 or dict
+        The rows of every tensor of the nest, on the tensors' device; a dict gives each
+        entry of ``tensors`` its own rows (``rows[key]`` of ``tensors[key]``: SCML's pools).
+    pin : bool, default=False
+        Gather host tensors straight into pinned memory (torch's caching host allocator
+        reuses the block once its copy to the device has run).
 
-def gather(tensor, index, pin):
-    """Rows ``index`` of a host tensor, gathered straight into pinned memory when ``pin``
-    (torch's caching host allocator reuses the block once its copy has run)."""
-    out = torch.empty((len(index),) + tuple(tensor.shape[1:]), dtype=tensor.dtype,
-                      pin_memory=pin)
-    return torch.index_select(tensor, 0, index, out=out)
+    Returns
+    -------
+    batch
+        The nest of ``tensors`` (the keys of ``rows`` when it is a dict), of the rows.
+    """
+    if isinstance(rows, dict):
+        return {key: gather(tensors[key], index, pin) for key, index in rows.items()}
+    if not pin:
+        return map_nest(lambda t: t.index_select(0, rows), tensors)
+
+    def into_pinned(tensor):
+        out = torch.empty((len(rows),) + tuple(tensor.shape[1:]), dtype=tensor.dtype,
+                          pin_memory=True)
+        return torch.index_select(tensor, 0, rows, out=out)
+    return map_nest(into_pinned, tensors)
 
 
 def make_dataset(X_image, X_text, labels, time_inputs=None, rows=None):
@@ -200,14 +219,19 @@ class DeviceBatches:
 
     :class:`~temporal_xmodal.training.CrossModalNet` sets ``device`` to its own.  An epoch's
     batches are drawn on the CPU (:meth:`_steps`, the same generator whatever the device),
-    then assembled on the host (``device`` None or the CPU), from the dataset's copy on the
-    device when it is there or fits (:meth:`_gathered_on`; the dataset's ``place``), or on
-    the host into pinned memory and copied one batch ahead (:meth:`_staged`).
+    then gathered by the one :func:`gather`: on the host (``device`` None or the CPU), from
+    the dataset's copy on the device when it is there or fits (:meth:`_gathered_on`; the
+    dataset's ``place``), or on the host into pinned memory and copied one batch ahead
+    (:meth:`_staged`).  A subclass says what its steps are (:meth:`_steps`) and how the
+    gathered rows make a skorch batch (:meth:`_batch`); its dataset has ``tensors(device)``
+    and ``place(device, placement)``.
 
     Parameters
     ----------
     device : str, torch.device or None
-        Where the batches are delivered; ``None`` leaves them on the host.
+        Where the batches are delivered; ``None`` leaves them on the host, ``"auto"`` is
+        CUDA when torch finds a GPU.  A CUDA device on a machine without a GPU is refused
+        when the batches are drawn (:func:`temporal_xmodal._device.resolve_device`).
     placement : {"auto", "device", "staged"}
         Where they are gathered (module docstring); ``"staged"`` stages them on any
         device, the CPU included.
@@ -222,8 +246,9 @@ class DeviceBatches:
         self.placement = placement
 
     def __iter__(self):
+        device = resolve_device(self.device)  # the net may have set it after __init__
         steps = self._steps()
-        device = None if self.device is None else torch.device(self.device)
+        device = None if device is None else torch.device(device)
         if device is None:
             return self._on_host(steps)
         if self.placement == "staged":  # on every device, the CPU included
@@ -235,17 +260,30 @@ class DeviceBatches:
         return self._staged(device, steps)
 
     def _steps(self):  # pragma: no cover - abstract
-        """The epoch's batches as row indices (CPU int64)."""
+        """The epoch's batches as row indices (CPU int64; :func:`gather`'s ``rows``)."""
         raise NotImplementedError
 
-    def _on_host(self, steps):  # pragma: no cover - abstract
+    def _batch(self, rows):  # pragma: no cover - abstract
+        """The skorch batch of the gathered rows (a nest of ``dataset.tensors()``'s shape)."""
         raise NotImplementedError
 
-    def _gathered_on(self, device, steps):  # pragma: no cover - abstract
-        raise NotImplementedError
+    def _on_host(self, steps):
+        """Batches gathered from the host tensors."""
+        tensors = self.dataset.tensors()
+        return (self._batch(gather(tensors, rows)) for rows in steps)
 
-    def _staged(self, device, steps):  # pragma: no cover - abstract
-        raise NotImplementedError
+    def _gathered_on(self, device, steps):
+        """Batches gathered from the dataset's copy on ``device`` (the epoch's rows are
+        uploaded in one copy)."""
+        tensors = self.dataset.tensors(device)
+        return (self._batch(gather(tensors, rows)) for rows in upload_indices(steps, device))
+
+    def _staged(self, device, steps):
+        """Batches gathered on the host (into pinned memory: :func:`~temporal_xmodal._device.pins`)
+        and copied without blocking, one batch ahead of the step that uses them."""
+        tensors, pin = self.dataset.tensors(), pins(device)
+        return one_ahead(self._batch(move(gather(tensors, rows, pin), device, non_blocking=pin))
+                         for rows in steps)
 
 
 class BatchIterator(DeviceBatches):
@@ -270,9 +308,13 @@ class BatchIterator(DeviceBatches):
         Drop an incomplete final batch.
     device : str, torch.device or None, default=None
         Where the batches are delivered (:class:`~temporal_xmodal.training.CrossModalNet`
-        sets its own); ``None`` leaves them on the host.
+        sets its own); ``None`` leaves them on the host.  A CUDA device on a machine
+        without a GPU raises a ``ValueError`` when the batches are drawn.
     placement : {"auto", "device", "staged"}, default="auto"
         Where they are gathered (module docstring).
+
+    Any other keyword (a misspelled ``iterator_train__<option>`` of a net) raises a
+    ``TypeError`` naming it.
 
     Examples
     --------
@@ -284,7 +326,7 @@ class BatchIterator(DeviceBatches):
     """
 
     def __init__(self, dataset, batch_size=128, shuffle=False, generator=None,
-                 drop_last=False, device=None, placement="auto", **unused):
+                 drop_last=False, device=None, placement="auto"):
         super().__init__(device, placement)
         self.dataset = dataset
         self.n = len(dataset)
@@ -306,35 +348,20 @@ class BatchIterator(DeviceBatches):
         return [order[start:start + self.batch_size]
                 for start in range(0, len(self) * self.batch_size, self.batch_size)]
 
-    def _on_host(self, steps):
-        return (self.dataset.batch(index) for index in steps)
-
-    def _gathered_on(self, device, steps):
-        """Batches gathered from the dataset's copy on ``device`` (one upload of the order)."""
-        X, y = self.dataset.tensors(device)
-        for index in upload_indices(steps, device):
-            yield ({key: value.index_select(0, index) for key, value in X.items()},
-                   y.index_select(0, index).to(torch.float32))
-
-    def _staged(self, device, steps):
-        """Batches gathered on the host (into pinned memory: :func:`pins`) and copied without
-        blocking, one batch ahead of the step that uses them."""
-        pin = pins(device)
-
-        def upload(index):
-            X = {key: gather(value, index, pin).to(device, non_blocking=pin)
-                 for key, value in self.dataset.X.items()}
-            y = gather(self.dataset.y, index, pin).to(device, non_blocking=pin)
-            return X, y.to(torch.float32)
-
-        return one_ahead(upload(index) for index in steps)
+    def _batch(self, rows):
+        X, y = rows
+        return X, y.to(torch.float32)
 
 
-def upload_indices(indices, device):
-    """The index tensors on ``device``, uploaded in one (non-blocking) copy."""
-    if not indices:
+def upload_indices(steps, device):
+    """The index tensors of every step (tensors, or dicts of them) on ``device``, uploaded
+    in one copy (non-blocking, from pinned memory, to a CUDA device)."""
+    if not steps:
         return []
+    flat = []
+    map_nest(flat.append, steps)
     pin = device.type == "cuda"
-    flat = torch.cat(indices)
-    flat = (flat.pin_memory() if pin else flat).to(device, non_blocking=pin)
-    return flat.split([len(index) for index in indices])
+    joined = torch.cat(flat)
+    joined = (joined.pin_memory() if pin else joined).to(device, non_blocking=pin)
+    parts = iter(joined.split([len(index) for index in flat]))
+    return map_nest(lambda index: next(parts), steps)

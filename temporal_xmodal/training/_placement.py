@@ -3,13 +3,14 @@
 :class:`DeviceCopies` holds them for the datasets that share the tensors (a fit's training
 and validation rows, SCML's pools).  Three rules make a copy safe on a GPU shared by others:
 
-* **One key per device** (:func:`device_key`): ``"cuda"``, ``"cuda:0"`` and a tensor's
-  ``.device`` name one device, so each finds the same copy (a second name would miss it and
-  gather on the host, or copy the data twice).
+* **One key per device** (:func:`temporal_xmodal._device.device_key`): ``"cuda"``,
+  ``"cuda:0"`` and a tensor's ``.device`` name one device, so each finds the same copy (a
+  second name would miss it and gather on the host, or copy the data twice).
 * **Half the device, everyone counted** (:func:`fits`): ``placement="auto"`` copies the data
   when the device's memory in use, by every process, stays at most half of its total with
   the copy (the rest is for the models, the optimisers and the scans:
-  :func:`temporal_xmodal.metrics._scan.scan_budget`).
+  :func:`temporal_xmodal.metrics._scan.scan_budget`), as
+  :func:`temporal_xmodal._device.device_memory` reads it.
 * **Read and copy as one step** (:func:`device_lock`): the free memory is read and the copy
   made under a lock per device, held across threads and, where ``fcntl`` exists, processes.
   Without it, k workers of ``GridSearchCV(n_jobs=k)`` starting at once would all read an
@@ -23,7 +24,8 @@ from contextlib import contextmanager
 
 import torch
 
-from ..metrics import _scan
+from .. import _device
+from .._device import device_key, move, nbytes
 
 try:
     import fcntl
@@ -36,19 +38,13 @@ _RESIDENT_SHARE = 0.5
 _thread_lock = threading.Lock()
 
 
-def device_key(device):
-    """The one name of ``device``: the one its tensors report (``"cuda"`` is ``cuda:<current>``,
-    ``"meta:0"`` and ``"cpu:0"`` are ``meta`` and ``cpu``)."""
-    return torch.empty(0, device=device).device
-
-
 def fits(nbytes, device):
     """Whether ``nbytes`` more leave ``device`` at most half full, every process counted.
 
     False where the device's memory cannot be read
-    (:func:`temporal_xmodal.metrics._scan.device_memory`).
+    (:func:`temporal_xmodal._device.device_memory`).
     """
-    memory = _scan.device_memory(device)
+    memory = _device.device_memory(device)
     if memory is None:
         return False
     free, total = memory
@@ -119,9 +115,9 @@ class DeviceCopies:
         if placement == "staged":
             return False
         with device_lock(device):  # the reading and the copy: one step for every worker
-            if placement == "auto" and not fits(_nbytes(tensors), device):
+            if placement == "auto" and not fits(nbytes(tensors), device):
                 return False
-            self._copies[device] = _nest_map(lambda t: t.to(device), tensors)
+            self._copies[device] = move(tensors, device)
         return True
 
     def get(self, device, default):
@@ -132,17 +128,3 @@ class DeviceCopies:
         """Drop every copy."""
         self._copies.clear()
 
-
-def _nest_map(fn, nest):
-    """``fn`` on every tensor of a nest of dicts, tuples and lists."""
-    if isinstance(nest, dict):
-        return {key: _nest_map(fn, value) for key, value in nest.items()}
-    if isinstance(nest, (tuple, list)):
-        return type(nest)(_nest_map(fn, value) for value in nest)
-    return fn(nest)
-
-
-def _nbytes(nest):
-    total = []
-    _nest_map(lambda t: total.append(t.element_size() * t.numel()), nest)
-    return sum(total)

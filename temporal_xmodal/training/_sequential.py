@@ -29,8 +29,9 @@ import math
 import torch
 from torch.func import functional_call
 
-from ._data import DeviceBatches, gather, one_ahead, pins, upload_indices
-from ._net import CrossModalNet, RecordsInterrupt, on_device
+from .._device import move
+from ._data import DeviceBatches
+from ._net import CrossModalNet, RecordsInterrupt
 from ._placement import DeviceCopies
 
 
@@ -65,9 +66,9 @@ class ModalityPools(torch.utils.data.Dataset):
         """Copy the pools to ``device`` once (:meth:`._placement.DeviceCopies.place`)."""
         return self._copies.place(self.pools, device, placement)
 
-    def on(self, device):
-        """The pools on ``device`` (placed by :meth:`place`)."""
-        return self._copies.get(device, self.pools)
+    def tensors(self, device=None):
+        """The pools on ``device`` if placed there (:meth:`place`), else the host's."""
+        return self.pools if device is None else self._copies.get(device, self.pools)
 
     def release(self):
         """Drop the copies on the devices."""
@@ -100,13 +101,17 @@ class ModalityPoolIterator(DeviceBatches):
     placement : {"auto", "device", "staged"}, default="auto"
         Where they are gathered: from the pools copied to ``device`` once
         (:meth:`ModalityPools.place`; "auto": when they fit), or staged: on the
-        host, into pinned memory (:func:`~temporal_xmodal.training._data.pins`),
+        host, into pinned memory (:func:`~temporal_xmodal._device.pins`),
         and copied without blocking, one batch ahead (``"staged"``: on any
-        device, the CPU included).
+        device, the CPU included).  Every path gathers with the one
+        :func:`~temporal_xmodal.training._data.gather`.
+
+    Any other keyword (a misspelled ``iterator_train__<option>`` of a stage net) raises a
+    ``TypeError`` naming it.
     """
 
     def __init__(self, dataset, batch_size=64, shuffle=True, generator=None,
-                 steps_per_epoch=None, device=None, placement="auto", **unused):
+                 steps_per_epoch=None, device=None, placement="auto"):
         super().__init__(device, placement)
         self.dataset = dataset
         self.batch_size = batch_size
@@ -139,39 +144,12 @@ class ModalityPoolIterator(DeviceBatches):
         return [{m: rows if m == driver else self._sample(len(X), len(rows))
                  for m, (X, _) in self.dataset.pools.items()} for rows in driver_rows]
 
-    def _on_host(self, steps):
-        pools = self.dataset.pools
-        for rows in steps:
-            batch = {}
-            for m, (X, Y) in pools.items():
-                batch[m], batch[f"{m}_labels"] = X[rows[m]], Y[rows[m]]
-            yield batch, None
-
-    def _gathered_on(self, device, steps):
-        """Batches gathered from the pools' copy on ``device``; the epoch's rows of each
-        pool are uploaded once."""
-        pools = self.dataset.on(device)
-        rows = {m: upload_indices([step[m] for step in steps], device) for m in pools}
-        for i in range(len(steps)):
-            batch = {}
-            for m, (X, Y) in pools.items():
-                batch[m] = X.index_select(0, rows[m][i])
-                batch[f"{m}_labels"] = Y.index_select(0, rows[m][i])
-            yield batch, None
-
-    def _staged(self, device, steps):
-        """Batches gathered on the host (into pinned memory: :func:`._data.pins`) and copied
-        without blocking, one batch ahead of the step that uses them."""
-        pin = pins(device)
-
-        def upload(rows):
-            batch = {}
-            for m, (X, Y) in self.dataset.pools.items():
-                batch[m], batch[f"{m}_labels"] = (
-                    gather(t, rows[m], pin).to(device, non_blocking=pin) for t in (X, Y))
-            return batch, None
-
-        return one_ahead(upload(rows) for rows in steps)
+    def _batch(self, rows):
+        """``({m: features, f"{m}_labels": labels, ...}, None)`` of every pool's rows."""
+        batch = {}
+        for m, (X, Y) in rows.items():
+            batch[m], batch[f"{m}_labels"] = X, Y
+        return batch, None
 
 
 class InterruptibleStage(RecordsInterrupt):
@@ -312,7 +290,7 @@ class LearnedOptimizerNet(InterruptibleStage, CrossModalNet):
     def train_step(self, batch, **fit_params):
         """One step of the learned optimiser on S (and of φ when ``meta_train``)."""
         Xi, _ = batch
-        Xi = on_device(Xi, self.device)  # once; a no-op for batches delivered there
+        Xi = move(Xi, self.device)  # once; a no-op for batches delivered there
         self.module_.train()
         S = self.target.unified
         names = [name for name, _ in S.named_parameters()]

@@ -10,6 +10,8 @@ import pickle
 import torch
 from skorch.utils import get_map_location
 
+from ..._device import loading_device
+
 #: The fitted torch modules of an SCML, pickled through a device mapping.
 DEVICE_MODULES = ("module_", "meta_learner_")
 
@@ -52,9 +54,8 @@ def unpack_modules(state):
     blob = state.pop("_device_modules", None)
     if blob is not None:
         state.update(_DeviceUnpickler(io.BytesIO(blob), get_map_location(device)).load())
-    if (device is not None and torch.device(device).type == "cuda"
-            and not torch.cuda.is_available()):
-        state["device_"] = "cpu"  # where the nets (and the modules) were loaded
+    if device is not None:
+        state["device_"] = loading_device(device)  # where the nets and modules were loaded
     return state
 
 

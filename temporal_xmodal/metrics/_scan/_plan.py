@@ -9,9 +9,9 @@ the device (a ``1,024 x 4,096`` product is a few microseconds of work; kernel la
 and host round trips dominate), so there the blocks are as large as the budget allows,
 and the default budget is a quarter of the device's free memory (:func:`scan_budget`;
 inside a parallel worker, which may share the device with others, 1/64 of it).
-:func:`device_memory` is the one reader of a device's free memory (the training data's
-placement reads it too); :func:`planning_device` the one reader of the device a scan
-plans for.
+:func:`temporal_xmodal._device.device_memory` is the one reader of a device's free memory
+(the training data's placement reads it too); :func:`planning_device` the one reader of the
+device a scan plans for.
 """
 
 from typing import NamedTuple
@@ -19,6 +19,7 @@ from typing import NamedTuple
 import sklearn
 import torch
 
+from ..._device import device_memory
 from ..._parallel import in_worker
 
 DEFAULT_WORKING_MEMORY = 64  # MiB: what working_memory=None means on the CPU, for every scan
@@ -102,33 +103,6 @@ class ScanPlan(NamedTuple):
 
     query_block: int
     gallery_chunk: int
-
-
-def device_memory(device):
-    """``(free, total)`` bytes of ``device``, or None where they cannot be read.
-
-    The one reader of a device's memory: the scans' default budget
-    (:func:`scan_budget`) and the training data's placement on the device
-    (:meth:`temporal_xmodal.training.CrossModalDataset.place`) both ask it.
-
-    Parameters
-    ----------
-    device : torch.device or str
-
-    Returns
-    -------
-    memory : tuple of int or None
-        On a CUDA device, the free memory reported by the driver plus what this
-        process's torch allocator holds unused (free to this process; every
-        other process's memory counts as used), and the total; None on
-        other devices.
-    """
-    device = torch.device(device)
-    if device.type != "cuda" or not torch.cuda.is_available():
-        return None
-    free, total = torch.cuda.mem_get_info(device)
-    free += torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device)
-    return free, total
 
 
 def scan_budget(device, working_memory=None, cpu_default=DEFAULT_WORKING_MEMORY):

@@ -1,0 +1,192 @@
+"""Devices: the one owner of what ``device=`` means and of moving tensors there.
+
+Every estimator, featuriser, iterator and scan asks this module, and no other code of the
+package, for:
+
+* **the device a ``device`` parameter names** (:func:`resolve_device`): ``"auto"`` is CUDA
+  when torch finds a GPU, else the CPU, everywhere; a CUDA device on a machine without a GPU
+  is refused with a ``ValueError`` that says so (torch's own errors come later, from deep
+  inside a fit: "Torch not compiled with CUDA enabled", or a pinned-memory allocation);
+* **the device a model saved on ``device`` loads on** (:func:`loading_device`): the CPU when
+  it was saved on CUDA and this machine has no GPU;
+* **one key per device** (:func:`device_key`): ``"cuda"``, ``"cuda:0"`` and a tensor's
+  ``.device`` name one device;
+* **its memory** (:func:`device_memory`): the one reader of a device's free memory;
+* **pinned staging** (:func:`pins`): whether host batches bound for a device are gathered
+  into pinned memory;
+* **nests of tensors** (:func:`map_nest`, the one walker of dicts, tuples and lists of
+  tensors; :func:`move`, :func:`nbytes` over it).
+
+It imports nothing of the package (layer 0).
+"""
+
+import torch
+
+#: What ``device="auto"`` means, everywhere.
+AUTO = "auto"
+
+
+def _no_gpu_message(device):
+    return (f"device={str(device)!r} but torch finds no CUDA GPU "
+            "(torch.cuda.is_available() is False); use device='auto' or 'cpu'.")
+
+
+def resolve_device(device):
+    """The device that a ``device`` parameter names on this machine.
+
+    Parameters
+    ----------
+    device : str, torch.device or None
+        ``"auto"``: ``"cuda"`` when torch finds a CUDA GPU, else ``"cpu"``.  Any other
+        value is returned as given (``None`` too: "leave the tensors where they are").
+
+    Returns
+    -------
+    device : str, torch.device or None
+
+    Raises
+    ------
+    ValueError
+        ``device`` is a CUDA device and ``torch.cuda.is_available()`` is False.
+    RuntimeError
+        ``device`` is a string torch does not read as a device (torch's message).
+    """
+    if device is None:
+        return None
+    if isinstance(device, str) and device == AUTO:
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if torch.device(device).type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(_no_gpu_message(device))
+    return device
+
+
+def loading_device(device):
+    """Where a model whose tensors were saved on ``device`` is loaded on this machine: the
+    CPU when ``device`` is a CUDA device and torch finds no GPU, else ``device``.
+
+    Parameters
+    ----------
+    device : str, torch.device or None
+
+    Returns
+    -------
+    device : str, torch.device or None
+        ``"cpu"`` in place of an unavailable CUDA device; ``device`` unchanged otherwise.
+    """
+    if (device is not None and torch.device(device).type == "cuda"
+            and not torch.cuda.is_available()):
+        return "cpu"
+    return device
+
+
+def device_key(device):
+    """The one name of ``device``: the one its tensors report (``"cuda"`` is
+    ``cuda:<current>``, ``"meta:0"`` and ``"cpu:0"`` are ``meta`` and ``cpu``).
+
+    Parameters
+    ----------
+    device : str or torch.device
+
+    Returns
+    -------
+    key : torch.device
+    """
+    return torch.empty(0, device=device).device
+
+
+def device_memory(device):
+    """``(free, total)`` bytes of ``device``, or None where they cannot be read.
+
+    The one reader of a device's memory: the scans' default budget
+    (:func:`temporal_xmodal.metrics._scan.scan_budget`) and the training data's placement
+    on the device (:func:`temporal_xmodal.training._placement.fits`) both ask it.
+
+    Parameters
+    ----------
+    device : torch.device or str
+
+    Returns
+    -------
+    memory : tuple of int or None
+        On a CUDA device, the free memory reported by the driver plus what this
+        process's torch allocator holds unused (free to this process; every
+        other process's memory counts as used), and the total; None on
+        other devices.
+    """
+    device = torch.device(device)
+    if device.type != "cuda" or not torch.cuda.is_available():
+        return None
+    free, total = torch.cuda.mem_get_info(device)
+    free += torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device)
+    return free, total
+
+
+def pins(device):
+    """Whether host batches staged for ``device`` are gathered into pinned memory: for a
+    CUDA device, and for the CPU where the platform has pinned memory (a CUDA machine).
+
+    Parameters
+    ----------
+    device : torch.device
+
+    Returns
+    -------
+    pin : bool
+    """
+    return device.type == "cuda" or (device.type == "cpu" and torch.cuda.is_available())
+
+
+def map_nest(fn, nest):
+    """``fn`` on every tensor of a nest of dicts, tuples and lists; other entries
+    (``None`` labels, numbers) unchanged.
+
+    The one walker of nested tensors (batches, a dataset's tensors, SCML's pools).
+
+    Parameters
+    ----------
+    fn : callable
+        Takes a tensor.
+    nest : dict, tuple, list, torch.Tensor or any
+
+    Returns
+    -------
+    nest
+        Of the same structure (and container types), ``fn``'s results in place of the
+        tensors.
+    """
+    if torch.is_tensor(nest):
+        return fn(nest)
+    if isinstance(nest, dict):
+        return {key: map_nest(fn, value) for key, value in nest.items()}
+    if isinstance(nest, (tuple, list)):
+        return type(nest)(map_nest(fn, value) for value in nest)
+    return nest
+
+
+def move(nest, device, non_blocking=False):
+    """The tensors of a nest on ``device`` (:func:`map_nest`); a tensor already there is
+    not copied.
+
+    Parameters
+    ----------
+    nest : dict, tuple, list or torch.Tensor
+    device : str or torch.device
+    non_blocking : bool, default=False
+        Asynchronous copies (from pinned host memory to a GPU).
+
+    Returns
+    -------
+    nest
+    """
+    return map_nest(lambda t: t.to(device, non_blocking=non_blocking), nest)
+
+
+def nbytes(nest):
+    """Bytes of the tensors of a nest (:func:`map_nest`)."""
+    sizes = []
+    map_nest(lambda t: sizes.append(t.element_size() * t.numel()), nest)
+    return sum(sizes)
+
+
+__all__ = ["AUTO", "device_key", "device_memory", "loading_device", "map_nest", "move",
+           "nbytes", "pins", "resolve_device"]
