@@ -1,18 +1,22 @@
 """The device path of a fit, on the CPU: where batches are gathered, losses settled once per
 epoch, datasets pickled without device copies, dropout masks independent of the device."""
 
+import ast
+import inspect
 import pickle
+import textwrap
 
 import numpy as np
 import pytest
 import torch
+from skorch import NeuralNet
 from skorch.callbacks import Callback
 
 from _tiny import tiny
 from temporal_xmodal import SAMEmbedder
 from temporal_xmodal.datasets import make_temporal_crossmodal
 from temporal_xmodal.nn.dropout import _M32, _mix_int, keep_mask
-from temporal_xmodal.training import BatchIterator, make_dataset
+from temporal_xmodal.training import BatchIterator, CrossModalNet, make_dataset
 
 
 def _dataset(n=50, rows=None):
@@ -116,3 +120,21 @@ def test_dropout_masks_are_exact_integer_functions_of_seed_and_position(offset):
                                                                         offset))
     big = keep_mask((200_000,), 0.3, 5, offset, torch.device("cpu")).float().mean().item()
     assert abs(big - 0.7) < 0.005
+
+
+def _calls(function):
+    """The sorted calls of a function's body (its docstring left out), as source text."""
+    tree = ast.parse(textwrap.dedent(inspect.getsource(function))).body[0]
+    return sorted(ast.unparse(node.func) for node in ast.walk(tree)
+                  if isinstance(node, ast.Call))
+
+
+def test_run_single_epoch_is_skorchs_loop_but_the_recorded_loss():
+    """CrossModalNet.run_single_epoch copies skorch's epoch loop (pyproject caps skorch to the
+    release it was copied from); the one change: the batch loss is recorded as a device
+    tensor (``detach``), not as a float (``item``, a host sync per step).  A skorch whose loop
+    calls anything else (a new hook, a new record) fails here."""
+    skorch_calls = [call.replace(".item", ".detach") for call in _calls(
+        NeuralNet.run_single_epoch)]
+    assert _calls(CrossModalNet.run_single_epoch) == skorch_calls
+    assert "step['loss'].item" in _calls(NeuralNet.run_single_epoch)

@@ -152,15 +152,20 @@ def gather(tensors, rows, pin=False):
         The nest of ``tensors`` (the keys of ``rows`` when it is a dict), of the rows.
     """
     if isinstance(rows, dict):
-        return {key: gather(tensors[key], index, pin) for key, index in rows.items()}
+        return {key: map_nest(_rows_of(index, pin), tensors[key]) for key, index in rows.items()}
+    return map_nest(_rows_of(rows, pin), tensors)
+
+
+def _rows_of(rows, pin):
+    """The function that gathers ``rows`` of a tensor (into pinned memory when ``pin``)."""
     if not pin:
-        return map_nest(lambda t: t.index_select(0, rows), tensors)
+        return lambda tensor: tensor.index_select(0, rows)
 
     def into_pinned(tensor):
         out = torch.empty((len(rows),) + tuple(tensor.shape[1:]), dtype=tensor.dtype,
                           pin_memory=True)
         return torch.index_select(tensor, 0, rows, out=out)
-    return map_nest(into_pinned, tensors)
+    return into_pinned
 
 
 def make_dataset(X_image, X_text, labels, time_inputs=None, rows=None):
