@@ -102,22 +102,23 @@ def test_the_torch_solve_matches_numpy(monkeypatch):
     embeddings (CI has no GPU; tests/test_cuda.py runs it on one)."""
     X = stack_modalities(*_latent_views(200))
     numpy_fit = CCACrossModal(6, reg=1e-3, n_image_features=12).fit(X)
-    monkeypatch.setattr(_cca, "solve_device", lambda device: torch.device("cpu"))
+    monkeypatch.setattr(_cca, "closed_form_device", lambda device: torch.device("cpu"))
     torch_fit = CCACrossModal(6, reg=1e-3, n_image_features=12).fit(X)
     np.testing.assert_allclose(torch_fit.canonical_correlations_,
                                numpy_fit.canonical_correlations_, atol=1e-10)
     np.testing.assert_allclose(torch_fit.transform(X), numpy_fit.transform(X), atol=1e-8)
 
 
-def test_solve_device_reads_device_as_every_estimator_does(monkeypatch):
+def test_closed_form_device_reads_device_as_every_estimator_does(monkeypatch):
     """``"auto"`` is CUDA when torch finds a GPU, as for every estimator; the CPU (and an
     explicit ``"cpu"``, the same bits on every machine) solves in NumPy."""
-    assert _cca.solve_device("cpu") is None and _cca.solve_device(torch.device("cpu")) is None
+    assert _cca.closed_form_device("cpu") is None
+    assert _cca.closed_form_device(torch.device("cpu")) is None
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    assert _cca.solve_device("auto") is None
+    assert _cca.closed_form_device("auto") is None
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
-    assert _cca.solve_device("auto") == torch.device("cuda")
-    assert _cca.solve_device("cuda:1") == torch.device("cuda:1")
+    assert _cca.closed_form_device("auto") == torch.device("cuda")
+    assert _cca.closed_form_device("cuda:1") == torch.device("cuda:1")
 
 
 def test_device_errors():

@@ -59,7 +59,7 @@ def _closed_form_torch(Xc, Yc, reg, device):
     return tuple(t.cpu().numpy() for t in (Wx, Wy, U, rho, Vt))
 
 
-def solve_device(device):
+def closed_form_device(device):
     """Where CCA's closed form runs: ``None`` (NumPy and SciPy on the CPU) or a torch CUDA
     device (torch in float64 there).
 
@@ -189,7 +189,7 @@ class CCACrossModal(CrossModalEmbedder):
 
     def _fit(self, X_image, X_text, time, labels):
         requested = self._requested_dim()
-        device = solve_device(self.device)
+        device = closed_form_device(self.device)
         X_image = np.asarray(X_image, dtype=np.float64)  # closed form in float64
         X_text = np.asarray(X_text, dtype=np.float64)
         n = X_image.shape[0]
