@@ -28,7 +28,6 @@ CASES = all_cases()
 #: Cases whose fix lives in a file another change owns, with what it waits on (strict: a
 #: fixed case fails here until it is taken off this list).
 PENDING = {
-    "r4.staged_placement_on_cuda_without_a_gpu": "training: the placement's device check",
 }
 
 

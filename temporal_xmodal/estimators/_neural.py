@@ -16,6 +16,7 @@ from sklearn.utils import check_random_state
 from skorch.callbacks import EarlyStopping
 from skorch.helper import predefined_split
 
+from .._device import resolve_device
 from .._parallel import limit_worker_threads
 from ..base import CrossModalEmbedder
 from ..nn import TwoTowerNet
@@ -36,13 +37,6 @@ from ._checkpoint import best_epoch, interrupt_message, report_interrupt
 from ._neural_params import OPTIMIZERS, TMAP_WINDOW
 from ._use_time import fit_using_time, projection_times
 from .._warnings import warn
-
-
-def resolve_device(device):
-    """``"auto"`` → ``"cuda"`` when available, else ``"cpu"``; other values pass through."""
-    if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    return device
 
 
 #: The library's optimisers, run fused on the CPU and CUDA (same update, one kernel per group).

@@ -9,6 +9,7 @@ from skorch.callbacks import EarlyStopping
 from skorch.dataset import get_len, unpack_data
 from skorch.history import History
 
+from .._device import move
 from ._data import DeviceBatches
 
 
@@ -133,7 +134,7 @@ class CrossModalNet(RecordsInterrupt, NeuralNet):
         devices.  Batches of a :class:`DeviceBatches` iterator arrive on the device: nothing
         moves.  With :attr:`compiled_step_`, forward and loss run as its compiled graph.
         """
-        batch = on_device(batch, self.device)
+        batch = move(batch, self.device)
         compiled = self.compiled_step_
         if compiled is None or fit_params:
             return super().train_step_single(batch, **fit_params)
@@ -149,7 +150,7 @@ class CrossModalNet(RecordsInterrupt, NeuralNet):
 
     def validation_step(self, batch, **fit_params):
         """skorch's validation step with the batch moved to the device once."""
-        return super().validation_step(on_device(batch, self.device), **fit_params)
+        return super().validation_step(move(batch, self.device), **fit_params)
 
     def run_single_epoch(self, iterator, training, prefix, step_fn, **fit_params):
         """skorch's epoch loop, recording each batch's loss as a device tensor.
@@ -257,18 +258,6 @@ def _reinit_unannounced(net):
         yield
     finally:
         net.verbose = verbose
-
-
-def on_device(batch, device):
-    """The tensors of a batch (nested tuples, lists, dicts) on ``device``; other entries
-    (``None`` labels, numbers) unchanged.  A tensor already there is not copied."""
-    if torch.is_tensor(batch):
-        return batch.to(device)
-    if isinstance(batch, dict):
-        return {key: on_device(value, device) for key, value in batch.items()}
-    if isinstance(batch, (tuple, list)):
-        return type(batch)(on_device(value, device) for value in batch)
-    return batch
 
 
 def embed_batches(module, tensors, device, *, modality=None, batch_size=4096, rows=None,
