@@ -6,20 +6,21 @@ Feature blocks (:func:`check_features`) and embedding matrices
 (:func:`check_embeddings`) are scanned for NaN and infinity in chunks of
 rows, so no full-size mask is ever allocated.  Time checks are
 :mod:`temporal_xmodal.time`'s, column-layout checks
-:mod:`temporal_xmodal._layout`'s.
+:mod:`temporal_xmodal._layout`'s.  The parameter constraints are
+:mod:`temporal_xmodal._constraints`' (re-exported here: :class:`Interval`,
+:class:`SequenceOf`, :class:`Arrangement`), beside :class:`PositiveDuration`, the one that
+reads durations.
 """
 
 import datetime
-from numbers import Integral, Real
 
 import numpy as np
 import torch
 from sklearn.preprocessing import LabelEncoder
-from sklearn.utils._param_validation import Interval as _SklearnInterval
-from sklearn.utils._param_validation import Options as _Options
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_array
 
+from ._constraints import Arrangement, Interval, SequenceOf, _Rule  # noqa: F401 (re-exported)
 from .time import is_datetime_like, to_duration
 
 _F32 = np.finfo(np.float32)
@@ -322,82 +323,6 @@ def _plain(value):
     return value.item() if isinstance(value, np.generic) else value
 
 
-class Interval(_SklearnInterval):
-    """scikit-learn's ``Interval`` constraint, refusing booleans: ``True`` is not a number here.
-
-    The library's one interval constraint, for counts and reals alike, in
-    ``_parameter_constraints`` and ``@validate_params``.  ``bool`` is a subclass of ``int``
-    in Python, so scikit-learn's ``Interval`` takes ``True`` as 1 (``max_epochs=True``
-    trained one epoch, ``embedding_dim=True`` died in torch); this one refuses ``True``,
-    ``False`` and NumPy's booleans, and says so in scikit-learn's parameter message
-    ("an int (not a bool) in the range [1, inf)").  A parameter that takes a bool as well
-    lists ``"boolean"`` beside the interval.
-
-    Parameters
-    ----------
-    type : {numbers.Integral, numbers.Real, RealNotInt}
-        The numbers of the interval.
-    left, right : float, int or None
-        Bounds (None: unbounded).
-    closed : {"left", "right", "both", "neither"}
-        Which bounds belong to the interval.
-
-    Examples
-    --------
-    >>> from numbers import Integral
-    >>> from temporal_xmodal._validation import Interval
-    >>> epochs = Interval(Integral, 1, None, closed="left")
-    >>> epochs.is_satisfied_by(3), epochs.is_satisfied_by(True)
-    (True, False)
-    >>> str(epochs)
-    'an int (not a bool) in the range [1, inf)'
-    """
-
-    def is_satisfied_by(self, val):
-        return not isinstance(val, (bool, np.bool_)) and super().is_satisfied_by(val)
-
-    def __str__(self):
-        return super().__str__().replace(" in the range", " (not a bool) in the range", 1)
-
-
-class _Rule(_Options):
-    """A constraint checked by a rule rather than a list of values.
-
-    scikit-learn's parameter validation takes only its own constraint classes; a rule is
-    an ``Options`` whose one option is a valid example (what its common checks build a
-    valid value from) and whose :meth:`is_satisfied_by` is the rule.
-    """
-
-    def __init__(self, example):
-        super().__init__(object, {example})
-
-
-class SequenceOf(_Rule):
-    """A non-empty 1-D sequence of numbers, each satisfying an :class:`Interval`.
-
-    For parameters that list candidates (``DatePriorRetrieval(weights=...)``): the check
-    that a ``fit`` body did is a constraint, refused when the parameter is validated.
-
-    Parameters
-    ----------
-    interval : Interval
-        What each element must be (booleans are refused, NaN and infinity fail the bounds).
-    """
-
-    def __init__(self, interval):
-        super().__init__((interval.right if interval.left is None else interval.left,))
-        self.interval = interval
-
-    def is_satisfied_by(self, val):
-        if isinstance(val, (str, bytes, dict)) or np.ndim(val) != 1 or len(val) == 0:
-            return False
-        return all(self.interval.is_satisfied_by(v.item() if isinstance(v, np.generic) else v)
-                   for v in val)
-
-    def __str__(self):
-        return f"a non-empty sequence of numbers, each {self.interval}"
-
-
 class PositiveDuration(_Rule):
     """A duration given as a string or a timedelta that :func:`~temporal_xmodal.time.to_duration`
     reads as positive (``"6M"``, ``"180D"``, ``pandas.Timedelta("30D")``).
@@ -427,41 +352,3 @@ class PositiveDuration(_Rule):
     def __str__(self):
         return ("a positive duration (a string such as '6M', '180D' or '1Y', or a "
                 "timedelta)")
-
-
-class Arrangement(_Rule):
-    """A tuple or list holding each of some names exactly once, in any order.
-
-    Parameters
-    ----------
-    names : tuple of str
-        The names (``("image", "text")`` for ``modality_order``).
-    """
-
-    def __init__(self, names):
-        super().__init__(tuple(names))
-        self.names = tuple(names)
-
-    def is_satisfied_by(self, val):
-        return (isinstance(val, (tuple, list)) and len(val) == len(self.names)
-                and all(isinstance(v, str) for v in val)
-                and sorted(val) == sorted(self.names))
-
-    def __str__(self):
-        names = " and ".join(repr(n) for n in self.names)
-        return f"a tuple or list holding {names} once each"
-
-
-def RealInterval(left=None, right=None, *, closed="left"):  # noqa: N802 (a constraint)
-    """``Interval(Real, left, right, closed=closed)``: the shorthand of modules not yet moved.
-
-    Kept only so that modules still importing it keep working; it builds the one
-    :class:`Interval` (same class, same message).  New code writes ``Interval(Real, ...)``.
-    """
-    return Interval(Real, left, right, closed=closed)
-
-
-def CountInterval(left=None, right=None, *, closed="left"):  # noqa: N802 (a constraint)
-    """``Interval(Integral, left, right, closed=closed)``: the shorthand of modules not yet
-    moved (see :func:`RealInterval`)."""
-    return Interval(Integral, left, right, closed=closed)

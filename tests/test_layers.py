@@ -2,7 +2,7 @@
 
 Each layer may import only from its own or lower layers (``docs/architecture.md``):
 
-    device / time → layout / validation / features / nn → metrics / losses / datasets → training
+    warnings / device / constraints / time → layout / validation / features / nn → metrics / losses / datasets → training
     → base → scoring → estimators → evaluation / search → comparison / cli
 
 Three checks: each layer imported alone in a fresh interpreter loads no module of a
@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1] / "temporal_xmodal"
 
 #: Lowest first.  A name is a top-level module or subpackage of temporal_xmodal.
 LAYERS = [
-    ["_warnings", "_device", "time"],
+    ["_warnings", "_device", "_constraints", "time"],
     ["_layout", "_stacking", "_validation", "_time_column", "_parallel", "features", "nn"],
     ["metrics", "losses", "datasets"],
     ["training"],

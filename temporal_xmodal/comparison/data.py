@@ -19,14 +19,15 @@ never slice X again.
 """
 
 import os
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.utils import Bunch
 from sklearn.utils._param_validation import StrOptions, validate_params
 
+from .._constraints import Interval
 from .._layout import split_blocks, split_time_column
 from .._stacking import stack_modalities
-from .._validation import CountInterval, RealInterval
 from ..datasets import load_wiki, make_temporal_crossmodal
 from ..datasets._ticrc_features import ticrc_features
 from .job import DATASETS, MIN_SAMPLES, data_folder, default_data_dir
@@ -52,9 +53,9 @@ def _blocks(X, n_image_features):
 
 
 @validate_params(
-    {"n_samples": [CountInterval(1, None)],
-     "test_fraction": [RealInterval(0, 1, closed="neither")],
-     "random_state": [CountInterval(0, None)]},
+    {"n_samples": [Interval(Integral, 1, None, closed="left")],
+     "test_fraction": [Interval(Real, 0, 1, closed="neither")],
+     "random_state": [Interval(Integral, 0, None, closed="left")]},
     prefer_skip_nested_validation=False,  # **world is checked by make_temporal_crossmodal
 )
 def synthetic_split(n_samples=3000, test_fraction=0.3, random_state=0, **world):
@@ -127,7 +128,8 @@ def with_constant_time(blocks, value=0.0):
 
 @validate_params(
     {"dataset": [StrOptions(set(DATASETS))], "data_dir": [str, os.PathLike, None],
-     "n_samples": [CountInterval(1, None), None], "random_state": [CountInterval(0, None)],
+     "n_samples": [Interval(Integral, 1, None, closed="left"), None],
+     "random_state": [Interval(Integral, 0, None, closed="left")],
      "cache_dir": [str, os.PathLike, None], "progress": ["boolean"]},
     prefer_skip_nested_validation=True,
 )

@@ -13,12 +13,13 @@ results (:func:`~.job.check_output_folder`).
 
 import json
 import os
+from numbers import Integral
 from pathlib import Path
 
 import numpy as np
 from sklearn.utils._param_validation import StrOptions, validate_params
 
-from .._validation import CountInterval
+from .._constraints import Interval
 from .data import DATASETS, load_comparison_data, with_constant_time
 from .job import RESULTS, check_output_folder, finished_fits, job_key, write_atomic
 from .plots import figure_title, plot_results
@@ -102,10 +103,10 @@ def _bins_line(row):
     {
         "dataset": [StrOptions(set(DATASETS))],
         "output": [str, os.PathLike],
-        "n_samples": [CountInterval(1, None), None],
-        "random_state": [CountInterval(0, None)],
+        "n_samples": [Interval(Integral, 1, None, closed="left"), None],
+        "random_state": [Interval(Integral, 0, None, closed="left")],
         "plots": ["boolean"],
-        "max_epochs": [CountInterval(1, None), None],
+        "max_epochs": [Interval(Integral, 1, None, closed="left"), None],
         "data_dir": [str, os.PathLike, None],
         "cache_dir": [str, os.PathLike, None],
         "estimators": ["array-like", None],

@@ -8,11 +8,12 @@ constant-time control of every estimator whose ``time_use`` is not ``"none"``.
 """
 
 from collections import namedtuple
+from numbers import Integral, Real
 
 from sklearn.utils._param_validation import HasMethods, validate_params
 
 from ..estimators import all_estimators
-from .._validation import CountInterval, RealInterval
+from .._constraints import Interval
 from ..time import time_use
 
 __all__ = ["DATASET_PARAMS", "DATASET_TRAINING", "Entry", "NOT_APPLICABLE",
@@ -55,9 +56,9 @@ Read more in the user guide: docs/index.md.
 
 
 _REGISTRY_CONSTRAINTS = {
-    "n_image_features": [CountInterval(1, None)],
+    "n_image_features": [Interval(Integral, 1, None, closed="left")],
     "random_state": ["random_state"],
-    "time_window": [RealInterval(0, None, closed="neither"), None],
+    "time_window": [Interval(Real, 0, None, closed="neither"), None],
     "dataset": [str],
 }
 

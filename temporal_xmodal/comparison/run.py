@@ -15,12 +15,12 @@ import time
 import warnings
 from contextlib import contextmanager
 from functools import partial
-from numbers import Integral
+from numbers import Integral, Real
 
 from joblib import Parallel, delayed
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils._param_validation import Interval, StrOptions, validate_params
+from sklearn.utils._param_validation import StrOptions, validate_params
 
 from ..base import layout_blocks
 from ..time import TimeBinWarning, TimeRangeWarning
@@ -29,7 +29,7 @@ from ..estimators import date_prior_scores
 from ..metrics import counterpart_reciprocal_ranks, random_mrr
 from ..time import time_use
 from ..training import TrainingInterruptedWarning
-from .._validation import CountInterval, RealInterval
+from .._constraints import Interval
 from .table import DELTA_TIME_SCORE, is_na
 
 __all__ = ["CompareInterrupted", "DATE_PRIOR", "compare", "undated_references"]
@@ -39,7 +39,8 @@ __all__ = ["CompareInterrupted", "DATE_PRIOR", "compare", "undated_references"]
 DATE_PRIOR = {"n_neighbors": 25, "bandwidth": 2.0}
 _PROTOCOLS = ("labels", "undated")
 #: ``n_jobs`` of joblib: a positive number of workers, or a negative count from the cores.
-_N_JOBS = [Interval(Integral, None, -1, closed="right"), CountInterval(1, None), None]
+_N_JOBS = [Interval(Integral, None, -1, closed="right"),
+           Interval(Integral, 1, None, closed="left"), None]
 
 
 @validate_params({"blocks_train": [tuple], "blocks_test": [tuple]},
@@ -183,7 +184,7 @@ def _keyed_fit_evaluate(key, *args):
         "y_train": ["array-like", None],
         "X_test": ["array-like"],
         "y_test": ["array-like", None],
-        "time_window": [RealInterval(0, None), None],
+        "time_window": [Interval(Real, 0, None, closed="left"), None],
         "protocol": [StrOptions(set(_PROTOCOLS))],
         "controls": [tuple, None],
         "n_jobs": _N_JOBS,

@@ -10,6 +10,8 @@ embedded default data set of the demo and of the tests.  The generative steps
 are in :mod:`temporal_xmodal.datasets._synthetic_steps`.
 """
 
+from numbers import Integral, Real
+
 import numpy as np
 from sklearn.utils import Bunch, check_random_state
 from sklearn.utils._param_validation import (
@@ -18,8 +20,8 @@ from sklearn.utils._param_validation import (
     validate_params,
 )
 
+from .._constraints import Interval
 from .._stacking import stack_modalities
-from .._validation import CountInterval, RealInterval
 from ._synthetic_steps import (
     PROFILES,
     add_noise,
@@ -42,9 +44,9 @@ __all__ = ["make_temporal_crossmodal"]
 _EVENT_SCALE = 0.5
 _SECOND_WEIGHT = 0.5
 
-_NON_NEGATIVE = [RealInterval(0, None, closed="left")]
-_FRACTION = [RealInterval(0, 1, closed="both")]
-_FINITE = [RealInterval(None, None, closed="neither")]
+_NON_NEGATIVE = [Interval(Real, 0, None, closed="left")]
+_FRACTION = [Interval(Real, 0, 1, closed="both")]
+_FINITE = [Interval(Real, None, None, closed="neither")]
 
 
 def _time_range(time_range):
@@ -62,24 +64,24 @@ def _time_range(time_range):
 
 @validate_params(
     {
-        "n_samples": [CountInterval(1, None)],
-        "n_categories": [CountInterval(2, None)],
-        "n_image_features": [CountInterval(1, None)],
-        "n_text_features": [CountInterval(1, None)],
-        "n_latent": [CountInterval(1, None)],
+        "n_samples": [Interval(Integral, 1, None, closed="left")],
+        "n_categories": [Interval(Integral, 2, None, closed="left")],
+        "n_image_features": [Interval(Integral, 1, None, closed="left")],
+        "n_text_features": [Interval(Integral, 1, None, closed="left")],
+        "n_latent": [Interval(Integral, 1, None, closed="left")],
         "time_range": ["array-like"],
         "profiles": [StrOptions({"mixed", *PROFILES}), "array-like"],
         "drift": _NON_NEGATIVE,
         "event_strength": _NON_NEGATIVE,
         "noise": _NON_NEGATIVE,
-        "label_noise": [RealInterval(0, 1, closed="left")],
+        "label_noise": [Interval(Real, 0, 1, closed="left")],
         "multilabel": ["boolean"],
-        "n_recurrences": [CountInterval(2, None)],
-        "burst_width": [RealInterval(0, 0.5, closed="right")],
+        "n_recurrences": [Interval(Integral, 2, None, closed="left")],
+        "burst_width": [Interval(Real, 0, 0.5, closed="right")],
         "latent_noise": _NON_NEGATIVE,
         "topic_drift": _NON_NEGATIVE,
         "second_label_rate": _FRACTION,
-        "n_eras": [CountInterval(1, None)],
+        "n_eras": [Interval(Integral, 1, None, closed="left")],
         "meaning_shift": _FRACTION,
         "content_drift": _NON_NEGATIVE,
         "return_info": ["boolean"],

@@ -9,8 +9,9 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.utils import Bunch
-from sklearn.utils._param_validation import Interval, validate_params
+from sklearn.utils._param_validation import validate_params
 
+from .._constraints import Interval
 from ..features import EfficientNetImageFeatures, TfidfTextFeatures
 from ._ticrc import load_ticrc, ticrc_training_pairs
 

@@ -12,7 +12,7 @@ from numbers import Integral
 import numpy as np
 from sklearn.utils._param_validation import StrOptions, validate_params
 
-from .._validation import CountInterval
+from .._constraints import Interval
 from ._bins import evaluate_per_instant, fit_instants, stack_per_instant
 from ._scores import DIRECTIONS
 from ._table import ResultTable
@@ -78,7 +78,7 @@ _BROWSING_CONSTRAINTS = {
 }
 
 
-@validate_params({**_BROWSING_CONSTRAINTS, "k": [CountInterval(1, None)]},
+@validate_params({**_BROWSING_CONSTRAINTS, "k": [Interval(Integral, 1, None, closed="left")]},
                  prefer_skip_nested_validation=True)
 def semantic_dispersion(estimator, X, query_index, *, bins=10, k=5, direction="i2t",
                         exclude_self=False):
@@ -132,7 +132,8 @@ def semantic_dispersion(estimator, X, query_index, *, bins=10, k=5, direction="i
     return (out[0] if scalar else out), instants.centers
 
 
-@validate_params({**_BROWSING_CONSTRAINTS, "top_bins": [CountInterval(1, None)]},
+@validate_params({**_BROWSING_CONSTRAINTS,
+                  "top_bins": [Interval(Integral, 1, None, closed="left")]},
                  prefer_skip_nested_validation=True)
 def cross_modal_evolution(estimator, X, query_index, *, bins=10, top_bins=20, direction="i2t",
                           exclude_self=False):

@@ -10,11 +10,13 @@ are described in docs/evaluation.md.  Semantic dispersion and cross-modal
 evolution live in :mod:`temporal_xmodal.evaluation.dispersion`.
 """
 
+from numbers import Integral
+
 import numpy as np
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import StrOptions, validate_params
 
-from .._validation import CountInterval
+from .._constraints import Interval
 from ..metrics import cross_modal_scores, mean_average_precision
 from ..time import to_duration
 from ._bins import evaluate_per_instant, fit_instants, stack_per_instant
@@ -53,7 +55,7 @@ def _sample_queries(labels, per_category, rng):
         "estimator": "no_validation",
         "X": "no_validation",
         "y": ["array-like", None],
-        "k": [CountInterval(1, None), None],
+        "k": [Interval(Integral, 1, None, closed="left"), None],
     },
     prefer_skip_nested_validation=True,
 )
@@ -115,8 +117,8 @@ def coarse_alignment(estimator, X, y=None, *, k=None):
         "X": "no_validation",
         "y": ["array-like", None],
         "bins": "no_validation",
-        "queries_per_category": [CountInterval(1, None), None],
-        "k": [CountInterval(1, None)],
+        "queries_per_category": [Interval(Integral, 1, None, closed="left"), None],
+        "k": [Interval(Integral, 1, None, closed="left")],
         "query_time": [StrOptions(set(_QUERY_TIMES))],
         "include_empty": ["boolean"],
         "ap_at_k_normaliser": [StrOptions(set(_AP_NORMALISERS))],
@@ -304,7 +306,7 @@ def temporally_bounded_retrieval(estimator, X, y=None, *, bins=10, aggregate="mi
         "X": "no_validation",
         "y": ["array-like", None],
         "window": "no_validation",
-        "k": [CountInterval(1, None), None],
+        "k": [Interval(Integral, 1, None, closed="left"), None],
     },
     prefer_skip_nested_validation=True,
 )

@@ -10,11 +10,13 @@ within time bins) go through their protocol functions in
 """
 
 import warnings
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.utils._param_validation import validate_params
 
-from .._validation import CountInterval, RealInterval, check_labels
+from .._constraints import Interval
+from .._validation import check_labels
 from ..base import layout_blocks
 from ..estimators import query_time_scores
 from ..metrics import average_precision_per_query, counterpart_reciprocal_ranks, cross_modal_scores
@@ -46,8 +48,8 @@ def _per_category_map(Z_image, Z_text, y):
         "estimator": "no_validation",
         "X": "no_validation",
         "y": ["array-like"],
-        "time_window": [RealInterval(0, None), None],
-        "n_bins": [CountInterval(1, None)],
+        "time_window": [Interval(Real, 0, None, closed="left"), None],
+        "n_bins": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
         "relevance_time": ["array-like", None],
     },
@@ -133,8 +135,8 @@ def evaluate_estimator(estimator, X, y, *, time_window, n_bins=10, random_state=
     {
         "estimator": "no_validation",
         "X": "no_validation",
-        "period": [RealInterval(0, None, closed="neither")],
-        "random_state": [CountInterval(0, None), None],
+        "period": [Interval(Real, 0, None, closed="neither")],
+        "random_state": [Interval(Integral, 0, None, closed="left"), None],
     },
     prefer_skip_nested_validation=True,
 )

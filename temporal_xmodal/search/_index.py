@@ -5,13 +5,13 @@ unchanged to the estimator's ``transform_image`` / ``transform_text``), then
 searched exactly with :func:`~temporal_xmodal.search.search_embeddings`.
 """
 
-from numbers import Real
+from numbers import Integral, Real
 
 from sklearn.base import BaseEstimator
-from sklearn.utils._param_validation import Interval, StrOptions, validate_params
+from sklearn.utils._param_validation import StrOptions, validate_params
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import CountInterval
+from .._constraints import Interval
 from ..metrics._scan import topk
 from ._pipeline import EMBEDDER, embed, estimator_device
 from ._results import SearchResult, check_ids, check_payload, format_result
@@ -22,7 +22,7 @@ _BACKENDS = ("torch", "faiss")
 #: Constraints of the parameters shared by the search functions.
 CONSTRAINTS = {
     "estimator": EMBEDDER,
-    "k": [CountInterval(1, None)],
+    "k": [Interval(Integral, 1, None, closed="left")],
     "working_memory": [Interval(Real, 0, None, closed="neither"), None],
     "as_frame": [StrOptions({"auto"}), "boolean"],
     "ids": ["array-like", None],

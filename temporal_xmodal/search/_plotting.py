@@ -1,11 +1,12 @@
 """Charts of the exploration tables (matplotlib, optional)."""
 
 import textwrap
+from numbers import Integral
 
 import numpy as np
 from sklearn.utils._param_validation import validate_params
 
-from .._validation import CountInterval
+from .._constraints import Interval
 from ._change import over_time_change, time_change
 from ._exploration import instant_label
 
@@ -32,8 +33,9 @@ def _set_change_title(ax, title, summary, width=95):
 
 
 @validate_params(
-    {"table": "no_validation", "label": [str, None], "width": [CountInterval(1, None)],
-     "title": [str, None], "ax": "no_validation"},
+    {"table": "no_validation", "label": [str, None],
+     "width": [Interval(Integral, 1, None, closed="left")], "title": [str, None],
+     "ax": "no_validation"},
     prefer_skip_nested_validation=True,
 )
 def plot_neighbourhood_over_time(table, *, label=None, width=40, title=None, ax=None):
@@ -106,8 +108,9 @@ def plot_neighbourhood_over_time(table, *, label=None, width=40, title=None, ax=
 
 
 @validate_params(
-    {"table": "no_validation", "n": [CountInterval(1, None)], "label": [str, None],
-     "width": [CountInterval(1, None)], "title": [str, None], "axes": "no_validation"},
+    {"table": "no_validation", "n": [Interval(Integral, 1, None, closed="left")],
+     "label": [str, None], "width": [Interval(Integral, 1, None, closed="left")],
+     "title": [str, None], "axes": "no_validation"},
     prefer_skip_nested_validation=True,
 )
 def plot_neighbourhood_shift(table, *, n=10, label=None, width=45, title=None, axes=None):

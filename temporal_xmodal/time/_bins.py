@@ -6,8 +6,9 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 
+from .._constraints import Interval
 from ._durations import to_duration
 from ._units import TIME_UNITS, is_datetime_like, to_time_axis
 from .._warnings import warn

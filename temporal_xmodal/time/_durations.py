@@ -7,8 +7,9 @@ import re
 from numbers import Real
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, validate_params
+from sklearn.utils._param_validation import validate_params
 
+from .._constraints import Interval
 from ._units import _SECONDS, _UNIT
 
 #: Unit spellings of duration and rate strings (matched case-insensitively, except "M").

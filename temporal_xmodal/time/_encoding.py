@@ -4,9 +4,9 @@ import warnings
 from numbers import Integral
 
 import numpy as np
-from sklearn.utils._param_validation import (Interval, StrOptions,
-                                             validate_parameter_constraints)
+from sklearn.utils._param_validation import StrOptions, validate_parameter_constraints
 
+from .._constraints import Interval
 from ._axis import TimeUnitWarning
 from ._bins import TimeBins, TimeBinWarning
 from .._warnings import warn
