@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import torch
 
+from _tiny import tiny
 from temporal_xmodal import TempXNetEmbedder
 from temporal_xmodal.datasets import make_temporal_crossmodal
 from temporal_xmodal.estimators._registry import Fresh, all_estimators, get_entry
@@ -52,9 +53,10 @@ CUDA_SETTINGS = {
 
 def _registered(name):
     """A builder ``(n, device) -> estimator``: the registered ``name`` on ``device``."""
-    settings = "default" if name in CUDA_SETTINGS else "tiny"
+    if name not in CUDA_SETTINGS:
+        return lambda n, device: tiny(name, n_image_features=n, device=device)
     return lambda n, device: get_entry(name).make(
-        settings, n_image_features=n, device=device, **CUDA_SETTINGS.get(name, {}))
+        "default", n_image_features=n, device=device, **CUDA_SETTINGS[name])
 
 
 #: Every registered estimator (``temporal_xmodal.estimators.all_estimators``).

@@ -25,13 +25,13 @@ from temporal_xmodal import (
 )
 from temporal_xmodal.datasets import make_temporal_crossmodal
 from temporal_xmodal.estimators._neural import NeuralCrossModalEmbedder, _bool_indicator
-from temporal_xmodal.estimators._registry import Fresh, all_estimators, get_entry
+from temporal_xmodal.estimators._registry import Fresh, all_estimators
 from temporal_xmodal.training import BatchIterator, ScheduledMargin, make_dataset
 
 
 def _registered(name, **params):
     """A builder ``n -> estimator``: the registered ``name`` at its tiny settings."""
-    return lambda n: get_entry(name).make("tiny", n_image_features=n, **params)
+    return lambda n: tiny(name, n_image_features=n, **params)
 
 
 def neural_cases():

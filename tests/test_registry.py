@@ -1,9 +1,10 @@
 """One registry of the estimators (``temporal_xmodal/estimators/_registry.py``).
 
-The package's exports, ``paper_settings``, ``compare``'s estimators, the tests' tiny settings
-and every common test (compliance, vocabulary, device guard) read
-:func:`~temporal_xmodal.estimators.all_estimators`: an estimator registered in one entry is in
-all of them, which a throw-away estimator shows here (docs/adding_an_estimator.md).  Every
+The package's exports, ``paper_settings``, ``compare``'s estimators and every common test
+(compliance, vocabulary, device guard) read :func:`~temporal_xmodal.estimators.all_estimators`:
+an estimator registered in one entry (and given its tiny test settings in ``tests/_tiny.py``,
+the tests' own) is in all of them, which a throw-away estimator shows here
+(docs/adding_an_estimator.md).  Every
 estimator's ``__init__`` stores its parameters with explicit ``self.x = x`` lines.
 """
 
@@ -20,13 +21,13 @@ import pytest
 from sklearn.base import clone
 
 import temporal_xmodal
-from _tiny import SIX, registered, tiny, tiny_six
+from _tiny import NET, SIX, TINY, add_tiny, registered, tiny, tiny_six
 from temporal_xmodal import SAMEmbedder, paper_settings
 from temporal_xmodal.comparison import estimator_registry
 from temporal_xmodal.estimators import all_estimators
 from temporal_xmodal.estimators import _registry
-from temporal_xmodal.estimators._registry import (_NET, CompareEntry, RegisteredEstimator,
-                                                  get_entry, register)
+from temporal_xmodal.estimators._registry import (CompareEntry, RegisteredEstimator, get_entry,
+                                                  register)
 from temporal_xmodal.time import time_use
 
 TESTS = Path(__file__).resolve().parent
@@ -46,7 +47,7 @@ def test_the_six_estimators_are_registered_once():
         assert get_entry(entry.name) is get_entry(entry.estimator) is entry
         assert get_entry(entry.estimator.__name__) is get_entry(entry.make()) is entry
     with pytest.raises(ValueError, match="already registered"):
-        register(RegisteredEstimator("SAM", SAMEmbedder, tiny={}))
+        register(RegisteredEstimator("SAM", SAMEmbedder))
     with pytest.raises(KeyError):
         get_entry("NoSuchEmbedder")
 
@@ -67,6 +68,34 @@ def test_the_package_exports_the_registered_estimators():
         assert embedders <= registered_classes, module.__name__
         assert not any("globals()" in line for line in Path(module.__file__).read_text()
                        .splitlines()), module.__name__
+
+
+def test_make_builds_the_defaults_or_the_paper_settings():
+    """The registry builds the class defaults or the paper's settings; test settings are the
+    tests' (tests/_tiny.py), not the library's."""
+    entry = get_entry("SAM")
+    assert entry.make().get_params() == SAMEmbedder().get_params()
+    assert entry.make("default", lr=0.5).lr == 0.5
+    assert entry.make("paper", lr=0.5).get_params()["optimizer"] == "sgd"
+    assert not hasattr(entry, "tiny")
+    with pytest.raises(ValueError, match="settings must be 'default' or 'paper'; got 'tiny'"):
+        entry.make("tiny")
+
+
+def test_every_registered_estimator_has_tiny_settings():
+    """A registered estimator without its line in tests/_tiny.py is named, not skipped."""
+    assert [e.name for e in all_estimators() if e.name not in TINY] == []
+    assert set(TINY) == set(SIX)  # no settings of an estimator that is not registered
+    class UntestedEmbedder(SAMEmbedder):
+        pass
+
+    entry = register(RegisteredEstimator("Untested", UntestedEmbedder))
+    try:
+        with pytest.raises(KeyError, match=r"UntestedEmbedder \(registered as 'Untested'\) "
+                                           r"has no tiny settings: add its line to TINY"):
+            tiny("Untested")
+    finally:
+        del _registry._REGISTRY[entry.name]
 
 
 def test_settings_give_fresh_nested_estimators():
@@ -120,13 +149,14 @@ class _RegisteredHere(SAMEmbedder):
 @pytest.fixture
 def registered_here():
     entry = register(RegisteredEstimator(
-        "Here", _RegisteredHere, tiny={**_NET, "embedding_dim": 3},
-        paper={"optimizer": "sgd", "lr": 0.5},
+        "Here", _RegisteredHere, paper={"optimizer": "sgd", "lr": 0.5},
         compare=CompareEntry("Registered-here", {"max_epochs": 7})))
+    add_tiny(entry.name, {**NET, "embedding_dim": 3})
     try:
         yield entry
     finally:
         del _registry._REGISTRY[entry.name]
+        TINY.pop(entry.name)
 
 
 def test_one_entry_reaches_compare_paper_settings_and_the_tiny_tables(registered_here):

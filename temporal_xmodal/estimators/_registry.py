@@ -2,15 +2,16 @@
 
 One :class:`RegisteredEstimator` per estimator holds what the rest of the package and the
 tests need to know about it: its short name, its class, how it uses time (the class's
-``time_use`` tag), its tiny test settings, its paper's settings and its line of the
-``compare`` job.  The package's exports, :func:`~temporal_xmodal.paper_settings`,
+``time_use`` tag), its paper's settings and its line of the ``compare`` job.  The package's
+exports, :func:`~temporal_xmodal.paper_settings`,
 :func:`~temporal_xmodal.comparison.estimator_registry` and every test that loops over the
-estimators read :func:`all_estimators`; adding an estimator is its module(s), its docs page
-and one :func:`register` call below (docs/adding_an_estimator.md).
+estimators read :func:`all_estimators`; adding an estimator is its module(s), its docs page,
+one :func:`register` call below and its tiny test settings in ``tests/_tiny.py``
+(docs/adding_an_estimator.md).
 
 This plays the part of scikit-learn's ``utils.discovery.all_estimators`` (which crawls the
-package) and of its test instance table (``utils/_test_common/instance_generator.py``),
-in one explicit list.
+package), in one explicit list; the tests' instance table (scikit-learn's
+``utils/_test_common/instance_generator.py``) is ``tests/_tiny.py``.
 """
 
 from dataclasses import dataclass, field
@@ -96,10 +97,6 @@ class RegisteredEstimator:
         Short name, used by the tests' tables and ids (``"TempXNet"``).
     estimator : type
         The estimator class (a :class:`~temporal_xmodal.CrossModalEmbedder`).
-    tiny : dict
-        Small, fast settings under which the estimator fits in a fraction of a
-        second: the common tests (compliance, vocabulary, device guard) build
-        it with them (values may be :class:`Fresh`).
     paper : dict or None, default=None
         Parameters reproducing its source paper's configuration
         (:func:`~temporal_xmodal.paper_settings`); ``None``: no paper settings.
@@ -114,7 +111,6 @@ class RegisteredEstimator:
 
     name: str
     estimator: type
-    tiny: dict
     paper: Optional[dict] = None
     compare: Optional[CompareEntry] = None
 
@@ -122,22 +118,23 @@ class RegisteredEstimator:
     def time_use(self):
         return getattr(self.estimator, "time_use", "none")
 
-    def make(self, settings="tiny", **overrides):
+    def make(self, settings="default", **overrides):
         """An unfitted estimator at some settings, ``overrides`` winning.
 
         Parameters
         ----------
-        settings : {"tiny", "paper", "default"}, default="tiny"
-            Which settings: the tiny test settings, the paper's, or none (the
-            class defaults).
+        settings : {"default", "paper"}, default="default"
+            Which settings: none (the class defaults) or the paper's.
         **overrides
-            Parameters that win over the settings.
+            Parameters that win over the settings (values may be :class:`Fresh`).
 
         Returns
         -------
         estimator : estimator
         """
-        base = {"tiny": self.tiny, "paper": self.paper or {}, "default": {}}[settings]
+        if settings not in ("default", "paper"):
+            raise ValueError(f"settings must be 'default' or 'paper'; got {settings!r}.")
+        base = (self.paper or {}) if settings == "paper" else {}
         return self.estimator(**_resolve({**base, **overrides}))
 
     def make_compared(self, common, random_state, time_window):
@@ -203,7 +200,7 @@ def all_estimators():
     -------
     entries : list of RegisteredEstimator
         ``entry.name``, ``entry.estimator`` (the class), ``entry.time_use``,
-        ``entry.tiny``, ``entry.paper``, ``entry.compare``.
+        ``entry.paper``, ``entry.compare``.
 
     Examples
     --------
@@ -246,10 +243,6 @@ def get_entry(estimator):
 
 
 # ------------------------------------------------------------------ the estimators
-#: The tiny network and training loop of the neural estimators' test settings.
-_NET = dict(hidden_dim=8, embedding_dim=4, max_epochs=2, batch_size=16, random_state=0)
-
-
 def _diachronic_window(window):
     """Diachronic's window at the data's time scale, and its decay (1 / window)."""
     return {"window": window, "decay": 1.0 / window}
@@ -257,13 +250,11 @@ def _diachronic_window(window):
 
 register(RegisteredEstimator(
     "CCA", CCACrossModal,
-    tiny={"embedding_dim": 2},
     paper={"reg": 0.0},
     compare=CompareEntry("CCA", seeded=False),  # deterministic
 ))
 register(RegisteredEstimator(
     "SAM", SAMEmbedder,
-    tiny=_NET,
     # Semedo & Magalhães, ACM MM 2019 (SAM): SGD, Nesterov momentum 0.9, lr 5e-3, decay 1e-6
     paper={"optimizer": "sgd", "lr": 5e-3, "momentum": 0.9, "nesterov": True,
            "lr_decay": 1e-6},
@@ -271,7 +262,6 @@ register(RegisteredEstimator(
 ))
 register(RegisteredEstimator(
     "TempXNet", TempXNetEmbedder,
-    tiny={**_NET, "use_time": True},
     # Semedo & Magalhães, ACM MM 2018 (TempXNet): SGD, momentum 0.9, lr 5e-3, decay 1e-6,
     # the temporal term at λ = 1 and the recency bandwidth of the thesis' tables (0.3 years)
     paper={"optimizer": "sgd", "lr": 5e-3, "momentum": 0.9, "lr_decay": 1e-6,
@@ -280,7 +270,6 @@ register(RegisteredEstimator(
 ))
 register(RegisteredEstimator(
     "Diachronic", DiachronicEmbedder,
-    tiny={**_NET, "time_dim": 4, "use_time": True},
     # Semedo & Magalhães, ACM MM 2019 (DCM), §5.2: w = 4 months, λ = 0.1 per month (in any
     # time unit), one margin m for both terms, the concatenation architecture, a scalar time
     # input (the paper's "continuous" model; its scaling is not given), the summed loss, the
@@ -293,15 +282,12 @@ register(RegisteredEstimator(
 ))
 register(RegisteredEstimator(
     "Binned", BinnedProcrustesEmbedder,
-    tiny={"bins": 2, "random_state": 0, "use_time": True,
-          "base_estimator": Fresh(CCACrossModal, embedding_dim=2)},
     # DCM-Binned: every bin trained from its own initialisation
     paper={"bins": "1M", "min_bin_size": 100, "init": "independent", "use_time": True},
     compare=CompareEntry("Binned+Procrustes", {"base_estimator": Fresh(default_base_estimator)}),
 ))
 register(RegisteredEstimator(
     "SCML", SequentialCrossModal,
-    tiny={**_NET, "common_dim": 4, "n_memory": 10, "n_meta_train": 10},
     # Song & Tan: Stage I by SGD (SCML has no optimizer parameter: its stages fix theirs) at
     # lr 0.01 for 150 epochs, code length K = 64
     paper={"lr": 0.01, "max_epochs": 150, "embedding_dim": 64},
