@@ -293,6 +293,19 @@ def step_section(doc):
     return lines
 
 
+def threads_load_section(doc):
+    """bench_threads_load: the main job's wall time per torch thread count and busy cores."""
+    lines = ["## The main job on a busy machine (`bench_threads_load`)", "",
+             f"{_settings(doc)}: `python -m temporal_xmodal {' '.join(doc.get('job', []))}` "
+             "beside busy processes (`python -c \"while True: pass\"`).", "",
+             "| torch threads per fit | busy processes | load before | wall time, s |",
+             "|---|---|---|---|"]
+    for run in doc.get("runs", []):
+        lines.append(f"| {run['threads']} | {run['busy_processes']} | "
+                     f"{run['load_before']:.2f} | {run['seconds']:.1f} |")
+    return lines
+
+
 def generic_section(doc):
     return [f"## `{doc['benchmark']}`", "", f"{_settings(doc)}."]
 
@@ -300,7 +313,7 @@ def generic_section(doc):
 SECTIONS = {"bench_demo_time": demo_time_section, "bench_sensitivity": sensitivity_section,
             "bench_ticrc_all": ticrc_section, "probe_bad_input": probe_section,
             "bench_diachronic_defaults": diachronic_defaults_section,
-            "bench_step": step_section}
+            "bench_step": step_section, "bench_threads_load": threads_load_section}
 
 
 def _section(doc):

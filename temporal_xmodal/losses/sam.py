@@ -14,13 +14,13 @@ from numbers import Integral, Real
 import numpy as np
 import torch
 from sklearn.utils._param_validation import (
-    Interval,
     StrOptions,
     validate_parameter_constraints,
     validate_params,
 )
 from torch import nn
 
+from .._constraints import Interval
 from .triplet import NEGATIVE_MODES, REDUCTIONS, _negative_mask, _triplet_loss
 
 SCHEDULES = ("sigmoid", "fixed", "always")

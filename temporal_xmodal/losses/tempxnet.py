@@ -15,13 +15,13 @@ from numbers import Real
 
 import torch
 from sklearn.utils._param_validation import (
-    Interval,
     StrOptions,
     validate_parameter_constraints,
     validate_params,
 )
 from torch import nn
 
+from .._constraints import Interval
 from .triplet import (
     NEGATIVE_MODES,
     REDUCTIONS,
