@@ -115,20 +115,21 @@ def test_arrays_keep_the_half_split():
 
 
 #: The public classes with parameter constraints: the registered estimators, the date priors,
-#: the scorer, the time axis' transformers, the featurisers, the search index and the
-#: temporal correlations.
+#: the scorer, the time axis' transformers, the featurisers, the search index, the temporal
+#: correlations and SAM's semantic distance.
 def _public_estimators():
     from temporal_xmodal.estimators import CaptionDatePrior, DatePriorRetrieval
     from temporal_xmodal.features import EfficientNetImageFeatures, TfidfTextFeatures
     from temporal_xmodal.losses import (CategoryKDECorrelation, RecencyCorrelation,
-                                        WordTopicCorrelation)
+                                        SemanticDistance, WordTopicCorrelation)
     from temporal_xmodal.scoring import RetrievalScorer
     from temporal_xmodal.search import CrossModalIndex
     from temporal_xmodal.time import TimeBins, TimeEncoding
 
     others = (CaptionDatePrior, DatePriorRetrieval, RetrievalScorer, TimeBins, TimeEncoding,
               EfficientNetImageFeatures, TfidfTextFeatures, CrossModalIndex,
-              RecencyCorrelation, CategoryKDECorrelation, WordTopicCorrelation)
+              RecencyCorrelation, CategoryKDECorrelation, WordTopicCorrelation,
+              SemanticDistance)
     return {**registered(), **{cls.__name__: cls for cls in others}}
 
 
@@ -197,11 +198,6 @@ def test_every_unit_s_functions_refuse_bools(call):
         _functions()[call]()
 
 
-#: Modules that still import scikit-learn's Interval: owned by others while this was written.
-#: The list may only shrink (each module moves to temporal_xmodal._constraints.Interval).
-SKLEARN_INTERVAL_LEFT = {"losses/sam.py", "losses/tempxnet.py"}
-
-
 def test_only_the_constraints_module_imports_sklearns_interval():
     """One vocabulary: the library's constraints come from temporal_xmodal._constraints
     (RealInterval / CountInterval, the shorthands of the migration, are gone)."""
@@ -220,7 +216,7 @@ def test_only_the_constraints_module_imports_sklearns_interval():
                 found.add(path.relative_to(root).as_posix())
             if isinstance(node, ast.Name) and node.id in ("RealInterval", "CountInterval"):
                 shorthands.append(path.relative_to(root).as_posix())
-    assert found - {"_constraints.py"} <= SKLEARN_INTERVAL_LEFT
+    assert found == {"_constraints.py"}
     assert not shorthands
 
 
