@@ -16,10 +16,10 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from .._constraints import Interval
 from .._device import loading_device, resolve_device
 from .._warnings import warn
 from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 _INSTALL_HINT = "pip install 'temporal-xmodal[features]'"

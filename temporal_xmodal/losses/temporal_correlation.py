@@ -29,9 +29,10 @@ from numbers import Integral, Real
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator, _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_array, check_is_fitted
 
+from .._constraints import Interval
 from ..time import centre_times, time_origin
 from ._kde import BLOCK_ELEMENTS, grid_position, interpolate, tabulate_kde
 

@@ -7,10 +7,12 @@ of a random ranking.  The ranks are counts (no sorting): a reducer of the scan e
 candidates scoring at least as high as the gold one, along the rows and the columns.
 """
 
+from numbers import Integral
+
 import numpy as np
 from sklearn.utils._param_validation import validate_params
 
-from .._validation import CountInterval
+from .._constraints import Interval
 from ._scan import Footprint, Reducer, Scan
 
 #: 1-byte comparisons per pair, in blocks of at most 256 rows x 4,096 columns
@@ -76,7 +78,7 @@ def counterpart_reciprocal_ranks(scores):
     return 1.0 / ranks.row_rank, 1.0 / ranks.col_rank
 
 
-@validate_params({"n_candidates": [CountInterval(1, None)]},
+@validate_params({"n_candidates": [Interval(Integral, 1, None, closed="left")]},
                  prefer_skip_nested_validation=True)
 def random_mrr(n_candidates):
     """Expected MRR of a random ranking with one relevant item among ``n_candidates``.

@@ -12,13 +12,14 @@ The metrics of :mod:`._retrieval` run their per-query functions
 (:mod:`._ranking`) through :func:`_per_query`.
 """
 
-from numbers import Integral
+from numbers import Integral, Real
 
 import numpy as np
 from joblib import effective_n_jobs
 from sklearn.utils._param_validation import StrOptions, validate_params
 
-from .._validation import RealInterval, check_embeddings
+from .._constraints import Interval
+from .._validation import check_embeddings
 from ._scan import (
     SIMILARITIES,
     WORKING_MEMORY_RANGE,
@@ -46,7 +47,7 @@ SCAN_CONSTRAINTS = {
     "gallery_labels": ["array-like", None],
     "query_time": ["array-like", None],
     "gallery_time": ["array-like", None],
-    "time_window": [RealInterval(0, None, closed="left"), None],
+    "time_window": [Interval(Real, 0, None, closed="left"), None],
     "similarity": [StrOptions(set(SIMILARITIES))],
     "working_memory": [WORKING_MEMORY_RANGE, None],
     "n_jobs": [Integral, None],

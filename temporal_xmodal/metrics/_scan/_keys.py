@@ -13,18 +13,20 @@ Two tie rules, each with one implementation for NumPy arrays and torch tensors:
   (:func:`order_by_score_then_index`).
 """
 
+from numbers import Integral, Real
+
 import numpy as np
 import torch
 
-from ..._validation import CountInterval, RealInterval
+from ..._constraints import Interval
 
 _INT64_MAX = 0x7FFFFFFFFFFFFFFF
 #: The similarities of :func:`prepare_similarity`.
 SIMILARITIES = ("dot", "cosine", "hamming")
 #: The valid values of every scan's ``k``: a positive int (not a bool).
-K_RANGE = CountInterval(1, None, closed="left")
+K_RANGE = Interval(Integral, 1, None, closed="left")
 #: The valid values of every scan's ``working_memory`` (MiB), besides None.
-WORKING_MEMORY_RANGE = RealInterval(0, None, closed="neither")
+WORKING_MEMORY_RANGE = Interval(Real, 0, None, closed="neither")
 
 
 def sortable_keys(scores):
