@@ -33,10 +33,10 @@ def tested_estimators():
     (``use_time=False``) of each one that has it; read from the registry when called."""
     out = []
     for entry in all_estimators():
-        est = entry.make("tiny", **CHECK_SETTINGS.get(entry.name, {}))
+        est = tiny(entry.estimator, **CHECK_SETTINGS.get(entry.name, {}))
         out.append(est)
         if "use_time" in est.get_params():
-            out.append(entry.make("tiny", **CHECK_SETTINGS.get(entry.name, {}), use_time=False))
+            out.append(tiny(entry.estimator, **CHECK_SETTINGS.get(entry.name, {}), use_time=False))
     return out
 
 

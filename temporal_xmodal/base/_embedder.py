@@ -299,7 +299,8 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
 
     def _transform_modality(self, A, time, modality):
         original = A
-        refuse_raw_columns(self, original, modality)  # pipe[-1] given unpreprocessed data
+        if getattr(original, "columns", None) is None:  # a DataFrame's names are checked below
+            refuse_raw_columns(self, original, modality)  # pipe[-1] given an unpreprocessed array
         A = self._check_modality_block(A, modality)
         t = self._instants(time, A.shape[0])
         if self._extrapolates():  # not a model that kept its constant-time control

@@ -25,7 +25,7 @@ import numpy as np
 import torch
 from sklearn.utils._param_validation import HasMethods
 
-from .._stacking import _preview, refuse_raw_columns
+from .._stacking import _preview, preprocessed_input, refuse_raw_columns
 
 _METHODS = ("transform_image", "transform_text")
 
@@ -145,11 +145,10 @@ def embed(estimator, X, modality, time):
     Z : ndarray of shape (n_samples, embedding_dim)
     """
     final = final_estimator(estimator)
+    transform = final.transform_image if modality == "image" else final.transform_text
     if _is_pipeline(estimator):
         X, own_time = _through_pipeline(estimator, X, modality)
-        if time is None:
-            time = own_time
-    else:
-        refuse_raw_columns(final, X, modality)
-    transform = final.transform_image if modality == "image" else final.transform_text
+        with preprocessed_input():  # the Pipeline's own preprocessing: not pipe[-1] misused
+            return transform(X, time=own_time if time is None else time)
+    refuse_raw_columns(final, X, modality)
     return transform(X, time=time)
