@@ -111,9 +111,13 @@ def test_best_epoch_and_a_convergence_warning_while_still_improving(data):
         assert bool(messages) == warns
         texts.update(messages)
         if warns:
+            # the rule in words that hold for a fit of any length (a 3-epoch fit has no
+            # "last 5 epochs")
             assert messages[0].startswith("SAMEmbedder: the validation figure was still "
-                                          "improving (by more than 0.01 over the last 5 "
-                                          "epochs)")
+                                          "improving: its best over the most recent epochs "
+                                          "(5 of them, or every epoch after the first in a "
+                                          "fit of 6 or fewer) beat the earlier best by more "
+                                          "than 0.01")
             assert "Raise max_epochs" in messages[0] and "convergence_" in messages[0]
         assert sam._best_epoch(False, 0) == (len(values), {
             "best_epoch": len(values), "last_epoch": len(values), "metric": None,
