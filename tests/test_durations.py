@@ -7,30 +7,14 @@ that follows the span (it never spans the data) and a user's window that does, q
 """
 
 import re
-import warnings
 
 import numpy as np
 import pytest
 
+from _stacked import recorded, stacked
 from _tiny import tiny
-from temporal_xmodal import DiachronicEmbedder, TimeUnitWarning, stack_modalities
+from temporal_xmodal import DiachronicEmbedder, TimeUnitWarning
 from temporal_xmodal.time import to_duration, to_rate
-
-
-def _data(n=60, n_img=6, n_txt=5, t0=2000.0, span=3.0, seed=0):
-    rng = np.random.default_rng(seed)
-    y = np.arange(n) % 3
-    X = stack_modalities(rng.standard_normal((n, n_img)) + y[:, None],
-                         rng.standard_normal((n, n_txt)) + y[:, None],
-                         t0 + np.sort(rng.uniform(0, span, n)))
-    return X, y
-
-
-def _recorded(fn):
-    with warnings.catch_warnings(record=True) as record:
-        warnings.simplefilter("always")
-        out = fn()
-    return out, record
 
 
 # ------------------------------------------------------------- rates
@@ -43,7 +27,7 @@ def test_rate_with_a_number_in_the_denominator_is_per_that_many_units(text, per_
 
 
 def test_diachronic_decay_1_per_1y_reaches_the_loss():
-    X, y = _data()
+    X, y = stacked()
     model = tiny(DiachronicEmbedder, decay="1/1Y", window=0.5, max_epochs=1,
                  n_image_features=6).fit(X, y)
     assert model.net_.criterion_.decay == pytest.approx(1.0)
@@ -70,7 +54,7 @@ def test_unambiguous_months_and_minutes_still_parse(text, years):
 
 
 def test_window_6m_is_refused_at_fit():
-    X, y = _data()
+    X, y = stacked()
     with pytest.raises(ValueError, match="window='6m'.*ambiguous"):
         tiny(DiachronicEmbedder, window="6m", n_image_features=6).fit(X, y)
 
@@ -83,11 +67,11 @@ def test_window_6m_is_refused_at_fit():
     ("days", np.linspace(1.6e12, 1.7e12, 60)),  # epoch milliseconds read as days
 ])
 def test_implausible_time_magnitude_for_the_unit_warns(unit, times):
-    X, y = _data()
+    X, y = stacked()
     X[:, -1] = times
     est = tiny(DiachronicEmbedder, window="1Y", time_unit=unit, n_image_features=6,
                max_epochs=1)
-    _, record = _recorded(lambda: est.fit(X, y))
+    _, record = recorded(lambda: est.fit(X, y))
     messages = [str(w.message) for w in record if issubclass(w.category, TimeUnitWarning)]
     assert any("implausible" in m and f"time_unit={unit!r}" in m for m in messages), messages
 
@@ -98,11 +82,11 @@ def test_implausible_time_magnitude_for_the_unit_warns(unit, times):
     ("days", np.linspace(-40000, 20000, 60)), ("seconds", np.linspace(1.6e9, 1.7e9, 60)),
 ])
 def test_plausible_times_do_not_warn(unit, times):
-    X, y = _data()
+    X, y = stacked()
     X[:, -1] = times
     est = tiny(DiachronicEmbedder, window=0.5, time_unit=unit, n_image_features=6,
                max_epochs=1)
-    _, record = _recorded(lambda: est.fit(X, y))
+    _, record = recorded(lambda: est.fit(X, y))
     assert not [w for w in record if "implausible" in str(w.message)]
 
 
@@ -110,18 +94,18 @@ def test_plausible_times_do_not_warn(unit, times):
 def test_default_window_follows_the_span_so_it_never_spans_the_data():
     """The default window is 5 % of the training span (it was a fixed 4 years, which spanned
     two years of data and switched L_intra off with a warning)."""
-    X, y = _data(span=2.0)
+    X, y = stacked(span=2.0)
     est = tiny(DiachronicEmbedder, n_image_features=6, max_epochs=1)
     est.set_params(window=DiachronicEmbedder().window)  # the default, as a user gets it
-    _, record = _recorded(lambda: est.fit(X, y))
+    _, record = recorded(lambda: est.fit(X, y))
     assert not [w for w in record if "training span" in str(w.message)]
     assert est.net_.criterion_.window == pytest.approx(0.05 * np.ptp(X[:, -1]))
 
 
 def test_user_window_spanning_the_data_names_the_users_value():
-    X, y = _data(span=2.0)
+    X, y = stacked(span=2.0)
     est = tiny(DiachronicEmbedder, window="3Y", n_image_features=6, max_epochs=1)
-    _, record = _recorded(lambda: est.fit(X, y))
+    _, record = recorded(lambda: est.fit(X, y))
     (message,) = [str(w.message) for w in record if "training span" in str(w.message)]
     assert "window='3Y' (3 years)" in message and "default" not in message
     assert "static control" not in message

@@ -19,9 +19,10 @@ from sklearn.compose import ColumnTransformer
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
+from _stacked import recorded, stacked
 from _tiny import SIX, tiny, tiny_six
 import temporal_xmodal
-from temporal_xmodal import CCACrossModal, DiachronicEmbedder, stack_modalities
+from temporal_xmodal import CCACrossModal, DiachronicEmbedder
 from temporal_xmodal._layout import resolve_blocks
 from temporal_xmodal._stacking import TimeColumn
 from temporal_xmodal._time_column import TimeColumnWarning, check_time_column_values
@@ -202,25 +203,9 @@ def test_auto_names_a_date_column_among_the_features(data):
 
 
 # ------------------------------------------- messages of the layout as users meet them
-def _stacked(n=60, n_img=6, n_txt=5, t0=2000.0, span=3.0, seed=0):
-    rng = np.random.default_rng(seed)
-    y = np.arange(n) % 3
-    X = stack_modalities(rng.standard_normal((n, n_img)) + y[:, None],
-                         rng.standard_normal((n, n_txt)) + y[:, None],
-                         t0 + np.sort(rng.uniform(0, span, n)))
-    return X, y
-
-
-def _recorded(fn):
-    with warnings.catch_warnings(record=True) as record:
-        warnings.simplefilter("always")
-        out = fn()
-    return out, record
-
-
 # ----------------------------------------- a label column left after the date
 def _frame(n=60):
-    X, y = _stacked(n)
+    X, y = stacked(n)
     df = pd.DataFrame(X[:, :-1], columns=[f"img_{i}" for i in range(6)]
                       + [f"txt_{i}" for i in range(5)])
     df["date"] = pd.date_range("1880-01-01", periods=n, freq="W")
@@ -239,9 +224,9 @@ def test_label_column_after_the_date_is_named(label):
 
 # ------------------------------------------------- the half split is a guess
 def test_numpy_x_without_n_image_features_warns_the_split_is_a_guess():
-    X, y = _stacked(n_img=64 // 8, n_txt=48 // 8)
+    X, y = stacked(n_img=64 // 8, n_txt=48 // 8)
     est = tiny(CCACrossModal)
-    _, record = _recorded(lambda: est.fit(X, y))
+    _, record = recorded(lambda: est.fit(X, y))
     (w,) = [w for w in record if issubclass(w.category, temporal_xmodal.LayoutWarning)]
     message = str(w.message)
     assert "n_image_features" in message and "7 image + 7 text" in message
@@ -249,11 +234,11 @@ def test_numpy_x_without_n_image_features_warns_the_split_is_a_guess():
 
 
 def test_named_blocks_or_an_explicit_count_do_not_warn():
-    X, y = _stacked()
-    _, record = _recorded(lambda: tiny(CCACrossModal, n_image_features=6).fit(X, y))
+    X, y = stacked()
+    _, record = recorded(lambda: tiny(CCACrossModal, n_image_features=6).fit(X, y))
     assert not [w for w in record if issubclass(w.category, temporal_xmodal.LayoutWarning)]
     df, y = _frame()
-    _, record = _recorded(lambda: tiny(CCACrossModal).fit(df, y))
+    _, record = recorded(lambda: tiny(CCACrossModal).fit(df, y))
     assert not [w for w in record if issubclass(w.category, temporal_xmodal.LayoutWarning)]
 
 
