@@ -129,11 +129,10 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
                 train_split=(predefined_split(data_valid) if data_valid is not None
                              else None),
                 max_epochs=self.max_epochs, batch_size=self.batch_size)
-            compiled = self._compiled_step(self.net_.device)
-            if (compiled is None) != (self.net_.compiled_step_ is None) or (
-                    compiled is not None
-                    and compiled.options != self.net_.compiled_step_.options):
-                self.net_.compiled_step_ = compiled  # else keep the graphs already compiled
+            current = self.net_.compiled_step_
+            if self._compile_options(self.net_.device) != getattr(current, "options", None):
+                # else keep the graphs already compiled
+                self.net_.compiled_step_ = self._compiled_step(self.net_.device)
         else:
             self.net_ = self._build_net(X_image, X_text, train, centred, Y, data_valid, seed,
                                          relevance)
@@ -240,14 +239,19 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
         net.compiled_step_ = self._compiled_step(device)
         return net
 
-    def _compiled_step(self, device):
-        """The net's :class:`~temporal_xmodal.training.CompiledStep`, or None (eager)."""
+    def _compile_options(self, device):
+        """``torch.compile``'s options for the step on ``device``; None: the eager step."""
         on_cuda = torch.device(device).type == "cuda"
         if self.compile_step is False or (self.compile_step == "auto" and not on_cuda):
             return None
-        options = (dict(self.compile_step) if isinstance(self.compile_step, dict)
-                   else {"mode": "reduce-overhead"} if on_cuda else {})
-        return CompiledStep(options, name=type(self).__name__)
+        if isinstance(self.compile_step, dict):
+            return dict(self.compile_step)
+        return {"mode": "reduce-overhead"} if on_cuda else {}
+
+    def _compiled_step(self, device):
+        """The net's :class:`~temporal_xmodal.training.CompiledStep`, or None (eager)."""
+        options = self._compile_options(device)
+        return None if options is None else CompiledStep(options, name=type(self).__name__)
 
     def _net_callbacks(self, validating, seed, relevance):
         """The net's callbacks: the method's, LR decay, checkpoint selection, the user's.
