@@ -52,6 +52,12 @@ class RetrievalScorer:
         such as ``"5%"`` (the same question on any time axis; rows all at one
         time get a zero window).  Times are read through the fitted layout
         (also through a Pipeline's preprocessing).
+    time_filter : float, str, timedelta or None, default=None
+        The date filter: each query's candidates are only the rows within
+        this duration of its time (a search restricted to the window, what a
+        user holding the dates does with any model); the same units and
+        shares as ``time_window``.  ``time_filter=time_window`` reads a
+        time-window figure as that search would (``SCORERS["tmap@50|filter"]``).
     **metric_params
         Passed to :func:`cross_modal_scores` (e.g. ``ap_at_k_normaliser``).
 
@@ -66,18 +72,22 @@ class RetrievalScorer:
         "direction": [StrOptions(set(_DIRECTIONS))],
         "k": [Interval(Integral, 1, None, closed="left"), None],
         "time_window": "no_validation",
+        "time_filter": "no_validation",
     }
 
     def __init__(self, metric="map", direction="mean", k=None, time_window=None,
-                 **metric_params):
+                 time_filter=None, **metric_params):
         validate_parameter_constraints(
             self._parameter_constraints,
-            {"metric": metric, "direction": direction, "k": k, "time_window": time_window},
+            {"metric": metric, "direction": direction, "k": k, "time_window": time_window,
+             "time_filter": time_filter},
             caller_name=type(self).__name__)
-        if is_share(time_window):  # a malformed share fails here, not at the first score
-            to_duration(time_window, name="time_window", span=1.0)
+        for name, value in (("time_window", time_window), ("time_filter", time_filter)):
+            if is_share(value):  # a malformed share fails here, not at the first score
+                to_duration(value, name=name, span=1.0)
         self.metric, self.direction, self.k = metric, direction, k
-        self.time_window, self.metric_params = time_window, metric_params
+        self.time_window, self.time_filter = time_window, time_filter
+        self.metric_params = metric_params
 
     def __call__(self, estimator, X, y=None):
         """Score a fitted embedder (or a Pipeline ending in one) on ``X`` and ``y``.
@@ -103,12 +113,15 @@ class RetrievalScorer:
             embedder, e.g. a classifier; the message names its class.
         """
         Z_image, Z_text, time, final = embed_with_time(estimator, X)
-        window = None
-        if self.time_window is not None:
-            window = _window(self.time_window, final.time_unit, time)
+        window, within = (None if value is None else
+                          _window(value, final.time_unit, time, name)
+                          for name, value in (("time_window", self.time_window),
+                                              ("time_filter", self.time_filter)))
+        timed = window is not None or within is not None
         out = cross_modal_scores(
             Z_image, Z_text, y, metrics=(self.metric,), k=self.k,
-            time=None if window is None else time, time_window=window, **self.metric_params,
+            time=time if timed else None, time_window=window, time_filter=within,
+            **self.metric_params,
         )
         key = self.metric if self.direction == "mean" else f"{self.metric}_{self.direction}"
         return out[key]
@@ -117,14 +130,15 @@ class RetrievalScorer:
         params = ", ".join(
             f"{n}={v!r}" for n, v in [("metric", self.metric), ("direction", self.direction),
                                        ("k", self.k), ("time_window", self.time_window)]
+            + ([("time_filter", self.time_filter)] if self.time_filter is not None else [])
         )
         return f"RetrievalScorer({params})"
 
 
-def _window(time_window, time_unit, time):
-    """``time_window`` in ``time_unit``: a duration, or a share (``"5%"``) of ``time``'s span."""
-    span = float(np.ptp(time)) if is_share(time_window) else None
-    return to_duration(time_window, time_unit, name="time_window", span=span)
+def _window(duration, time_unit, time, name="time_window"):
+    """``duration`` in ``time_unit``: a duration, or a share (``"5%"``) of ``time``'s span."""
+    span = float(np.ptp(time)) if is_share(duration) else None
+    return to_duration(duration, time_unit, name=name, span=span)
 
 
 class DateAwareMRRScorer:
@@ -172,7 +186,7 @@ class DateAwareMRRScorer:
 
 
 def make_retrieval_scorer(metric="map", *, direction="mean", k=None, time_window=None,
-                          **metric_params):
+                          time_filter=None, **metric_params):
     """Build a :class:`RetrievalScorer` (the ``make_scorer`` of this library).
 
     The parameters are checked by :class:`RetrievalScorer`.
@@ -183,26 +197,30 @@ def make_retrieval_scorer(metric="map", *, direction="mean", k=None, time_window
     ----------
     metric : {"map", "mrr", "ndcg", "recall"}, default="map"
         The retrieval metric.
-    direction, k, time_window, **metric_params
-        As in :class:`RetrievalScorer` (``time_window`` a number in the
-        estimator's ``time_unit`` or a duration such as ``"180D"``).
+    direction, k, time_window, time_filter, **metric_params
+        As in :class:`RetrievalScorer` (``time_window`` and ``time_filter`` a
+        number in the estimator's ``time_unit``, a duration such as
+        ``"180D"`` or a share such as ``"5%"``).
 
     Returns
     -------
     scorer : RetrievalScorer
         The scorer, for ``scoring=``.
     """
-    return RetrievalScorer(metric, direction, k, time_window, **metric_params)
+    return RetrievalScorer(metric, direction, k, time_window, time_filter, **metric_params)
 
 
 #: Ready-made scorers: ``GridSearchCV(est, grid, scoring=SCORERS)`` with ``refit="map"``.
 #: The time-aware questions: ``"tmap@50"`` (time-window mAP@50: same category within 5 % of
-#: the scored rows' time span, each item at its own time), ``"period@50"`` (time-period
+#: the scored rows' time span, each item at its own time), ``"tmap@50|filter"`` (the same
+#: figure with each query's candidates restricted to that window, as a user holding the
+#: dates would search: the rival a time-aware model must beat), ``"period@50"`` (time-period
 #: inference with the paper's one-month period, Semedo & Magalhães, ACM MM 2019) and
 #: ``"date_mrr"`` (:class:`DateAwareMRRScorer`).
 SCORERS = {
     "map": RetrievalScorer("map"),
     "tmap@50": RetrievalScorer("map", k=50, time_window="5%"),
+    "tmap@50|filter": RetrievalScorer("map", k=50, time_window="5%", time_filter="5%"),
     "period@50": RetrievalScorer("map", k=50, time_window="1M"),
     "date_mrr": DateAwareMRRScorer(),
     "map_i2t": RetrievalScorer("map", "i2t"),

@@ -307,10 +307,11 @@ def temporally_bounded_retrieval(estimator, X, y=None, *, bins=10, aggregate="mi
         "y": ["array-like", None],
         "window": "no_validation",
         "k": [Interval(Integral, 1, None, closed="left"), None],
+        "time_filter": ["boolean"],
     },
     prefer_skip_nested_validation=True,
 )
-def time_period_inference(estimator, X, y=None, *, window, k=50):
+def time_period_inference(estimator, X, y=None, *, window, k=50, time_filter=False):
     """Media time-period inference: t-mAP@k with same-label, same-period relevance.
 
     Every image and text, at its own timestamp, ranks all other-modality items
@@ -333,6 +334,10 @@ def time_period_inference(estimator, X, y=None, *, window, k=50):
         ``1/12``) with years.
     k : int or None, default=50
         Cut-off (t-mAP@50 in the paper); ``None`` ranks everything.
+    time_filter : bool, default=False
+        Restrict each query's candidates to the items within ``window`` of
+        its time (the search a user holding the dates would run, with any
+        model): the figure a time-aware model must beat on a static one.
 
     Returns
     -------
@@ -350,5 +355,6 @@ def time_period_inference(estimator, X, y=None, *, window, k=50):
     split = as_split(estimator, X, y, need_labels=True)
     window = to_duration(window, split.estimator.time_unit, name="window")
     res = cross_modal_scores(split.Z_image, split.Z_text, split.labels, metrics=("map",),
-                             time=split.time, time_window=window, k=k)
+                             time=split.time, time_window=window, k=k,
+                             time_filter=window if time_filter else None)
     return scores_dict(res["map_i2t"], res["map_t2i"])

@@ -307,7 +307,7 @@ def retrieval_metrics_at_k(
     metrics=TOPK_METRICS, query_time=None, gallery_time=None, time_window=None,
     similarity="dot", ap_at_k_normaliser="relevant_in_topk", gain="linear",
     discount="jarvelin", working_memory=None, nan_policy="raise", return_per_query=False,
-    device=None,
+    device=None, time_filter=None,
 ):
     """mAP@k, recall@k, MRR and nDCG@k from a chunked top-k, in bounded memory.
 
@@ -361,6 +361,9 @@ def retrieval_metrics_at_k(
         are removed) with a warning that counts them.
     return_per_query : bool, default=False
         Also return the per-query values.
+    time_filter : float or None, default=None
+        The date filter: a query's candidates are only the gallery items
+        within ``time_filter`` of its time (in the unit of the times).
     device : str, torch.device or None, default=None
         Where to compute.  ``None``: the gallery's (else the query's) device
         when it is a tensor, else the CPU.  The figures are the same on every
@@ -393,7 +396,7 @@ def retrieval_metrics_at_k(
     Q, G = _prepare(query, gallery, device)
     relevance = make_relevance(query_labels, gallery_labels, query_time, gallery_time,
                                time_window, n_query=len(Q), n_gallery=len(G),
-                               nan_policy=nan_policy, device=device)
+                               nan_policy=nan_policy, device=device, time_filter=time_filter)
     keep_g = relevance.kept_gallery
     if keep_g is not None:
         G = G[torch.as_tensor(keep_g, device=device) if isinstance(G, torch.Tensor) else keep_g]
@@ -402,7 +405,7 @@ def retrieval_metrics_at_k(
     # on a GPU the block's width x width comparisons of its top lists (about 24
     # bytes each) must also fit in the budget
     scan = Scan(Qt, Gt, _FOOTPRINT._replace(bytes_per_query=24 * width**2),
-                working_memory=working_memory)
+                working_memory=working_memory, time_filter=relevance.time_filter)
     names = tuple(m for m in TOPK_METRICS if m in metrics)  # the order of the figures
     opts = {"metrics": names, "ap_at_k_normaliser": ap_at_k_normaliser, "gain": gain,
             "discount": discount}

@@ -48,6 +48,7 @@ SCAN_CONSTRAINTS = {
     "query_time": ["array-like", None],
     "gallery_time": ["array-like", None],
     "time_window": [Interval(Real, 0, None, closed="left"), None],
+    "time_filter": [Interval(Real, 0, None, closed="left"), None],
     "similarity": [StrOptions(set(SIMILARITIES))],
     "working_memory": [WORKING_MEMORY_RANGE, None],
     "n_jobs": [Integral, None],
@@ -68,17 +69,17 @@ class _PerQuery(Reducer):
 
 def _checked_scan(query, gallery, query_labels, gallery_labels, *, query_time=None,
                   gallery_time=None, time_window=None, similarity="dot", working_memory=None,
-                  n_jobs=None, nan_policy="raise"):
+                  n_jobs=None, nan_policy="raise", time_filter=None):
     """The checked scan of a full-ranking evaluation and its :class:`._scan.NumpyRelevance`."""
     Q, G = check_embeddings(query, gallery)
     relevance = make_relevance(query_labels, gallery_labels, query_time, gallery_time,
                                time_window, n_query=len(Q), n_gallery=len(G),
-                               nan_policy=nan_policy)
+                               nan_policy=nan_policy, time_filter=time_filter)
     if relevance.kept_gallery is not None:
         G = G[relevance.kept_gallery]
     Q, G = prepare_similarity(Q, G, similarity)
     scan = Scan(Q, G, _FOOTPRINT, working_memory=working_memory,
-                n_jobs=effective_n_jobs(n_jobs))
+                n_jobs=effective_n_jobs(n_jobs), time_filter=relevance.time_filter)
     return scan, relevance
 
 
@@ -93,7 +94,7 @@ def _per_query(block_metric, query, gallery, query_labels, gallery_labels, **kwa
 @validate_params(SCAN_CONSTRAINTS, prefer_skip_nested_validation=True)
 def iter_score_blocks(query, gallery, query_labels=None, gallery_labels=None, *,
                       query_time=None, gallery_time=None, time_window=None, similarity="dot",
-                      working_memory=None, n_jobs=None, nan_policy="raise"):
+                      working_memory=None, n_jobs=None, nan_policy="raise", time_filter=None):
     """Yield ``(rows, scores, relevance)`` blocks of a query x gallery evaluation.
 
     Read more in the user guide: docs/metrics.md.
@@ -121,9 +122,14 @@ def iter_score_blocks(query, gallery, query_labels=None, gallery_labels=None, *,
         Budget of the blocks in flight, in MiB (default 64).
     n_jobs : int or None, default=None
         Threads evaluating blocks in parallel (``None``: 1, ``-1``: all cores).
+    time_filter : float or None, default=None
+        The date filter: only gallery items within ``time_filter`` of the
+        query's time are candidates (a search restricted to that window, in
+        the unit of the times); the others get the score ``-inf`` in the
+        blocks and are never relevant.
     nan_policy : {"raise", "omit"}, default="raise"
-        Items whose label, or time when ``time_window`` is set, is NaN (or
-        None) cannot be scored.  ``"raise"``: a ValueError that counts them.
+        Items whose label, or time when ``time_window`` or ``time_filter`` is
+        set, is NaN (or None) cannot be scored.  ``"raise"``: a ValueError that counts them.
         ``"omit"``: a warning that counts them; such queries get NaN (left out
         of the means) and such gallery items are removed from the rankings.
 
@@ -140,7 +146,7 @@ def iter_score_blocks(query, gallery, query_labels=None, gallery_labels=None, *,
                                     query_time=query_time, gallery_time=gallery_time,
                                     time_window=time_window, similarity=similarity,
                                     working_memory=working_memory, n_jobs=n_jobs,
-                                    nan_policy=nan_policy)
+                                    nan_policy=nan_policy, time_filter=time_filter)
 
     def block(rows):
         ((_, _, scores),) = scan.products(rows, sliced=False)  # the whole gallery

@@ -38,6 +38,10 @@ _OPTIONS_DOC = """query_time, gallery_time : array-like of shape (n,) or None, d
     time_window : float or None, default=None
         Relevant additionally requires ``|t_query - t_gallery| <= time_window``
         (in the unit of the times).
+    time_filter : float or None, default=None
+        The date filter: a query's candidates are only the gallery items
+        within ``time_filter`` of its time (the figure of a search restricted
+        to that window, in the unit of the times); needs the times.
     similarity : {"dot", "cosine", "hamming"}, default="dot"
         Score of a pair (see :func:`iter_score_blocks`).
     working_memory : float or None, default=None
@@ -46,15 +50,16 @@ _OPTIONS_DOC = """query_time, gallery_time : array-like of shape (n,) or None, d
         Threads evaluating blocks in parallel (``None``: 1, ``-1``: all cores).
     nan_policy : {"raise", "omit"}, default="raise"
         Items with a NaN label (or time, under ``time_window``): raise, or
-        leave them out with a warning."""
+        leave them out with a warning (times: under ``time_window`` or
+        ``time_filter``)."""
 
 
 def _scan_options(query_time, gallery_time, time_window, similarity, working_memory, n_jobs,
-                  nan_policy):
+                  nan_policy, time_filter=None):
     """The keyword arguments of :func:`._full_ranking._per_query` shared by every metric."""
     return dict(query_time=query_time, gallery_time=gallery_time, time_window=time_window,
                 similarity=similarity, working_memory=working_memory, n_jobs=n_jobs,
-                nan_policy=nan_policy)
+                nan_policy=nan_policy, time_filter=time_filter)
 
 
 @validate_params(
@@ -67,7 +72,7 @@ def mean_average_precision(
     query, gallery, query_labels=None, gallery_labels=None, *, k=None,
     ap_at_k_normaliser="relevant_in_topk", return_per_query=False, query_time=None,
     gallery_time=None, time_window=None, similarity="dot", working_memory=None, n_jobs=None,
-    nan_policy="raise",
+    nan_policy="raise", time_filter=None,
 ):
     """Mean average precision (mAP, or mAP@k) of ranking ``gallery`` for each query.
 
@@ -99,7 +104,7 @@ def mean_average_precision(
         lambda s, r: _average_precision(s, r, k, ap_at_k_normaliser),
         query, gallery, query_labels, gallery_labels,
         **_scan_options(query_time, gallery_time, time_window, similarity, working_memory,
-                        n_jobs, nan_policy),
+                        n_jobs, nan_policy, time_filter),
     )
     return (_nanmean(ap), ap) if return_per_query else _nanmean(ap)
 
@@ -108,7 +113,7 @@ def mean_average_precision(
 def mean_reciprocal_rank(query, gallery, query_labels=None, gallery_labels=None, *,
                          query_time=None, gallery_time=None, time_window=None,
                          similarity="dot", working_memory=None, n_jobs=None,
-                         nan_policy="raise"):
+                         nan_policy="raise", time_filter=None):
     """Mean reciprocal rank of the first relevant gallery item.
 
     Read more in the user guide: docs/metrics.md.
@@ -124,14 +129,14 @@ def mean_reciprocal_rank(query, gallery, query_labels=None, gallery_labels=None,
     """
     rr = _per_query(_reciprocal_rank, query, gallery, query_labels, gallery_labels,
                     **_scan_options(query_time, gallery_time, time_window, similarity,
-                                    working_memory, n_jobs, nan_policy))
+                                    working_memory, n_jobs, nan_policy, time_filter))
     return _nanmean(rr)
 
 
 @validate_params({**SCAN_CONSTRAINTS, "k": [K_RANGE]}, prefer_skip_nested_validation=True)
 def recall_at_k(query, gallery, query_labels=None, gallery_labels=None, *, k=10,
                 query_time=None, gallery_time=None, time_window=None, similarity="dot",
-                working_memory=None, n_jobs=None, nan_policy="raise"):
+                working_memory=None, n_jobs=None, nan_policy="raise", time_filter=None):
     """Mean fraction of each query's relevant items found in the top ``k``.
 
     With counterpart relevance (no labels) this is the usual R@k of
@@ -153,7 +158,7 @@ def recall_at_k(query, gallery, query_labels=None, gallery_labels=None, *, k=10,
     rec = _per_query(lambda s, r: _recall(s, r, k), query, gallery,
                      query_labels, gallery_labels,
                      **_scan_options(query_time, gallery_time, time_window, similarity,
-                                     working_memory, n_jobs, nan_policy))
+                                     working_memory, n_jobs, nan_policy, time_filter))
     return _nanmean(rec)
 
 
@@ -165,7 +170,7 @@ def recall_at_k(query, gallery, query_labels=None, gallery_labels=None, *, k=10,
 def ndcg_at_k(
     query, gallery, query_labels=None, gallery_labels=None, *, k=50, gain="linear",
     discount="jarvelin", query_time=None, gallery_time=None, time_window=None,
-    similarity="dot", working_memory=None, n_jobs=None, nan_policy="raise",
+    similarity="dot", working_memory=None, n_jobs=None, nan_policy="raise", time_filter=None,
 ):
     """Mean nDCG@k, graded by the number of labels a gallery item shares with the query.
 
@@ -191,7 +196,7 @@ def ndcg_at_k(
     nd = _per_query(lambda s, r: _ndcg(s, r, k, gain, discount),
                     query, gallery, query_labels, gallery_labels,
                     **_scan_options(query_time, gallery_time, time_window, similarity,
-                                    working_memory, n_jobs, nan_policy))
+                                    working_memory, n_jobs, nan_policy, time_filter))
     return _nanmean(nd)
 
 
@@ -207,7 +212,7 @@ CROSS_MODAL_METRICS = ("map", "mrr", "ndcg", "recall")
     {"image_embedding": ["array-like"], "text_embedding": ["array-like"],
      "labels": ["array-like", None], "metrics": [str, "array-like"],
      "time": ["array-like", None], "k": [K_RANGE, None], **RANKING_CONSTRAINTS,
-     **{name: SCAN_CONSTRAINTS[name] for name in ("time_window", "similarity",
+     **{name: SCAN_CONSTRAINTS[name] for name in ("time_window", "time_filter", "similarity",
                                                   "working_memory", "n_jobs", "nan_policy")}},
     prefer_skip_nested_validation=True,
 )
@@ -215,7 +220,7 @@ def cross_modal_scores(
     image_embedding, text_embedding, labels=None, *, metrics=("map", "mrr"), time=None,
     time_window=None, k=None, ap_at_k_normaliser="relevant_in_topk", gain="linear",
     discount="jarvelin", similarity="dot", working_memory=None, n_jobs=None,
-    nan_policy="raise",
+    nan_policy="raise", time_filter=None,
 ):
     """Image→text and text→image retrieval figures over one set of paired items.
 
@@ -240,6 +245,12 @@ def cross_modal_scores(
         Item timestamps, with ``time_window`` for time-window relevance.
     time_window : float or None, default=None
         In the unit of ``time``.
+    time_filter : float or None, default=None
+        The date filter, in the unit of ``time``: each query's candidates are
+        the items within ``time_filter`` of its time (a search restricted to
+        that window), so any estimator's figure can be read with and without
+        it.  A time-aware model earns its place when it beats a static model
+        read with this filter.
     k : int or None, default=None
         See ``metrics``.
     ap_at_k_normaliser, gain, discount
@@ -265,7 +276,7 @@ def cross_modal_scores(
                   names={"query_labels": "labels", "query_time": "time",
                          "query": "image_embedding and text_embedding have"})
     options = _scan_options(time, time, time_window, similarity, working_memory, n_jobs,
-                            nan_policy)
+                            nan_policy, time_filter)
     funcs = {
         "map": lambda q, g: mean_average_precision(
             q, g, labels, labels, k=k, ap_at_k_normaliser=ap_at_k_normaliser, **options),

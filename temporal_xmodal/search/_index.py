@@ -11,9 +11,13 @@ from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import StrOptions, validate_params
 from sklearn.utils.validation import check_is_fitted
 
+import numpy as np
+
 from .._constraints import Interval
-from ..metrics._scan import topk
-from ._pipeline import EMBEDDER, embed, estimator_device
+from .._warnings import warn
+from ..metrics._scan import TimeFilter, topk
+from ..time import to_duration, to_time_axis
+from ._pipeline import EMBEDDER, embed, estimator_device, final_estimator
 from ._results import SearchResult, check_ids, check_payload, format_result
 from ._exact import as_embedding_tensor, build_faiss_index, import_faiss, topk_faiss
 
@@ -44,6 +48,16 @@ class CrossModalIndex(BaseEstimator):
     ``query`` column carries the caller's ids: the index of a DataFrame of
     queries, or ``ids=`` (``search(X_image[[5, 42]], ids=[5, 42])``).
 
+    The date filter: fit with one date per gallery item
+    (``time=gallery_dates``: each item is also embedded at its own date) and
+    ``search(X, k, time=query_dates, within="180D")`` returns each query's
+    ``k`` nearest among the gallery items dated within 180 days of the query's
+    date — what a user holding the dates asks of any model, static ones
+    included ("same category, within half a year").  Exact and chunked like
+    the unfiltered search; a query with fewer than ``k`` candidates gets
+    fewer rows (empty slots: index -1, score -inf in the arrays), with a
+    warning that counts them.
+
     Read more in the user guide: docs/search.md.
 
     Parameters
@@ -64,8 +78,10 @@ class CrossModalIndex(BaseEstimator):
         search).  Same-modality search (e.g. caption → caption) is allowed.
     time : scalar, array-like of shape (n_gallery,) or None, default=None
         Instant(s) at which the gallery is projected, on the estimator's time
-        axis (e.g. years); passed unchanged to ``transform_<modality>``.
-        Required by time-conditioned estimators, ignored by static ones.
+        axis (e.g. years) or dates; passed unchanged to
+        ``transform_<modality>``.  Required by time-conditioned estimators,
+        ignored by static ones for the embedding; kept as :attr:`times_`,
+        the gallery's dates that ``search(within=...)`` filters by.
     backend : {"torch", "faiss"}, default="torch"
         Search engine: chunked exact top-k on the estimator's device
         (threshold-pruned cache-sized blocks on the CPU, large blocks on a GPU),
@@ -82,6 +98,9 @@ class CrossModalIndex(BaseEstimator):
         Where the similarities are computed (the estimator's device).
     n_items_ : int
         Gallery size.
+    times_ : ndarray of float64, shape (n_gallery,), or None
+        The gallery's times on the estimator's time axis (``time`` read in
+        its ``time_unit``); None without ``time``.
     payload_ : object or None
         The payload given to :meth:`fit`.
     ids_ : ndarray of shape (n_gallery,) or None
@@ -160,18 +179,55 @@ class CrossModalIndex(BaseEstimator):
         Z = embed(self.estimator, X, self.modality, self.time)
         self.embeddings_ = as_embedding_tensor(Z, "gallery embeddings", self.device_)
         self.n_items_ = self.embeddings_.shape[0]
+        self.times_ = self._axis_times(self.time, self.n_items_, "time")
         self.payload_ = check_payload(payload, self.n_items_)
         self.ids_ = ids
         if self.backend == "faiss":
             self.faiss_index_ = build_faiss_index(self.embeddings_)
         return self
 
+    def _axis_times(self, time, n, name):
+        """``time`` as n float64 times on the estimator's axis (None stays None)."""
+        if time is None:
+            return None
+        final = final_estimator(self.estimator)
+        t = to_time_axis(time, getattr(final, "time_unit", "years"), name=name)
+        if t.ndim == 0:
+            return np.full(n, float(t))
+        if t.shape != (n,):
+            raise ValueError(f"{name} must be a scalar or have one value per row ({n}); got "
+                             f"shape {t.shape}.")
+        return t
+
+    def _within(self, within, query_times):
+        """The search's :class:`TimeFilter` for ``within`` (None: no filter)."""
+        if within is None:
+            return None
+        if self.times_ is None:
+            raise ValueError(
+                "within= filters the gallery by date, but this index has no gallery dates: "
+                "fit it with time= (one date per gallery item, e.g. CrossModalIndex(est, "
+                "time=gallery_dates).fit(X_gallery)).")
+        if query_times is None:
+            raise ValueError("within= needs the queries' dates: pass time= to search (one "
+                             "date per query, or one for all).")
+        if np.isnan(query_times).any() or np.isnan(self.times_).any():
+            raise ValueError("within= cannot filter by a missing (NaN) date: "
+                             f"{int(np.isnan(query_times).sum())} query and "
+                             f"{int(np.isnan(self.times_).sum())} gallery dates are missing.")
+        final = final_estimator(self.estimator)
+        span = getattr(final, "_time_span", lambda: None)()
+        within = to_duration(within, getattr(final, "time_unit", "years"), name="within",
+                             span=span)
+        return TimeFilter(query_times, self.times_, within)
+
     @validate_params(
         {"X": ["array-like"], "k": CONSTRAINTS["k"], "time": "no_validation",
-         "ids": CONSTRAINTS["ids"], "as_frame": CONSTRAINTS["as_frame"]},
+         "within": "no_validation", "ids": CONSTRAINTS["ids"],
+         "as_frame": CONSTRAINTS["as_frame"]},
         prefer_skip_nested_validation=True,
     )
-    def search(self, X, k=10, *, time=None, ids=None, as_frame="auto"):
+    def search(self, X, k=10, *, time=None, within=None, ids=None, as_frame="auto"):
         """The ``k`` nearest gallery items of each query, queries projected at ``time``.
 
         Parameters
@@ -182,8 +238,17 @@ class CrossModalIndex(BaseEstimator):
         k : int, default=10
             Neighbours per query (at most the gallery size).
         time : scalar, array-like of shape (n_queries,) or None, default=None
-            Instant(s) at which the queries are projected; passed unchanged
-            to the estimator.
+            Instant(s) at which the queries are projected (numbers on the
+            estimator's time axis or dates); passed unchanged to the
+            estimator.  With ``within``, also the dates the gallery is
+            filtered by.
+        within : float, str, timedelta or None, default=None
+            The date filter: only gallery items whose date (:attr:`times_`)
+            is within this duration of the query's date are candidates
+            (``|t_query - t_gallery| <= within``).  A number in the
+            estimator's ``time_unit``, a duration string (``"180D"``,
+            ``"1Y"``) or a share of the training span (``"5%"``).  ``None``:
+            the whole gallery.
         ids : array-like of shape (n_queries,) or None, default=None
             The caller's id of each query, given as the ``query`` column
             (e.g. ``search(X_image[[5, 42, 77]], ids=[5, 42, 77])``).
@@ -197,12 +262,17 @@ class CrossModalIndex(BaseEstimator):
         result : pandas.DataFrame or SearchResult
             Columns ``query, rank, index, score`` (+ ``gallery_id`` when the
             gallery has ids, + payload); see :meth:`SearchResult.to_frame`.
+            Under ``within``, a query with fewer than ``k`` candidates has
+            fewer rows in the DataFrame (in the arrays: index -1, score -inf).
         """
         check_is_fitted(self, "embeddings_")
         ids = check_ids(ids, X, "ids", "query")
         modality = self.query_modality or _other(self.modality)
+        n_queries = X.shape[0] if hasattr(X, "shape") else len(X)
+        time_filter = self._within(within, None if within is None else
+                                   self._axis_times(time, n_queries, "time"))
         Z = embed(self.estimator, X, modality, time)
-        return format_result(self.search_embeddings(Z, k, ids=ids), as_frame)
+        return format_result(self._search(Z, k, ids, time_filter), as_frame)
 
     @validate_params({"query": ["array-like"], "k": CONSTRAINTS["k"], "ids": CONSTRAINTS["ids"]},
                      prefer_skip_nested_validation=True)
@@ -229,12 +299,26 @@ class CrossModalIndex(BaseEstimator):
         if Q.shape[1] != self.embeddings_.shape[1]:
             raise ValueError(f"query embeddings have {Q.shape[1]} columns; the gallery's have "
                              f"{self.embeddings_.shape[1]}.")
+        return self._search(Q, k, ids, None)
+
+    def _search(self, query, k, ids, time_filter):
+        """The top ``k`` of the query embeddings, among each query's candidates."""
+        Q = as_embedding_tensor(query, "query embeddings", self.device_)
+        if Q.shape[1] != self.embeddings_.shape[1]:
+            raise ValueError(f"query embeddings have {Q.shape[1]} columns; the gallery's have "
+                             f"{self.embeddings_.shape[1]}.")
         Q = Q.to(self.embeddings_.dtype)
         if self.backend == "faiss":
-            scores, indices = topk_faiss(Q, None, k, index=self.faiss_index_)
+            scores, indices = topk_faiss(Q, None, k, index=self.faiss_index_,
+                                         time_filter=time_filter)
         else:
-            scores, indices = topk(Q, self.embeddings_, k,
-                                         working_memory=self.working_memory)
+            scores, indices = topk(Q, self.embeddings_, k, working_memory=self.working_memory,
+                                   time_filter=time_filter)
+        if time_filter is not None and (short := (indices < 0).any(axis=1)).any():
+            warn(f"{int(short.sum())} of {len(indices)} queries have fewer than "
+                 f"{indices.shape[1]} gallery items within {time_filter.within:g} "
+                 "(time axis units) of their date: they get fewer results (index -1, score "
+                 "-inf in the arrays; no row in the table).")
         return SearchResult(scores, indices, self.payload_, query_ids=ids,
                             gallery_ids=self.ids_)
 

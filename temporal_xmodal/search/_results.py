@@ -25,7 +25,9 @@ class SearchResult:
     scores : ndarray of shape (n_queries, k)
         Similarity of each neighbour, decreasing along each row.
     indices : ndarray of int, shape (n_queries, k)
-        Gallery row of each neighbour.
+        Gallery row of each neighbour; -1 in a slot that a date filter left
+        empty (a query with fewer than ``k`` candidates; its score is -inf),
+        which :meth:`to_frame` leaves out.
     payload : sequence, pandas Series/DataFrame or None, default=None
         One entry (row) per gallery item, joined to the neighbours by
         :meth:`to_frame` (e.g. captions or file paths).
@@ -83,7 +85,11 @@ class SearchResult:
             raise ValueError("This SearchResult has no payload; pass payload= when searching.")
         values = _payload_columns(self.payload)
         first = next(iter(values.values()))
-        return first[self.indices]
+        out = first[np.maximum(self.indices, 0)]
+        if (self.indices < 0).any():  # empty slots of a date filter: None
+            out = out.astype(object)
+            out[self.indices < 0] = None
+        return out
 
     def to_frame(self, query_ids=None):
         """One row per (query, neighbour): ``query, rank, index, score`` and the payload.
@@ -114,17 +120,19 @@ class SearchResult:
         if len(query_ids) != n:
             raise ValueError(f"query_ids has {len(query_ids)} entries but there are {n} "
                              "queries; give one id per query.")
+        found = self.indices.ravel() >= 0  # slots a date filter left empty (index -1): no row
+        index = self.indices.ravel()[found]
         columns = {
-            "query": np.repeat(query_ids, k),
-            "rank": np.tile(np.arange(1, k + 1), n),
-            "index": self.indices.ravel(),
+            "query": np.repeat(query_ids, k)[found],
+            "rank": np.tile(np.arange(1, k + 1), n)[found],
+            "index": index,
         }
         if self.gallery_ids is not None:
-            columns["gallery_id"] = as_id_array(self.gallery_ids)[self.indices.ravel()]
-        columns["score"] = self.scores.ravel()
+            columns["gallery_id"] = as_id_array(self.gallery_ids)[index]
+        columns["score"] = self.scores.ravel()[found]
         if self.payload is not None:
             for name, values in _payload_columns(self.payload).items():
-                columns[name] = values[self.indices.ravel()]
+                columns[name] = values[index]
         return pd.DataFrame(columns)
 
 

@@ -3,7 +3,7 @@
 Every query x gallery computation of the package runs here: :class:`Scan` owns
 the one query-block x gallery-chunk loop (block sizes within ``working_memory``
 from the reducer's :class:`Footprint`, device placement, threads, second
-passes), :func:`make_relevance` says which pairs are relevant (NumPy blocks or
+passes, the date filter of :mod:`._filter`), :func:`make_relevance` says which pairs are relevant (NumPy blocks or
 tensors on a device), the keys of :mod:`._keys` carry the tie rules, and each
 figure is a :class:`Reducer` on the scan (full-ranking AP and the @k metrics in
 ``metrics/``, the exact top-k search in :mod:`._topk`).  Like scikit-learn's
@@ -12,6 +12,7 @@ this ``__init__`` is the package-internal surface.
 """
 
 from ._engine import Reducer, Scan
+from ._filter import TimeFilter
 from ._keys import (
     K_RANGE,
     SIMILARITIES,
@@ -53,6 +54,7 @@ __all__ = [
     "prepare_similarity",
     "scan_budget",
     "sortable_keys",
+    "TimeFilter",
     "TorchRelevance",
     "make_relevance",
     "topk",

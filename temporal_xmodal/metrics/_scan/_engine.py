@@ -19,6 +19,8 @@ and holds no loop of its own.  The engine owns what the reducers share:
   the product of a (query block, gallery chunk) pair is always computed the
   same way.
 * **Keys and ties**: :mod:`._keys`.
+* **The date filter** (:mod:`._filter`): each product's non-candidates at
+  ``-inf`` before any reducer sees it.
 """
 
 from collections import deque
@@ -30,6 +32,7 @@ import torch
 from sklearn.utils import gen_batches
 from threadpoolctl import threadpool_limits
 
+from ._filter import BYTES_PER_PAIR as FILTER_BYTES_PER_PAIR
 from ._plan import plan_scan, planning_device
 
 
@@ -103,6 +106,10 @@ class Scan:
     n_jobs : int, default=1
         Blocks reduced at once on threads (NumPy's products, sorts and ufuncs
         release the GIL); they share the budget.
+    time_filter : TimeFilter or None, default=None
+        The date filter (:class:`._filter.TimeFilter`, times of the backend's
+        kind): every product reaches the reducer with the scores of the pairs
+        it leaves out at ``-inf``; its temporaries join the block's budget.
 
     Attributes
     ----------
@@ -111,8 +118,12 @@ class Scan:
     plan : ScanPlan
     """
 
-    def __init__(self, Q, G, footprint, *, working_memory=None, n_jobs=1):
+    def __init__(self, Q, G, footprint, *, working_memory=None, n_jobs=1, time_filter=None):
         self.Q, self.G = Q, G
+        self.time_filter = time_filter
+        if time_filter is not None:
+            footprint = footprint._replace(bytes_per_pair=footprint.bytes_per_pair
+                                           + FILTER_BYTES_PER_PAIR)
         self.n_query = Q.shape[0]
         self.n_gallery = Q.shape[1] if G is None else G.shape[0]
         self.device = planning_device(Q)
@@ -195,6 +206,8 @@ class Scan:
                 S = self._buffer[:block.shape[0] * chunk.shape[0]].view(block.shape[0],
                                                                          chunk.shape[0])
                 S = torch.mm(block, chunk.T, out=S)
+            if self.time_filter is not None:  # a score matrix's slices are the caller's
+                S = self.time_filter.apply(S, rows, cols, in_place=self.G is not None)
             if not sliced or self.slice_rows is None:
                 yield cols, rows, S
                 continue

@@ -25,10 +25,12 @@ import numpy as np
 import torch
 
 from ..._warnings import warn
+from ._filter import TimeFilter
 
 
 def make_relevance(query_labels, gallery_labels, query_time=None, gallery_time=None,
-                   time_window=None, *, n_query, n_gallery, nan_policy="raise", device=None):
+                   time_window=None, *, n_query, n_gallery, nan_policy="raise", device=None,
+                   time_filter=None):
     """The relevance of a scan's pairs, checked once, for the scan's backend.
 
     Parameters
@@ -41,6 +43,11 @@ def make_relevance(query_labels, gallery_labels, query_time=None, gallery_time=N
         Times, needed with ``time_window``.
     time_window : float or None, default=None
         Relevant additionally requires ``|t_query - t_gallery| <= time_window``.
+    time_filter : float or None, default=None
+        The date filter: only gallery items within ``time_filter`` of a
+        query's time are its candidates; the others are never relevant, and
+        :attr:`~_Relevance.time_filter` (hand it to the :class:`._engine.Scan`)
+        puts their scores at ``-inf``.
     n_query, n_gallery : int
         Rows of the query and gallery embeddings.
     nan_policy : {"raise", "omit"} or None, default="raise"
@@ -65,8 +72,9 @@ def make_relevance(query_labels, gallery_labels, query_time=None, gallery_time=N
             ql, gl = ((L != 0).to(torch.float32) for L in (query_labels, gallery_labels))
         return TorchRelevance(_Checked(kind, ql, gl, bad_queries=np.zeros(n_query, dtype=bool)),
                               query_labels.device)
+    timed = time_window is not None or time_filter is not None
     bad_queries, keep = _nan_masks(query_labels, gallery_labels, query_time, gallery_time,
-                                   time_window, nan_policy, n_query, n_gallery)
+                                   timed, nan_policy, n_query, n_gallery)
     # counterparts: the (original) row of each gallery item left in the rankings
     gallery_rows = np.arange(n_gallery) if keep is None else np.flatnonzero(keep)
     if query_labels is None and n_query != n_gallery:
@@ -81,8 +89,11 @@ def make_relevance(query_labels, gallery_labels, query_time=None, gallery_time=N
         if gallery_time is not None:
             gallery_time = np.asarray(gallery_time).ravel()[keep]
     kind, ql, gl = _checked_labels(query_labels, gallery_labels, n_query, n_gallery)
-    tq, tg = _checked_times(query_time, gallery_time, time_window, n_query, n_gallery)
-    checked = _Checked(kind, ql, gl, tq, tg, time_window, bad_queries, keep, gallery_rows)
+    tq, tg = _checked_times(query_time, gallery_time, timed, n_query, n_gallery,
+                            "time_window" if time_window is not None else "time_filter")
+    candidates = None if time_filter is None else TimeFilter(tq, tg, float(time_filter))
+    checked = _Checked(kind, ql, gl, tq, tg, time_window, bad_queries, keep, gallery_rows,
+                       candidates)
     return NumpyRelevance(checked) if device is None else TorchRelevance(checked, device)
 
 
@@ -98,6 +109,7 @@ class _Checked(NamedTuple):
     bad_queries: np.ndarray | None = None
     kept_gallery: np.ndarray | None = None
     gallery_rows: np.ndarray | None = None
+    time_filter: TimeFilter | None = None
 
 
 def _checked_labels(query_labels, gallery_labels, n_query, n_gallery):
@@ -120,12 +132,13 @@ def _checked_labels(query_labels, gallery_labels, n_query, n_gallery):
     return ("class" if ql.ndim == 1 else "shared"), ql, gl
 
 
-def _checked_times(query_time, gallery_time, time_window, n_query, n_gallery):
-    """float64 query and gallery times under a window, checked; ``(None, None)`` without one."""
-    if time_window is None:
+def _checked_times(query_time, gallery_time, timed, n_query, n_gallery, name="time_window"):
+    """float64 query and gallery times under a window or filter (``timed``), checked;
+    ``(None, None)`` without one."""
+    if not timed:
         return None, None
     if query_time is None or gallery_time is None:
-        raise ValueError("time_window needs both query_time and gallery_time.")
+        raise ValueError(f"{name} needs both query_time and gallery_time.")
     tq = np.asarray(query_time, dtype=np.float64).ravel()
     tg = np.asarray(gallery_time, dtype=np.float64).ravel()
     if tq.shape[0] != n_query or tg.shape[0] != n_gallery:
@@ -142,6 +155,8 @@ class _Relevance:
         Counterparts, same class, or shared labels (indicators).
     window : float or None
         The time window.
+    time_filter : TimeFilter or None
+        The date filter, with times of the backend's kind (for the scan).
     bad_queries : ndarray of bool, shape (n_query,)
         Queries whose figures are NaN (a missing label or time, omitted).
     kept_gallery : ndarray of bool or None
@@ -151,6 +166,7 @@ class _Relevance:
     def __init__(self, checked):
         self.kind, self.window = checked.kind, checked.window
         self.bad_queries, self.kept_gallery = checked.bad_queries, checked.kept_gallery
+        self.time_filter = checked.time_filter
 
 
 class NumpyRelevance(_Relevance):
@@ -158,6 +174,8 @@ class NumpyRelevance(_Relevance):
 
     def __init__(self, checked):
         super().__init__(checked)
+        if self.time_filter is not None:
+            self.time_filter = self.time_filter.on(None)
         ql, gl = checked.query_labels, checked.gallery_labels
         self.gallery_rows, self.tq, self.tg = (checked.gallery_rows, checked.query_time,
                                                checked.gallery_time)
@@ -185,6 +203,8 @@ class NumpyRelevance(_Relevance):
             rel = (self.ql[rows] @ self.gl_T).astype(np.int64)
         if self.window is not None:
             rel = rel * (np.abs(self.tq[rows, None] - self.tg[None, :]) <= self.window)
+        if self.time_filter is not None:
+            rel = rel * ~self.time_filter.outside(rows, slice(None))
         return rel
 
 
@@ -199,6 +219,8 @@ class TorchRelevance(_Relevance):
     def __init__(self, checked, device):
         super().__init__(checked)
         self.device = device = torch.device(device)
+        if self.time_filter is not None:
+            self.time_filter = self.time_filter.on(device)
         ql, gl = checked.query_labels, checked.gallery_labels
         as_t = lambda a: torch.as_tensor(a, device=device)  # noqa: E731
         if self.kind == "counterpart":
@@ -226,6 +248,8 @@ class TorchRelevance(_Relevance):
         gain = self._match(queries, cols).to(torch.float64)
         if self.window is not None:
             gain = gain * self._in_window(queries, cols)
+        if self.time_filter is not None:
+            gain = gain * ~self.time_filter.outside(queries, cols)
         return gain
 
     def relevant(self, queries, cols=slice(None)):
@@ -234,6 +258,8 @@ class TorchRelevance(_Relevance):
         relevant = match if match.dtype == torch.bool else match > 0
         if self.window is not None:
             relevant = relevant & self._in_window(queries, cols)
+        if self.time_filter is not None:
+            relevant = relevant & ~self.time_filter.outside(queries, cols)
         return relevant
 
     def _match(self, queries, cols):
@@ -326,9 +352,10 @@ def check_lengths(query_labels, gallery_labels, query_time, gallery_time, n_quer
                              "item.")
 
 
-def _nan_masks(query_labels, gallery_labels, query_time, gallery_time, time_window,
+def _nan_masks(query_labels, gallery_labels, query_time, gallery_time, timed,
                nan_policy, n_query, n_gallery):
-    """Queries and gallery items whose label, or time under a window, is missing.
+    """Queries and gallery items whose label, or time under a window or filter (``timed``),
+    is missing.
 
     Returns ``(bad_queries, kept_gallery)``: a boolean mask of the queries to
     report as NaN, and the boolean mask of the gallery items to keep (``None``
@@ -339,12 +366,12 @@ def _nan_masks(query_labels, gallery_labels, query_time, gallery_time, time_wind
     bad_q = _missing(query_labels, n_query)
     bad_g = _missing(gallery_labels, n_gallery)
     what = "label"
-    if time_window is not None:
+    if timed:
         bad_q = bad_q | _missing(None if query_time is None else
                                  np.asarray(query_time, dtype=np.float64).ravel(), n_query)
         bad_g = bad_g | _missing(None if gallery_time is None else
                                  np.asarray(gallery_time, dtype=np.float64).ravel(), n_gallery)
-        what = "label or time (time_window is set)"
+        what = "label or time (a time window or filter is set)"
     n_bad_q, n_bad_g = int(bad_q.sum()), int(bad_g.sum())
     if not (n_bad_q or n_bad_g):
         return bad_q, None

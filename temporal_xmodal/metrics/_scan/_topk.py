@@ -60,7 +60,7 @@ def topk_footprint(itemsize):
 
 
 @torch.no_grad()  # scores are read as NumPy arrays (no autograd graph on them)
-def topk(Q, G, k, *, working_memory=None):
+def topk(Q, G, k, *, working_memory=None, time_filter=None):
     """Exact top-``k`` of ``Q @ G.T`` per row, chunked (tensors on one device, same dtype).
 
     On the CPU threshold pruning in cache-sized blocks (:class:`_PrunedTopk`),
@@ -77,20 +77,31 @@ def topk(Q, G, k, *, working_memory=None):
         Neighbours per query (capped at ``n_gallery``).
     working_memory : float or None, default=None
         Budget of one score block in MiB (:func:`._plan.scan_budget`).
+    time_filter : TimeFilter or None, default=None
+        The date filter (:class:`._filter.TimeFilter`): each query's
+        neighbours are among its candidates only.
 
     Returns
     -------
     scores : ndarray of shape (n_query, min(k, n_gallery))
-        By decreasing score, equal scores by increasing index.
+        By decreasing score, equal scores by increasing index; ``-inf`` in the
+        slots of a query with fewer than ``k`` candidates.
     indices : ndarray of int64, shape (n_query, min(k, n_gallery))
+        ``-1`` in those slots.
     """
     k = min(k, G.shape[0])
-    scan = Scan(Q, G, topk_footprint(Q.element_size()), working_memory=working_memory)
+    if time_filter is not None:
+        time_filter = time_filter.on(Q.device)
+    scan = Scan(Q, G, topk_footprint(Q.element_size()), working_memory=working_memory,
+                time_filter=time_filter)
     reducer = (_PrunedTopk if scan.device.type == "cpu" else _DenseTopk)(
         torch.empty((Q.shape[0], k), dtype=Q.dtype, device=Q.device),
         torch.empty((Q.shape[0], k), dtype=torch.int64, device=Q.device))
     scan.run(reducer)
-    return reducer.scores.cpu().numpy(), reducer.indices.cpu().numpy()
+    scores, indices = reducer.scores.cpu().numpy(), reducer.indices.cpu().numpy()
+    if time_filter is not None:  # slots no candidate filled (GPU: topk's picks among -inf)
+        indices[scores == -np.inf] = -1
+    return scores, indices
 
 
 class _TopkResult(Reducer):
@@ -116,7 +127,10 @@ class _PrunedTopk(_TopkResult):
 
     def finish(self, top, rows):
         top.merge()
-        self.scores[rows], self.indices[rows] = top.scores, top.indices
+        n = top.scores.shape[1]  # fewer than k under a date filter: the rest stays empty
+        self.scores[rows, :n], self.indices[rows, :n] = top.scores, top.indices
+        if n < self.k:
+            self.scores[rows, n:], self.indices[rows, n:] = -torch.inf, -1
 
 
 class _DenseTopk(_TopkResult):
