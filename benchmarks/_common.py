@@ -181,15 +181,20 @@ def retrieval_figures(estimator, X, y, window, time):
 
     Relevant for the second: same category and ``|Δt| <= window`` of ``time``, the items'
     real times (also for a constant-time control, which is embedded from ``X`` without
-    them).  Returns ``{"map", "tmap50"}``.
+    them); it is read twice, over every candidate (``tmap50``) and with the date filter
+    (``tmap50_filter``: each query's candidates restricted to the items within ``window`` of
+    its date, the search a user holding the dates runs with any model).  Returns
+    ``{"map", "tmap50", "tmap50_filter"}``.
     """
     from temporal_xmodal.metrics import cross_modal_scores
 
     Z = estimator.transform(X)
     d = Z.shape[1] // 2
+    windowed = dict(metrics=("map",), k=50, time=time, time_window=window)
     return {"map": cross_modal_scores(Z[:, :d], Z[:, d:], y, metrics=("map",))["map"],
-            "tmap50": cross_modal_scores(Z[:, :d], Z[:, d:], y, metrics=("map",), k=50,
-                                         time=time, time_window=window)["map"]}
+            "tmap50": cross_modal_scores(Z[:, :d], Z[:, d:], y, **windowed)["map"],
+            "tmap50_filter": cross_modal_scores(Z[:, :d], Z[:, d:], y, **windowed,
+                                                time_filter=window)["map"]}
 
 
 def write_results(name, payload, output_dir):

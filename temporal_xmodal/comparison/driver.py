@@ -63,11 +63,14 @@ def _notes(rows, data, dataset):
                      "evaluated with a constant time column; n/a for estimators that ignore "
                      "time.")
         if data.eval_window is not None:
-            lines.append("Δ t-mAP = time-window mAP@50 minus the same control's: the time-aware "
-                         "question the temporal terms are for (they may trade category mAP "
-                         "for it). To choose between a model and its control on your data, "
-                         "search use_time with GridSearchCV and SCORERS['tmap@50'] "
-                         "(docs/time.md).")
+            lines.append("+ filter = t-mAP@50 with each query's candidates restricted to the "
+                         "time window (a search filtered by date, which any model gets from "
+                         "the dates the user holds). Δ>filter = the stronger of a model's "
+                         "t-mAP@50 and + filter minus the stronger of its control's: what the "
+                         "dates add beyond that filter. Category mAP across time (I→T / T→I "
+                         "mAP) is what no filter gives. To choose between a model and its "
+                         "control on your data, search use_time with GridSearchCV and "
+                         "SCORERS['map'] and SCORERS['tmap@50|filter'] (docs/time.md).")
     else:
         lines.append("Δ-time is n/a: the time column is already constant.")
     short = [row["name"] for row in rows if row["still_improving"]]

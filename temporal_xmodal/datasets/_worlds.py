@@ -40,7 +40,16 @@ __all__ = ["TEMPORAL_WORLDS"]
 #:     nothing about an item tells its date.  Only the date separates two items
 #:     of one category, so "same category and close in time" (time-window
 #:     mAP@50) is answerable only by a model that reads the date: the structure
-#:     the same-category term of DCM (L_intra) is for.
+#:     the same-category term of DCM (L_intra) is for.  A date filter (the candidates
+#:     restricted to the window) answers that question for any model.
+#: ``"wording drift"``
+#:     One era, no meaning shift, mixed profiles; the caption wording drifts
+#:     continuously over the whole range (``drift=4``: the text map turns a
+#:     full turn, so captions of one category read differently at every
+#:     moment).  Category retrieval across time is the question: a static
+#:     model has to read every wording at once, a date filter does not help
+#:     it (every category spans the range), a model that reads the date can
+#:     follow the wording.
 TEMPORAL_WORLDS = {
     "meaning shift": {"drift": 0.0},
     "content drift": {"drift": 0.0, "meaning_shift": 0.0, "n_eras": 1, "content_drift": 2.0},
@@ -49,4 +58,5 @@ TEMPORAL_WORLDS = {
     "static": {"drift": 0.0, "meaning_shift": 0.0, "n_eras": 1, "event_strength": 0.0},
     "steady": {"drift": 0.0, "meaning_shift": 0.0, "n_eras": 1, "event_strength": 0.0,
                "profiles": "steady"},
+    "wording drift": {"drift": 4.0, "meaning_shift": 0.0, "n_eras": 1},
 }

@@ -27,7 +27,7 @@ from .protocols import local_alignment, temporally_bounded_retrieval
 __all__ = ["TEMPORAL_KEYS", "evaluate_estimator", "evaluate_undated"]
 
 #: The diachronic protocols of :func:`evaluate_estimator` (NaN when the data is undated).
-TEMPORAL_KEYS = ("tmap50", "local_map10", "bounded_map")
+TEMPORAL_KEYS = ("tmap50", "tmap50_filter", "local_map10", "bounded_map")
 
 
 def _per_category_map(Z_image, Z_text, y):
@@ -94,6 +94,9 @@ def evaluate_estimator(estimator, X, y, *, time_window, n_bins=10, random_state=
     figures : dict
         ``map_i2t``, ``map_t2i``, ``map`` (coarse alignment, mean of both),
         ``mrr`` (counterpart, mean of both directions), ``tmap50``,
+        ``tmap50_filter`` (the same with the date filter: each query's
+        candidates restricted to the items within ``time_window`` of its
+        time, as a user holding the dates searches with any model),
         ``local_map10`` (local alignment, mAP@10), ``bounded_map``
         (temporally bounded retrieval, micro) and
         ``per_bin`` (its per-bin table as lists); undated: NaN protocols and
@@ -116,13 +119,16 @@ def evaluate_estimator(estimator, X, y, *, time_window, n_bins=10, random_state=
             figures.update(dict.fromkeys(TEMPORAL_KEYS, float("nan")))
             figures["per_category"] = _per_category_map(Z_image, Z_text, np.asarray(y))
             return figures
-        period = cross_modal_scores(
+        period_time = time if relevance_time is None else np.asarray(relevance_time,
+                                                                     dtype=float)
+        period, filtered = (cross_modal_scores(
             Z_image, Z_text, labels, metrics=("map",), k=50, time_window=float(time_window),
-            time=time if relevance_time is None else np.asarray(relevance_time, dtype=float))
+            time=period_time, time_filter=within) for within in (None, float(time_window)))
         bounded, per_bin = temporally_bounded_retrieval(estimator, split, bins=n_bins)
         local = local_alignment(estimator, split, bins=n_bins, random_state=random_state)
     figures.update({
         "tmap50": float((period["map_i2t"] + period["map_t2i"]) / 2),
+        "tmap50_filter": float(filtered["map"]),
         "local_map10": local["mean"],
         "bounded_map": bounded["mean"],
         "per_bin": {key: np.asarray(per_bin[key]).tolist()

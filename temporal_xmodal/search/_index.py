@@ -332,6 +332,7 @@ class CrossModalIndex(BaseEstimator):
         "direction": [StrOptions({"i2t", "t2i", "i2i", "t2t"})],
         "query_time": "no_validation",
         "gallery_time": "no_validation",
+        "within": "no_validation",
         "payload": "no_validation",
         "query_ids": CONSTRAINTS["ids"],
         "gallery_ids": CONSTRAINTS["ids"],
@@ -342,8 +343,9 @@ class CrossModalIndex(BaseEstimator):
     prefer_skip_nested_validation=True,
 )
 def cross_modal_search(estimator, X_query, X_gallery, k=10, *, direction="i2t",
-                       query_time=None, gallery_time=None, payload=None, query_ids=None,
-                       gallery_ids=None, backend="torch", working_memory=None, as_frame="auto"):
+                       query_time=None, gallery_time=None, within=None, payload=None,
+                       query_ids=None, gallery_ids=None, backend="torch", working_memory=None,
+                       as_frame="auto"):
     """One-shot top-k search: project queries and gallery at their instants, then search.
 
     Equivalent to ``CrossModalIndex(...).fit(X_gallery).search(X_query, k)``
@@ -367,6 +369,10 @@ def cross_modal_search(estimator, X_query, X_gallery, k=10, *, direction="i2t",
         Instant(s) at which queries / gallery are projected (one value, or
         one per row), on the estimator's time axis; passed unchanged to
         ``transform_image`` / ``transform_text``.
+    within : float, str, timedelta or None, default=None
+        The date filter: only gallery items dated within this duration of the
+        query's date are candidates (needs both times); see
+        :meth:`CrossModalIndex.search`.
     payload : sequence, pandas Series/DataFrame or None, default=None
         One entry per gallery item, joined to the results.
     query_ids : array-like of shape (n_queries,) or None, default=None
@@ -397,5 +403,6 @@ def cross_modal_search(estimator, X_query, X_gallery, k=10, *, direction="i2t",
                             query_modality=names[direction[0]], time=gallery_time,
                             backend=backend, working_memory=working_memory)
     index.fit(X_gallery, payload=payload, ids=gallery_ids)
-    return index.search(X_query, k, time=query_time, ids=query_ids, as_frame=as_frame)
+    return index.search(X_query, k, time=query_time, within=within, ids=query_ids,
+                        as_frame=as_frame)
 
