@@ -1,5 +1,6 @@
 """The time owner: axis precision, encodings, warm start, range warnings, durations, tags."""
 
+import datetime
 import re
 import warnings
 from pathlib import Path
@@ -274,3 +275,39 @@ def test_ctrl_c_during_a_neural_fit_warns_and_leaves_a_usable_partial_model():
     assert record[0].filename == __file__
     assert model.training_interrupted_ and len(model.net_.history) == 2
     assert np.all(np.isfinite(model.transform(X)))
+
+
+# ------------------------------------------------- dates outside datetime64[ns]'s range
+@pytest.mark.parametrize("values, expected", [
+    # pandas at second resolution: cast to [ns] these wrapped round to 2254.97, 2259.97
+    (lambda: pd.Series(pd.to_datetime(["1670-01-01", "1675-01-01", "1680-01-01"]).as_unit("s")),
+     [1670.0, 1675.0, 1680.0]),
+    # numpy days: 1500 and 9999 read 2084.55 and 1816.24 before
+    (lambda: np.array(["1500-01-01", "9999-01-01"], dtype="datetime64[D]"), [1500.0, 9999.0]),
+    (lambda: np.array([datetime.date(1550, 1, 1), datetime.datetime(1601, 1, 1)], dtype=object),
+     [1550.0, 1601.0]),
+    (lambda: np.datetime64("1200-01-01", "s"), 1200.0),
+    (lambda: np.array(["-5000-01-01"], dtype="datetime64[Y]"), [-5000.0]),
+])
+def test_historical_dates_map_exactly(values, expected):
+    np.testing.assert_allclose(to_time_axis(values()), expected, atol=1e-9)
+
+
+def test_dates_beyond_the_microsecond_range_are_refused_naming_it():
+    with pytest.raises(ValueError, match="dates must lie within years -290307 to 294246"):
+        to_time_axis(np.array(["1900-01-01", "400000-01-01"], dtype="datetime64[D]"))
+
+
+def test_a_1550s_collection_keeps_its_years():
+    """A 1550s collection read time_range_ 2134-2143 and a query dated 1500 warned that a
+    1990s model was asked about it."""
+    from temporal_xmodal import CCACrossModal
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.standard_normal((60, 6)), columns=[f"img_{i}" for i in range(3)]
+                     + [f"txt_{i}" for i in range(3)])
+    X["date"] = (pd.to_datetime("1550-01-01").as_unit("s")
+                 + pd.to_timedelta(rng.integers(0, 3650, 60), unit="D"))
+    model = CCACrossModal(n_image_features="auto", embedding_dim=2).fit(X)
+    low, high = model.time_range_
+    assert 1550 <= low < high < 1560

@@ -24,37 +24,67 @@ def _is_date_dtype(dtype):
     return getattr(dtype, "kind", None) == "M" or str(dtype).startswith("datetime64")
 
 
+#: Dates are read at microsecond resolution: ``datetime64[us]`` holds the years
+#: -290307 to 294246 whole (``[ns]``, pandas' old default, only 1677-09-21 to 2262-04-11, and
+#: numpy's casts wrap round outside it without a word).  Python's dates, pandas'
+#: Timestamps and numpy's datetime64 of any unit within this range map exactly to the
+#: microsecond (float64 on the axis keeps about that much); dates outside it are refused.
+_RESOLUTION = "datetime64[us]"
+_YEARS = (-290307, 294246)  # whole years inside datetime64[us]'s range
+_RANGE_TEXT = "years -290307 to 294246 (datetime64 at microsecond resolution)"
+
+
 def _dates_to_axis(values, unit):
-    """datetime64[ns] values (numpy, naive UTC) → float64 numbers on the axis."""
-    ns = np.asarray(values, dtype="datetime64[ns]")
+    """datetime64[us] values (numpy, naive UTC) → float64 numbers on the axis."""
+    us = np.asarray(values, dtype=_RESOLUTION)
     if unit in ("years", "months"):
-        year = ns.astype("datetime64[Y]")
-        start = year.astype("datetime64[ns]")
+        year = us.astype("datetime64[Y]")
+        start = year.astype(_RESOLUTION)
         # a typed one-year step: NumPy 2.5 deprecates adding a bare integer (a 'generic' unit)
-        next_year = (year + np.timedelta64(1, "Y")).astype("datetime64[ns]")
+        next_year = (year + np.timedelta64(1, "Y")).astype(_RESOLUTION)
         length = (next_year - start).astype(np.float64)
-        elapsed = (ns - start).astype(np.float64)
+        elapsed = (us - start).astype(np.float64)
         years = (year.astype(np.int64) + 1970).astype(np.float64) + elapsed / length
         return years * 12.0 if unit == "months" else years
-    return ns.astype(np.int64).astype(np.float64) / (_SECONDS[unit] * 1e9)
+    return us.astype(np.int64).astype(np.float64) / (_SECONDS[unit] * 1e6)
+
+
+def _at_resolution(arr, name):
+    """A datetime64 array of any unit as ``datetime64[us]``, refusing dates it cannot hold.
+
+    Units finer than a microsecond always fit (their range is smaller) and are rounded
+    down to it; coarser ones (days, seconds, years...) are checked against the range
+    before the cast, which would otherwise wrap round.
+    """
+    arr = np.asarray(arr)
+    unit, _ = np.datetime_data(arr.dtype)
+    if unit in ("us", "ns", "ps", "fs", "as"):
+        return arr.astype(_RESOLUTION)
+    if unit != "generic":  # generic: only NaT
+        seen = arr[~np.isnat(arr)]
+        years = seen.astype("datetime64[Y]").astype(np.int64) + 1970  # coarsening is exact
+        if years.size and (years.min() < _YEARS[0] or years.max() > _YEARS[1]):
+            raise ValueError(f"{name} holds dates from {seen.min()} to {seen.max()}; dates "
+                             f"must lie within {_RANGE_TEXT}.")
+    return arr.astype(_RESOLUTION)
 
 
 def _as_datetime64(values, name):
-    """Dates of any accepted kind as a naive (UTC) ``datetime64[ns]`` ndarray, or None."""
+    """Dates of any accepted kind as a naive (UTC) ``datetime64[us]`` ndarray, or None."""
     dtype = getattr(values, "dtype", None)
     tz = getattr(dtype, "tz", None)
-    if tz is not None:  # pandas tz-aware column or index
+    if tz is not None:  # pandas tz-aware column or index: its own unit, never [ns] by force
         import pandas as pd
 
-        return np.asarray(pd.Series(values).dt.tz_convert("UTC").dt.tz_localize(None)
-                          .to_numpy(dtype="datetime64[ns]"))
+        naive = pd.Series(values).dt.tz_convert("UTC").dt.tz_localize(None)
+        return _at_resolution(naive.to_numpy(), name)
     if dtype is not None and _is_date_dtype(dtype):
-        return np.asarray(values, dtype="datetime64[ns]")
+        return _at_resolution(np.asarray(values), name)
     if isinstance(values, (datetime.datetime, datetime.date, np.datetime64)):
         return _as_datetime64(np.asarray([values], dtype=object), name).reshape(())
     arr = np.asarray(values)
     if arr.dtype.kind == "M":
-        return arr.astype("datetime64[ns]")
+        return _at_resolution(arr, name)
     if arr.dtype.kind != "O" or arr.size == 0:
         return None
     flat = arr.ravel()
@@ -66,14 +96,17 @@ def _as_datetime64(values, name):
         bad = flat[~is_date][0]
         raise TypeError(f"{name} mixes dates with other values (e.g. {bad!r}); give all "
                         "times as dates or all as numbers.")
-    out = np.empty(flat.shape, dtype="datetime64[ns]")
+    out = np.empty(flat.shape, dtype=_RESOLUTION)
     for i, v in enumerate(flat):
         if v != v:  # pandas.NaT (a datetime that numpy cannot convert): a missing date
-            out[i] = np.datetime64("NaT", "ns")
+            out[i] = np.datetime64("NaT", "us")
             continue
         if getattr(v, "tzinfo", None) is not None:
             v = v.astimezone(datetime.timezone.utc).replace(tzinfo=None)
-        out[i] = np.datetime64(v, "ns")
+        if isinstance(v, np.datetime64):
+            out[i] = _at_resolution(np.asarray([v]), name)[0]
+        else:  # Python dates and datetimes (years 1-9999), pandas Timestamps
+            out[i] = np.datetime64(v, "us")
     return out.reshape(arr.shape)
 
 
