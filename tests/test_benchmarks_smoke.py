@@ -228,6 +228,11 @@ def check_demo_time(data, stdout, output_dir):
         assert isinstance(tempxnet["control_still_improving"], bool)
         assert tempxnet["delta_tmap50"] == pytest.approx(tempxnet["tmap50"]
                                                          - tempxnet["control_tmap50"])
+        # every time-window figure beside the date filter, the gain beyond it
+        assert tempxnet["delta_beyond_filter"] == pytest.approx(
+            max(tempxnet["tmap50"], tempxnet["tmap50_filter"])
+            - max(tempxnet["control_tmap50"], tempxnet["control_tmap50_filter"]))
+        assert 0 <= run["CCA"]["tmap50_filter"] <= 1
     flagged = any(run["TempXNet-Rec"][key] for run in (r[0] for r in data["runs"].values())
                   for key in ("still_improving", "control_still_improving"))
     assert ("[still improving at the last epoch" in stdout) == flagged

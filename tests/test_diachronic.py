@@ -119,14 +119,16 @@ def test_paper_window_and_decay_are_the_papers_in_any_time_unit(unit, per_month)
 @pytest.mark.parametrize("unit, per_year", [("years", 1.0), ("months", 12.0),
                                             ("days", 365.25)])
 def test_default_window_and_decay_follow_the_span_on_any_axis(unit, per_year):
-    """The defaults are shares of the training times' span: window 5 % of it, and ρ's
-    half-life 5 % of it (ρ = 0.5 at the window's edge), whatever the axis and the span."""
+    """Shares of the training times' span: the default window 5 % of it, and ρ's half-life
+    ``decay="5%"`` 5 % of it (ρ = 0.5 at the window's edge), whatever the axis and the span;
+    the default decay is 0 (L_intra off)."""
+    assert DiachronicEmbedder().decay == 0.0
     X, y = make_temporal_crossmodal(120, random_state=0)  # times in [0, 10] years
     for stretch in (1.0, 3.0):
         A = X.copy()
         A[:, -1] = A[:, -1] * stretch * per_year
         span = np.ptp(A[:, -1])
-        model = tiny(DiachronicEmbedder, n_image_features=64, max_epochs=1,
+        model = tiny(DiachronicEmbedder, n_image_features=64, max_epochs=1, decay="5%",
                      time_unit=unit).fit(A, y)
         assert model.net_.criterion_.window == pytest.approx(0.05 * span)
         assert model.net_.criterion_.decay == pytest.approx(np.log(2) / (0.05 * span))
@@ -190,11 +192,13 @@ def test_transform_warning_on_valid_models_is_unchanged(fitted):
     assert "encoding" not in str(record[0].message)
 
 
-def test_intra_term_pays_at_defaults_where_only_the_date_separates_a_category():
+def test_intra_term_buys_only_what_a_date_filter_gives_where_only_the_date_separates():
     """The steady world: every category spread over the span, nothing in an item dates it.
-    At the defaults, L_intra (same category, further apart than the window) buys time-window
-    mAP@50 over the same fit with decay=0 (L_intra off); category mAP stays (measured: 0.345
-    against 0.210, mAP 0.892 both; at full size bench_diachronic_defaults.py)."""
+    L_intra (``decay="5%"`` with the defaults of before: no time dropout, the time-window
+    checkpoint) buys time-window mAP@50 over the defaults (L_intra off), but a date filter
+    gives the defaults the same figure: the term adds nothing beyond the filter, which is why
+    it is off by default (measured here: 0.40 against 0.22 unfiltered, 0.89 against 0.89
+    with the filter; at full size bench_demo_time.py)."""
     from temporal_xmodal.comparison import synthetic_split
     from temporal_xmodal.datasets import TEMPORAL_WORLDS
     from temporal_xmodal.scoring import SCORERS
@@ -205,8 +209,12 @@ def test_intra_term_pays_at_defaults_where_only_the_date_separates_a_category():
                  random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # still improving at the last epoch
-        on = DiachronicEmbedder(**small).fit(X, y)
-        off = DiachronicEmbedder(decay=0.0, **small).fit(X, y)
-    tmap = [SCORERS["tmap@50"](m, X_test, y_test) for m in (on, off)]
+        on = DiachronicEmbedder(decay="5%", time_dropout=0.0, selection_metric="valid_tmap",
+                                **small).fit(X, y)
+        defaults = DiachronicEmbedder(**small).fit(X, y)
+    tmap = [SCORERS["tmap@50"](m, X_test, y_test) for m in (on, defaults)]
+    filtered = [SCORERS["tmap@50|filter"](m, X_test, y_test) for m in (on, defaults)]
     assert tmap[0] >= tmap[1] + 0.08
-    assert on.score(X_test, y_test) >= off.score(X_test, y_test) - 0.02
+    assert filtered[1] >= filtered[0] - 0.01
+    assert min(filtered) > max(tmap)
+    assert defaults.score(X_test, y_test) >= on.score(X_test, y_test) - 0.02

@@ -244,8 +244,8 @@ def get_entry(estimator):
 
 # ------------------------------------------------------------------ the estimators
 def _diachronic_window(window):
-    """Diachronic's window at the data's time scale, and its decay (1 / window)."""
-    return {"window": window, "decay": 1.0 / window}
+    """Diachronic's window at the data's time scale (it acts when ``decay > 0``)."""
+    return {"window": window}
 
 
 register(RegisteredEstimator(
