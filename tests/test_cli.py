@@ -44,10 +44,14 @@ def test_compare_prints_table_and_writes_outputs(tmp_path):
             assert row["delta_time"] is None and line.split()[-2:] == ["n/a", "n/a"]
         else:
             assert row["delta_time"] == pytest.approx(row["map"] - row["control"]["value"])
-            # Δ-time (category mAP), then Δ t-mAP@50 (the time-aware question)
+            # Δ-time (category mAP), then the time-window gain beyond the date filter
             assert line.split()[-2] == f"{row['delta_time']:+.3f}"
-            assert line.split()[-1] == f"{row['delta_tmap50']:+.3f}"
+            assert line.split()[-1] == f"{row['delta_beyond_filter']:+.3f}"
             assert "tmap50" in row and -1 < row["delta_tmap50"] < 1
+            assert -1 < row["delta_beyond_filter"] < 1
+        # every time-window figure beside the filter, static rows included
+        assert 0 < row["tmap50_filter"] <= 1
+        assert line.split()[5:7] == [f"{row['tmap50']:.3f}", f"{row['tmap50_filter']:.3f}"]
     assert {row["time_use"] for row in rows.values()} == {"none", "training", "inference"}
     # one epoch is never "still improving at the last epoch" (nothing to compare it with)
     assert not any(row["still_improving"] for row in rows.values())
@@ -235,7 +239,7 @@ def test_comparison_plot_is_a_labelled_two_by_two_grid(tmp_path, monkeypatch):
                "bounded_map": 0.8, "per_bin": per_bin}
     rows = [{"name": "CCA", "fit_seconds": 0.2, "delta_time": None, **figures},
             {"name": "Diachronic", "fit_seconds": 46.4, "delta_time": 0.05,
-             "delta_tmap50": -0.02, **figures}]
+             "delta_tmap50": -0.02, "delta_beyond_filter": -0.02, **figures}]
     closed = []
     monkeypatch.setattr(plt, "close", closed.append)
     plot_results(rows, tmp_path / "c.png")
@@ -251,8 +255,9 @@ def test_comparison_plot_is_a_labelled_two_by_two_grid(tmp_path, monkeypatch):
     assert "years" in per_time.get_xlabel() and "seconds" in fit.get_xlabel()
     assert {"0.2 s", "46.4 s"} <= {t.get_text() for t in fit.texts}
     # both differences, each named: category mAP and the time-aware question
-    assert {"+0.050 mAP", "-0.020 t-mAP@50"} <= {t.get_text() for t in delta.texts}
-    assert "t-mAP@50" in delta.get_xlabel() and "Δ t-mAP@50" in caption
+    assert {"+0.050 mAP", "-0.020 t-mAP@50 beyond the filter"} <= {t.get_text()
+                                                                   for t in delta.texts}
+    assert "t-mAP@50" in delta.get_xlabel() and "Δ t-mAP@50 beyond the filter" in caption
     assert any("n/a" in t.get_text() for t in delta.texts)
 
 

@@ -126,7 +126,7 @@ def test_format_table_shows_nan_as_na():
     row = {"name": "X", "fit_seconds": 1.0, "map_i2t": 0.5, "map_t2i": 0.25, "mrr": 0.1,
            **dict.fromkeys(TEMPORAL_KEYS, float("nan")), "delta_time": -0.0125}
     line = format_table([row], COLUMNS).splitlines()[-1]
-    assert line.split() == ["X", "1.0", "0.500", "0.250", "0.100", "n/a", "n/a", "n/a", "-0.013",
-                            "n/a"]
-    row["delta_time"], row["delta_tmap50"] = None, 0.02
+    assert line.split() == ["X", "1.0", "0.500", "0.250", "0.100", "n/a", "n/a", "n/a", "n/a",
+                            "-0.013", "n/a"]
+    row["delta_time"], row["delta_beyond_filter"] = None, 0.02
     assert format_table([row], COLUMNS).splitlines()[-1].split()[-2:] == ["n/a", "+0.020"]
