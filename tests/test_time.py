@@ -311,3 +311,35 @@ def test_a_1550s_collection_keeps_its_years():
     model = CCACrossModal(n_image_features="auto", embedding_dim=2).fit(X)
     low, high = model.time_range_
     assert 1550 <= low < high < 1560
+
+
+def test_a_collection_of_1500_1700_reads_as_the_same_collection_in_1900_2100():
+    """400 years is a whole Gregorian cycle: the same day offsets from 1500 and from 1900
+    give time axes 400 years apart, which every estimator centres away.  The fit, the
+    embeddings and a dated search must then be the same (before, 1500-1677 wrapped round)."""
+    from temporal_xmodal import DiachronicEmbedder
+    from temporal_xmodal.datasets import make_temporal_crossmodal
+    from temporal_xmodal.search import CrossModalIndex
+
+    X, y, info = make_temporal_crossmodal(200, return_info=True, random_state=0)
+    d = info.n_image_features
+    days = np.round(X[:, -1] * 20 * 365.2425).astype("timedelta64[D]")  # 0-10 -> 200 years
+    outputs = []
+    for start in ("1500-01-01", "1900-01-01"):
+        dates = np.datetime64(start, "D") + days
+        frame = pd.DataFrame(X[:, :-1], columns=[f"img_{i}" for i in range(d)]
+                             + [f"txt_{i}" for i in range(X.shape[1] - 1 - d)])
+        frame["date"] = dates
+        model = DiachronicEmbedder(n_image_features="auto", hidden_dim=32, embedding_dim=8,
+                                   time_dim=8, max_epochs=2, random_state=0,
+                                   device="cpu").fit(frame, y)
+        index = CrossModalIndex(model, modality="text", time=dates).fit(
+            frame.filter(like="txt_"))
+        found = index.search(frame.filter(like="img_")[:10], k=5, time=dates[:10],
+                             within="3650D", as_frame=False)
+        outputs.append((model.time_range_, model.transform(frame), found.indices))
+    (range_a, Z_a, top_a), (range_b, Z_b, top_b) = outputs
+    assert 1500 <= range_a[0] < range_a[1] <= 1701
+    np.testing.assert_allclose(np.subtract(range_b, range_a), 400.0, atol=1e-9)
+    np.testing.assert_allclose(Z_a, Z_b, atol=1e-5)
+    np.testing.assert_array_equal(top_a, top_b)
