@@ -82,6 +82,9 @@ def demo_time_section(doc):
         + (f" Rerun with `--merge`: {', '.join(merged['rerun'])} measured on this date, the "
            f"others kept from {merged['kept_from']}."
            if (merged := doc.get("merged")) else "")
+        + (f" A candidate for the defaults: {doc['candidate']}; measured by "
+           f"`{' '.join(doc['command'])}` under the defaults of the day, reproduced today by "
+           f"`{' '.join(doc['reproduce'])}`." if doc.get("candidate") else "")
         + (" Settings over the defaults: " + "; ".join(
             f"{name} " + ", ".join(f"`{k}={v!r}`" for k, v in values.items())
             for name, values in doc["settings"].items()) + "." if doc.get("settings") else ""),
