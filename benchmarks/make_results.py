@@ -318,6 +318,36 @@ def threads_load_section(doc):
     return lines
 
 
+def search_filter_section(doc):
+    """What the date filter costs a search (``bench_search_filter.py``)."""
+    lines = ["## What the date filter costs a search", "",
+             f"{_settings(doc)}: {doc['n_queries']:,} queries × {doc['n_gallery']:,} dated "
+             f"gallery items, dimension {doc['dim']}, top-{doc['k']}, {doc['threads']} threads, "
+             f"median of {doc['repeats']}; `search(within=...)` against the unfiltered search "
+             f"of the same gallery (torch {doc['unfiltered_seconds']:.2f} s, faiss "
+             f"{doc['unfiltered_seconds_faiss']:.2f} s), checked against brute force over "
+             "the filtered candidates on a sample of the queries.", "",
+             "| within | candidates | torch, s | × unfiltered | exact | faiss, s | × unfiltered |",
+             "|---|---|---|---|---|---|---|"]
+    for within, row in doc["within"].items():
+        lines.append(f"| {within} | {row['candidate_share']:.3f} | {row['seconds']:.2f} | "
+                     f"{row['ratio']:.2f} | {row['exact_on_sample']} | "
+                     f"{row['seconds_faiss']:.2f} | {row['ratio_faiss']:.2f} |")
+    return lines
+
+
+def readme_search_section(doc):
+    """The README's grid search as printed (``bench_readme_search.py``)."""
+    lines = ["## The README's grid search: does time pay beyond the date filter?", "",
+             f"{_settings(doc)}: the README's `GridSearchCV` over `use_time` as printed (3-fold "
+             f"CV), searched in {doc['seconds']:.0f} s.", "",
+             "| candidate | category mAP | t-mAP@50 + filter |", "|---|---|---|"]
+    for c in doc.get("candidates", []):
+        params = ", ".join(f"{k}={v}" for k, v in c["params"].items())
+        lines.append(f"| {params} | {_fmt(c['map'])} | {_fmt(c.get('tmap50_filter'))} |")
+    return lines
+
+
 def generic_section(doc):
     return [f"## `{doc['benchmark']}`", "", f"{_settings(doc)}."]
 
@@ -325,7 +355,9 @@ def generic_section(doc):
 SECTIONS = {"bench_sensitivity": sensitivity_section,
             "bench_ticrc_all": ticrc_section, "probe_bad_input": probe_section,
             "bench_diachronic_defaults": diachronic_defaults_section,
-            "bench_step": step_section, "bench_threads_load": threads_load_section}
+            "bench_step": step_section, "bench_threads_load": threads_load_section,
+            "bench_search_filter": search_filter_section,
+            "bench_readme_search": readme_search_section}
 
 
 def _section(doc):

@@ -185,3 +185,23 @@ def test_search_within_refuses_without_dates(fitted):
     result = cross_modal_search(est, X[:4, :d], X[:, d:-1], k=3, query_time=X[:4, -1],
                                 gallery_time=X[:, -1], within=0.5, as_frame=False)
     assert np.all(np.abs(X[result.indices, -1] - X[:4, -1:]) <= 0.5)
+
+
+def test_the_filters_bounds_are_the_windows_own_test_on_rounded_edges():
+    """Each query's candidate run is found on the sorted gallery times and moved to the exact
+    edge of |t_query - t| <= within as float64 computes it: 1.3 - 1.0 rounds above 0.3, so a
+    bound t_query - within would drop the item at 0.3 that the window counts."""
+    from temporal_xmodal.metrics._scan import TimeFilter
+
+    rng = np.random.default_rng(3)
+    grid = np.round(rng.uniform(0, 5, 400), 1)
+    gallery = np.concatenate([grid, np.nextafter(grid, np.inf), np.nextafter(grid, -np.inf)])
+    for within in (0.0, 0.1, 0.3, 1.0, 7.0):
+        queries = np.concatenate([np.round(rng.uniform(-1, 6, 300), 1), [np.nan]])[:-1]
+        time_filter = TimeFilter(queries, gallery, within)
+        expected = np.abs(queries[:, None] - gallery[None, :]) > within
+        np.testing.assert_array_equal(
+            time_filter.outside(slice(None), slice(None)), expected)
+        on_torch = time_filter.on(torch.device("cpu"))
+        np.testing.assert_array_equal(
+            on_torch.outside(torch.arange(len(queries)), slice(None)).numpy(), expected)
