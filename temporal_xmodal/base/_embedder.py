@@ -20,6 +20,7 @@ from ..time import (
     TIME_UNITS,
     TimeAxis,
     check_axis_plausible,
+    instants,
     time_use,
     to_duration,
     to_time_axis,
@@ -314,15 +315,7 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
 
     def _instants(self, time, n):
         """The ``time=`` argument as n float64 axis times (None stays None)."""
-        if time is None:
-            return None
-        t = to_time_axis(time, self.time_unit, name="time")
-        if t.ndim == 0:
-            return np.full(n, float(t))
-        if t.shape != (n,):
-            raise ValueError(f"time must be a scalar or have shape ({n},); got shape "
-                             f"{t.shape}.")
-        return t
+        return instants(time, n, self.time_unit)
 
     def _check_modality_block(self, A, modality, dtype=None, ensure_min_samples=1):
         """Validate one modality's feature block (no time column) of a fitted estimator."""

@@ -16,7 +16,7 @@ import numpy as np
 from .._constraints import Interval
 from .._warnings import warn
 from ..metrics._scan import TimeFilter, topk
-from ..time import to_duration, to_time_axis
+from ..time import instants, to_duration
 from ._pipeline import EMBEDDER, embed, estimator_device, final_estimator
 from ._results import SearchResult, check_ids, check_payload, format_result
 from ._exact import as_embedding_tensor, build_faiss_index, import_faiss, topk_faiss
@@ -188,16 +188,8 @@ class CrossModalIndex(BaseEstimator):
 
     def _axis_times(self, time, n, name):
         """``time`` as n float64 times on the estimator's axis (None stays None)."""
-        if time is None:
-            return None
-        final = final_estimator(self.estimator)
-        t = to_time_axis(time, getattr(final, "time_unit", "years"), name=name)
-        if t.ndim == 0:
-            return np.full(n, float(t))
-        if t.shape != (n,):
-            raise ValueError(f"{name} must be a scalar or have one value per row ({n}); got "
-                             f"shape {t.shape}.")
-        return t
+        unit = getattr(final_estimator(self.estimator), "time_unit", "years")
+        return instants(time, n, unit, name=name)
 
     def _within(self, within, query_times):
         """The search's :class:`TimeFilter` for ``within`` (None: no filter)."""

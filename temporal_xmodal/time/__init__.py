@@ -52,7 +52,7 @@ from ._bins import TimeBins, TimeBinWarning
 from ._encoding import TimeEncoding
 from ._stack import external_stacklevel
 from ._durations import is_share, to_duration, to_rate
-from ._units import TIME_UNITS, fractional_year, is_datetime_like, to_time_axis
+from ._units import TIME_UNITS, fractional_year, instants, is_datetime_like, to_time_axis
 from ._use import TIME_USES, time_use
 
 __all__ = [
@@ -68,6 +68,7 @@ __all__ = [
     "check_axis_plausible",
     "external_stacklevel",
     "fractional_year",
+    "instants",
     "is_datetime_like",
     "is_share",
     "time_origin",

@@ -203,6 +203,43 @@ def to_time_axis(values, unit="years", *, name="time"):
     return arr
 
 
+def instants(time, n, unit="years", *, name="time"):
+    """``time`` (one instant, or one per row) as ``n`` float64 times on the axis.
+
+    The ``time=`` argument of ``transform_image`` / ``transform_text`` and of the search:
+    read by :func:`to_time_axis`, a scalar repeated ``n`` times, ``None`` kept as ``None``.
+
+    Parameters
+    ----------
+    time : scalar, date, array-like of shape (n,) or None
+        Numbers on the axis or dates.
+    n : int
+        Rows the instants are for.
+    unit : {"years", "months", "weeks", "days", "hours", "minutes", "seconds"}, default="years"
+        Unit of the axis (as in :func:`to_time_axis`).
+    name : str, default="time"
+        Used in error messages.
+
+    Returns
+    -------
+    time : ndarray of float64 of shape (n,) or None
+
+    Raises
+    ------
+    ValueError
+        When ``time`` is neither a scalar nor of shape ``(n,)``.
+    """
+    if time is None:
+        return None
+    t = to_time_axis(time, unit, name=name)
+    if t.ndim == 0:
+        return np.full(n, float(t))
+    if t.shape != (n,):
+        raise ValueError(f"{name} must be a scalar or have shape ({n},); got shape "
+                         f"{t.shape}.")
+    return t
+
+
 @validate_params({"dates": ["array-like", np.datetime64, datetime.date]},
                  prefer_skip_nested_validation=True)
 def fractional_year(dates):
