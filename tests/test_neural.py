@@ -133,7 +133,7 @@ def test_best_epoch_and_a_convergence_warning_while_still_improving(data):
 
 
 def test_a_grid_search_prints_a_handful_of_warning_lines():
-    """8 candidates × 3 folds and the refit, fits that converge (20 epochs): under Python's
+    """8 candidates × 3 folds and the refit, fits that converge (30 epochs): under Python's
     default filter the search prints at most a handful of warning lines, without a record of
     its own and without touching warnings.filters (scikit-learn resets the filters around
     every fit, so each still-improving fit shows its warning: what keeps the output short is
@@ -143,7 +143,7 @@ def test_a_grid_search_prints_a_handful_of_warning_lines():
     grid = {"window": [0.2, 1.0], "decay": [0.1, 1.0], "margin": [0.5, 1.0]}
     search = GridSearchCV(tiny(DiachronicEmbedder, n_image_features=info.n_image_features,
                                validation_fraction=0.25, lr=0.2, batch_size=64,
-                               max_epochs=20), grid, cv=3)
+                               max_epochs=30), grid, cv=3)
     with warnings.catch_warnings(record=True) as caught:
         warnings.resetwarnings()
         warnings.simplefilter("default")  # Python's default: once per text and line

@@ -17,12 +17,23 @@ def _world(name, n_samples=400, seed=0, **extra):
 
 def test_the_worlds_and_their_settings():
     assert list(TEMPORAL_WORLDS) == ["meaning shift", "content drift", "recurring events",
-                                     "static", "steady"]
+                                     "static", "steady", "wording drift"]
     for name, world in TEMPORAL_WORLDS.items():
         assert isinstance(world, dict), name
         # No world fixes what the caller chooses.
         assert not {"n_samples", "random_state", "return_info"} & set(world), name
-        assert world.get("drift") == 0.0, name  # the writing style never dates a caption
+        # the writing style dates a caption in the wording-drift world only
+        assert world.get("drift") == (4.0 if name == "wording drift" else 0.0), name
+
+
+def test_the_wording_drifts_continuously_and_meanings_stay():
+    """The wording-drift world: the text map turns a full turn (θ from 0 to 2π over the
+    span), no era boundaries, no meaning shift; a static linear text->latent read is lost."""
+    X, y, info = _world("wording drift", n_samples=600)
+    span = X[:, -1].max() - X[:, -1].min()
+    np.testing.assert_allclose(info.theta, 4.0 * np.pi / 2 * (info.time - 0.0) / 10.0)
+    assert info.theta.max() > 1.9 * np.pi and span > 9
+    assert len(np.unique(info.era)) == 1
 
 
 @pytest.mark.parametrize("name", list(TEMPORAL_WORLDS))
@@ -30,7 +41,10 @@ def test_every_world_generates(name):
     X, y, info = _world(name, n_samples=200)
     assert X.shape == (200, info.n_image_features + info.n_text_features + 1)
     assert np.isfinite(X).all() and y.shape == (200,)
-    assert np.all(info.theta == 0)
+    if TEMPORAL_WORLDS[name].get("drift"):
+        assert np.ptp(info.theta) > 0  # the wording turns with time
+    else:
+        assert np.all(info.theta == 0)
 
 
 @pytest.mark.parametrize("name, fixed", [("meaning shift", False), ("content drift", True),

@@ -115,12 +115,17 @@ class DiachronicRankingLoss(nn.Module):
         """The loss of a batch; ``embeddings`` is ``(z_image, z_text)`` or
         ``(z_image, z_text, S_it, S_ti)`` (the first K anchors' negatives at their times)."""
         z_image, z_text, *same_time = embeddings
-        inter, intra_weight = diachronic_weights(labels, batch["time"], self.window, self.decay)
-        if self.intra_balance is not None:  # tensors only: no host sync
-            n_intra = (intra_weight > 0).sum().clamp(min=1)
-            intra_weight = intra_weight * (self.intra_balance * inter.sum() / n_intra)
-        margins = torch.where(inter, self.margin, self.intra_margin)
-        weights = inter.to(intra_weight.dtype) + intra_weight  # the two masks are disjoint
+        if self.decay == 0:  # ρ ≡ 0: L_inter alone, no time differences computed
+            weights = (~shared_label_mask(labels)).to(z_image.dtype)
+            margins = self.margin
+        else:
+            inter, intra_weight = diachronic_weights(labels, batch["time"], self.window,
+                                                     self.decay)
+            if self.intra_balance is not None:  # tensors only: no host sync
+                n_intra = (intra_weight > 0).sum().clamp(min=1)
+                intra_weight = intra_weight * (self.intra_balance * inter.sum() / n_intra)
+            margins = torch.where(inter, self.margin, self.intra_margin)
+            weights = inter.to(intra_weight.dtype) + intra_weight  # the masks are disjoint
         scores = None
         if same_time:  # the first K anchors compare at their own times, the rest as usual
             k = same_time[0].shape[0]

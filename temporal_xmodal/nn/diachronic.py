@@ -152,9 +152,13 @@ class DiachronicNet(nn.Module):
         raw = torch.tanh(self.time_layer(time_features))
         h_image, h_text = self._hidden("image", image), self._hidden("text", text)
         if self.training and self.drop_time.p > 0:
-            keep_image = self.drop_time(torch.ones_like(raw[:, :1]))  # the order of embed_image,
-            keep_text = self.drop_time(torch.ones_like(raw[:, :1]))   # then embed_text
-            f_image, f_text = raw * keep_image, raw * keep_text
+            # both modalities' rows in one draw, images' then texts', each padded to an even
+            # count: exactly the masks (and stream positions) of two calls in that order,
+            # drawn and applied by one set of kernels
+            width = len(raw) + len(raw) % 2
+            keep = self.drop_time.keep((2, width, 1), raw.device)[:, :len(raw)]
+            keep_image, keep_text = keep[0], keep[1]
+            f_image, f_text = raw * keep
         else:  # nothing dropped: no masks of ones built and applied
             f_image = f_text = raw
         z_image = self._output("image", h_image, f_image)

@@ -187,7 +187,13 @@ class Dropout(nn.Module):
         self.seed, self._drawn = int(seed), 0
         self.position.zero_()
 
-    def _keep(self, shape, device):
+    def keep(self, shape, device):
+        """The next boolean keep mask of ``shape`` from this layer's stream (its ``p``).
+
+        ``forward`` applies one; a caller that needs several masks of one step draws them
+        at once (Diachronic's time dropout: both modalities' rows in one mask, the draws
+        two calls would make for an even batch), which is one set of kernels instead of two.
+        """
         if torch.compiler.is_compiling():
             # traced once: the position is a tensor advanced in the graph (keep_mask_at)
             return keep_mask_at(shape, self.p, self.seed, self.position)
@@ -202,9 +208,9 @@ class Dropout(nn.Module):
         if self.p == 1:
             return x * 0
         if self.rows:
-            return x * self._keep((x.shape[0], 1), x.device)
+            return x * self.keep((x.shape[0], 1), x.device)
         # one kernel for the scaled mask, one to apply it (and one in the backward pass)
-        return x * (self._keep(x.shape, x.device) * (1.0 / (1.0 - self.p)))
+        return x * (self.keep(x.shape, x.device) * (1.0 / (1.0 - self.p)))
 
     def __getstate__(self):
         return {**self.__dict__, "_drawn": 0}
