@@ -235,8 +235,7 @@ def plot_results(rows, path, *, columns=COLUMNS, references=None, category_names
     if any(not is_na(r.get("delta_beyond_filter")) for r in rows):
         caption.append("Δ t-mAP@50 beyond the filter (hatched): the stronger of the model's "
                        "time-window mAP@50 and its date-filtered reading, minus the stronger "
-                       "of its control's: what the dates add to a search the user can already "
-                       "filter by date.")
+                       "of its control's.")
     if any(_marked(r) != r["name"] for r in rows):
         caption.append(f"{STILL_IMPROVING} still improving at its last epoch, "
                        f"{CONTROL_STILL_IMPROVING} its constant-time control too: figures "

@@ -41,8 +41,8 @@ METRIC_NAMES = {
     "mrr_t2i": ("MRR\ntext→image", "the same, caption query → pictures"),
     "tmap50": ("time-window\nmAP@50", "top-50 mAP, relevant: same category and dated within "
                                        "the time window"),
-    "tmap50_filter": ("t-mAP@50\n+ date filter", "the same with each query's candidates "
-                      "restricted to the time window (a search filtered by date: what a user "
+    "tmap50_filter": ("+ date\nfilter", "time-window mAP@50 with each query's candidates "
+                      "restricted to the window (a search filtered by date: what a user "
                       "holding the dates gets from any model)"),
     "local_map10": ("local\nmAP@10", "local alignment: top-10 mAP of queries projected into "
                                       "each of 10 time bins"),
