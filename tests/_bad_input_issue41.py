@@ -117,7 +117,8 @@ def issue41_cases(case_class, wrong_class):
         return CrossModalIndex(pipe, modality="text").fit(df.to_numpy())
 
     def intra_balance_huge():
-        return DiachronicEmbedder(**small, window=0.5, intra_balance=1e38).fit(X, y).transform(X)
+        return DiachronicEmbedder(**small, window=0.5, decay="5%", intra_balance=1e38).fit(
+            X, y).transform(X)
 
     def tiny_share():
         return RetrievalScorer("map", time_window="1e-400%")

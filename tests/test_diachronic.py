@@ -218,3 +218,14 @@ def test_intra_term_buys_only_what_a_date_filter_gives_where_only_the_date_separ
     assert filtered[1] >= filtered[0] - 0.01
     assert min(filtered) > max(tmap)
     assert defaults.score(X_test, y_test) >= on.score(X_test, y_test) - 0.02
+
+
+def test_intra_balance_without_l_intra_says_it_does_nothing():
+    """L_intra is off by default (decay=0): a weight for it would be ignored without a word."""
+    X, y = make_temporal_crossmodal(120, random_state=0)
+    with pytest.warns(UserWarning, match="intra_balance=1.0 has no effect: L_intra is off"):
+        tiny(DiachronicEmbedder, n_image_features=64, max_epochs=1, intra_balance=1.0).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        tiny(DiachronicEmbedder, n_image_features=64, max_epochs=1, intra_balance=1.0,
+             decay="5%").fit(X, y)

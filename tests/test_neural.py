@@ -316,7 +316,7 @@ def test_a_diverged_training_loss_stops_the_fit_and_is_named(data):
 
     X, y, _, _, n_img = data
     est = tiny(DiachronicEmbedder, n_image_features=n_img, max_epochs=2, window=0.5,
-               intra_balance=1e38)
+               decay="5%", intra_balance=1e38)  # L_intra on (off by default), overflowing
     with pytest.raises(TrainingDivergedError, match="Training diverged: the training loss "
                                                     "was (inf|nan) at batch 1 of epoch 1"):
         est.fit(X, y)

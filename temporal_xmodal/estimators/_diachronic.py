@@ -7,6 +7,7 @@ import numpy as np
 from sklearn.utils._param_validation import StrOptions
 
 from .._validation import Interval
+from .._warnings import warn
 from ..losses.diachronic import DiachronicRankingLoss
 from ..nn.diachronic import CONDITIONINGS, DiachronicNet
 from ..time import TimeEncoding, to_rate
@@ -235,11 +236,16 @@ class DiachronicEmbedder(NeuralCrossModalEmbedder):
                                "same_time_anchors": self.same_time_anchors}
 
     def _loss(self, X_image, X_text, time, labels):
+        decay = to_rate(self.decay, self.time_unit, name="decay", span=self._time_span())
+        if decay == 0 and self.intra_balance is not None:
+            warn(f"DiachronicEmbedder: intra_balance={self.intra_balance!r} has no effect: "
+                 "L_intra is off (decay=0, the default). Set decay (e.g. decay='5%') to "
+                 "switch it on.")
         return DiachronicRankingLoss, {
             "margin": self.margin,
             "intra_margin": self.intra_margin,
             "window": self._duration("window"),
-            "decay": to_rate(self.decay, self.time_unit, name="decay", span=self._time_span()),
+            "decay": decay,
             "reduction": self.loss_reduction,
             "intra_balance": self.intra_balance,
         }
