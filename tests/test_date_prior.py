@@ -1,6 +1,8 @@
 """Date-prior fusion for undated captions: the prior is a density, beta is chosen honestly,
 and fusion turns the date signal into a gain when captions' words carry their era."""
 
+from unittest import mock
+
 import numpy as np
 import pytest
 from sklearn.base import clone
@@ -284,3 +286,45 @@ def test_the_priors_pass_the_api_checks(make, check):
 
     estimator = make()
     getattr(estimator_checks, check)(type(estimator).__name__, estimator)
+
+
+def test_caption_prior_refuses_times_that_do_not_match_its_captions():
+    """60 captions with 120 times were accepted; 119 times raised an IndexError in
+    log_density and a (120, 1) column a broadcast error."""
+    from temporal_xmodal.estimators import CaptionDatePrior
+
+    rng = np.random.default_rng(0)
+    text, time = rng.standard_normal((120, 5)), rng.uniform(0, 10, 120)
+    for captions, times in ((text[:60], time), (text, time[:119])):
+        with pytest.raises(ValueError, match="time must hold one time per caption"):
+            CaptionDatePrior().fit(captions, times)
+    column = CaptionDatePrior().fit(text, time[:, None])
+    np.testing.assert_array_equal(column.reference_time_, time)
+    np.testing.assert_allclose(column.log_density(text[:3], time[:4, None]),
+                               column.log_density(text[:3], time[:4]))
+
+
+def test_date_prior_retrieval_says_when_its_validation_cannot_choose():
+    """One held-out pair made every (β, prior) score MRR 1.0 and β = 0 won by the tie without
+    a word; validation_fraction=0.001 raised scikit-learn's "0 sample(s)", y=None a
+    TypeError."""
+    from temporal_xmodal.datasets import make_temporal_crossmodal
+
+    X, _, info = make_temporal_crossmodal(120, return_info=True, random_state=0)
+    d, pairs = info.n_image_features, np.arange(120)
+    cca = CCACrossModal(embedding_dim=4)
+    for fraction in (0.001, 0.01):  # 0 and 1 held-out pairs
+        with pytest.raises(ValueError, match=rf"validation_fraction={fraction!r} holds out"):
+            DatePriorRetrieval(cca, n_image_features=d, validation_fraction=fraction).fit(
+                X, pairs)
+    with pytest.raises(ValueError, match="needs y"):
+        DatePriorRetrieval(cca, n_image_features=d).fit(X, None)
+    # held-out pairs that rank every candidate alike (here: every pair found first)
+    import temporal_xmodal.estimators._date_prior as date_prior
+
+    ranks = date_prior.counterpart_reciprocal_ranks
+    with mock.patch.object(date_prior, "counterpart_reciprocal_ranks",
+                           lambda S: (np.ones(len(S)),) + tuple(ranks(S)[1:])):
+        with pytest.warns(UserWarning, match="cannot choose β"):
+            fitted = DatePriorRetrieval(cca, n_image_features=d, weights=(0, 0.1)).fit(X, pairs)
+    assert fitted.weight_ == 0

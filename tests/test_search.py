@@ -636,3 +636,19 @@ def test_the_neighbourhood_plot_names_each_neighbour_once_with_readable_dates(re
     import matplotlib.pyplot as plt
 
     plt.close(ax.figure)
+
+
+def test_search_embeddings_reads_device_through_the_one_resolver(monkeypatch):
+    """device="auto" raised torch's "Expected one of cpu, cuda..." and device="cuda" without
+    a GPU "Torch not compiled with CUDA enabled"."""
+    import torch
+
+    from temporal_xmodal.search import search_embeddings
+
+    G = np.eye(4)
+    scores, idx = search_embeddings(G[:2], G, k=1, device="auto" if not
+                                    torch.cuda.is_available() else "cpu")
+    np.testing.assert_array_equal(idx, [[0], [1]])
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(ValueError, match="(?i)cuda.*gpu|gpu.*cuda"):
+        search_embeddings(G[:2], G, k=1, device="cuda")

@@ -100,8 +100,12 @@ class CaptionDatePrior(BaseEstimator):
         self : CaptionDatePrior
         """
         R = np.asarray(text, dtype=np.float64)
+        if R.ndim != 2:
+            raise ValueError(f"text must be 2-D, one row of text features per caption; got "
+                             f"shape {R.shape}.")
+        times = _one_per_row(to_time_axis(time, self.time_unit), len(R), "time", "caption")
         self.reference_text_ = l2_normalize(R)
-        self.reference_time_ = to_time_axis(time, self.time_unit)
+        self.reference_time_ = times
         if not 1 <= self.n_neighbors <= len(R):
             raise ValueError(f"n_neighbors must be in 1..{len(R)}; got {self.n_neighbors!r}.")
         return self
@@ -122,6 +126,8 @@ class CaptionDatePrior(BaseEstimator):
         h = to_duration(self.bandwidth, self.time_unit, name="bandwidth")
         C = l2_normalize(np.asarray(text, dtype=np.float64))
         t_q = to_time_axis(query_time, self.time_unit)
+        if t_q.ndim != 1:  # (n, 1) would broadcast against the references
+            t_q = _one_per_row(t_q, t_q.size, "query_time", "query")
         nearest, weight, seen = self._neighbours(C)
         t_ref = self.reference_time_
         t_near = t_ref[nearest]
@@ -219,3 +225,15 @@ def date_prior_scores(reference_text, reference_time, candidate_text, query_time
     prior = CaptionDatePrior(n_neighbors, bandwidth, floor=0.0).fit(R, reference_time)
     # p(t_q | c) up to the kernel's constant 1 / (h sqrt(2 pi)), the same for every pair
     return np.exp(prior.log_density(candidate_text, query_time)) * bandwidth * np.sqrt(2 * np.pi)
+
+
+def _one_per_row(times, n, name, what):
+    """``times`` as a 1-D array of ``n`` values: a column ``(n, 1)`` is read as one time per
+    row; any other shape or length is refused, naming both lengths."""
+    times = np.asarray(times, dtype=np.float64)
+    if times.ndim == 2 and times.shape[1] == 1:
+        times = times[:, 0]
+    if times.ndim != 1 or len(times) != n:
+        raise ValueError(f"{name} must hold one time per {what}: {n} {what}(s) but {name} has "
+                         f"shape {times.shape}.")
+    return times

@@ -26,6 +26,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._layout import resolve_blocks, split_blocks, split_time_column
 from .._stacking import stack_modalities
 from .._validation import Interval, SequenceOf
+from .._warnings import warn
 from ..metrics import counterpart_reciprocal_ranks
 from ..time import time_use, to_time_axis
 from ._caption_prior import CaptionDatePrior
@@ -247,12 +248,23 @@ class DatePriorRetrieval(BaseEstimator):
         self._resolve_blocks(X)
         image, text, time = self._blocks(X)
         seen = self._content_time(time)
+        if y is None:
+            raise ValueError("DatePriorRetrieval.fit needs y, the labels of the estimator it "
+                             "fits (with pair labels, as on TICRC: np.arange(len(X))).")
         y = np.asarray(y)
+        if y.ndim == 0:
+            raise ValueError(f"y must hold one label per row of X; got the scalar {y!r}.")
         if len(y) != len(time):
             raise ValueError(f"X has {len(time)} rows but y has {len(y)} labels.")
         rng = check_random_state(self.random_state)
         order = rng.permutation(len(y))
         n_val = int(round(self.validation_fraction * len(y)))
+        if n_val < 2 or len(y) - n_val < 2:
+            raise ValueError(
+                f"validation_fraction={self.validation_fraction!r} holds out {n_val} of "
+                f"{len(y)} pairs: the weight β is chosen on held-out pairs, so at least 2 "
+                "must be held out and 2 left to fit; raise validation_fraction (or give "
+                "more rows).")
         val, fit = np.sort(order[:n_val]), np.sort(order[n_val:])
         model = self._estimator().fit(stack_modalities(image[fit], text[fit], seen[fit]),
                                       y[fit])
@@ -268,6 +280,14 @@ class DatePriorRetrieval(BaseEstimator):
                 {"prior_params": params, "weight": float(w),
                  "mrr": float(counterpart_reciprocal_ranks(content + w * log_p)[0].mean())}
                 for w in weights]
+        mrrs = [row["mrr"] for row in self.validation_results_]
+        if len({row["weight"] for row in self.validation_results_}) > 1 and max(mrrs) == min(
+                mrrs):
+            warn(f"DatePriorRetrieval: every weight and prior scores the same validation MRR "
+                 f"({mrrs[0]:.4g}) on the {n_val} held-out pairs, so they cannot choose β; "
+                 f"the first candidate (β = {self.validation_results_[0]['weight']:g}) is "
+                 "kept. Hold out more pairs (validation_fraction) for a figure that ranks "
+                 "them.")
         best = max(self.validation_results_, key=lambda row: row["mrr"])
         self.prior_params_, self.weight_ = best["prior_params"], best["weight"]
         self.validation_mrr_ = {row["weight"]: row["mrr"] for row in self.validation_results_

@@ -10,6 +10,7 @@ import numpy as np
 import torch
 from sklearn.utils._param_validation import StrOptions, validate_params
 
+from .._device import resolve_device
 from .._validation import check_embedding, check_embeddings
 from ..metrics._scan import (
     K_RANGE,
@@ -135,7 +136,8 @@ def search_embeddings(query, gallery, k=10, *, similarity="dot", backend="torch"
         a quarter of its free memory, at most 8 GiB.
     device : str, torch.device or None, default=None
         Where to compute (torch backend).  ``None``: the gallery's device when
-        it is a tensor, else the CPU.
+        it is a tensor, else the CPU; ``"auto"``: CUDA when a GPU is present, else
+        the CPU (a CUDA device without a GPU is refused with a ValueError).
 
     Returns
     -------
@@ -164,6 +166,7 @@ def search_embeddings(query, gallery, k=10, *, similarity="dot", backend="torch"
     """
     if backend == "faiss":
         import_faiss()
+    device = resolve_device(device)  # "auto"; a CUDA device without a GPU named as such
     if device is None:
         device = gallery.device if isinstance(gallery, torch.Tensor) else "cpu"
     Q, G = check_embeddings(query, gallery, kind="torch", dtype=(torch.float32, torch.float64),
