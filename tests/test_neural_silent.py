@@ -179,3 +179,32 @@ def test_verbose_tables_are_titled_and_skorch_does_not_announce_reinitialisation
         f"BinnedProcrustesEmbedder bin 2/2 [{mid:.6g}, {hi:.6g}) years: "
         f"{model.bins_.counts_[1]} items"]
     assert "Re-initializing" not in out and out.count("train_loss") == 3
+
+
+@pytest.mark.parametrize("case", ["two validation pairs", "every validation row one class"])
+def test_a_validation_figure_that_cannot_rank_epochs_keeps_the_last_and_says_so(case):
+    """With 2 held-out rows mAP stayed constant and the tie kept epoch 1 (issue 48, 2);
+    with every validation row of one class the same happened without a warning."""
+    from skorch.callbacks import EarlyStopping
+
+    from temporal_xmodal import DiachronicEmbedder, TempXNetEmbedder
+
+    X, y, info = make_temporal_crossmodal(120, return_info=True, random_state=0)
+    small = dict(n_image_features=info.n_image_features, max_epochs=8, hidden_dim=16,
+                 embedding_dim=8, batch_size=32, random_state=0, device="cpu")
+    if case == "two validation pairs":
+        est = DiachronicEmbedder(time_dim=8, validation_fraction=0.01, **small)
+    else:
+        est, y = TempXNetEmbedder(**small), (np.arange(120) == 0).astype(int)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est.fit(X, y)
+    said = [str(w.message) for w in caught if "cannot choose the checkpoint" in str(w.message)]
+    assert len(said) == 1 and "last epoch's weights are kept" in said[0]
+    assert est.best_epoch_ == 8 and est.convergence_["cannot_rank"]
+    kept = est.transform(X)
+    # skorch's own rule would have restored epoch 1's weights: they differ from those kept
+    selection = dict(est.net_.callbacks_)["selection"]
+    assert selection.best_epoch_ == 1
+    EarlyStopping.on_train_end(selection, est.net_)
+    assert not np.allclose(est.transform(X), kept)

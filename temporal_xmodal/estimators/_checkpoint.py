@@ -62,6 +62,9 @@ def convergence(history, metric, n_before, *, validating, max_epochs, interrupte
     values = np.asarray([value for _, value in scored], dtype=float)
     i = int(np.argmin(values) if metric == "valid_loss" else np.argmax(values))
     best = scored[i][0]
+    summary["cannot_rank"] = len(values) >= 2 and bool(np.ptp(values) == 0)
+    if summary["cannot_rank"]:  # a tie at every epoch: the last weights are kept
+        best, i = n, len(values) - 1
     gain = recent_gain(values, lower_is_better=metric == "valid_loss")
     complete = n - n_before >= 2 and n == n_before + max_epochs and not interrupted
     summary.update(best_epoch=best, metric=metric, best_score=float(values[i]),
@@ -124,6 +127,11 @@ def best_epoch(history, metric, n_before, *, validating, max_epochs, interrupted
     """
     summary = convergence(history, metric, n_before, validating=validating,
                           max_epochs=max_epochs, interrupted=interrupted)
+    if summary.get("cannot_rank"):
+        warn(f"{name}: the validation figure {metric} was {summary['best_score']:.4g} at "
+             f"every epoch, so it cannot choose the checkpoint (too few validation rows, or "
+             f"all of one class); the last epoch's weights are kept. Raise "
+             f"validation_fraction, or use selection_metric='valid_loss'.")
     if summary["still_improving"]:
         warn(still_improving_message(name), StillImprovingWarning)
     return summary["best_epoch"], summary

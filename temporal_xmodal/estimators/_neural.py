@@ -13,7 +13,6 @@ from functools import partial
 import numpy as np
 import torch
 from sklearn.utils import check_random_state
-from skorch.callbacks import EarlyStopping
 from skorch.helper import predefined_split
 
 from .._device import resolve_device
@@ -23,6 +22,7 @@ from ..nn import TwoTowerNet
 from ..nn.dropout import reseed
 from ..training import (
     BatchIterator,
+    CheckpointSelection,
     CompiledStep,
     CrossModalNet,
     InverseTimeDecay,
@@ -267,7 +267,7 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
             callbacks.append(("valid_map", RetrievalScoring(
                 random_state=seed, time_window=TMAP_WINDOW * float(np.ptp(relevance)) if tmap
                 else None, time=relevance if tmap else None)))
-            callbacks.append(("selection", EarlyStopping(
+            callbacks.append(("selection", CheckpointSelection(
                 monitor=self.selection_metric,
                 lower_is_better=self.selection_metric == "valid_loss",
                 patience=self.max_epochs + 1 if self.patience is None else self.patience,

@@ -1,13 +1,14 @@
 """The training loop shared by every neural estimator: a skorch net behind hooks."""
 
-from ._callbacks import InverseTimeDecay, LearningRateDecay, RetrievalScoring, ScheduledMargin
+from ._callbacks import (CheckpointSelection, InverseTimeDecay, LearningRateDecay,
+                         RetrievalScoring, ScheduledMargin)
 from ._compiled import CompiledStep
 from ._data import BatchIterator, CrossModalDataset, as_tensor, make_dataset, shared_dataset
 from ._net import CrossModalNet, TrainingDivergedError, TrainingInterruptedWarning, embed_batches
 from ._seeding import seeded
 from ._sequential import LearnedOptimizerNet, ModalityPoolIterator, ModalityPools, StageNet
 
-__all__ = ["BatchIterator", "CompiledStep", "CrossModalDataset", "CrossModalNet",
+__all__ = ["BatchIterator", "CheckpointSelection", "CompiledStep", "CrossModalDataset", "CrossModalNet",
            "InverseTimeDecay", "LearnedOptimizerNet", "LearningRateDecay",
            "ModalityPoolIterator", "ModalityPools", "RetrievalScoring", "ScheduledMargin",
            "StageNet", "TrainingDivergedError", "TrainingInterruptedWarning", "as_tensor",

@@ -2,7 +2,7 @@
 
 import numpy as np
 import torch
-from skorch.callbacks import Callback
+from skorch.callbacks import Callback, EarlyStopping
 
 from ..metrics import mean_average_precision, mean_average_precision_torch
 from ._net import embed_batches
@@ -191,3 +191,26 @@ class LearningRateDecay(Callback):
             group["lr"] = group["initial_lr"] * factor
         net.history.record_batch("event_lr", groups[0]["lr"])
         self.batch_idx_ += 1
+
+
+class CheckpointSelection(EarlyStopping):
+    """skorch's :class:`~skorch.callbacks.EarlyStopping` (``load_best``) that keeps the
+    last epoch's weights when the monitored figure cannot rank the epochs.
+
+    A figure equal at every epoch of the fit (two validation pairs that are always found
+    first, every validation row of one class: mAP 1.0 throughout) has its "best" at the
+    first epoch only by a tie; restoring that epoch would throw the training away.  Such
+    a fit keeps its last weights, and the estimator says so (its ``convergence_`` and a
+    warning, :func:`~temporal_xmodal.estimators._checkpoint.best_epoch`).
+    """
+
+    def on_train_begin(self, net, **kwargs):
+        super().on_train_begin(net, **kwargs)
+        self.first_row_ = len(net.history)
+
+    def on_train_end(self, net, **kwargs):
+        values = [row[self.monitor] for row in net.history[self.first_row_:]
+                  if self.monitor in row]
+        if len(values) >= 2 and max(values) == min(values):
+            return  # a tie at every epoch: keep the last weights
+        super().on_train_end(net, **kwargs)
