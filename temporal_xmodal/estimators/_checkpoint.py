@@ -36,7 +36,9 @@ def convergence(history, metric, n_before, *, validating, max_epochs, interrupte
     """How the last fit ended: its kept epoch, last epoch and whether it was still improving.
 
     The kept (best) epoch is the first best of ``metric`` (lowest ``valid_loss``, highest
-    ``valid_map``) among this fit's scored epochs.  Without any (no validation, or a Ctrl-C
+    ``valid_map``) among this fit's scored epochs, except when the figure is the same at
+    every one of at least two epochs (``cannot_rank``): it cannot choose, and the last epoch,
+    whose weights :class:`~temporal_xmodal.training.CheckpointSelection` keeps, is kept.  Without any (no validation, or a Ctrl-C
     before this fit's first figure) it is the last epoch of the history, whose (possibly
     partial) weights the model holds.  The fit was *still improving* when it ran all its
     ``max_epochs`` (at least 2) epochs, was not interrupted, and its best figure over its
