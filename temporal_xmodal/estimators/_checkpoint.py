@@ -53,12 +53,13 @@ def convergence(history, metric, n_before, *, validating, max_epochs, interrupte
         (the selection figure, ``None`` without validation), ``best_score`` (its value at
         ``best_epoch``, ``None`` without validation), ``recent_gain`` (how much the last
         epochs improved the best figure, in its own units, positive when better; ``None``
-        without validation) and ``still_improving`` (bool).
+        without validation), ``still_improving`` (bool) and ``cannot_rank`` (bool: the
+        figure was the same at every epoch, so the last is kept).
     """
     n = len(history)
     scored = scored_epochs(history, metric, n_before) if validating else []
     summary = {"best_epoch": n, "last_epoch": n, "metric": None, "best_score": None,
-               "recent_gain": None, "still_improving": False}
+               "recent_gain": None, "still_improving": False, "cannot_rank": False}
     if not scored:
         return summary
     values = np.asarray([value for _, value in scored], dtype=float)
