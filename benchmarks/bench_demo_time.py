@@ -73,7 +73,7 @@ from _common import (add_settings_argument, make_parser, parse_settings, print_h
 
 from temporal_xmodal.comparison import (estimator_registry, set_matching_params, synthetic_split,
                                         with_constant_time)
-from temporal_xmodal.comparison.run import recording_convergence
+from temporal_xmodal.comparison.run import beyond_filter, recording_convergence
 from temporal_xmodal.datasets import TEMPORAL_WORLDS
 
 #: The worlds, each as its overrides of the demo world (DEMO_WORLD is "meaning shift").
@@ -133,9 +133,7 @@ def run_world(world, seed, n_samples, max_epochs, names=NAMES, settings=None, ov
             row["delta_time"] = row["map"] - row["control"]
             row["delta_tmap50"] = row["tmap50"] - row["control_tmap50"]
             row["delta_filtered"] = row["tmap50_filter"] - row["control_tmap50_filter"]
-            row["delta_beyond_filter"] = (max(row["tmap50"], row["tmap50_filter"])
-                                          - max(row["control_tmap50"],
-                                                row["control_tmap50_filter"]))
+            row["delta_beyond_filter"] = beyond_filter(row, control)  # the main job's Δ>filter
         row["seconds"] = time.perf_counter() - start
         out[name] = row
         flags = [label for label, key in (("model", "still_improving"),

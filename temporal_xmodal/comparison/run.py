@@ -328,7 +328,7 @@ def _minus(a, b):
     return float("nan") if is_na(a) or is_na(b) else a - b
 
 
-def _beyond_filter(figures, control):
+def beyond_filter(figures, control):
     """What the dates add to time-window mAP@50 beyond a date filter: the stronger of the
     model's two readings (all candidates, date-filtered) minus the stronger of its control's.
 
@@ -355,7 +355,7 @@ def _rows(estimators, uses, results, protocol):
             row["delta_time"] = _minus(figures[score], c_figures[score])
             if "tmap50" in figures:  # the time-aware question, beside the category one
                 row["delta_tmap50"] = _minus(figures["tmap50"], c_figures.get("tmap50"))
-                row["delta_beyond_filter"] = _beyond_filter(figures, c_figures)
+                row["delta_beyond_filter"] = beyond_filter(figures, c_figures)
             row["control"] = {"score": score, "value": c_figures[score],
                               "fit_seconds": c_seconds,
                               "still_improving": c_figures["still_improving"]}

@@ -13,7 +13,7 @@ import sys
 import numpy as np
 
 from .._warnings import StillImprovingWarning, warn
-from ..training import TrainingInterruptedWarning
+from ..training import TrainingInterruptedWarning, cannot_rank
 
 #: How the messages name each selection figure.
 _FIGURE = {"valid_map": "mAP", "valid_tmap": "time-window mAP@50", "valid_loss": "loss"}
@@ -65,7 +65,7 @@ def convergence(history, metric, n_before, *, validating, max_epochs, interrupte
     values = np.asarray([value for _, value in scored], dtype=float)
     i = int(np.argmin(values) if metric == "valid_loss" else np.argmax(values))
     best = scored[i][0]
-    summary["cannot_rank"] = len(values) >= 2 and bool(np.ptp(values) == 0)
+    summary["cannot_rank"] = cannot_rank(values)
     if summary["cannot_rank"]:  # a tie at every epoch: the last weights are kept
         best, i = n, len(values) - 1
     gain = recent_gain(values, lower_is_better=metric == "valid_loss")
@@ -130,7 +130,7 @@ def best_epoch(history, metric, n_before, *, validating, max_epochs, interrupted
     """
     summary = convergence(history, metric, n_before, validating=validating,
                           max_epochs=max_epochs, interrupted=interrupted)
-    if summary.get("cannot_rank"):
+    if summary["cannot_rank"]:
         warn(f"{name}: the validation figure {metric} was {summary['best_score']:.4g} at "
              f"every epoch, so it cannot choose the checkpoint (too few validation rows, or "
              f"all of one class); the last epoch's weights are kept. Raise "

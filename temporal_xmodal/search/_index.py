@@ -186,10 +186,13 @@ class CrossModalIndex(BaseEstimator):
             self.faiss_index_ = build_faiss_index(self.embeddings_)
         return self
 
+    def _time_unit(self):
+        """The estimator's ``time_unit`` (years for an embedder without one)."""
+        return getattr(final_estimator(self.estimator), "time_unit", "years")
+
     def _axis_times(self, time, n, name):
         """``time`` as n float64 times on the estimator's axis (None stays None)."""
-        unit = getattr(final_estimator(self.estimator), "time_unit", "years")
-        return instants(time, n, unit, name=name)
+        return instants(time, n, self._time_unit(), name=name)
 
     def _within(self, within, query_times):
         """The search's :class:`TimeFilter` for ``within`` (None: no filter)."""
@@ -207,10 +210,8 @@ class CrossModalIndex(BaseEstimator):
             raise ValueError("within= cannot filter by a missing (NaN) date: "
                              f"{int(np.isnan(query_times).sum())} query and "
                              f"{int(np.isnan(self.times_).sum())} gallery dates are missing.")
-        final = final_estimator(self.estimator)
-        span = getattr(final, "_time_span", lambda: None)()
-        within = to_duration(within, getattr(final, "time_unit", "years"), name="within",
-                             span=span)
+        span = getattr(final_estimator(self.estimator), "_time_span", lambda: None)()
+        within = to_duration(within, self._time_unit(), name="within", span=span)
         return TimeFilter(query_times, self.times_, within)
 
     @validate_params(
@@ -286,15 +287,11 @@ class CrossModalIndex(BaseEstimator):
             The ``k`` nearest gallery items of each query.
         """
         check_is_fitted(self, "embeddings_")
-        ids = check_ids(ids, query, "ids", "query")
-        Q = as_embedding_tensor(query, "query embeddings", self.device_)
-        if Q.shape[1] != self.embeddings_.shape[1]:
-            raise ValueError(f"query embeddings have {Q.shape[1]} columns; the gallery's have "
-                             f"{self.embeddings_.shape[1]}.")
-        return self._search(Q, k, ids, None)
+        return self._search(query, k, check_ids(ids, query, "ids", "query"), None)
 
     def _search(self, query, k, ids, time_filter):
-        """The top ``k`` of the query embeddings, among each query's candidates."""
+        """The top ``k`` of the query embeddings (checked here, once), among each query's
+        candidates."""
         Q = as_embedding_tensor(query, "query embeddings", self.device_)
         if Q.shape[1] != self.embeddings_.shape[1]:
             raise ValueError(f"query embeddings have {Q.shape[1]} columns; the gallery's have "

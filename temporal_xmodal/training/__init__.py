@@ -1,15 +1,15 @@
 """The training loop shared by every neural estimator: a skorch net behind hooks."""
 
 from ._callbacks import (CheckpointSelection, InverseTimeDecay, LearningRateDecay,
-                         RetrievalScoring, ScheduledMargin)
+                         RetrievalScoring, ScheduledMargin, cannot_rank)
 from ._compiled import CompiledStep
 from ._data import BatchIterator, CrossModalDataset, as_tensor, make_dataset, shared_dataset
 from ._net import CrossModalNet, TrainingDivergedError, TrainingInterruptedWarning, embed_batches
 from ._seeding import seeded
 from ._sequential import LearnedOptimizerNet, ModalityPoolIterator, ModalityPools, StageNet
 
-__all__ = ["BatchIterator", "CheckpointSelection", "CompiledStep", "CrossModalDataset", "CrossModalNet",
-           "InverseTimeDecay", "LearnedOptimizerNet", "LearningRateDecay",
+__all__ = ["BatchIterator", "CheckpointSelection", "CompiledStep", "CrossModalDataset",
+           "CrossModalNet", "InverseTimeDecay", "LearnedOptimizerNet", "LearningRateDecay",
            "ModalityPoolIterator", "ModalityPools", "RetrievalScoring", "ScheduledMargin",
            "StageNet", "TrainingDivergedError", "TrainingInterruptedWarning", "as_tensor",
-           "embed_batches", "make_dataset", "seeded", "shared_dataset"]
+           "cannot_rank", "embed_batches", "make_dataset", "seeded", "shared_dataset"]

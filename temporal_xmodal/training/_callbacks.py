@@ -193,6 +193,12 @@ class LearningRateDecay(Callback):
         self.batch_idx_ += 1
 
 
+def cannot_rank(values):
+    """Whether a fit's validation figures cannot rank its epochs: at least two, all equal
+    (the rule :class:`CheckpointSelection` and the estimators' convergence summary share)."""
+    return bool(len(values) >= 2 and max(values) == min(values))
+
+
 class CheckpointSelection(EarlyStopping):
     """skorch's :class:`~skorch.callbacks.EarlyStopping` (``load_best``) that keeps the
     last epoch's weights when the monitored figure cannot rank the epochs.
@@ -211,6 +217,6 @@ class CheckpointSelection(EarlyStopping):
     def on_train_end(self, net, **kwargs):
         values = [row[self.monitor] for row in net.history[self.first_row_:]
                   if self.monitor in row]
-        if len(values) >= 2 and max(values) == min(values):
+        if cannot_rank(values):
             return  # a tie at every epoch: keep the last weights
         super().on_train_end(net, **kwargs)
