@@ -120,7 +120,7 @@ def plain_loop(est, X, y, d_image, device, epochs=2):
     n = len(X)
     image = torch.as_tensor(X[:, :d_image], device=device)
     text = torch.as_tensor(X[:, d_image:-1], device=device)
-    inputs = est._time_inputs(est.time_axis_.centre(X[:, -1].astype(np.float64)))
+    inputs = est._batch_times(est.time_axis_.centre(X[:, -1].astype(np.float64)))
     times = {k: torch.as_tensor(v, device=device) for k, v in inputs.items()}
     Y = torch.as_tensor(np.eye(y.max() + 1, dtype=bool)[y], device=device)  # class codes
     generator = torch.Generator().manual_seed(0)

@@ -12,7 +12,7 @@ Wall time of ``GridSearchCV.fit`` with:
 * ``n_jobs=1`` — what a user would otherwise run;
 * ``n_jobs=2`` on joblib's default (loky) backend — worker processes, whose
   torch/BLAS threads joblib limits to ``cpu_count() // n_jobs`` and our fits
-  keep limited (:mod:`temporal_xmodal._parallel`).  Timed twice: the first
+  keep limited (:mod:`temporal_xmodal._device`).  Timed twice: the first
   loky search of the process ("cold": it starts the worker processes, each
   importing torch, scikit-learn and this package, about 3 s of a core each),
   and a second one on the workers joblib keeps for reuse ("warm": what every
@@ -67,7 +67,7 @@ def best_run(sizes, n_jobs, X, y, n_image, backend=None, limit=True):
             if limit:
                 seconds, grid = search(sizes, n_jobs, X, y, n_image)
             else:
-                with mock.patch("temporal_xmodal._parallel.worker_threads", return_value=None):
+                with mock.patch("temporal_xmodal._device.worker_threads", return_value=None):
                     seconds, grid = search(sizes, n_jobs, X, y, n_image)
         best = min(best, seconds)
     return best, grid

@@ -134,13 +134,13 @@ def truncated_iterator(n_batches):
     return Truncated
 
 
-def plain_optimizer(est, module):
+def plain_optimizer(est, module, config):
     """The estimator's optimiser over ``module``: Adam, the time pathway at ``time_lr_scale`` × lr."""
     import fnmatch
 
     import torch
 
-    groups = dict(est._optimizer_params().get("optimizer__param_groups", []))
+    groups = dict(config.param_groups)
     split = {pattern: [] for pattern in groups}
     rest = []
     for name, parameter in module.named_parameters():
@@ -164,11 +164,12 @@ def plain_loop(est, X, y, d, batch_size, seed, n_batches=None):
     Y[np.arange(len(y)), y] = True
     Y = torch.from_numpy(Y)
     torch.manual_seed(seed)
-    module_class, module_params = est._module()
-    module = module_class(**module_params).train()
-    loss_class, params = est._loss(None, None, centred, Y.numpy())
-    criterion = loss_class(**params)
-    optimizer = plain_optimizer(est, module)
+    from temporal_xmodal.estimators._neural import TrainingRows
+
+    config = est._net_config(TrainingRows(X[:, :d], X[:, d:2 * d], centred, Y.numpy(), None))
+    module = config.module(**config.module_params).train()
+    criterion = config.criterion(**config.criterion_params)
+    optimizer = plain_optimizer(est, module, config)
     generator = torch.Generator().manual_seed(seed)
     start = time.perf_counter()
     order = torch.randperm(len(y), generator=generator)

@@ -12,7 +12,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval as _SklearnInterval
 from sklearn.utils._param_validation import Options as _Options
 
-__all__ = ["Arrangement", "Interval", "SequenceOf"]
+__all__ = ["Arrangement", "Interval", "SequenceOf", "USE_TIME_CONSTRAINT"]
 
 
 class Interval(_SklearnInterval):
@@ -112,3 +112,28 @@ class Arrangement(_Rule):
     def __str__(self):
         names = " and ".join(repr(n) for n in self.names)
         return f"a tuple or list holding {names} once each"
+
+
+#: The recipe that replaces the removed ``use_time="auto"``, quoted in its error.
+RECIPE = ('GridSearchCV(estimator, {"use_time": [True, False]}, '
+          'scoring=temporal_xmodal.scoring.SCORERS["tmap@50"])')
+
+
+class _UseTime(_Options):
+    """``use_time`` is a bool; the error for anything else (the removed ``"auto"`` included)
+    gives the model-selection recipe."""
+
+    def __init__(self):
+        super().__init__(object, {True, False})
+
+    def is_satisfied_by(self, val):
+        return isinstance(val, (bool, np.bool_))
+
+    def __str__(self):
+        return ("a bool (True: the method with its times; False: its constant-time control). "
+                "To choose between them on held-out data (what the removed use_time='auto' "
+                f"did inside fit), search it: {RECIPE}")
+
+
+#: The scikit-learn constraint of ``use_time``.
+USE_TIME_CONSTRAINT = [_UseTime()]

@@ -8,8 +8,9 @@ rows, so no full-size mask is ever allocated.  Time checks are
 :mod:`temporal_xmodal.time`'s, column-layout checks
 :mod:`temporal_xmodal._layout`'s.  The parameter constraints are
 :mod:`temporal_xmodal._constraints`' (re-exported here: :class:`Interval`,
-:class:`SequenceOf`, :class:`Arrangement`), beside :class:`PositiveDuration`, the one that
-reads durations.
+:class:`SequenceOf`, :class:`Arrangement`), beside the two that read durations:
+:class:`Duration` (an estimator's duration parameter, resolved once per fit) and
+:class:`PositiveDuration`.
 """
 
 import datetime
@@ -21,7 +22,7 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_array
 
 from ._constraints import Arrangement, Interval, SequenceOf, _Rule  # noqa: F401 (re-exported)
-from .time import is_datetime_like, to_duration
+from .time import is_datetime_like, to_duration, to_rate
 
 _F32 = np.finfo(np.float32)
 _CHUNK_ROWS = 65536
@@ -310,14 +311,6 @@ def check_labels(y, n_samples, *, required=True, estimator_name="estimator"):
     return codes
 
 
-def label_indicator(labels):
-    """(n, C) float32 indicator from :func:`check_labels`' integer codes or boolean indicator."""
-    labels = np.asarray(labels)
-    if labels.ndim == 2:
-        return labels.astype(np.float32)
-    return np.eye(labels.max() + 1, dtype=np.float32)[labels]
-
-
 def _plain(value):
     """A numpy scalar as the Python value it holds (for messages)."""
     return value.item() if isinstance(value, np.generic) else value
@@ -352,3 +345,42 @@ class PositiveDuration(_Rule):
     def __str__(self):
         return ("a positive duration (a string such as '6M', '180D' or '1Y', or a "
                 "timedelta)")
+
+
+class Duration(_Rule):
+    """An estimator's duration parameter, read once per fit into the fitted attribute
+    ``<name>_`` (a float on the time axis) by
+    :class:`~temporal_xmodal.base.CrossModalEmbedder`.
+
+    Numbers are an :class:`Interval`'s, beside this constraint, in ``time_unit``; this one
+    takes a string (``"180D"``, ``"4M"``, ``"5%"``: a share of the training times' span) or
+    a timedelta, read by :func:`~temporal_xmodal.time.to_duration`.
+
+    Parameters
+    ----------
+    kind : {"duration", "rate"}, default="duration"
+        ``"rate"``: a rate per unit (``"0.1/M"``) or a half-life, read by
+        :func:`~temporal_xmodal.time.to_rate`.
+    window : bool, default=False
+        A window: checked against the training times (a window at least their span
+        warns; :meth:`temporal_xmodal.time.TimeAxis.check_duration`).
+    """
+
+    def __init__(self, kind="duration", window=False):
+        super().__init__("1Y")
+        self.kind, self.window = kind, window
+
+    def is_satisfied_by(self, val):
+        return isinstance(val, (str, datetime.timedelta, np.timedelta64))
+
+    def read(self, value, unit, name, span):
+        """``value`` as a float in ``unit``; a share is of ``span``."""
+        read = to_rate if self.kind == "rate" else to_duration
+        return read(value, unit, name=name, span=span)
+
+    def __str__(self):
+        if self.kind == "rate":
+            return ("a rate such as '0.1/M', or a half-life (a duration such as '6M', '180D' "
+                    "or '5%' of the training span, or a timedelta)")
+        return ("a duration (a string such as '180D', '4M', '1Y' or '5%' of the training "
+                "span, or a timedelta)")

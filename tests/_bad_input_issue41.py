@@ -33,7 +33,7 @@ ISSUE41_OWNERS = {
     "pipe[-1] arrays": "search / base", "validation split": "estimators (_neural)",
     "bool counts": "validation", "NaT": "time", "rows as an array": "layout (_stacking)",
     "intra_balance": "estimators / losses", "tiny share": "time",
-    "staged on cuda": "training (placement)", "still improving": "estimators (_checkpoint)",
+    "staged on cuda": "training (placement)", "still improving": "estimators (_neural)",
     "defaults fit": "estimators (date prior)", "paper settings": "registry",
 }
 

@@ -81,7 +81,7 @@ def _dataset(est, X, y):
                              X[:, est.n_image_features_:-1], X[:, -1])
     centred = est.time_axis_.centre(time)  # numeric times in years: already on the axis
     return make_dataset(X_image, X_text, _bool_indicator(np.asarray(y)),
-                        est._time_inputs(centred))
+                        est._batch_times(centred))
 
 
 @pytest.mark.parametrize("name", [*NEURAL, *(

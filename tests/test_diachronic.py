@@ -110,10 +110,14 @@ def test_grid_search_window_decay_margin(fitted):
 def test_paper_window_and_decay_are_the_papers_in_any_time_unit(unit, per_month):
     """paper_settings gives w = 4 months and λ = 0.1 per month (Semedo & Magalhães 2019) on
     every time axis."""
-    loss = DiachronicEmbedder(time_unit=unit, **paper_settings(DiachronicEmbedder))._loss(
-        None, None, None, None)[1]
-    assert loss["window"] == pytest.approx(4 / per_month)
-    assert loss["decay"] == pytest.approx(0.1 * per_month)
+    X, y = make_temporal_crossmodal(120, random_state=0)  # times in [0, 10] years
+    X[:, -1] *= 12 / per_month  # the same dates on this axis
+    model = tiny(DiachronicEmbedder, n_image_features=64, max_epochs=1, time_unit=unit,
+                 **paper_settings(DiachronicEmbedder)).fit(X, y)
+    assert model.window_ == pytest.approx(4 / per_month)  # resolved once, at fit
+    assert model.decay_ == pytest.approx(0.1 * per_month)
+    assert model.net_.criterion_.window == model.window_
+    assert model.net_.criterion_.decay == model.decay_
 
 
 @pytest.mark.parametrize("unit, per_year", [("years", 1.0), ("months", 12.0),
@@ -134,9 +138,8 @@ def test_default_window_and_decay_follow_the_span_on_any_axis(unit, per_year):
         assert model.net_.criterion_.decay == pytest.approx(np.log(2) / (0.05 * span))
         rho = 1 - np.exp(-model.net_.criterion_.decay * model.net_.criterion_.window)
         assert rho == pytest.approx(0.5)
-    with pytest.raises(ValueError, match=r"window='5%' is a share of the time span, which is "
-                                         r"only known from the times"):
-        DiachronicEmbedder()._loss(None, None, None, None)
+        assert (model.window_, model.decay_) == (model.net_.criterion_.window,
+                                                 model.net_.criterion_.decay)
 
 
 def _shifted(X, times):

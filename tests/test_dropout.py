@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from temporal_xmodal.nn.dropout import Dropout, keep_mask, keep_mask_at, reseed
+from temporal_xmodal.nn.layers import Dropout, keep_mask, keep_mask_at, reseed
 from temporal_xmodal.nn import DiachronicNet, TwoTowerNet
 
 

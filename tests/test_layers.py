@@ -23,8 +23,8 @@ ROOT = Path(__file__).resolve().parents[1] / "temporal_xmodal"
 
 #: Lowest first.  A name is a top-level module or subpackage of temporal_xmodal.
 LAYERS = [
-    ["_warnings", "_device", "_constraints", "time"],
-    ["_layout", "_stacking", "_validation", "_time_column", "_parallel", "features", "nn"],
+    ["_warnings", "_interrupts", "_device", "_constraints", "time"],
+    ["_layout", "_stacking", "_validation", "_time_column", "features", "nn"],
     ["metrics", "losses", "datasets"],
     ["training"],
     ["base"],

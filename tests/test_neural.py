@@ -19,7 +19,7 @@ from temporal_xmodal import (
     TempXNetEmbedder,
 )
 from temporal_xmodal.datasets import make_temporal_crossmodal
-from temporal_xmodal.estimators import _checkpoint
+from temporal_xmodal.estimators import _neural as _checkpoint  # the checkpoint summary
 from temporal_xmodal.losses import CategoryKDECorrelation, WordTopicCorrelation
 from temporal_xmodal.metrics import cross_modal_scores
 
@@ -103,8 +103,8 @@ def test_best_epoch_and_a_convergence_warning_while_still_improving(data):
         sam.max_epochs = len(values)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            kept, summary = sam._best_epoch(True, 0)
-        assert kept == best and summary["best_epoch"] == best
+            summary = _summary(sam, True, 0)
+        assert summary["best_epoch"] == best
         assert summary["last_epoch"] == len(values) and summary["still_improving"] == warns
         assert summary["best_score"] == pytest.approx(max(values))
         messages = [str(w.message) for w in caught if issubclass(w.category, ConvergenceWarning)]
@@ -119,18 +119,25 @@ def test_best_epoch_and_a_convergence_warning_while_still_improving(data):
                                           "fit of 6 or fewer) beat the earlier best by more "
                                           "than 0.01")
             assert "Raise max_epochs" in messages[0] and "convergence_" in messages[0]
-        assert sam._best_epoch(False, 0) == (len(values), {
+        assert _summary(sam, False, 0) == {
             "best_epoch": len(values), "last_epoch": len(values), "metric": None,
             "best_score": None, "recent_gain": None, "still_improving": False,
-            "cannot_rank": False})  # no validation: the last epoch
+            "cannot_rank": False}  # no validation: the last epoch
         # a continued fit (warm start, a bin after the global model) selects among its own
         # epochs: here only the third, which is kept, with nothing to compare it to
         if len(values) == 3:
             with warnings.catch_warnings():
                 warnings.simplefilter("error")
-                assert sam._best_epoch(True, 2)[0] == 3
+                assert _summary(sam, True, 2)["best_epoch"] == 3
     # one text for every fit of the class (best epoch 3 of 3, 2 of 2): shown once per line
     assert len(texts) == 1
+
+
+def _summary(est, validating, n_before):
+    """The convergence summary of ``est``'s history (as its fit computes it)."""
+    return _checkpoint.convergence(est.net_.history, est.selection_metric, n_before,
+                                   validating=validating, max_epochs=est.max_epochs,
+                                   interrupted=False, name=type(est).__name__)
 
 
 def test_a_grid_search_prints_a_handful_of_warning_lines():

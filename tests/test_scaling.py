@@ -12,7 +12,7 @@ from threadpoolctl import threadpool_info
 
 from _tiny import tiny
 from temporal_xmodal import BinnedProcrustesEmbedder, CCACrossModal, DiachronicEmbedder
-from temporal_xmodal._parallel import limit_worker_threads, worker_threads
+from temporal_xmodal._device import limit_worker_threads, worker_threads
 from temporal_xmodal.datasets import make_temporal_crossmodal
 from temporal_xmodal.metrics import cross_modal_scores, mean_average_precision
 from temporal_xmodal.training import BatchIterator, RetrievalScoring, make_dataset
@@ -145,15 +145,15 @@ def test_fits_in_threading_workers_run_single_threaded_and_restore(data):
     def fit(seed):
         est = tiny(DiachronicEmbedder, max_epochs=1, validation_fraction=0,
                    n_image_features=n_img, random_state=seed, **CPU)
-        fit_net = est._fit_net
+        net_config = est._net_config  # runs inside the fit's thread limit
 
         def recording(*args, **kwargs):
             both_inside.wait(timeout=60)  # two fits at once: the second enters at depth 1
             with lock:
                 seen.append((torch.get_num_threads(), _pools()))
-            return fit_net(*args, **kwargs)
+            return net_config(*args, **kwargs)
 
-        est._fit_net = recording
+        est._net_config = recording
         return est.fit(X, y)
 
     try:  # faiss brings an OpenBLAS on OpenMP, whose limit is per thread

@@ -45,10 +45,10 @@ def test_epoch_seconds_keep_exact_window_membership():
     X, y = _data(n=40, t0=t0, span=3600.0)
     model = DiachronicEmbedder(window=60, decay=0.01, time_unit="seconds", **SMALL).fit(X, y)
     probe = t0 + np.array([1000.0, 1059.0, 1060.0, 1061.0, 1000.5])
-    batch_time = torch.as_tensor(model._time_inputs(model.time_axis_.centre(probe))["time"])
+    batch_time = torch.as_tensor(model._batch_times(model.time_axis_.centre(probe))["time"])
     assert batch_time.dtype == torch.float64
     labels = torch.ones(5, 1)
-    _, intra = diachronic_weights(labels, batch_time, model._duration("window"), 0.01)
+    _, intra = diachronic_weights(labels, batch_time, model.window_, 0.01)
     assert intra[0, 1] == 0 and intra[0, 2] == 0  # 59 s and exactly 60 s: inside (≤ w)
     assert intra[0, 3] > 0  # 61 s: outside
     assert intra[1, 3] == 0 and intra[0, 4] == 0  # 2 s and 0.5 s apart

@@ -15,7 +15,7 @@ from skorch.callbacks import Callback
 from _tiny import tiny
 from temporal_xmodal import SAMEmbedder
 from temporal_xmodal.datasets import make_temporal_crossmodal
-from temporal_xmodal.nn.dropout import _M32, _mix_int, keep_mask
+from temporal_xmodal.nn.layers import _M32, _mix_int, keep_mask
 from temporal_xmodal.training import BatchIterator, CrossModalNet, make_dataset
 
 
@@ -94,7 +94,7 @@ def test_batch_losses_stay_on_the_device_until_the_epoch_ends():
 
 
 def _reference_keep(n, p, seed, offset):
-    """The dropout hash of ``temporal_xmodal.nn.dropout`` in plain Python integers."""
+    """The dropout hash of ``temporal_xmodal.nn.layers`` in plain Python integers."""
     def mix(x):
         x = (((x >> 16) ^ x) * 0x45D9F3B) & _M32
         x = (((x >> 16) ^ x) * 0x45D9F3B) & _M32

@@ -16,6 +16,7 @@ from temporal_xmodal import (
     TempXNetEmbedder,
 )
 from temporal_xmodal.comparison import with_constant_time
+from temporal_xmodal.training import CrossModalNet
 from temporal_xmodal.datasets import TEMPORAL_WORLDS, make_temporal_crossmodal
 from temporal_xmodal.metrics import cross_modal_scores
 from temporal_xmodal.scoring import SCORERS, make_retrieval_scorer
@@ -46,8 +47,9 @@ def test_a_default_fit_is_one_fit(demo, cls, monkeypatch):
     """No hidden second fit: the network is trained once, for max_epochs epochs."""
     X, y = demo
     calls = []
-    original = cls._fit_net
-    monkeypatch.setattr(cls, "_fit_net", lambda self, *a, **k: calls.append(1) or original(self, *a, **k))
+    original = CrossModalNet.partial_fit
+    monkeypatch.setattr(CrossModalNet, "partial_fit",
+                        lambda self, *a, **k: calls.append(1) or original(self, *a, **k))
     model = tiny(cls, n_image_features=N_IMG, max_epochs=3).set_params(use_time=True).fit(X, y)
     assert len(calls) == 1 and len(model.net_.history) == 3 and model.uses_time_
 

@@ -23,7 +23,7 @@ from temporal_xmodal import (
     make_crossmodal_transformer,
 )
 from temporal_xmodal.datasets import make_temporal_crossmodal
-from temporal_xmodal.estimators import _checkpoint
+from temporal_xmodal.estimators import _neural as _checkpoint  # the checkpoint summary
 from temporal_xmodal.time import TimeBinWarning
 
 pd = pytest.importorskip("pandas")
@@ -135,8 +135,10 @@ def test_still_improving_means_a_gain_above_the_tolerance(data, values, warns):
     sam.max_epochs = len(values)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        best, summary = sam._best_epoch(True, 0)
-    assert best == int(np.argmax(values)) + 1
+        summary = _checkpoint.convergence(sam.net_.history, "valid_map", 0, validating=True,
+                                          max_epochs=sam.max_epochs, interrupted=False,
+                                          name="SAMEmbedder")
+    assert summary["best_epoch"] == int(np.argmax(values)) + 1
     assert summary["still_improving"] is warns
     assert bool([w for w in caught if w.category is StillImprovingWarning]) is warns
     cut = max(1, len(values) - _checkpoint.N_ITER_NO_CHANGE)

@@ -14,7 +14,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._layout import resolve_blocks, split_blocks, split_time_column
 from .._stacking import refuse_raw_columns
 from .._time_column import check_time_column_values
-from .._validation import Interval, check_features, check_labels
+from .._validation import Duration, Interval, check_features, check_labels
 from ..metrics import cross_modal_scores
 from ..time import (
     TIME_UNITS,
@@ -22,7 +22,6 @@ from ..time import (
     check_axis_plausible,
     instants,
     time_use,
-    to_duration,
     to_time_axis,
 )
 
@@ -131,8 +130,6 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
     _requires_labels = True
     #: Whether the features feed a float32 network (values must fit float32).
     _float32_features = False
-    #: Duration parameters (converted by :meth:`_duration`); windows warn when ≥ the span.
-    _window_params = ()
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y=None):
@@ -192,12 +189,11 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
                                                                None))
             self.time_axis_ = TimeAxis(self.time_unit).fit(
                 time, dates=_holds_dates(raw_time))
+            windows = self._resolve_durations()
             if self.time_use != "none":
-                check_axis_plausible(time, self.time_unit, type(self).__name__,
-                                     [(n, self._duration(n)) for n in self._window_params])
-            for name in self._window_params:
-                self.time_axis_.check_duration(name, self._duration(name),
-                                               type(self).__name__, estimator=self)
+                check_axis_plausible(time, self.time_unit, type(self).__name__, windows)
+            for name, value in windows:
+                self.time_axis_.check_duration(name, value, type(self).__name__, estimator=self)
         else:
             if self.time_use != "none":  # a model that ignores time extrapolates nothing
                 self.time_axis_.warn_outside(time, type(self).__name__,
@@ -206,20 +202,23 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
         self.time_range_ = self.time_axis_.range_
         return (*split_blocks(features, self.n_image_features_, self.n_text_features_), time)
 
-    def _time_span(self):
-        """The span of the fitted time axis (the training times), in ``time_unit``; ``None``
-        before the axis is fitted (a share such as ``"5%"`` is then refused)."""
-        axis = getattr(self, "time_axis_", None)
-        if axis is None:
-            return None
-        low, high = axis.range_
-        return high - low
-
-    def _duration(self, name):
-        """A duration parameter as a float on the time axis (``time.to_duration``); a share
-        such as ``"5%"`` is of the training times' span."""
-        return to_duration(getattr(self, name), self.time_unit, name=name,
-                           span=self._time_span())
+    def _resolve_durations(self):
+        """Read each duration parameter (its constraint is a
+        :class:`~temporal_xmodal._validation.Duration`) once, into the fitted attribute
+        ``<name>_``: a float on the time axis, a share such as ``"5%"`` of the training
+        times' span; ``None`` stays ``None``.  Returns the windows' ``(name, value)``."""
+        windows = []
+        for name, rules in self._parameter_constraints.items():
+            rule = next((r for r in rules if isinstance(r, Duration)), None)
+            if rule is None:
+                continue
+            value = getattr(self, name)
+            value = None if value is None else rule.read(value, self.time_unit, name,
+                                                         self.time_axis_.span_)
+            setattr(self, f"{name}_", value)
+            if rule.window and value is not None:
+                windows.append((name, value))
+        return windows
 
     # ------------------------------------------------------------ transform
     def transform(self, X):

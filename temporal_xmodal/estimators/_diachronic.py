@@ -1,19 +1,17 @@
 """DiachronicEmbedder: time-conditioned cross-modal projections (DCM-Continuous)."""
 
-import datetime
 from numbers import Integral, Real
 
-import numpy as np
 from sklearn.utils._param_validation import StrOptions
 
-from .._validation import Interval
+from .._constraints import USE_TIME_CONSTRAINT
+from .._validation import Duration, Interval
 from .._warnings import warn
 from ..losses.diachronic import DiachronicRankingLoss
 from ..nn.diachronic import CONDITIONINGS, DiachronicNet
-from ..time import TimeEncoding, to_rate
-from ._neural import NeuralCrossModalEmbedder
+from ..time import TimeEncoding
+from ._neural import NetConfig, NeuralCrossModalEmbedder
 from ._neural_params import COMMON_CONSTRAINTS, document_shared_parameters
-from ._use_time import USE_TIME_CONSTRAINT
 
 
 @document_shared_parameters
@@ -124,6 +122,11 @@ class DiachronicEmbedder(NeuralCrossModalEmbedder):
         kept by a warm start; times outside the range it was fitted for
         (``time_axis_.encoding_range_``) are extrapolated, and projecting
         them warns.
+    window_ : float
+        ``window`` read on the time axis (in ``time_unit``; a share of the
+        training times' span resolved), as the loss uses it.
+    decay_ : float
+        ``decay`` as a rate per ``time_unit`` (λ), as the loss uses it.
     [use_time attributes]
     [shared attributes]
 
@@ -141,14 +144,10 @@ class DiachronicEmbedder(NeuralCrossModalEmbedder):
 
     time_use = "inference"
     _embedding_dim_source = "D = 200: Semedo & Magalhães, ACM MM 2019, the DCM paper"
-    _window_params = ("window",)
-    _loss_uses_features = False
     _parameter_constraints = {
         **COMMON_CONSTRAINTS,
-        "window": [Interval(Real, 0, None, closed="left"), str, datetime.timedelta,
-                   np.timedelta64],
-        "decay": [Interval(Real, 0, None, closed="left"), str, datetime.timedelta,
-                  np.timedelta64],
+        "window": [Interval(Real, 0, None, closed="left"), Duration(window=True)],
+        "decay": [Interval(Real, 0, None, closed="left"), Duration("rate")],
         "intra_margin": [Interval(Real, 0, None, closed="left"), None],
         "intra_balance": [Interval(Real, 0, None, closed="left"), None],
         "time_dim": [Interval(Integral, 1, None, closed="left")],
@@ -211,41 +210,25 @@ class DiachronicEmbedder(NeuralCrossModalEmbedder):
         self.n_image_features = n_image_features
         self.time_unit = time_unit
 
-    def _optimizer_params(self):
-        if self.time_lr_scale == 1:
-            return {}
-        lr = self.lr * self.time_lr_scale  # the time pathway: time layer and FiLM
-        return {"optimizer__param_groups": [("time_layer.*", {"lr": lr}),
-                                            ("*_film.*", {"lr": lr})]}
-
-    def _fit_time_encoding(self, centred):
-        self.time_encoding_ = TimeEncoding(self.time_encoding, self.time_bins).fit(centred)
-        # fixed from now on: a warm start keeps it (the weights were trained on it), and
-        # times outside the range it was fitted for keep warning as extrapolated
-        self.time_axis_.bind_encoding(self.time_encoding_)
-
-    def _time_inputs(self, centred):
-        return {"time": centred, "time_features": self.time_encoding_.transform(centred)}
-
-    def _module(self):
-        _, params = super()._module()
-        return DiachronicNet, {**params, "time_dim": self.time_dim,
-                               "n_time_features": self.time_encoding_.n_features_out_,
-                               "conditioning": self.conditioning,
-                               "time_dropout": self.time_dropout,
-                               "same_time_anchors": self.same_time_anchors}
-
-    def _loss(self, X_image, X_text, time, labels):
-        decay = to_rate(self.decay, self.time_unit, name="decay", span=self._time_span())
-        if decay == 0 and self.intra_balance is not None:
+    def _net_config(self, rows):
+        if self.decay_ == 0 and self.intra_balance is not None:
             warn(f"DiachronicEmbedder: intra_balance={self.intra_balance!r} has no effect: "
                  "L_intra is off (decay=0, the default). Set decay (e.g. decay='5%') to "
                  "switch it on.")
-        return DiachronicRankingLoss, {
-            "margin": self.margin,
-            "intra_margin": self.intra_margin,
-            "window": self._duration("window"),
-            "decay": decay,
-            "reduction": self.loss_reduction,
-            "intra_balance": self.intra_balance,
-        }
+        encoding = TimeEncoding(self.time_encoding, self.time_bins).fit(rows.time)
+        time_lr = self.lr * self.time_lr_scale  # the time pathway: time layer and FiLM
+        return NetConfig(
+            module=DiachronicNet,
+            module_params={**self._towers(), "time_dim": self.time_dim,
+                           "n_time_features": encoding.n_features_out_,
+                           "conditioning": self.conditioning,
+                           "time_dropout": self.time_dropout,
+                           "same_time_anchors": self.same_time_anchors},
+            criterion=DiachronicRankingLoss,
+            criterion_params={"margin": self.margin, "intra_margin": self.intra_margin,
+                              "window": self.window_, "decay": self.decay_,
+                              "reduction": self.loss_reduction,
+                              "intra_balance": self.intra_balance},
+            time_encoding=encoding,
+            param_groups=([] if self.time_lr_scale == 1 else
+                          [("time_layer.*", {"lr": time_lr}), ("*_film.*", {"lr": time_lr})]))

@@ -1,192 +1,173 @@
-"""The neural estimators' common part: building and fitting the skorch net.
+"""The neural estimators' one fit: SAM, TempXNet and Diachronic are each a configuration.
 
-Every neural estimator (SAM, TempXNet, Diachronic) inherits
-:class:`NeuralCrossModalEmbedder` and only says which torch module and which
-loss it trains; the training loop, validation split, checkpoint selection,
-seeding, device selection and warm start live here once (docs/training.md).
-Their shared parameters are declared in :mod:`._neural_params`.
+An estimator of this family says what it trains in one value, a :class:`NetConfig` (the
+torch module, the criterion, the network's time input, parameter groups, callbacks, the
+fitted attributes the configuration learnt), built by its ``_net_config(rows)`` from the
+training rows and from durations already resolved (``window_``, ``decay_``, …: the base
+class reads X and every duration once).  :meth:`NeuralCrossModalEmbedder._fit` reads top
+to bottom: the constant-time control, the validation split, the configuration, the skorch
+net, its training, the checkpoint it kept (:func:`convergence`).  Seeding, devices, the
+compiled step and Ctrl-C are the training package's (docs/training.md).
 """
 
-
-from functools import partial
+from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import torch
 from sklearn.utils import check_random_state
 from skorch.helper import predefined_split
 
-from .._device import resolve_device
-from .._parallel import limit_worker_threads
+from .._device import limit_worker_threads, resolve_device
+from .._interrupts import interrupt_message, report_interrupt
+from .._warnings import StillImprovingWarning, warn
 from ..base import CrossModalEmbedder
 from ..nn import TwoTowerNet
-from ..nn.dropout import reseed
-from ..training import (
-    BatchIterator,
-    CheckpointSelection,
-    CompiledStep,
-    CrossModalNet,
-    InverseTimeDecay,
-    LearningRateDecay,
-    RetrievalScoring,
-    as_tensor,
-    embed_batches,
-    make_dataset,
-    seeded,
-)
-from ._checkpoint import best_epoch, interrupt_message, report_interrupt
+from ..nn.layers import reseed
+from ..training import (BatchIterator, CheckpointSelection, CompiledStep, CrossModalNet,
+                        InverseTimeDecay, LearningRateDecay, RetrievalScoring, as_tensor,
+                        cannot_rank, embed_batches, make_dataset, seeded)
 from ._neural_params import OPTIMIZERS, TMAP_WINDOW
-from ._use_time import fit_using_time, projection_times
-from .._warnings import warn
-
 
 #: The library's optimisers, run fused on the CPU and CUDA (same update, one kernel per group).
 _FUSED = tuple(OPTIMIZERS.values())
 
 
-class NeuralCrossModalEmbedder(CrossModalEmbedder):
-    """Base of the neural estimators (not used directly).
+@dataclass(frozen=True)
+class NetConfig:
+    """What a neural estimator trains: the one value its ``_net_config`` returns.
 
-    Subclasses implement :meth:`_loss` (the criterion class and its
-    parameters, possibly fitted on the training data) and may override
-    :meth:`_module`, :meth:`_callbacks`, :meth:`_optimizer_params`,
-    :meth:`_time_inputs` and :meth:`_fit_time_encoding`.
+    Parameters
+    ----------
+    module, criterion : type
+        The torch module (``module(**batch)`` returns ``(z_image, z_text)``) and the loss
+        (``criterion(embeddings, labels, batch)``), with their constructor parameters.
+    module_params, criterion_params : dict
+    time_encoding : TimeEncoding or None, default=None
+        The network's time input, fitted on the training rows: the batches and
+        projections get its ``time_features`` (a time-conditioned module); kept by a warm
+        start.  ``None``: the batches carry the centred times alone (for the loss).
+    param_groups : list of (str, dict), default=()
+        skorch's ``optimizer__param_groups`` (e.g. a learning rate of the time pathway).
+    callbacks : list of (str, Callback), default=()
+        The method's own callbacks (e.g. SAM's margin schedule).
+    fitted : dict, default={}
+        Fitted attributes the configuration learnt (e.g. TempXNet's ``correlation_``).
+    """
+
+    module: type
+    module_params: dict
+    criterion: type
+    criterion_params: dict
+    time_encoding: object = None
+    param_groups: list = ()
+    callbacks: list = ()
+    fitted: dict = field(default_factory=dict)
+
+
+class TrainingRows:
+    """The training rows a configuration reads: ``time`` (centred, float64), ``labels``
+    (bool indicator) and, on first use, ``features`` (float32 image and text arrays: views
+    when every row trains, else copies of the training rows)."""
+
+    def __init__(self, X_image, X_text, time, labels, rows):
+        self._blocks, self._rows = (X_image, X_text), rows
+        keep = slice(None) if rows is None else rows
+        self.time, self.labels = time[keep], labels[keep]
+
+    @cached_property
+    def features(self):
+        return tuple(as_tensor(A, self._rows).numpy() for A in self._blocks)
+
+
+class NeuralCrossModalEmbedder(CrossModalEmbedder):
+    """Base of the neural estimators (not used directly): a subclass implements
+    ``_net_config(rows) -> NetConfig`` (:class:`TrainingRows`; docs/adding_an_estimator.md).
 
     Read more in the user guide: docs/training.md.
     """
 
     _float32_features = True
-    #: Whether :meth:`_loss` reads the training features (otherwise it gets
-    #: ``None`` for them, and the fit copies nothing of size n × d).
-    _loss_uses_features = True
 
-    def _module(self):
-        """The torch module class and its constructor parameters."""
-        return TwoTowerNet, {
-            "n_image_features": self.n_image_features_,
-            "n_text_features": self.n_text_features_,
-            "hidden_dim": self.hidden_dim,
-            "embedding_dim": self.embedding_dim,
-            "dropout": self.dropout,
-        }
+    def _towers(self):
+        """The two-tower module parameters every neural estimator starts from."""
+        return {"n_image_features": self.n_image_features_,
+                "n_text_features": self.n_text_features_, "hidden_dim": self.hidden_dim,
+                "embedding_dim": self.embedding_dim, "dropout": self.dropout}
 
-    def _loss(self, X_image, X_text, time, labels):  # pragma: no cover - abstract
-        """The criterion class and its parameters, from the training rows.
-
-        ``X_image``, ``X_text``: float32 features (``None`` when the class sets
-        ``_loss_uses_features = False``); ``time``: centred times;
-        ``labels``: bool indicator (n_train, C).
-        """
-        raise NotImplementedError
-
-    def _callbacks(self):
-        """Method-specific callbacks (e.g. SAM's margin schedule)."""
-        return []
-
-    def _optimizer_params(self):
-        """Extra skorch ``optimizer__*`` parameters (e.g. parameter groups)."""
-        return {}
-
-    def _time_inputs(self, centred):
-        """Batch entries derived from centred times: ``time`` (float64) for the losses."""
-        return {"time": centred}
-
-    # ------------------------------------------------------------------ fit
     def _fit(self, X_image, X_text, time, labels):
-        with limit_worker_threads():
-            if not hasattr(self, "use_time"):  # a static method: time plays no part
-                return self._fit_net(X_image, X_text, time, labels)
-            # the control trains on one instant, but its checkpoint is judged on the same
-            # question as the model's: relevance read at the rows' real times
-            return fit_using_time(self, partial(self._fit_net, relevance_time=time),
-                                  X_image, X_text, time, labels)
-
-    def _fit_net(self, X_image, X_text, time, labels, relevance_time=None):
-        """Fit the net on ``time``; ``valid_tmap`` reads ``relevance_time`` (default
-        ``time``): the real times when ``time`` is the constant-time control's."""
-        # Memory: the training and validation datasets share the (float32)
-        # features and index them by row; nothing of size n × d is copied
-        # (docs/training.md, "Memory").
-        Y = torch.from_numpy(_bool_indicator(labels))
+        name = type(self).__name__
+        continuing = self._continues() and hasattr(self, "net_")
+        # valid_tmap's relevance reads the rows' real times, also for the constant-time
+        # control, which trains on one instant (the static model time has to beat)
+        relevance = self.time_axis_.centre(time)
+        if hasattr(self, "use_time"):
+            if not (self._continues() and hasattr(self, "uses_time_")):
+                self.uses_time_ = bool(self.use_time)  # a warm start keeps the first's
+            if not self.uses_time_:
+                time = self.time_axis_.constant(len(time))
+        centred = self.time_axis_.centre(time)
+        Y = torch.from_numpy(_bool_indicator(labels))  # 1 byte per entry; batches cast
         rng = check_random_state(self.random_state)
         seed = int(rng.randint(np.iinfo(np.int32).max))
         train, valid = self._split_rows(len(Y), rng)
-        centred = self.time_axis_.centre(time)
-        relevance = (centred if relevance_time is None or relevance_time is time
-                     else self.time_axis_.centre(relevance_time))
-        continuing = self._continues() and hasattr(self, "net_")
-        if not continuing:
-            self._fit_time_encoding(centred if train is None else centred[train])
-        data_train = make_dataset(X_image, X_text, Y, self._time_inputs(centred), rows=train)
-        data_valid = data_train.subset(valid) if valid is not None else None
-        if continuing:
-            # continue from the current weights, optimiser state and history
-            # (epochs and batch size follow the estimator's current parameters);
-            # a net loaded from a slim pickle first gets a fresh optimiser,
-            # criterion and callbacks
-            if not self.net_.has_training_state():
-                self.net_.rearm(self._net_callbacks(data_valid is not None, seed, relevance))
-            self.net_.set_params(
-                train_split=(predefined_split(data_valid) if data_valid is not None
-                             else None),
-                max_epochs=self.max_epochs, batch_size=self.batch_size)
-            current = self.net_.compiled_step_
-            if self._compile_options(self.net_.device) != getattr(current, "options", None):
-                # else keep the graphs already compiled
-                self.net_.compiled_step_ = self._compiled_step(self.net_.device)
-        else:
-            self.net_ = self._build_net(X_image, X_text, train, centred, Y, data_valid, seed,
-                                         relevance)
-            with seeded(seed):  # the global generator: initialisation only, one fit at a time
-                self.net_.initialize()
-        reseed(self.net_.module_, seed)  # dropout draws from the fit's own generators
-        n_before = len(self.net_.history)
-        try:
-            self.net_.partial_fit(data_train)
-        finally:
-            data_train.release()  # the data's copy on the device, if it was moved there
-        self.embedding_dim_ = self.embedding_dim
-        self.training_interrupted_ = bool(getattr(self.net_, "interrupted_", False))
-        self.best_epoch_, self.convergence_ = self._best_epoch(data_valid is not None, n_before)
-        if self.training_interrupted_:
-            report_interrupt(interrupt_message(
+        rows = TrainingRows(X_image, X_text, centred, Y.numpy(), train)
+        with limit_worker_threads():  # inside a joblib / Dask worker: its share of threads
+            config = None if continuing else self._net_config(rows)
+            if config is not None:
+                for attribute, value in config.fitted.items():
+                    setattr(self, attribute, value)
+                if config.time_encoding is not None:  # fixed: a warm start keeps it
+                    self.time_encoding_ = config.time_encoding
+                    self.time_axis_.bind_encoding(config.time_encoding)
+            # the datasets index the float32 features by row: nothing n × d is copied
+            data_train = make_dataset(X_image, X_text, Y, self._batch_times(centred),
+                                      rows=train)
+            data_valid = data_train.subset(valid) if valid is not None else None
+            if continuing:  # the current weights, optimiser state and history go on
+                self._continue_net(rows, data_valid, seed, relevance)
+            else:
+                self.net_ = self._build_net(config, data_valid, seed, relevance)
+                with seeded(seed):  # the global generator: initialisation only, one at a time
+                    self.net_.initialize()
+            reseed(self.net_.module_, seed)  # dropout draws from the fit's own generators
+            n_before = len(self.net_.history)
+            try:
+                self.net_.partial_fit(data_train)
+            finally:
+                data_train.release()  # the data's copy on the device, if it was moved there
+            self.embedding_dim_ = self.embedding_dim
+            self.training_interrupted_ = bool(self.net_.interrupted_)
+            self.convergence_ = convergence(
                 self.net_.history, self.selection_metric, n_before,
-                validating=data_valid is not None, best=self.best_epoch_,
-                name=type(self).__name__))
+                validating=valid is not None, max_epochs=self.max_epochs,
+                interrupted=self.training_interrupted_, name=name)
+            self.best_epoch_ = self.convergence_["best_epoch"]
+            if self.training_interrupted_:
+                report_interrupt(interrupt_message(
+                    self.net_.history, self.selection_metric, n_before,
+                    validating=valid is not None, best=self.best_epoch_, name=name))
         return self
 
-    def _best_epoch(self, validating, n_before):
-        """The epoch whose weights are kept and the fit's convergence summary
-        (:func:`._checkpoint.best_epoch`)."""
-        return best_epoch(self.net_.history, self.selection_metric, n_before,
-                          validating=validating, max_epochs=self.max_epochs,
-                          interrupted=self.training_interrupted_, name=type(self).__name__)
-
-    def _fit_time_encoding(self, centred):
-        """Fit the network's time encoding (time-conditioned models override)."""
-
-    def _n_valid(self, n):
-        """Validation rows of a fit on ``n`` rows: ``validation_fraction · n`` rounded, at
-        least 2 (the fewest that rank), 0 when fewer than 2 training rows would be left."""
-        if self.validation_fraction == 0:
-            return 0
-        n_valid = max(2, int(round(self.validation_fraction * n)))
-        return n_valid if n - n_valid >= 2 else 0
-
-    def _holds_out_rows(self, n):
-        """Whether a fit on ``n`` rows holds out validation rows."""
-        return self._n_valid(n) > 0
+    def _batch_times(self, centred):
+        """The batch's time entries: ``time`` (centred float64, for the losses) and, with a
+        time encoding, ``time_features`` (float32, the network's time input)."""
+        if getattr(self, "time_encoding_", None) is None:
+            return {"time": centred}
+        return {"time": centred, "time_features": self.time_encoding_.transform(centred)}
 
     def _split_rows(self, n, rng):
         """Sorted training and validation row indices; ``(None, None)``: all rows train.
 
-        A fraction that rounds below 2 rows holds out 2, and one too large to leave 2
-        training rows holds out none; either way the fit warns (nothing changes silently).
+        ``validation_fraction · n`` rounded, at least 2 (the fewest that rank), none when
+        fewer than 2 training rows would be left; a count other than asked warns.
         """
-        n_valid, asked = self._n_valid(n), self.validation_fraction * n
+        asked = self.validation_fraction * n
+        n_valid = 0 if self.validation_fraction == 0 else max(2, int(round(asked)))
+        n_valid = n_valid if n - n_valid >= 2 else 0
         if self.validation_fraction > 0 and n_valid != int(round(asked)):
-            name = type(self).__name__
-            warn(f"{name}: validation_fraction={self.validation_fraction:g} of {n} rows is "
-                 f"{asked:.3g} rows; " + (
+            warn(f"{type(self).__name__}: validation_fraction={self.validation_fraction:g} of "
+                 f"{n} rows is {asked:.3g} rows; " + (
                      f"{n_valid} are held out to select the checkpoint (the fewest that "
                      "rank)" if n_valid else
                      "too few rows to hold out validation rows and keep 2 training rows: "
@@ -198,46 +179,48 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
         order = rng.permutation(n)
         return np.sort(order[n_valid:]), np.sort(order[:n_valid])
 
-    def _build_net(self, X_image, X_text, train, centred, Y, data_valid, seed, relevance):
-        module, module_params = self._module()
-        features = (None, None)
-        if self._loss_uses_features:
-            # the training rows' features as float32 arrays (views when all rows train)
-            features = tuple(as_tensor(A, train).numpy() for A in (X_image, X_text))
-        rows = slice(None) if train is None else train
-        loss, loss_params = self._loss(*features, centred[rows], Y[rows].numpy())
+    def _build_net(self, config, data_valid, seed, relevance):
         optimizer = OPTIMIZERS.get(self.optimizer, self.optimizer)
         device = resolve_device(self.device)
-        optimizer_params = ({"optimizer__momentum": self.momentum,
-                             "optimizer__nesterov": bool(self.nesterov and self.momentum > 0)}
-                            if optimizer is torch.optim.SGD else {})
+        options = ({"optimizer__momentum": self.momentum,
+                    "optimizer__nesterov": bool(self.nesterov and self.momentum > 0)}
+                   if optimizer is torch.optim.SGD else {})
         if optimizer in _FUSED and torch.device(device).type in ("cpu", "cuda"):
             # one fused kernel per parameter group and step instead of ~8 per parameter
             # (torch's single-tensor loop, its CPU default) or 7 per group (foreach)
-            optimizer_params["optimizer__fused"] = True
-        optimizer_params.update(self._optimizer_params())
-        callbacks = self._net_callbacks(data_valid is not None, seed, relevance)
+            options["optimizer__fused"] = True
+        if config.param_groups:
+            options["optimizer__param_groups"] = list(config.param_groups)
         net = CrossModalNet(
-            module=module,
-            criterion=loss,
-            optimizer=optimizer,
-            lr=self.lr,
-            max_epochs=self.max_epochs,
-            batch_size=self.batch_size,
-            iterator_train=BatchIterator,
-            iterator_train__shuffle=True,
+            module=config.module, criterion=config.criterion, optimizer=optimizer,
+            lr=self.lr, max_epochs=self.max_epochs, batch_size=self.batch_size,
+            iterator_train=BatchIterator, iterator_train__shuffle=True,
             iterator_train__generator=torch.Generator().manual_seed(seed),
             iterator_valid=BatchIterator,
             train_split=predefined_split(data_valid) if data_valid is not None else None,
-            callbacks=callbacks,
-            device=device,
-            verbose=self.verbose,
-            **{f"module__{k}": v for k, v in module_params.items()},
-            **{f"criterion__{k}": v for k, v in loss_params.items()},
-            **optimizer_params,
-        )
+            callbacks=self._net_callbacks(config.callbacks, data_valid is not None, seed,
+                                          relevance),
+            device=device, verbose=self.verbose,
+            **{f"module__{k}": v for k, v in config.module_params.items()},
+            **{f"criterion__{k}": v for k, v in config.criterion_params.items()},
+            **options)
         net.compiled_step_ = self._compiled_step(device)
         return net
+
+    def _continue_net(self, rows, data_valid, seed, relevance):
+        """Set the fitted net up to train on: the epochs and batch size follow the current
+        parameters; a net loaded from a slim pickle gets a fresh optimiser, criterion and
+        callbacks (the method's from its configuration, which is not otherwise rebuilt)."""
+        if not self.net_.has_training_state():
+            method = self._net_config(rows).callbacks
+            self.net_.rearm(self._net_callbacks(method, data_valid is not None, seed,
+                                                relevance))
+        self.net_.set_params(
+            train_split=predefined_split(data_valid) if data_valid is not None else None,
+            max_epochs=self.max_epochs, batch_size=self.batch_size)
+        current = self.net_.compiled_step_
+        if self._compile_options(self.net_.device) != getattr(current, "options", None):
+            self.net_.compiled_step_ = self._compiled_step(self.net_.device)  # else keep
 
     def _compile_options(self, device):
         """``torch.compile``'s options for the step on ``device``; None: the eager step."""
@@ -253,13 +236,12 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
         options = self._compile_options(device)
         return None if options is None else CompiledStep(options, name=type(self).__name__)
 
-    def _net_callbacks(self, validating, seed, relevance):
-        """The net's callbacks: the method's, LR decay, checkpoint selection, the user's.
+    def _net_callbacks(self, method, validating, seed, relevance):
+        """The method's callbacks, LR decay, checkpoint selection and the user's.
 
-        ``valid_tmap`` reads the rows' real (centred) times ``relevance``, also for a
-        constant-time control, whose net sees one instant: its window is
+        ``valid_tmap`` reads the rows' real (centred) times ``relevance``, with a window of
         :data:`._neural_params.TMAP_WINDOW` of their span."""
-        callbacks = list(self._callbacks())
+        callbacks = list(method)
         if self.lr_decay:
             callbacks.append(("lr_decay", LearningRateDecay(InverseTimeDecay(self.lr_decay))))
         if validating:
@@ -275,7 +257,6 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
         callbacks.extend(self.callbacks or [])
         return callbacks
 
-    # ------------------------------------------------------------ pickling
     def __getstate__(self):
         """Pickle only what inference and a warm start need (see ``keep_training_state``)."""
         state = dict(super().__getstate__())  # object.__getstate__ is the live __dict__
@@ -283,13 +264,13 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
             state["net_"] = state["net_"].inference_copy()
         return state
 
-    # ------------------------------------------------------------ transform
     def _embed(self, modality, A, time):
         tensors = {modality: as_tensor(A)}
-        time = projection_times(self, time, A.shape[0])
+        if not getattr(self, "uses_time_", True):
+            time = self.time_axis_.constant(A.shape[0])  # the control's one instant
         if time is not None:
             tensors.update({k: torch.as_tensor(v) for k, v in
-                            self._time_inputs(self.time_axis_.centre(time)).items()})
+                            self._batch_times(self.time_axis_.centre(time)).items()})
         Z = embed_batches(self.net_.module_, tensors, self.net_.device, modality=modality)
         return Z.numpy().astype(np.float64)
 
@@ -299,13 +280,98 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
         return tags
 
 
-def _bool_indicator(labels):
-    """(n, C) bool indicator from :func:`check_labels`' integer codes or boolean indicator.
+# ----------------------------------------------------------- the checkpoint kept
+#: A fit is *still improving* when its best validation figure rose by more than ``TOL``
+#: over its last ``N_ITER_NO_CHANGE`` epochs (as scikit-learn's ``tol`` / ``n_iter_no_change``
+#: judge an MLP): an absolute 0.01 of mAP (a point of mAP, about the spread of the figure
+#: between seeds), or 1 % of a loss.
+TOL = 0.01
+N_ITER_NO_CHANGE = 5
 
-    Batches are cast to float32 one at a time; the whole indicator is held
-    as 1 byte per entry (a float32 indicator of 700,000 items and 100
-    categories would take 280 MB).
+
+def convergence(history, metric, n_before, *, validating, max_epochs, interrupted, name):
+    """The epoch whose weights a fit kept and how it ended (the estimator's ``convergence_``).
+
+    Epochs are 1-based over the whole history; a fit that continues another (a warm start)
+    selects among its own, those after the first ``n_before``; an epoch is *scored* when it
+    recorded ``metric`` (one interrupted before its validation has none).  The kept epoch is
+    the first best of ``metric`` (lowest ``valid_loss``, highest ``valid_map``) among the
+    scored ones, except when the figure is the same at every one of at least two epochs
+    (``cannot_rank``: the last is kept, as
+    :class:`~temporal_xmodal.training.CheckpointSelection` does, with a warning).  Without
+    any (no validation, a Ctrl-C before the first figure) it is the last epoch, whose
+    (possibly partial) weights the model holds.  The fit was *still improving* when it ran
+    all its ``max_epochs`` (≥ 2) epochs uninterrupted and its best figure over the last
+    :data:`N_ITER_NO_CHANGE` epochs beats the best before them by more than :data:`TOL`
+    (:func:`recent_gain`); it then warns with a :class:`~temporal_xmodal.StillImprovingWarning`
+    naming ``name`` (one text per class: a grid search shows it once).
+
+    Returns
+    -------
+    summary : dict
+        ``best_epoch``, ``last_epoch``, ``metric`` (``None`` without validation),
+        ``best_score``, ``recent_gain`` (positive when better; ``None`` without validation),
+        ``still_improving`` and ``cannot_rank``.
     """
+    n = len(history)
+    scored = ([(n_before + 1 + i, row[metric]) for i, row in enumerate(history[n_before:])
+               if metric in row] if validating else [])
+    summary = {"best_epoch": n, "last_epoch": n, "metric": None, "best_score": None,
+               "recent_gain": None, "still_improving": False, "cannot_rank": False}
+    if not scored:
+        return summary
+    values = np.asarray([value for _, value in scored], dtype=float)
+    i = int(np.argmin(values) if metric == "valid_loss" else np.argmax(values))
+    best = scored[i][0]
+    summary["cannot_rank"] = cannot_rank(values)
+    if summary["cannot_rank"]:  # a tie at every epoch: the last weights are kept
+        best, i = n, len(values) - 1
+    gain = recent_gain(values, lower_is_better=metric == "valid_loss")
+    complete = n - n_before >= 2 and n == n_before + max_epochs and not interrupted
+    tolerance = TOL * max(float(np.abs(values).max()), 1e-12) if metric == "valid_loss" else TOL
+    summary.update(best_epoch=best, metric=metric, best_score=float(values[i]),
+                   recent_gain=gain, still_improving=bool(complete and gain > tolerance))
+    if summary["cannot_rank"]:
+        warn(f"{name}: the validation figure {metric} was {summary['best_score']:.4g} at "
+             f"every epoch, so it cannot choose the checkpoint (too few validation rows, or "
+             f"all of one class); the last epoch's weights are kept. Raise "
+             f"validation_fraction, or use selection_metric='valid_loss'.")
+    if summary["still_improving"]:
+        warn(still_improving_message(name), StillImprovingWarning)
+    return summary
+
+
+def recent_gain(values, *, lower_is_better=False):
+    """How much the last :data:`N_ITER_NO_CHANGE` figures improved on the best before them.
+
+    Positive when better (a lower loss, a higher mAP); 0.0 for a single figure.  With at
+    most ``N_ITER_NO_CHANGE + 1`` figures the reference is the first one.
+    """
+    values = np.asarray(values, dtype=float)
+    if len(values) < 2:
+        return 0.0
+    cut = max(1, len(values) - N_ITER_NO_CHANGE)
+    before, recent = values[:cut], values[cut:]
+    if lower_is_better:
+        return float(before.min() - recent.min())
+    return float(recent.max() - before.max())
+
+
+def still_improving_message(name):
+    """The :class:`~temporal_xmodal.StillImprovingWarning` text of ``name``'s fits."""
+    return (f"{name}: the validation figure was still improving: its best over the most "
+            f"recent epochs ({N_ITER_NO_CHANGE} of them, or every epoch after the first in a "
+            f"fit of {N_ITER_NO_CHANGE + 1} or fewer) beat the earlier best by more than "
+            f"{TOL:g}; the model may be short of convergence. "
+            "Raise max_epochs (the best epoch's weights are kept, so more epochs mostly cost "
+            "time). Each fit's best and last epoch, its figure and recent_gain are in "
+            "convergence_ (docs/training.md).")
+
+
+def _bool_indicator(labels):
+    """(n, C) bool indicator from :func:`check_labels`' integer codes or boolean indicator
+    (1 byte per entry: a float32 indicator of 700,000 items and 100 categories would take
+    280 MB; batches are cast one at a time)."""
     labels = np.asarray(labels)
     if labels.ndim == 2:
         return labels.astype(bool, copy=False)

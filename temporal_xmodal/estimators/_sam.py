@@ -6,8 +6,9 @@ from sklearn.utils._param_validation import StrOptions
 
 from .._validation import Interval
 from ..losses.sam import SCHEDULES, SEMANTIC_NORMALISATIONS, SAMLoss, SemanticDistance
+from ..nn import TwoTowerNet
 from ..training import ScheduledMargin
-from ._neural import NeuralCrossModalEmbedder
+from ._neural import NetConfig, NeuralCrossModalEmbedder
 from ._neural_params import COMMON_CONSTRAINTS, document_shared_parameters
 
 
@@ -115,22 +116,18 @@ class SAMEmbedder(NeuralCrossModalEmbedder):
         self.n_image_features = n_image_features
         self.time_unit = time_unit
 
-    def _loss(self, X_image, X_text, time, labels):
+    def _net_config(self, rows):
         semantic = None
         if self.margin_schedule != "fixed" and self.adaptive_weight > 0:
             semantic = SemanticDistance(self.semantic_normalisation,
-                                        random_state=0).fit(X_image, X_text)
-        return SAMLoss, {
-            "margin": self.margin,
-            "adaptive_weight": self.adaptive_weight,
-            "schedule": self.margin_schedule,
-            "schedule_slope": self.schedule_slope,
-            "activation_epoch_fraction": self.activation_epoch_fraction,
-            "n_epochs": self.max_epochs,
-            "semantic": semantic,
-            "negatives": self.negatives,
-            "reduction": self.loss_reduction,
-        }
-
-    def _callbacks(self):
-        return [("margin_schedule", ScheduledMargin())]
+                                        random_state=0).fit(*rows.features)
+        return NetConfig(
+            module=TwoTowerNet, module_params=self._towers(),
+            criterion=SAMLoss,
+            criterion_params={
+                "margin": self.margin, "adaptive_weight": self.adaptive_weight,
+                "schedule": self.margin_schedule, "schedule_slope": self.schedule_slope,
+                "activation_epoch_fraction": self.activation_epoch_fraction,
+                "n_epochs": self.max_epochs, "semantic": semantic,
+                "negatives": self.negatives, "reduction": self.loss_reduction},
+            callbacks=[("margin_schedule", ScheduledMargin())])

@@ -1,13 +1,14 @@
 """TempXNetEmbedder: triplet loss plus a temporal soft constraint."""
 
-import datetime
 from numbers import Real
 
 import numpy as np
 from sklearn.base import clone
 from sklearn.utils._param_validation import StrOptions
 
-from .._validation import Interval
+from .._constraints import USE_TIME_CONSTRAINT
+from .._validation import Duration, Interval
+from .._warnings import warn
 from ..losses.tempxnet import SIMILARITY_MODES, TEMPORAL_NORMALISATIONS, TempXNetLoss
 from ..losses.temporal_correlation import (
     CategoryKDECorrelation,
@@ -15,11 +16,10 @@ from ..losses.temporal_correlation import (
     TemporalCorrelation,
     WordTopicCorrelation,
 )
+from ..nn import TwoTowerNet
 from ..time import to_duration
-from ._neural import NeuralCrossModalEmbedder
+from ._neural import NetConfig, NeuralCrossModalEmbedder
 from ._neural_params import COMMON_CONSTRAINTS, document_shared_parameters
-from ._use_time import USE_TIME_CONSTRAINT
-from .._warnings import warn
 
 #: The ``correlation`` strings and the classes they stand for.
 CORRELATIONS = {
@@ -60,8 +60,8 @@ class TempXNetEmbedder(NeuralCrossModalEmbedder):
         an (unfitted) object is cloned and fitted on the training rows and
         carries its own parameters (``bandwidth`` must then be None).
     bandwidth : float, str, timedelta or None, default=None
-        h, a duration: a number in ``time_unit``, or ``"90D"``,
-        ``pandas.Timedelta``, ``numpy.timedelta64``.  ``None``: 1 year for
+        h, a duration: a number in ``time_unit``, or ``"90D"``, ``"2%"`` (of
+        the training times' span), ``pandas.Timedelta``, ``numpy.timedelta64``.  ``None``: 1 year for
         every correlation, whatever ``time_unit`` (the paper's recency
         bandwidth, 0.3 of its granularity, is ``paper_settings``).  Shorter
         bandwidths trade category mAP for time-window mAP
@@ -104,6 +104,10 @@ class TempXNetEmbedder(NeuralCrossModalEmbedder):
     temporal_weight_ : float
         The weight of the temporal term used in training (0 for the
         constant-time control).
+    bandwidth_ : float or None
+        h in ``time_unit`` (``bandwidth`` read on the time axis, a share of the
+        training times' span resolved, or the default 1 year); ``None`` when
+        ``correlation`` is an object, which carries its own.
     [use_time attributes]
     [shared attributes]
 
@@ -124,8 +128,7 @@ class TempXNetEmbedder(NeuralCrossModalEmbedder):
     _parameter_constraints = {
         **COMMON_CONSTRAINTS,
         "correlation": [StrOptions(set(CORRELATIONS)), TemporalCorrelation],
-        "bandwidth": [Interval(Real, 0, None, closed="neither"), str, datetime.timedelta,
-                      np.timedelta64, None],
+        "bandwidth": [Interval(Real, 0, None, closed="neither"), Duration(), None],
         "temporal_weight": [Interval(Real, 0, None, closed="left")],
         "use_time": USE_TIME_CONSTRAINT,
         "temporal_normalisation": [StrOptions(set(TEMPORAL_NORMALISATIONS))],
@@ -185,6 +188,30 @@ class TempXNetEmbedder(NeuralCrossModalEmbedder):
         self.n_image_features = n_image_features
         self.time_unit = time_unit
 
+    def _net_config(self, rows):
+        correlation = self._correlation().fit(rows.time, rows.labels > 0, rows.features[1])
+        # the control (use_time=False) sees one time: no temporal term
+        weight = self.temporal_weight if self.uses_time_ else 0.0
+        if weight > 0 and np.ptp(rows.time) == 0:
+            warn(
+                "TempXNetEmbedder: every training item has the same time, so the temporal "
+                "term has no time to model (it would only pull each category to one point); "
+                "training with temporal_weight=0.", UserWarning)
+            weight = 0.0
+        fitted = {"correlation_": correlation, "temporal_weight_": weight}
+        if self.bandwidth is None and not isinstance(self.correlation, TemporalCorrelation):
+            fitted["bandwidth_"] = correlation.bandwidth  # the default, read in time_unit
+        return NetConfig(
+            module=TwoTowerNet, module_params=self._towers(),
+            criterion=TempXNetLoss,
+            criterion_params={
+                "correlation": correlation, "margin": self.margin,
+                "temporal_weight": weight,
+                "temporal_normalisation": self.temporal_normalisation, "eps": self.eps,
+                "similarity_mode": self.similarity_mode, "exclude_self": self.exclude_self,
+                "negatives": self.negatives, "reduction": self.loss_reduction},
+            fitted=fitted)
+
     def _correlation(self):
         """The unfitted f_t: ``correlation`` cloned, or the object its string stands for."""
         if isinstance(self.correlation, TemporalCorrelation):
@@ -193,34 +220,12 @@ class TempXNetEmbedder(NeuralCrossModalEmbedder):
                                  f"{type(self.correlation).__name__} object has its own "
                                  "bandwidth (leave bandwidth=None)")
             return clone(self.correlation)
-        bandwidth = (DEFAULT_BANDWIDTHS[self.correlation] if self.bandwidth is None
-                     else self.bandwidth)  # the defaults are in years whatever time_unit
-        options = {"bandwidth": to_duration(bandwidth, self.time_unit, name="bandwidth")}
+        bandwidth = (self.bandwidth_ if self.bandwidth is not None else  # the defaults are
+                     to_duration(DEFAULT_BANDWIDTHS[self.correlation], self.time_unit,
+                                 name="bandwidth"))  # in years whatever time_unit
+        options = {"bandwidth": bandwidth}
         if self.correlation != "recency":
             options["normalisation"] = self.correlation_normalisation
         if self.correlation == "topic":
             options["aggregation"] = self.topic_aggregation
         return CORRELATIONS[self.correlation](**options)
-
-    def _loss(self, X_image, X_text, time, labels):
-        self.correlation_ = self._correlation().fit(time, labels > 0, X_text)
-        # the control (use_time=False) sees one time: no temporal term
-        self.temporal_weight_ = (self.temporal_weight if getattr(self, "uses_time_", True)
-                                 else 0.0)
-        if self.temporal_weight_ > 0 and np.ptp(time) == 0:
-            warn(
-                "TempXNetEmbedder: every training item has the same time, so the temporal "
-                "term has no time to model (it would only pull each category to one point); "
-                "training with temporal_weight=0.", UserWarning)
-            self.temporal_weight_ = 0.0
-        return TempXNetLoss, {
-            "correlation": self.correlation_,
-            "margin": self.margin,
-            "temporal_weight": self.temporal_weight_,
-            "temporal_normalisation": self.temporal_normalisation,
-            "eps": self.eps,
-            "similarity_mode": self.similarity_mode,
-            "exclude_self": self.exclude_self,
-            "negatives": self.negatives,
-            "reduction": self.loss_reduction,
-        }

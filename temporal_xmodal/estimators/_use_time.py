@@ -10,34 +10,11 @@ trained on, whatever time it is asked for.  The fitted estimator records which i
 Choosing between the two is model selection, done the scikit-learn way, on the question the
 model is for: ``GridSearchCV(estimator, {"use_time": [True, False]},
 scoring=SCORERS["tmap@50"])`` (docs/time.md, "Does time pay?").  No fit here fits twice.
+
+The neural estimators apply the rule inline in their one fit; this module holds its
+documentation and the helpers BinnedProcrustesEmbedder fits through.  The parameter's
+constraint is :data:`temporal_xmodal._constraints.USE_TIME_CONSTRAINT`.
 """
-
-import numpy as np
-from sklearn.utils._param_validation import Options
-
-#: The recipe that replaces the removed ``use_time="auto"``, quoted in its error.
-RECIPE = ('GridSearchCV(estimator, {"use_time": [True, False]}, '
-          'scoring=temporal_xmodal.scoring.SCORERS["tmap@50"])')
-
-
-class _UseTime(Options):
-    """``use_time`` is a bool; the error for anything else (the removed ``"auto"`` included)
-    gives the model-selection recipe."""
-
-    def __init__(self):
-        super().__init__(object, {True, False})
-
-    def is_satisfied_by(self, val):
-        return isinstance(val, (bool, np.bool_))
-
-    def __str__(self):
-        return ("a bool (True: the method with its times; False: its constant-time control). "
-                "To choose between them on held-out data (what the removed use_time='auto' "
-                f"did inside fit), search it: {RECIPE}")
-
-
-#: The scikit-learn constraint of ``use_time``.
-USE_TIME_CONSTRAINT = [_UseTime()]
 
 #: The ``use_time`` parameter's documentation, shared by the time-aware estimators.
 USE_TIME_DOC = """    use_time : bool, default=True
@@ -59,7 +36,7 @@ USE_TIME_ATTRIBUTES_DOC = """    uses_time_ : bool
 
 def control_times(estimator, n):
     """``n`` times at the instant the control is fitted at: the axis origin."""
-    return np.full(n, estimator.time_axis_.origin_, dtype=np.float64)
+    return estimator.time_axis_.constant(n)
 
 
 def projection_times(estimator, time, n):

@@ -1,8 +1,7 @@
 """torch modules: the projection towers of the neural estimators."""
 
 from .diachronic import DiachronicNet
-from ._normalize import l2_normalize
-from .dropout import Dropout, reseed
+from .layers import Dropout, l2_normalize, reseed
 from .sequential import MetaLearner, SequentialNet, UnifiedModel, preprocess_gradients
 from .towers import ProjectionTower, TwoTowerNet
 

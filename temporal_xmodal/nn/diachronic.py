@@ -9,8 +9,7 @@ import torch
 from torch import nn
 from torch.utils.checkpoint import checkpoint
 
-from ._normalize import l2_normalize
-from .dropout import Dropout
+from .layers import Dropout, l2_normalize
 
 CONDITIONINGS = ("film", "concat")
 #: Elements of one (anchors × items × hidden) block of the anchor-time projections; larger

@@ -15,7 +15,7 @@ import math
 import torch
 from torch import nn
 
-from .dropout import Dropout
+from .layers import Dropout
 from .towers import ProjectionTower
 
 MODALITIES = ("image", "text")

@@ -7,8 +7,7 @@ embedding is their cosine similarity.
 
 from torch import nn
 
-from ._normalize import l2_normalize
-from .dropout import Dropout
+from .layers import Dropout, l2_normalize
 
 
 class ProjectionTower(nn.Sequential):

@@ -210,7 +210,8 @@ class CrossModalIndex(BaseEstimator):
             raise ValueError("within= cannot filter by a missing (NaN) date: "
                              f"{int(np.isnan(query_times).sum())} query and "
                              f"{int(np.isnan(self.times_).sum())} gallery dates are missing.")
-        span = getattr(final_estimator(self.estimator), "_time_span", lambda: None)()
+        axis = getattr(final_estimator(self.estimator), "time_axis_", None)
+        span = None if axis is None else axis.span_
         within = to_duration(within, self._time_unit(), name="within", span=span)
         return TimeFilter(query_times, self.times_, within)
 

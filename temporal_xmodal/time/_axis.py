@@ -125,6 +125,17 @@ default="years"
         self.dates_ = bool(dates)
         return self
 
+    @property
+    def span_(self):
+        """``max − min`` of the training times on the axis (float)."""
+        low, high = self.range_
+        return high - low
+
+    def constant(self, n):
+        """``n`` times at the axis origin: the instant a constant-time control trains and
+        projects at (float64)."""
+        return np.full(n, self.origin_, dtype=np.float64)
+
     def centre(self, time):
         """``time - origin_`` in float64 (:func:`centre_times`)."""
         return centre_times(time, self.origin_)

@@ -1,11 +1,11 @@
-"""The training loop shared by every neural estimator: a skorch net behind hooks."""
+"""The training loop shared by every neural estimator: a skorch net, its callbacks, its data."""
 
 from ._callbacks import (CheckpointSelection, InverseTimeDecay, LearningRateDecay,
                          RetrievalScoring, ScheduledMargin, cannot_rank)
 from ._compiled import CompiledStep
 from ._data import BatchIterator, CrossModalDataset, as_tensor, make_dataset, shared_dataset
-from ._net import CrossModalNet, TrainingDivergedError, TrainingInterruptedWarning, embed_batches
-from ._seeding import seeded
+from ._net import (CrossModalNet, TrainingDivergedError, TrainingInterruptedWarning,
+                   embed_batches, seeded)
 from ._sequential import LearnedOptimizerNet, ModalityPoolIterator, ModalityPools, StageNet
 
 __all__ = ["BatchIterator", "CheckpointSelection", "CompiledStep", "CrossModalDataset",

@@ -17,7 +17,7 @@ trace) the fit warns once and goes on eagerly, with the same dropout stream.
 import torch
 
 from .._warnings import warn
-from ..nn.dropout import Dropout
+from ..nn.layers import Dropout
 
 
 def _forward_loss(module, criterion, X, y):

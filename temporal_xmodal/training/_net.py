@@ -1,6 +1,22 @@
-"""The skorch net every neural estimator trains through."""
+"""The skorch net every neural estimator trains through, and its seeded initialisation.
+
+**Seeding** (:func:`seeded`): one fit initialises at a time, so that threads running fits at
+once agree.  A fit's weights are initialised from torch's global random generator seeded with the fit's
+seed.  That generator is one per process, so two fits initialising at once in threads
+(joblib's threading backend, Dask worker threads) would draw from each other's streams:
+:func:`seeded` holds a process-wide lock for the (short) initialisation.  Training then draws
+only from generators the fit owns: the batch order (``iterator_train__generator``) and
+dropout (:class:`temporal_xmodal.nn.layers.Dropout`, seeded by
+:func:`temporal_xmodal.nn.layers.reseed`).
+
+Only the CPU generator is seeded: skorch builds the modules on the CPU and then moves them to
+the fit's device, so initialisation draws from it alone (a GPU fit starts from the CPU fit's
+weights).  ``torch.manual_seed`` would also reseed every CUDA, MPS and XPU generator of the
+caller, which ``fork_rng(devices=[])`` saves and restores for the CPU only.
+"""
 
 import math
+import threading
 from contextlib import contextmanager
 
 import torch
@@ -10,6 +26,7 @@ from skorch.dataset import get_len, unpack_data
 from skorch.history import History
 
 from .._device import move
+from .._interrupts import TrainingInterruptedWarning  # noqa: F401 - exported here
 from ._data import DeviceBatches
 
 
@@ -17,31 +34,32 @@ class TrainingDivergedError(ValueError):
     """Raised by ``fit`` when a training loss is not finite (the weights went with it)."""
 
 
-class TrainingInterruptedWarning(UserWarning):
-    """Warned when training was interrupted (Ctrl-C) and the model is partial."""
-
-
 class RecordsInterrupt:
-    """Mixin of skorch nets: record a Ctrl-C in ``interrupted_``.
+    """Mixin of skorch nets: record in ``interrupted_`` whether a Ctrl-C ended training.
 
-    skorch's ``partial_fit`` swallows ``KeyboardInterrupt`` and returns as if
-    training had ended; the estimators must know, so the interrupt is
-    recorded before skorch swallows it.
+    skorch's ``partial_fit`` swallows ``KeyboardInterrupt`` and returns as if training had
+    ended; the estimators must know.  So this is skorch's ``partial_fit`` (initialise,
+    ``on_train_begin``, the loop, ``on_train_end``) with the interrupt recorded where it
+    swallows it.  skorch's ``EarlyStopping`` ends training by raising ``KeyboardInterrupt``
+    too: that is the planned stop of ``patience``, not the user's Ctrl-C.
     """
 
     interrupted_ = False
 
-    def fit_loop(self, X, y=None, epochs=None, **fit_params):
-        """skorch's loop, recording a Ctrl-C in ``interrupted_``."""
+    def partial_fit(self, X, y=None, classes=None, **fit_params):
+        """skorch's ``partial_fit``, recording a Ctrl-C in ``interrupted_``."""
+        if not self.initialized_:
+            self.initialize()
+        routing_method = fit_params.pop("_routing_method", "partial_fit")
         self.interrupted_ = False
+        self.notify("on_train_begin", X=X, y=y)
         try:
-            return super().fit_loop(X, y, epochs=epochs, **fit_params)
+            self.fit_loop(X, y, _routing_method=routing_method, **fit_params)
         except KeyboardInterrupt:
             self._settle_losses()
-            # skorch's EarlyStopping ends training by raising KeyboardInterrupt too: that
-            # is the planned stop of ``patience``, not the user's Ctrl-C
             self.interrupted_ = not self._stopped_early()
-            raise
+        self.notify("on_train_end", X=X, y=y)
+        return self
 
     def _settle_losses(self):
         """Turn the losses of the last epoch's batches into floats (one host sync).
@@ -73,8 +91,7 @@ class CrossModalNet(RecordsInterrupt, NeuralNet):
     as ``criterion(embeddings, labels, batch)`` where ``embeddings`` is the
     module's ``(z_image, z_text)`` and ``batch`` the batch dictionary.  Each
     batch reaches the net's device once; batch losses stay there until the
-    epoch ends; a Ctrl-C is recorded in ``interrupted_``; skorch's "Re-initializing ..."
-    lines are not printed, whatever ``verbose``.
+    epoch ends; a Ctrl-C is recorded in ``interrupted_``.
 
     Read more in the user guide: docs/training.md.
     """
@@ -91,23 +108,6 @@ class CrossModalNet(RecordsInterrupt, NeuralNet):
             # a prefix: ``callbacks`` (the instances given) and ``callbacks_`` (in use)
             self.cuda_dependent_attributes_ = [*self.cuda_dependent_attributes_, "callbacks"]
         return self
-
-    # --------------------------------------- no re-initialisation messages
-    # skorch prints "Re-initializing module/criterion/optimizer ..." when an initialised
-    # net with ``verbose`` rebuilds a part (a warm start that sets criterion parameters,
-    # :meth:`rearm`): bookkeeping of ours, not the user's, so it is left out; the epoch
-    # table and the EarlyStopping messages still follow ``verbose``.
-    def _initialize_module(self, reason=None):
-        with _reinit_unannounced(self):
-            return super()._initialize_module(reason=reason)
-
-    def _initialize_criterion(self, reason=None):
-        with _reinit_unannounced(self):
-            return super()._initialize_criterion(reason=reason)
-
-    def _initialize_optimizer(self, reason=None):
-        with _reinit_unannounced(self):
-            return super()._initialize_optimizer(reason=reason)
 
     def get_loss(self, y_pred, y_true, X=None, training=False):
         """``criterion(embeddings, labels, batch)``; the batch is already on the net's device."""
@@ -127,7 +127,7 @@ class CrossModalNet(RecordsInterrupt, NeuralNet):
     compiled_step_ = None
 
     def train_step_single(self, batch, **fit_params):
-        """skorch's step with the batch moved to the device once, before module and loss.
+        """skorch's step (forward, loss, backward) with the batch moved to the device once.
 
         skorch moves a copy of the batch for the module only and hands the loss the
         original, so a loss that reads the batch (margins, times, correlations) would mix
@@ -135,14 +135,16 @@ class CrossModalNet(RecordsInterrupt, NeuralNet):
         moves.  With :attr:`compiled_step_`, forward and loss run as its compiled graph.
         """
         batch = move(batch, self.device)
-        compiled = self.compiled_step_
-        if compiled is None or fit_params:
-            return super().train_step_single(batch, **fit_params)
         self._set_training(True)
         Xi, yi = unpack_data(batch)
-        result = compiled(self.module_, self.criterion_, Xi, yi)
-        if result is None:  # the compiler gave up: skorch's eager step from now on
-            return super().train_step_single(batch, **fit_params)
+        compiled = self.compiled_step_
+        result = None if compiled is None or fit_params else compiled(
+            self.module_, self.criterion_, Xi, yi)
+        if result is None:  # eager (or the compiler gave up: eager from now on)
+            y_pred = self.infer(Xi, **fit_params)
+            loss = self.criterion_(y_pred, yi, Xi)
+            loss.backward()
+            return {"loss": loss, "y_pred": y_pred}
         loss, y_pred = result
         loss.backward()
         # a CUDA-graph replay reuses its output memory: the recorded loss is a copy
@@ -236,28 +238,15 @@ class CrossModalNet(RecordsInterrupt, NeuralNet):
         """
         self.callbacks = callbacks
         self._initialize_callbacks()
-        self._initialize_criterion()
-        self._initialize_optimizer()
+        # skorch's public builders: its private ones would announce "Re-initializing ..."
+        self.initialize_criterion()
+        self.criterion_ = self.criterion_.to(self.device)
+        self.initialize_optimizer()
         # an LR schedule resumes at the recorded batch count, which torch allows only
         # when the optimiser knows its initial rate
         for group in self.optimizer_.param_groups:
             group.setdefault("initial_lr", group["lr"])
         return self
-
-
-@contextmanager
-def _reinit_unannounced(net):
-    """``net.verbose`` off while skorch (re)builds a part, which it announces when verbose.
-
-    The attribute is set directly (``set_params`` would itself re-initialise); skorch reads
-    it only to decide whether to print the "Re-initializing ..." line there.
-    """
-    verbose = net.verbose
-    net.verbose = 0
-    try:
-        yield
-    finally:
-        net.verbose = verbose
 
 
 def embed_batches(module, tensors, device, *, modality=None, batch_size=4096, rows=None,
@@ -315,3 +304,20 @@ def embed_batches(module, tensors, device, *, modality=None, batch_size=4096, ro
         module.train(was_training)
     result = tuple(torch.cat(outputs[m]) for m in modalities)
     return result[0] if modality else result
+
+
+_lock = threading.RLock()
+
+
+@contextmanager
+def seeded(seed):
+    """Run a block under torch's global CPU generator seeded with ``seed``, alone; then
+    restore it.  The caller's device generators are neither seeded nor touched.
+
+    Parameters
+    ----------
+    seed : int
+    """
+    with _lock, torch.random.fork_rng(devices=[]):
+        torch.default_generator.manual_seed(int(seed))
+        yield

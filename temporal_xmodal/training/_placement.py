@@ -80,18 +80,17 @@ def device_lock(device):
                 os.close(handle)  # releases the lock
 
 
-class DeviceCopies:
-    """Copies of some host tensors on devices, each made once (module docstring).
+class DeviceCopies(dict):
+    """Copies of some host tensors on devices, each made once (module docstring): a dict
+    from :func:`~temporal_xmodal._device.device_key` to the copy.
 
     One instance serves every dataset that indexes the same tensors (the training and
-    validation rows of a fit); it never pickles its copies.
+    validation rows of a fit); it never pickles its copies.  A fit on the CPU makes none:
+    its datasets build an empty one and clear it, and no code of this module runs.
     """
 
-    def __init__(self):
-        self._copies = {}
-
-    def __getstate__(self):
-        return {"_copies": {}}
+    def __reduce__(self):
+        return (DeviceCopies, ())
 
     def place(self, tensors, device, placement="auto"):
         """Copy ``tensors`` (a nest of dicts, tuples and host tensors) to ``device`` once.
@@ -110,21 +109,17 @@ class DeviceCopies:
             Whether the tensors are on ``device`` (always True for the CPU).
         """
         device = device_key(device)
-        if device.type == "cpu" or device in self._copies:
+        if device.type == "cpu" or device in self:
             return True
         if placement == "staged":
             return False
         with device_lock(device):  # the reading and the copy: one step for every worker
             if placement == "auto" and not fits(nbytes(tensors), device):
                 return False
-            self._copies[device] = move(tensors, device)
+            self[device] = move(tensors, device)
         return True
 
     def get(self, device, default):
         """The copy on ``device``, or ``default`` when there is none."""
-        return self._copies.get(device_key(device), default)
-
-    def clear(self):
-        """Drop every copy."""
-        self._copies.clear()
+        return super().get(device_key(device), default)
 

@@ -11,14 +11,10 @@ from sklearn.utils._param_validation import HasMethods, StrOptions
 from ..._validation import Interval
 from ...base import LAYOUT_CONSTRAINTS, LAYOUT_PARAMETERS_DOC, CrossModalEmbedder
 from ...time import TimeBins, TimeBinWarning
-from .._checkpoint import report_interrupt
+from ..._interrupts import report_interrupt
 from .._tempxnet import TempXNetEmbedder
-from .._use_time import (
-    USE_TIME_ATTRIBUTES_DOC,
-    USE_TIME_CONSTRAINT,
-    fit_using_time,
-    projection_times,
-)
+from ..._constraints import USE_TIME_CONSTRAINT
+from .._use_time import USE_TIME_ATTRIBUTES_DOC, fit_using_time, projection_times
 from ._alignment import bin_embedding, chain_rotations
 from ._fit import fit_bin_models, fit_time_bins
 

@@ -26,7 +26,7 @@ from joblib import Parallel, delayed
 from sklearn.base import clone
 from sklearn.utils import check_random_state
 
-from ..._parallel import limit_worker_threads
+from ..._device import limit_worker_threads
 from ..._stacking import stack_modalities
 from ...time import TimeBins, TimeBinWarning
 from ...training import TrainingInterruptedWarning
@@ -145,7 +145,7 @@ def _fit_bin(estimator, X, y, title=None):
     """Fit one bin's model (module level so that joblib can ship it to workers).
 
     Inside a worker the fit's torch/BLAS threads are limited to the worker's share
-    (:func:`~temporal_xmodal._parallel.limit_worker_threads`).  A bin model's own
+    (:func:`~temporal_xmodal._device.limit_worker_threads`).  A bin model's own
     :class:`TrainingInterruptedWarning` is silenced: the binned estimator warns once
     for the whole fit (in a worker process here; in the caller's threads by
     :func:`fit_in_order`, since warning filters are not thread-safe).  ``title``, when

@@ -22,7 +22,7 @@ from ...base import CrossModalEmbedder
 from ...losses.classification import REDUCTIONS, SINGLE_LABEL_LOSSES
 from ...nn.sequential import MODALITIES, MetaLearner, SequentialNet
 from ...training import seeded
-from .._checkpoint import report_interrupt
+from ..._interrupts import report_interrupt
 from .._neural_params import COMMON_CONSTRAINTS
 from ._inference import (binary_codes, class_probabilities, fused_codes,
                          fused_database_score, hidden)

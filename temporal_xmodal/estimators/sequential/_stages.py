@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 from ...losses.classification import ClassificationLoss
-from ...nn.dropout import reseed
+from ...nn.layers import reseed
 from ...training import (
     LearnedOptimizerNet,
     ModalityPoolIterator,

@@ -20,7 +20,7 @@ import sklearn
 import torch
 
 from ..._device import device_memory
-from ..._parallel import in_worker
+from ..._device import in_worker
 
 DEFAULT_WORKING_MEMORY = 64  # MiB: what working_memory=None means on the CPU, for every scan
 #: Share of a GPU's free memory a scan takes by default (the rest stays for the

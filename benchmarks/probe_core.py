@@ -1,0 +1,101 @@
+#!/usr/bin/env python
+"""How much of the library a neural fit walks through (issue 47's reading figures).
+
+A tiny CPU ``DiachronicEmbedder`` fit with ``validation_fraction=0`` (no checkpoint figure):
+
+* the library modules whose code runs during ``fit`` (``sys.setprofile``);
+* the stack from ``fit`` to the loss's ``forward`` (exclusive): the library frames on it and
+  the returns from skorch into the library.
+
+Usage: ``python benchmarks/probe_core.py [REPO]`` (default: this checkout).  Prints the
+figures and the stack; writes ``benchmarks/results/probe_core.json``.
+"""
+
+import json
+import os
+import sys
+import warnings
+
+REPO = os.path.realpath(sys.argv[1] if len(sys.argv) > 1 else
+                        os.path.join(os.path.dirname(__file__), ".."))
+sys.path.insert(0, REPO)
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+import temporal_xmodal  # noqa: E402
+from temporal_xmodal import DiachronicEmbedder  # noqa: E402
+from temporal_xmodal.datasets import make_temporal_crossmodal  # noqa: E402
+
+torch.set_num_threads(1)
+PACKAGE = os.path.dirname(temporal_xmodal.__file__)
+
+
+def library_module(filename):
+    """The module path of a library file (``estimators/_neural.py``), or None."""
+    filename = os.path.realpath(filename)
+    return os.path.relpath(filename, PACKAGE) if filename.startswith(PACKAGE + os.sep) else None
+
+
+def main():
+    X, y, info = make_temporal_crossmodal(120, return_info=True, random_state=0)
+    est = DiachronicEmbedder(n_image_features=info.n_image_features, max_epochs=1,
+                             hidden_dim=16, embedding_dim=8, time_dim=8, batch_size=32,
+                             validation_fraction=0, random_state=0, device="cpu")
+    est.fit(X, y)  # warm every import and lazy attribute: count the fit's own code only
+    modules, stacks = set(), []
+
+    def profile(frame, event, arg):
+        if event != "call":
+            return
+        name = library_module(frame.f_code.co_filename)
+        if name is not None:
+            modules.add(name)
+        if frame.f_code.co_name == "forward" and not stacks and name and \
+                name.startswith("losses/"):
+            stack, f = [], frame.f_back
+            while f is not None:
+                stack.append((library_module(f.f_code.co_filename) or
+                              _short(f.f_code.co_filename), f.f_code.co_name,
+                              library_module(f.f_code.co_filename) is not None))
+                if f.f_code.co_name == "fit" and library_module(f.f_code.co_filename):
+                    break
+                f = f.f_back
+            stacks.append(stack[::-1])
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sys.setprofile(profile)
+        try:
+            est.fit(X, y)
+        finally:
+            sys.setprofile(None)
+    stack = stacks[0] if stacks else []
+    lib_frames = [s for s in stack if s[2]]
+    skorch_returns = sum(1 for a, b in zip(stack, stack[1:]) if not a[2] and b[2]
+                         and "skorch" in a[0])
+    print(f"library modules whose code runs: {len(modules)}")
+    for m in sorted(modules):
+        print("   ", m)
+    print(f"library frames from fit to the loss's forward (exclusive): {len(lib_frames)}")
+    print(f"returns from skorch into the library on that stack: {skorch_returns}")
+    for where, func, lib in stack:
+        print(f"    {'lib   ' if lib else '      '}{where}:{func}")
+    os.makedirs(os.path.join(REPO, "benchmarks", "results"), exist_ok=True)
+    with open(os.path.join(REPO, "benchmarks", "results", "probe_core.json"), "w") as f:
+        json.dump({"modules": sorted(modules), "n_modules": len(modules),
+                   "stack": [f"{w}:{fn}" for w, fn, _ in stack],
+                   "library_frames": len(lib_frames), "skorch_returns": skorch_returns},
+                  f, indent=1)
+
+
+def _short(filename):
+    parts = filename.split(os.sep)
+    for anchor in ("skorch", "torch", "sklearn"):
+        if anchor in parts:
+            return os.sep.join(parts[parts.index(anchor):])
+    return os.path.basename(filename)
+
+
+if __name__ == "__main__":
+    main()
