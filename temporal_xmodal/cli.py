@@ -50,8 +50,10 @@ FIT_SECONDS_FIXED = 0.5
 EVALUATION_SECONDS = 1.0
 #: Interpreter start, imports and the synthetic data.
 STARTUP_SECONDS = 5.0
-#: Share of the items the synthetic split trains on (its test fraction is 0.3).
+#: Share of the items the synthetic split trains on (its test fraction is 0.3; --data's too).
 SYNTHETIC_TRAIN_SHARE = 0.7
+#: Features (image + text) of the synthetic data the costs were measured on.
+SYNTHETIC_FEATURES = 64 + 48
 
 
 def _epochs(estimator):
@@ -367,6 +369,10 @@ def _run_job(args, argv, started):
         _flushed_print(f"time estimate: about {_duration(seconds)} on 2 free CPU cores "
                        f"({n_fits} fit{'s' * (n_fits != 1)}, constant-time controls included, "
                        f"{args.n_threads} thread{'s' * (args.n_threads != 1)} per fit)")
+        n_features = args.user_data.X_train.shape[1] - 1 if args.data else SYNTHETIC_FEATURES
+        if n_features > SYNTHETIC_FEATURES:
+            _flushed_print(f"  measured at the synthetic data's {SYNTHETIC_FEATURES} features; "
+                           f"{n_features} features make each epoch longer")
         busy = _busy_cores()
         cores = os.cpu_count() or 1
         if busy > cores / 2:

@@ -186,7 +186,7 @@ def _bad_files(folder):
     (["--data", "items.xlsx", "--image", "img_", "--text", "txt_"], "unknown format '.xlsx'"),
     (["--data", "absent.csv", "--image", "img_", "--text", "txt_"], "no such file"),
     (["--data", "items", "--image", "img_", "--text", "txt_", "--time", "date",
-      "--window", "+5%"], "--window"),
+      "--window", "soon"], "--window"),
 ])
 def test_bad_data_is_a_one_line_refusal(args, message, tmp_path, capsys):
     paths = {**_bad_files(tmp_path), "items.xlsx": tmp_path / "items.xlsx",
