@@ -5,8 +5,10 @@
 :mod:`temporal_xmodal.time`'s, and :mod:`temporal_xmodal.base` reads X through
 both for every estimator.
 
-The public names are imported on first use (PEP 562), so that
-``python -m temporal_xmodal --help`` answers before torch is imported.
+The public names and subpackages are imported on first use (PEP 562), so that
+``python -m temporal_xmodal --help`` answers before torch is imported:
+``temporal_xmodal.time``, ``temporal_xmodal.metrics`` … are there after a bare
+``import temporal_xmodal``, and ``dir()`` lists them.
 
 Read more in the user guide: docs/index.md.
 """
@@ -37,6 +39,9 @@ _OWNERS = {
     "stack_modalities": "._stacking",
 }
 __all__ = list(_OWNERS)
+#: The public subpackages and modules, imported on first use like the names above.
+_SUBMODULES = ("base", "comparison", "datasets", "estimators", "evaluation", "features",
+              "losses", "metrics", "nn", "scoring", "search", "time", "training")
 
 if TYPE_CHECKING:  # the same names, for static analysis and IDEs
     from ._layout import LayoutWarning
@@ -57,7 +62,9 @@ if TYPE_CHECKING:  # the same names, for static analysis and IDEs
 
 
 def __getattr__(name):
-    """Import a public name from its owner on first use (PEP 562)."""
+    """Import a public name from its owner, or a public subpackage, on first use (PEP 562)."""
+    if name in _SUBMODULES:
+        return importlib.import_module(f".{name}", __name__)  # binds it here, too
     owner = _OWNERS.get(name)
     if owner is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -65,4 +72,4 @@ def __getattr__(name):
 
 
 def __dir__():
-    return sorted([*_OWNERS, "__version__"])
+    return sorted([*_OWNERS, *_SUBMODULES, "__version__"])

@@ -16,7 +16,13 @@ import uuid
 from pathlib import Path
 
 from .comparison.job import (COMPARED_NAMES, DATASETS, MIN_SAMPLES, check_output_folder,
-                             data_folder, job_key)
+                             data_folder, job_key, unique_names)
+
+#: Units of ``--time-unit`` (those of :func:`temporal_xmodal.time.to_time_axis`), written out so
+#: that ``--help`` imports nothing heavy.
+TIME_UNITS = ("years", "months", "weeks", "days", "hours", "minutes", "seconds")
+#: Options that read a user's file (``--data``).
+DATA_OPTIONS = ("image", "text", "time", "label", "label_sep")
 
 __all__ = ["main"]
 
@@ -44,8 +50,10 @@ FIT_SECONDS_FIXED = 0.5
 EVALUATION_SECONDS = 1.0
 #: Interpreter start, imports and the synthetic data.
 STARTUP_SECONDS = 5.0
-#: Share of the items the synthetic split trains on (its test fraction is 0.3).
+#: Share of the items the synthetic split trains on (its test fraction is 0.3; --data's too).
 SYNTHETIC_TRAIN_SHARE = 0.7
+#: Features (image + text) of the synthetic data the costs were measured on.
+SYNTHETIC_FEATURES = 64 + 48
 
 
 def _epochs(estimator):
@@ -100,6 +108,12 @@ def estimate_seconds(n_samples=3000, max_epochs=None, estimators=None):
     return seconds, n_fits
 
 
+def _scml_seconds(n_samples, max_epochs):
+    """SCML's share of :func:`estimate_seconds` (left out on pairs without labels)."""
+    with_scml, _ = estimate_seconds(n_samples, max_epochs, ["SCML"])
+    return with_scml - STARTUP_SECONDS
+
+
 def _busy_cores():
     """Cores that other work keeps busy: the 1-minute load average (0 when unknown)."""
     try:
@@ -119,9 +133,35 @@ def _parser():
                                      description="Cross-modal embeddings over time.")
     sub = parser.add_subparsers(dest="command", required=True)
     cmp_ = sub.add_parser("compare", help="fit every estimator side by side and compare them")
-    cmp_.add_argument("--dataset", choices=DATASETS, default="synthetic",
+    cmp_.add_argument("--dataset", choices=DATASETS, default=None,
                       help="synthetic (embedded, default), wiki (Wikipedia benchmark, undated) "
                            "or ticrc (dated newspaper pictures and captions)")
+    own = cmp_.add_argument_group(
+        "your own data", "compare --data FILE --image img_ --text txt_ --time date "
+                         "[--label label]: every estimator on your rows")
+    own.add_argument("--data", default=None, metavar="FILE",
+                     help="a Parquet, CSV, Feather or .npz file of your rows (instead of "
+                          "--dataset); default output: compare_output_<file name>")
+    own.add_argument("--image", default=None, metavar="PREFIX|A,B,...",
+                     help="the image feature columns: a name prefix (img_) or a "
+                          "comma-separated list")
+    own.add_argument("--text", default=None, metavar="PREFIX|A,B,...",
+                     help="the text feature columns, as --image")
+    own.add_argument("--time", default=None, metavar="COLUMN",
+                     help="the time column: dates, or numbers in --time-unit (absent: undated)")
+    own.add_argument("--time-unit", default="years", choices=TIME_UNITS,
+                     help="unit of numeric times and of the axis dates map to (default years)")
+    own.add_argument("--label", default=None, metavar="COLUMN",
+                     help="class labels, or a multilabel column (see --label-sep); absent: "
+                          "each row is an image-text pair, ranked by MRR")
+    own.add_argument("--label-sep", default=None, metavar="SEP",
+                     help="separator of a multilabel string column (e.g. '|')")
+    own.add_argument("--split", default="random", choices=("random", "time"),
+                     help="random: 30%% of the rows held out at random (default); time: train "
+                          "on the earlier 70%%, test on the latest 30%%")
+    own.add_argument("--window", default="5%",
+                     help="time window of t-mAP@50 and the date filter: a share of the span "
+                          "(default 5%%), a duration (180D) or a number in --time-unit")
     cmp_.add_argument("--data-dir", default=None,
                       help="folder holding wiki/ and ticrc/ (default: $TEMPORAL_XMODAL_DATA, "
                            "else ../shared/data relative to the current directory)")
@@ -193,20 +233,53 @@ def _check_compare_args(args):
         return f"--seed must be at least 0; got {args.seed}"
     if args.resume and args.force:
         return "--resume keeps this run's finished fits and --force replaces another run's: pass one"
-    args.names = None
+    args.names, args.repeated = None, []
     if args.estimators is not None:
         names = [name.strip() for name in args.estimators.split(",") if name.strip()]
         unknown = [name for name in names if name not in ESTIMATOR_NAMES]
         if unknown or not names:
             return (f"--estimators: unknown name(s) {', '.join(unknown) or '(none given)'}; "
                     f"choose among {', '.join(ESTIMATOR_NAMES)}")
-        args.names = names
+        args.names, args.repeated = unique_names(names)
+    args.user_data = None
+    if args.data is not None:
+        problem = _read_user_data(args)
+        if problem:
+            return problem
     problem = _check_output(args.output)
     if problem is None:
-        args.job = job_key(args.dataset, args.n_samples, args.seed, args.max_epochs, args.names)
+        args.job = job_key("data" if args.data else args.dataset,
+                           None if args.data else args.n_samples, args.seed, args.max_epochs,
+                           args.names, data=args.user_data.key if args.data else None)
         problem, _ = check_output_folder(args.output, args.job, resume=args.resume,
                                          force=args.force)
     return problem
+
+
+def _block(spec):
+    """``--image img_`` is a prefix; ``--image a,b,c`` a list of columns."""
+    return [name.strip() for name in spec.split(",") if name.strip()] if "," in spec else spec
+
+
+def _read_user_data(args):
+    """Read and check ``--data FILE`` (no torch yet); the problem in one line, or None."""
+    if args.dataset is not None:
+        return "--data and --dataset name two data sets: pass one"
+    missing = [f"--{name}" for name in ("image", "text") if getattr(args, name) is None]
+    if missing:
+        return (f"--data needs {' and '.join(missing)}: the image and text feature columns, "
+                "a name prefix (img_) or a comma-separated list")
+    from .comparison.user_data import UserDataError, load_user_data
+
+    try:
+        args.user_data = load_user_data(
+            args.data, image=_block(args.image), text=_block(args.text), time=args.time,
+            label=args.label, label_sep=args.label_sep, time_unit=args.time_unit,
+            split=args.split, window=args.window, random_state=args.seed,
+            n_samples=args.n_samples)
+    except UserDataError as exc:
+        return str(exc)
+    return None
 
 
 def main(argv=None):
@@ -238,15 +311,23 @@ def main(argv=None):
     args, unknown = parser.parse_known_args(argv)
     if unknown:  # argparse would name the top-level parser: the error is compare's
         compare_parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    given = [f"--{name.replace('_', '-')}" for name in DATA_OPTIONS
+             if getattr(args, name) is not None]
+    if args.data is None and given:
+        compare_parser.error(f"{', '.join(given)} read your own file: pass it with --data FILE "
+                             "(the embedded data sets name their columns themselves)")
+    if args.data is None and args.dataset is None:
+        args.dataset = "synthetic"
     try:
-        if args.dataset != "synthetic":  # before the output folder is created
+        if args.dataset not in (None, "synthetic"):  # before the output folder is created
             data_folder(args.data_dir, args.dataset)
     except FileNotFoundError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if args.output is None:
         quick = args.n_samples is not None or args.max_epochs is not None
-        args.output = "compare_output_quick" if quick else "compare_output"
+        args.output = ("compare_output_quick" if quick else "compare_output") + (
+            f"_{Path(args.data).stem}" if args.data else "")
     problem = _check_compare_args(args)
     if problem:
         compare_parser.error(problem)
@@ -275,11 +356,23 @@ def _run_job(args, argv, started):
 
     from .comparison import CompareInterrupted, run_compare
 
-    if args.dataset == "synthetic":
-        seconds, n_fits = estimate_seconds(args.n_samples or 3000, args.max_epochs, args.names)
+    if args.repeated:
+        _flushed_print(f"--estimators names {', '.join(args.repeated)} more than once: each "
+                       "runs once")
+    if args.dataset == "synthetic" or args.data:
+        size = (len(args.user_data.X_train) / SYNTHETIC_TRAIN_SHARE if args.data
+                else args.n_samples or 3000)
+        seconds, n_fits = estimate_seconds(size, args.max_epochs, args.names)
+        if args.data and args.user_data.pairs and args.names is None:
+            n_fits -= 1  # SCML is not run on pairs
+            seconds -= _scml_seconds(size, args.max_epochs)
         _flushed_print(f"time estimate: about {_duration(seconds)} on 2 free CPU cores "
                        f"({n_fits} fit{'s' * (n_fits != 1)}, constant-time controls included, "
                        f"{args.n_threads} thread{'s' * (args.n_threads != 1)} per fit)")
+        n_features = args.user_data.X_train.shape[1] - 1 if args.data else SYNTHETIC_FEATURES
+        if n_features > SYNTHETIC_FEATURES:
+            _flushed_print(f"  measured at the synthetic data's {SYNTHETIC_FEATURES} features; "
+                           f"{n_features} features make each epoch longer")
         busy = _busy_cores()
         cores = os.cpu_count() or 1
         if busy > cores / 2:
@@ -293,17 +386,22 @@ def _run_job(args, argv, started):
     try:
         # loky workers (--n-jobs) get the same threads per fit
         with parallel_config(backend="loky", inner_max_num_threads=args.n_threads):
-            run_compare(args.dataset, args.output, n_samples=args.n_samples,
+            run_compare(args.dataset or "synthetic", args.output,
+                        n_samples=None if args.data else args.n_samples,
                         random_state=args.seed, plots=not args.no_plots,
                         max_epochs=args.max_epochs, data_dir=args.data_dir,
                         cache_dir=args.cache_dir, estimators=args.names, n_jobs=args.n_jobs,
                         verbose=args.verbose, log=_flushed_print, resume=args.resume,
-                        force=args.force)
+                        force=args.force, data=args.user_data)
     except CompareInterrupted as stop:
         again = [a for a in argv if a not in ("--resume", "--force")] + ["--resume"]
-        _flushed_print(f"{len(stop.results)} of {stop.n_fits} fits are kept; to finish the "
-                       f"job without refitting them: python -m temporal_xmodal "
-                       f"{shlex.join(again)}")
+        command = f"python -m temporal_xmodal {shlex.join(again)}"
+        if len(stop.results) == stop.n_fits:
+            _flushed_print(f"all {stop.n_fits} fits are written; to draw what was left "
+                           f"without refitting: {command}")
+        else:
+            _flushed_print(f"{len(stop.results)} of {stop.n_fits} fits are kept; to finish "
+                           f"the job without refitting them: {command}")
         return INTERRUPTED
     except (FileNotFoundError, ImportError) as exc:
         print(f"error: {exc}", file=sys.stderr)

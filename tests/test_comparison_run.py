@@ -46,7 +46,11 @@ def test_ctrl_c_after_the_second_fit_keeps_both_and_resume_finishes_the_job(
     assert "interrupted (Ctrl-C): 2 of 3 fits finished" in out
     assert "--resume" in out.splitlines()[-1] and "CCA,TempXNet-Rec" in out.splitlines()[-1]
     table = (tmp_path / "table.txt").read_text()
-    assert [line.split()[0] for line in table.splitlines()[2:]] == ["CCA", "TempXNet-Rec"]
+    lines = table.splitlines()
+    rule = next(i for i, line in enumerate(lines) if line.startswith("-----"))
+    assert lines[0] == "(partial: 2 of 3 fits finished)"  # then the answer, then the table
+    assert [line.split()[0] for line in lines[rule + 1:rule + 3]] == ["CCA", "TempXNet-Rec"]
+    assert not lines[rule + 3].strip()  # the notes follow, after a blank line
     partial = json.loads((tmp_path / "results.json").read_text())
     assert partial["meta"]["complete"] is False
     assert (partial["meta"]["fits_done"], partial["meta"]["fits_total"]) == (2, 3)

@@ -91,8 +91,9 @@ def test_the_comparison_figure_says_what_it_shows():
 
     data = Bunch(X_train=[0] * 723, X_test=[0] * 277, eval_window=0.5)
     assert figure_title("synthetic", data, 3, {"CCA": None, "SAM": 5, "Diachronic": 5}) == (
-        "synthetic data set: 723 training + 277 test items, seed 3, relevance window ±0.5 "
-        "years,\n5 epochs")
+        "synthetic data set (the demo world, built so that time helps: caption meanings move "
+        "between eras, the writing style stays)\n723 training + 277 test items, seed 3, "
+        "relevance window ±0.5 years,\n5 epochs")
     mixed = figure_title("synthetic", data, 0, {"CCA": None, "SAM": 100, "Diachronic": 25})
     assert mixed.endswith("epochs SAM 100, Diachronic 25")
     data.eval_window = None

@@ -9,6 +9,7 @@ estimator's ``__init__`` stores its parameters with explicit ``self.x = x`` line
 """
 
 import ast
+import json
 import inspect
 import os
 import subprocess
@@ -260,3 +261,35 @@ def test_no_helper_stores_init_parameters():
     package = Path(temporal_xmodal.__file__).parent
     assert not [p for p in package.rglob("*.py")
                 if "store_init_params" in p.read_text(encoding="utf-8")]
+
+
+def test_the_subpackages_are_attributes_of_a_fresh_import():
+    """Issue 48, 11: ``tx.time`` and ``tx.metrics`` raised AttributeError after a bare
+    ``import temporal_xmodal`` until an estimator name had been touched (the lazy exports
+    import subpackages only as a side effect), and ``dir(tx)`` listed none.  A fresh
+    interpreter: each public subpackage is an attribute, ``dir`` lists them, importing the
+    package alone still imports no torch, and a wrong name is still an AttributeError."""
+    code = textwrap.dedent("""
+        import sys, json
+        import temporal_xmodal as tx
+        out = {"torch_at_import": "torch" in sys.modules, "dir": dir(tx)}
+        out["time"] = tx.time.to_time_axis.__name__
+        out["metrics"] = tx.metrics.mean_average_precision.__name__
+        out["subpackages"] = {n: getattr(tx, n).__name__ for n in
+                              ("evaluation", "search", "scoring", "datasets", "training")}
+        try:
+            tx.no_such_subpackage
+        except AttributeError as error:
+            out["missing"] = str(error)
+        print(json.dumps(out))
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["torch_at_import"] is False
+    assert out["time"] == "to_time_axis" and out["metrics"] == "mean_average_precision"
+    assert out["subpackages"] == {n: f"temporal_xmodal.{n}" for n in out["subpackages"]}
+    assert {"time", "metrics", "estimators", "search", "evaluation"} <= set(out["dir"])
+    assert {"SAMEmbedder", "__version__"} <= set(out["dir"])
+    assert "no attribute 'no_such_subpackage'" in out["missing"]

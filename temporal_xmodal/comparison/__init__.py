@@ -14,6 +14,12 @@
   atomically after every fit, the finished fits ``--resume`` reads back, the
   refusal to overwrite another run's results.  It imports nothing heavy: the
   command line checks all of it before importing torch;
+* :mod:`~temporal_xmodal.comparison.user_data`: a user's own file or frame
+  (``compare --data FILE``) read and checked into the same splits;
+  :mod:`~temporal_xmodal.comparison.frame`: :func:`compare_estimators`, the
+  job on it in one call, the table returned as a DataFrame;
+* :mod:`~temporal_xmodal.comparison.notes`: the answer on the table's first
+  lines and the notes under it;
 * :mod:`~temporal_xmodal.comparison.table` and
   :mod:`~temporal_xmodal.comparison.plots`: the printed table and the figure.
 
@@ -45,6 +51,9 @@ _OWNERS = {
     "undated_references": ".run",
     "COLUMNS": ".table", "DELTA_TIME_SCORE": ".table", "UNDATED_COLUMNS": ".table",
     "format_table": ".table",
+    "compare_estimators": ".frame", "results_frame": ".frame",
+    "UserDataError": ".user_data", "load_user_data": ".user_data", "read_table": ".user_data",
+    "answer_lines": ".notes",
 }
 
 __all__ = sorted(_OWNERS)

@@ -187,7 +187,9 @@ def load_comparison_data(dataset="synthetic", *, data_dir=None, n_samples=None, 
                      protocol="labels", extra={"world": dict(DEMO_WORLD)},
                      description=f"synthetic, {len(X_tr)} train / {len(X_te)} test items, "
                                  f"{n_img} image + {X_tr.shape[1] - 1 - n_img} text features; "
-                                 f"t-mAP@50 window = {window:.2f}")
+                                 f"t-mAP@50 window = {window:.2f}; the demo world, built so "
+                                 "that time helps (caption meanings move between eras, the "
+                                 "writing style stays): your own data may differ (--data FILE)")
     elif dataset == "wiki":
         wiki = load_wiki(data_folder(data_dir, "wiki"))
         n_tr = len(wiki.X_train)

@@ -13,6 +13,7 @@ results (:func:`~.job.check_output_folder`).
 
 import json
 import os
+from functools import partial
 from numbers import Integral
 from pathlib import Path
 
@@ -20,8 +21,10 @@ import numpy as np
 from sklearn.utils._param_validation import StrOptions, validate_params
 
 from .._constraints import Interval
+from ..metrics import random_mrr
 from .data import DATASETS, load_comparison_data, with_constant_time
-from .job import RESULTS, check_output_folder, finished_fits, job_key, write_atomic
+from .job import RESULTS, check_output_folder, finished_fits, job_key, unique_names, write_atomic
+from .notes import answer_lines, marked, note_lines
 from .plots import figure_title, plot_results
 from .registry import NOT_APPLICABLE, estimator_registry, set_matching_params
 from .run import _N_JOBS, CompareInterrupted, _epochs, compare, undated_references
@@ -46,62 +49,6 @@ def _json_ready(value):
     return value
 
 
-def _notes(rows, data, dataset):
-    """The lines under the table: what Δ-time means, fits still improving, time bins merged."""
-    undated = data.protocol == "undated"
-    score = {"map": "mAP (mean of I→T and T→I)", "mrr": "I→T MRR"}[DELTA_TIME_SCORE[data.protocol]]
-    lines = []
-    if undated:
-        lines.append("I→T MRR is TICRC's metric (one gold caption per picture: AP = RR). Δ date "
-                     "= MRR − MRR with the query dates shuffled. The label protocols (t-mAP, "
-                     "local, bin mAP) need dated captions: n/a.")
-    elif data.eval_window is None:
-        lines.append("undated data set: the temporal protocols (t-mAP@50, local@10, bin mAP) "
-                     "are n/a")
-    if data.dated:
-        lines.append(f"Δ-time = {score} minus the same estimator (same seed) fitted and "
-                     "evaluated with a constant time column; n/a for estimators that ignore "
-                     "time.")
-        if data.eval_window is not None:
-            lines.append("+ filter = t-mAP@50 with each query's candidates restricted to the "
-                         "time window (a search filtered by date, which any model gets from "
-                         "the dates the user holds). Δ>filter = the stronger of a model's "
-                         "t-mAP@50 and + filter minus the stronger of its control's: what the "
-                         "dates add beyond that filter. Category mAP across time (I→T / T→I "
-                         "mAP) is what no filter gives. To choose between a model and its "
-                         "control on your data, search use_time with GridSearchCV and "
-                         "SCORERS['map'] and SCORERS['tmap@50|filter'] (docs/time.md).")
-    else:
-        lines.append("Δ-time is n/a: the time column is already constant.")
-    short = [row["name"] for row in rows if row["still_improving"]]
-    short_controls = [row["name"] for row in rows
-                      if row.get("control", {}).get("still_improving")]
-    parts = [", ".join(short)] if short else []
-    if short_controls:
-        parts.append("constant-time controls of " + ", ".join(short_controls))
-    if parts:
-        lines.append("Still improving at the last epoch (the best validation figure rose by "
-                     "more than 0.01 over the most recent epochs, so these figures may be short of "
-                     "convergence; --max-epochs raises the epochs; * in the figure): "
-                     + "; ".join(parts) + ".")
-    for row in rows:
-        if "n_bins" in row:  # a binned model: the bins it was given, the bins it fitted
-            lines.append(_bins_line(row))
-    evaluation = [note for row in rows for note in row.get("time_bin_notes", ())
-                  if "Binned" not in note]
-    if evaluation:  # the test times' bins of local@10 / bin mAP, the same for every row
-        lines.append("Time bins of local@10 and bin mAP on the test times: "
-                     + "; ".join(dict.fromkeys(evaluation)))
-    return lines
-
-
-def _bins_line(row):
-    """One line on a binned model's bins: asked for, fitted, merged (its TimeBinWarning)."""
-    merged = [note for note in row.get("time_bin_notes", ()) if "Binned" in note]
-    return (f"{row['name']}: {merged[0]}" if merged
-            else f"{row['name']} fitted {row['n_bins']} time bin(s), none merged.")
-
-
 @validate_params(
     {
         "dataset": [StrOptions(set(DATASETS))],
@@ -118,12 +65,13 @@ def _bins_line(row):
         "log": [callable],
         "resume": ["boolean"],
         "force": ["boolean"],
+        "data": [dict, None],
     },
     prefer_skip_nested_validation=True,
 )
 def run_compare(dataset="synthetic", output="compare_output", n_samples=None, random_state=0,
                 plots=True, max_epochs=None, data_dir=None, cache_dir=None, estimators=None,
-                n_jobs=1, verbose=False, log=print, resume=False, force=False):
+                n_jobs=1, verbose=False, log=print, resume=False, force=False, data=None):
     """Run the comparison end to end: data, fits (with controls), table, JSON and plots.
 
     This is ``python -m temporal_xmodal compare``: it loads the data set,
@@ -165,6 +113,12 @@ def run_compare(dataset="synthetic", output="compare_output", n_samples=None, ra
         only the others.
     force : bool, default=False
         Replace another run's results in ``output``.
+    data : Bunch or None, default=None
+        A user's data, read by
+        :func:`~temporal_xmodal.comparison.user_data.load_user_data` (``compare
+        --data FILE``); ``dataset`` is then ignored.  The one-line form on a
+        DataFrame or a file is
+        :func:`~temporal_xmodal.comparison.compare_estimators`.
 
     Returns
     -------
@@ -179,21 +133,35 @@ def run_compare(dataset="synthetic", output="compare_output", n_samples=None, ra
     ValueError
         ``output`` holds another run's results (and not ``force``).
     """
-    key = job_key(dataset, n_samples, random_state, max_epochs,
-                  None if estimators is None else list(estimators))
+    if data is not None and n_samples is not None:
+        raise ValueError("n_samples applies to the embedded data sets; for your own data pass "
+                         "it to load_user_data (compare --data FILE --n-samples N)")
+    if estimators is not None:
+        estimators, repeated = unique_names(estimators)
+        if repeated:
+            log(f"--estimators names {', '.join(repeated)} more than once: each runs once")
+    if data is not None:
+        dataset = "data"
+    key = job_key(dataset, n_samples, random_state, max_epochs, estimators,
+                  data=None if data is None else data.key)
     problem, previous = check_output_folder(output, key, resume=resume, force=force)
     if problem:
         raise ValueError(problem)
-    data = load_comparison_data(dataset, data_dir=data_dir, n_samples=n_samples,
-                                random_state=random_state, cache_dir=cache_dir)
+    if data is None:
+        data = load_comparison_data(dataset, data_dir=data_dir, n_samples=n_samples,
+                                    random_state=random_state, cache_dir=cache_dir)
     log(f"data: {data.description}")
+    for note in data.get("notes", ()):
+        log(f"  {note}")
     registry = estimator_registry(data.n_image_features, random_state, data.time_window,
                                   dataset=dataset)
-    skipped = {} if estimators is not None else NOT_APPLICABLE.get(dataset, {})
+    not_applicable = NOT_APPLICABLE.get("ticrc" if data.get("pairs") else dataset, {})
+    skipped = {} if estimators is not None else not_applicable
     chosen = {name: entry.estimator for name, entry in registry.items()
               if (name in estimators if estimators is not None else name not in skipped)}
+    where = "pairs without labels" if data.get("pairs") else dataset
     for name, reason in skipped.items():
-        log(f"{name} is not run on {dataset}: {reason}. (--estimators {name} runs it anyway.)")
+        log(f"{name} is not run on {where}: {reason}. (--estimators {name} runs it anyway.)")
     for est in chosen.values():
         if max_epochs is not None:
             set_matching_params(est, max_epochs=max_epochs)
@@ -201,7 +169,8 @@ def run_compare(dataset="synthetic", output="compare_output", n_samples=None, ra
             set_matching_params(est, verbose=1)
     undated = data.protocol == "undated"
     columns = UNDATED_COLUMNS if undated else COLUMNS
-    references = undated_references(data.blocks_train, data.blocks_test) if undated else {}
+    references = ((undated_references(data.blocks_train, data.blocks_test) if dataset == "ticrc"
+                   else {"random": random_mrr(len(data.X_test))}) if undated else {})
     epochs = {name: _epochs(est) for name, est in chosen.items()}
     meta = {"job": key, "dataset": dataset, "n_samples": int(len(data.X_train) + len(data.X_test)),
             "n_train": int(len(data.X_train)), "n_test": int(len(data.X_test)),
@@ -213,20 +182,43 @@ def run_compare(dataset="synthetic", output="compare_output", n_samples=None, ra
     out = Path(output)
     out.mkdir(parents=True, exist_ok=True)
 
+    def report(rows, results, n_fits):
+        """table.txt and the console: the answer, the table (with its marks), the notes."""
+        if not rows:
+            return "(no fit finished yet)"
+        lines = ([f"(partial: {len(results)} of {n_fits} fits finished)"]
+                 if len(results) < n_fits else [])
+        lines += answer_lines(rows, data.protocol)
+        lines += ["", format_table([{**r, "name": marked(r)} for r in rows], columns), ""]
+        if "date_prior" in references:
+            lines.append(f"references: random ranking {references['random']:.3f}; date-only "
+                         f"ranking {references['date_prior']:.3f} (each caption's date "
+                         "inferred from the training captions sharing its words; no held-out "
+                         "date)")
+        elif "random" in references:
+            lines.append(f"reference: random ranking {references['random']:.3f}")
+        lines += note_lines(rows, data)
+        lines += [f"data: {note}" for note in data.get("notes", ())]
+        return "\n".join(lines)
+
     def write(rows, results, n_fits):
-        table = format_table(rows, columns) if rows else "(no fit finished yet)"
+        text = report(rows, results, n_fits)
         document = {"meta": {**meta, "complete": len(results) == n_fits,
                              "fits_done": len(results), "fits_total": n_fits},
+                    "answer": answer_lines(rows, data.protocol),
                     "rows": rows,
                     "fits": [{"name": name, "control": control, "fit_seconds": seconds,
                               "figures": figures}
                              for (name, control), (seconds, figures) in results.items()]}
-        write_atomic(out / TABLE, table + "\n")
+        write_atomic(out / TABLE, text + "\n")
         write_atomic(out / RESULTS, json.dumps(_json_ready(document), indent=2,
                                                allow_nan=False))
-        return table
+        return text
 
-    done = finished_fits(previous)
+    damaged = []
+    done = finished_fits(previous, problems=damaged)
+    for line in damaged:
+        log(f"warning: {line}")
     state = {"results": done}
 
     def on_fit(results, rows, n_fits):
@@ -235,46 +227,54 @@ def run_compare(dataset="synthetic", output="compare_output", n_samples=None, ra
 
     controls = ((with_constant_time(data.blocks_train), with_constant_time(data.blocks_test))
                 if data.dated else None)
+    plot = partial(_plot, out=out, columns=columns, dataset=dataset, data=data,
+                   random_state=random_state, epochs=epochs, references=references, log=log)
     try:
         rows = compare(chosen, data.X_train, data.y_train, data.X_test, data.y_test,
                        time_window=data.eval_window, protocol=data.protocol,
                        controls=controls, n_jobs=n_jobs, log=log,
                        done=done, on_fit=on_fit)
     except CompareInterrupted as stop:
-        table = write(stop.rows, stop.results, stop.n_fits)
+        text = write(stop.rows, stop.results, stop.n_fits)
         log(f"\ninterrupted (Ctrl-C): {len(stop.results)} of {stop.n_fits} fits finished, "
             "the fit in progress dropped; the finished ones:\n")
-        log(table)
+        log(text)
         log(f"\nwrote {out / TABLE} and {out / RESULTS} (partial)")
         if plots and stop.rows:
-            _plot(stop.rows, out, columns, dataset, data, random_state, epochs, references, log)
+            try:
+                plot(stop.rows)
+            except KeyboardInterrupt:  # a second Ctrl-C: the results are written
+                log("figure not drawn (Ctrl-C)")
         raise
     n_fits = sum(1 + ("control" in row) for row in rows)
     results = {key: value for key, value in state["results"].items()
                if any(row["name"] == key[0] for row in rows)}
-    log("")
-    log(write(rows, results, n_fits))
-    if undated:
-        log(f"references: random ranking {references['random']:.3f}; date-only ranking "
-            f"{references['date_prior']:.3f} (each caption's date inferred from the training "
-            "captions sharing its words; no held-out date)")
-    for line in _notes(rows, data, dataset):
-        log(line)
-    log(f"\nwrote {out / TABLE} and {out / RESULTS}")
-    if plots:
-        _plot(rows, out, columns, dataset, data, random_state, epochs, references, log)
+    try:  # a Ctrl-C from here on finds every fit written: --resume only redraws
+        text = write(rows, results, n_fits)
+        log("")
+        log(text)
+        log(f"\nwrote {out / TABLE} and {out / RESULTS}")
+        if plots:
+            plot(rows)
+    except KeyboardInterrupt:
+        write(rows, results, n_fits)
+        log(f"\ninterrupted (Ctrl-C) after every fit finished: {out / RESULTS} is complete"
+            + ("; the figure was not drawn" if plots else ""))
+        raise CompareInterrupted(dict(results), rows, n_fits) from None
     return rows
 
 
-def _plot(rows, out, columns, dataset, data, random_state, epochs, references, log):
+def _plot(rows, *, out, columns, dataset, data, random_state, epochs, references, log):
     undated = data.protocol == "undated"
+    labels = {"random": "random", "date_prior": "date-only"}
     try:
         plot_results(rows, out / "comparison.png", columns=columns,
                      title=figure_title(dataset, data, random_state, epochs),
-                     references={"random": references["random"],
-                                 "date-only": references["date_prior"]} if undated else None,
+                     references={labels[k]: v for k, v in references.items()} if undated
+                     else None,
                      category_names=data.extra.get("categories"),
-                     delta_label="I→T MRR" if undated else "mAP")
+                     delta_label="I→T MRR" if undated else "mAP",
+                     time_unit=data.get("time_unit", "years"))
         log(f"wrote {out / 'comparison.png'}")
     except ImportError:
         log("matplotlib is not installed: no plots (pip install 'temporal-xmodal[plots]')")

@@ -19,7 +19,7 @@ from pathlib import Path
 
 __all__ = ["COMPARED_NAMES", "DATASETS", "MIN_SAMPLES", "RESULTS", "check_output_folder",
            "data_folder", "default_data_dir", "describe_job", "finished_fits", "job_key",
-           "write_atomic"]
+           "unique_names", "write_atomic"]
 
 #: The data sets of ``compare --dataset``.
 DATASETS = ("synthetic", "wiki", "ticrc")
@@ -70,11 +70,22 @@ def data_folder(data_dir, name):
     return folder
 
 
-def job_key(dataset, n_samples, random_state, max_epochs, estimators):
+def unique_names(names):
+    """The estimator names once each, in the table's order (:data:`COMPARED_NAMES`; names
+    it does not hold after, as given), and the names given more than once."""
+    names = list(names)
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    order = {name: i for i, name in enumerate(COMPARED_NAMES)}
+    once = sorted(dict.fromkeys(names), key=lambda name: order.get(name, len(order)))
+    return once, repeated
+
+
+def job_key(dataset, n_samples, random_state, max_epochs, estimators, data=None):
     """What makes two runs the same: the data, its size, the seed, the epochs, the estimators.
 
     Parallel workers, threads, plots and verbosity do not change the figures' meaning and
-    are not part of it.
+    are not part of it.  The estimators are recorded once each in the table's order
+    (``CCA,CCA`` and ``SAM,CCA`` run what ``CCA`` and ``CCA,SAM`` run).
 
     Parameters
     ----------
@@ -84,15 +95,22 @@ def job_key(dataset, n_samples, random_state, max_epochs, estimators):
     random_state : int
     estimators : sequence of str or None
         The names run (``None``: the data set's default list).
+    data : dict or None, default=None
+        A user's data (``compare --data``): its file, a digest of its contents and the
+        options that read it (``key`` of
+        :func:`~temporal_xmodal.comparison.user_data.load_user_data`).
 
     Returns
     -------
     key : dict
         JSON-ready.
     """
-    return {"dataset": dataset, "n_samples": n_samples, "seed": random_state,
-            "max_epochs": max_epochs,
-            "estimators": None if estimators is None else list(estimators)}
+    key = {"dataset": dataset, "n_samples": n_samples, "seed": random_state,
+           "max_epochs": max_epochs,
+           "estimators": None if estimators is None else unique_names(estimators)[0]}
+    if data is not None:
+        key["data"] = dict(data)
+    return key
 
 
 def describe_job(key):
@@ -104,7 +122,11 @@ def describe_job(key):
               else f"max_epochs={key['max_epochs']}")
     names = ("every estimator" if key.get("estimators") is None
              else ",".join(key["estimators"]))
-    return f"{key.get('dataset')}, {size}, seed {key.get('seed')}, {epochs}, {names}"
+    dataset = key.get("dataset")
+    if isinstance(key.get("data"), dict):
+        data = key["data"]
+        dataset = f"{data.get('source') or 'a DataFrame'} ({data.get('split')} split)"
+    return f"{dataset}, {size}, seed {key.get('seed')}, {epochs}, {names}"
 
 
 def _read(path):
@@ -155,7 +177,8 @@ def check_output_folder(output, key, *, resume=False, force=False):
                 "write elsewhere"), None
     if document is None:
         return None, None
-    held = document.get("meta", {}).get("job") if isinstance(document, dict) else None
+    meta = document.get("meta") if isinstance(document, dict) else None
+    held = meta.get("job") if isinstance(meta, dict) else None
     if held != key:
         if force:
             return None, None
@@ -165,13 +188,44 @@ def check_output_folder(output, key, *, resume=False, force=False):
     return None, (document if resume else None)
 
 
-def finished_fits(document):
+def _fit_problem(fit, score):
+    """What is wrong with one ``fits`` entry of results.json, or None."""
+    if not isinstance(fit, dict):
+        return f"not an object but {type(fit).__name__}"
+    missing = [k for k in ("name", "control", "fit_seconds", "figures") if k not in fit]
+    if missing:
+        return f"no {', '.join(map(repr, missing))}"
+    if not isinstance(fit["name"], str) or not isinstance(fit["control"], bool):
+        return "'name' is not a string or 'control' not true/false"
+    seconds = fit["fit_seconds"]
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not seconds >= 0:
+        return f"'fit_seconds' is {seconds!r}, not a number of seconds"
+    figures = fit["figures"]
+    if not isinstance(figures, dict):
+        return f"'figures' is {type(figures).__name__}, not an object"
+    for k in ("still_improving", score):
+        if k not in figures:
+            return f"'figures' has no {k!r}"
+    if not any(k in figures for k in ("per_bin", "per_category", "per_period")):
+        return "'figures' has no breakdown ('per_bin', 'per_category' or 'per_period')"
+    value = figures[score]
+    if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+        return f"'figures'[{score!r}] is {value!r}, not a number"
+    return None
+
+
+def finished_fits(document, *, problems=None):
     """The finished fits recorded in a results document: ``{(name, control): (seconds, figures)}``.
+
+    A damaged entry (a hand edit, a truncated copy: a missing key, a value of the wrong
+    kind) is left out, so that its fit runs again, and said in ``problems``.
 
     Parameters
     ----------
     document : dict or None
         A ``results.json`` document (``None``: nothing finished).
+    problems : list or None, default=None
+        Where a line per damaged entry is appended (naming it and what is wrong).
 
     Returns
     -------
@@ -179,8 +233,27 @@ def finished_fits(document):
     """
     if not document:
         return {}
-    return {(fit["name"], bool(fit["control"])): (float(fit["fit_seconds"]), fit["figures"])
-            for fit in document.get("fits", [])}
+    problems = [] if problems is None else problems
+    meta = document.get("meta") if isinstance(document, dict) else None
+    score = meta.get("delta_time_score", "map") if isinstance(meta, dict) else "map"
+    entries = document.get("fits", []) if isinstance(document, dict) else None
+    if not isinstance(entries, list):
+        problems.append(f"{RESULTS}: 'fits' is not a list; every fit runs again")
+        return {}
+    fits = {}
+    for i, fit in enumerate(entries):
+        problem = _fit_problem(fit, score)
+        if problem is not None:
+            name = fit.get("name") if isinstance(fit, dict) else None
+            control = " (constant-time control)" if isinstance(fit, dict) and fit.get(
+                "control") is True else ""
+            problems.append(f"{RESULTS}: fit entry #{i + 1}"
+                            + (f" ({name}{control})" if isinstance(name, str) else "")
+                            + f" is damaged ({problem}); it is fitted again (--force "
+                              "refits every fit)")
+            continue
+        fits[(fit["name"], fit["control"])] = (float(fit["fit_seconds"]), fit["figures"])
+    return fits
 
 
 def write_atomic(path, text):

@@ -12,21 +12,19 @@ import numpy as np
 from sklearn.utils._param_validation import validate_params
 
 from ..evaluation import ResultTable, plot_per_bin_map
+from .notes import CONTROL_STILL_IMPROVING, STILL_IMPROVING, marked as _marked
 from .table import COLUMNS, METRIC_NAMES, is_na
 
 __all__ = ["figure_title", "plot_results"]
-
-
-#: Marks of a fit still improving at its last epoch: the model's, its control's.
-STILL_IMPROVING, CONTROL_STILL_IMPROVING = "*", "†"
 
 
 def figure_title(dataset, data, random_state, epochs):
     """What the comparison figure shows: data set, size, seed, time window, and the epochs
     each estimator trained (``epochs``: ``{name: epochs}``, None for a closed form; or one
     int for all)."""
+    unit = data.get("time_unit", "years")
     window = ("undated: no time window" if data.eval_window is None
-              else f"relevance window ±{data.eval_window:.2g} years")
+              else f"relevance window ±{data.eval_window:.2g} {unit}")
     if isinstance(epochs, dict):
         trained = {name: n for name, n in epochs.items() if n}
         counts = set(trained.values())
@@ -35,15 +33,10 @@ def figure_title(dataset, data, random_state, epochs):
                   else "epochs " + ", ".join(f"{name} {n}" for name, n in trained.items()))
     else:
         epochs = f"{epochs} epochs"
-    return (f"{dataset} data set: {len(data.X_train)} training + {len(data.X_test)} test "
-            f"items, seed {random_state}, {window},\n{epochs}")
-
-
-def _marked(row):
-    """The row's name with the marks of its fits that were still improving."""
-    marks = (STILL_IMPROVING * bool(row.get("still_improving"))
-             + CONTROL_STILL_IMPROVING * bool(row.get("control", {}).get("still_improving")))
-    return f"{row['name']} {marks}" if marks else row["name"]
+    world = (" (the demo world, built so that time helps: caption meanings move between "
+             "eras, the writing style stays)\n" if dataset == "synthetic" else ": ")
+    return (f"{dataset} data set{world}{len(data.X_train)} training + {len(data.X_test)} "
+            f"test items, seed {random_state}, {window},\n{epochs}")
 
 
 def _categorical_breakdown(rows, category_names=None):

@@ -286,6 +286,7 @@ def compare(estimators, X_train, y_train, X_test, y_test, *, time_window, protoc
         log(f"resuming: {len(results)} of {len(jobs)} fits already done, {len(todo)} to go")
 
     def finished(key, result):
+        # kept first: a Ctrl-C during the "done" line or the write below finds it in results
         results[key] = result
         log(f"[{len(results)}/{len(jobs)}] {key[0]}{label[key[1]]} done: fit {result[0]:.1f} s")
         if on_fit is not None:
@@ -301,11 +302,14 @@ def compare(estimators, X_train, y_train, X_test, y_test, *, time_window, protoc
             try:
                 result = _fit_evaluate(est, X_tr, y_train, X_te, y_eval,
                                        evaluate_control if control else evaluate, control)
+                if result[1] is not None:  # else the fit recorded the Ctrl-C, stopped early
+                    finished((name, control), result)  # the "done" line and the write
+            except CompareInterrupted:
+                raise
             except KeyboardInterrupt:
                 raise interrupted() from None
-            if result[1] is None:  # the fit recorded the Ctrl-C and stopped early
+            if result[1] is None:
                 raise interrupted()
-            finished((name, control), result)
     elif todo:
         log(f"fitting {len(todo)} models on {n_jobs} parallel workers ...")
         running = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(

@@ -12,18 +12,107 @@ shorter batch.  Nothing else a step reads changes between steps as a Python numb
 dropout position and SAM's α are device tensors), so later epochs reuse both graphs.  When
 torch cannot compile the step (no C++ compiler for the CPU backend, an op dynamo cannot
 trace) the fit warns once and goes on eagerly, with the same dropout stream.
+
+Graphs are shared only where the steps agree.  Dynamo keeps its compiled graphs on the code
+object of the function it compiles, and stops compiling a code object after
+``torch._dynamo.config.recompile_limit`` (8) graphs; one function for every fit of a process
+reached that limit after about four fits of different shapes (a grid search, the bins of a
+Binned model), and every later fit ran eagerly.  So each *step signature* (the compile
+options, the module's and the criterion's types and parameter shapes, the batch's shapes)
+gets a function of its own, with a code object of its own: fits that agree on it (the folds
+of a search) share its graphs, fits that do not never meet.  The signature includes the
+modules' public Python numbers (a margin, a dropout rate), which dynamo compiles in as
+constants.  A signature whose graphs still reach the limit (a number the signature does not
+see) is given a fresh function and compiled again, never run eagerly for that.  Each function is held by the steps that use it and, for the last 16 signatures, by
+the module (the next fit of a search reuses them); it is freed after both let go.
 """
+
+import inspect
+import threading
+import types
+import weakref
+from collections import OrderedDict
+from collections.abc import Mapping
 
 import torch
 
 from .._warnings import warn
 from ..nn.layers import Dropout
 
+#: ``torch.compile``'s keyword arguments that ``CompiledStep`` fixes.
+_FIXED = {"fullgraph": True, "dynamic": False}
+
 
 def _forward_loss(module, criterion, X, y):
     """skorch's ``infer`` and ``get_loss`` of one training batch, as one function."""
     y_pred = module(**X)
     return criterion(y_pred, y, X), y_pred
+
+
+def _fresh_forward_loss():
+    """:func:`_forward_loss` with a code object of its own: dynamo's cache of compiled
+    graphs (and its recompile limit) is per code object."""
+    f = _forward_loss
+    fresh = types.FunctionType(f.__code__.replace(), f.__globals__, f.__name__,
+                               f.__defaults__, f.__closure__)
+    fresh.__doc__, fresh.__qualname__ = f.__doc__, f.__qualname__
+    return fresh
+
+
+#: One compiled function per step signature, held weakly: the steps that use it hold it,
+#: and so does :data:`_RECENT` for the last signatures used (the next fit of a search).
+_SHARED = weakref.WeakValueDictionary()
+#: The functions of the last :data:`N_RECENT` signatures, most recent last.
+_RECENT = OrderedDict()
+N_RECENT = 16
+_SHARED_LOCK = threading.Lock()
+
+
+def _shared_function(key, options, full=None):
+    """The compiled function of the steps whose signature is ``key``; a fresh one in place
+    of ``full`` (a function whose graphs reached dynamo's recompile limit)."""
+    with _SHARED_LOCK:
+        fn = _SHARED.get(key)
+        if fn is None or fn is full:
+            fn = torch.compile(_fresh_forward_loss(), **_FIXED, **options)
+            _SHARED[key] = fn
+        _RECENT[key] = fn
+        _RECENT.move_to_end(key)
+        while len(_RECENT) > N_RECENT:
+            _RECENT.popitem(last=False)
+        return fn
+
+
+def _signature(value):
+    """What dynamo's guards read of ``value``: tensors by shape, dtype and device."""
+    if isinstance(value, torch.Tensor):
+        return ("tensor", tuple(value.shape), value.dtype, str(value.device),
+                value.requires_grad)
+    if isinstance(value, Mapping):
+        return ("map", tuple((k, _signature(v)) for k, v in value.items()))
+    if isinstance(value, (tuple, list)):
+        return (type(value).__name__, tuple(_signature(v) for v in value))
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return type(value)
+
+
+def _module_signature(module):
+    """A module's types, parameter and buffer shapes, and its Python numbers (a margin, a
+    dropout rate: dynamo compiles them into the graph as constants)."""
+    numbers = tuple(
+        (name, key, value) for name, sub in module.named_modules()
+        for key, value in vars(sub).items()
+        if not key.startswith("_") and isinstance(value, (bool, int, float, str)))
+    return (tuple((name, type(sub)) for name, sub in module.named_modules()), numbers,
+            tuple((name, _signature(t)) for name, t in module.named_parameters()),
+            tuple((name, _signature(t)) for name, t in module.named_buffers()))
+
+
+def _hit_recompile_limit(error):
+    """Whether ``error`` is dynamo's "this code object has too many graphs"."""
+    return any(type(e).__name__ in ("FailOnRecompileLimitHit", "FailOnCacheLimitHit")
+               for e in (error, *_causes(error)))
 
 
 def _is_compile_error(error):
@@ -48,6 +137,26 @@ def _causes(error):
         yield error
 
 
+def _check_options(options):
+    """``options`` as a dict of ``torch.compile``'s keyword arguments, or a clear error."""
+    if not isinstance(options, Mapping):
+        hint = (f" (for a backend: {{'backend': {options!r}}}; for a mode: "
+                f"{{'mode': {options!r}}})" if isinstance(options, str) else "")
+        raise TypeError(f"CompiledStep's options must be a dict of torch.compile's keyword "
+                        f"arguments such as {{'backend': 'aot_eager'}} or {{'mode': "
+                        f"'reduce-overhead'}}; got {type(options).__name__} {options!r}"
+                        f"{hint}.")
+    accepted = set(inspect.signature(torch.compile).parameters) - {"model", *_FIXED}
+    for key in options:
+        if key in _FIXED:
+            raise ValueError(f"CompiledStep's options may not set {key!r}: the step is "
+                             f"compiled with {key}={_FIXED[key]!r} (static shapes, one graph).")
+        if key not in accepted:
+            raise ValueError(f"CompiledStep's options has {key!r}, which is not a keyword "
+                             f"argument of torch.compile; use {sorted(accepted)}.")
+    return dict(options)
+
+
 class CompiledStep:
     """Forward and loss of a training step under ``torch.compile``, eager on failure.
 
@@ -56,8 +165,9 @@ class CompiledStep:
     Parameters
     ----------
     options : dict
-        Keyword arguments of ``torch.compile`` (``mode``, ``backend``, ``options``);
-        ``fullgraph=True`` and ``dynamic=False`` are fixed.
+        Keyword arguments of ``torch.compile`` (``mode``, ``backend``, ``options``, …);
+        ``fullgraph=True`` and ``dynamic=False`` are fixed.  A string (``"aot_eager"``) is
+        refused with a ``TypeError`` naming the dict to write.
     name : str, default="the estimator"
         Named in the fallback warning.
 
@@ -65,29 +175,55 @@ class CompiledStep:
     ----------
     failed_ : str or None
         Why the step runs eagerly (the compiler's error, one line); ``None`` while compiled.
+
+    Notes
+    -----
+    Steps with the same signature (options, module and criterion types and parameter
+    shapes, batch shapes) share one compiled function and its graphs, in any number of
+    fits; steps that differ never share one, so no number of fits in a process reaches
+    dynamo's recompile limit (the module docstring).
     """
 
     def __init__(self, options, name="the estimator"):
-        self.options = dict(options)
+        self.options = _check_options(options)
         self.name = name
         self.failed_ = None
-        self._fn = None
+        self._fns = {}
+        self._modules = None
+
+    def _key(self, module, criterion, X, y):
+        """The step's signature: options, module, criterion, batch."""
+        held = self._modules
+        if held is None or held[0]() is not module or held[1]() is not criterion:
+            held = self._modules = (weakref.ref(module), weakref.ref(criterion),
+                                    repr(sorted(self.options.items())),
+                                    _module_signature(module), _module_signature(criterion))
+        return (*held[2:], _signature(X), _signature(y))
 
     def __call__(self, module, criterion, X, y):
         """``(loss, y_pred)`` of the batch, or ``None`` when the step runs eagerly."""
         if self.failed_ is not None:
             return None
-        if self._fn is None:
-            self._fn = torch.compile(_forward_loss, fullgraph=True, dynamic=False,
-                                     **self.options)
+        key = self._key(module, criterion, X, y)
+        fn = self._fns.get(key)
+        if fn is None:
+            fn = self._fns[key] = _shared_function(key, self.options)
         if self.options.get("mode") in ("reduce-overhead", "max-autotune"):
             torch.compiler.cudagraph_mark_step_begin()  # the last step's outputs are read
         try:
-            return self._fn(module, criterion, X, y)
+            try:
+                return fn(module, criterion, X, y)
+            except Exception as error:  # noqa: BLE001 - only the recompile limit, else below
+                if not _hit_recompile_limit(error):
+                    raise
+            # the signature's function is full (guards on Python numbers): a fresh one
+            fn = self._fns[key] = _shared_function(key, self.options, full=fn)
+            return fn(module, criterion, X, y)
         except Exception as error:  # noqa: BLE001 - only the compiler's own, re-raised else
             if not _is_compile_error(error):
                 raise
             self.failed_ = _one_line(error)
+            self._fns = {}
             _continue_eagerly(module)
             warn(f"{self.name}: torch.compile could not compile the training step "
                  f"({self.failed_[:300]}); training continues eagerly (same results, slower "
@@ -95,7 +231,14 @@ class CompiledStep:
             return None
 
     def __getstate__(self):
-        return {**self.__dict__, "_fn": None}  # a compiled function does not pickle
+        # a compiled function does not pickle; the weak references neither
+        return {**self.__dict__, "_fns": {}, "_modules": None}
+
+    def __setstate__(self, state):
+        state.setdefault("_fns", {})  # a step pickled before the per-signature functions
+        state.setdefault("_modules", None)
+        state.pop("_fn", None)
+        self.__dict__.update(state)
 
 
 def _continue_eagerly(module):

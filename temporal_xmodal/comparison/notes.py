@@ -1,0 +1,173 @@
+"""The words around the comparison table: the answer on its first lines and the notes under it.
+
+:func:`answer_lines` says which estimator wins on category retrieval and on
+the time-aware figure, and whether time pays beyond the date filter, each
+with its margin over the runner-up; :func:`note_lines` explains the columns
+and names the fits still improving (the marks of :func:`marked`) and the time
+bins merged.  The console, ``table.txt`` and the figure carry the same words.
+"""
+
+from .table import DELTA_TIME_SCORE, is_na
+
+__all__ = ["CONTROL_STILL_IMPROVING", "STILL_IMPROVING", "answer_lines", "marked", "note_lines"]
+
+#: Marks of a fit still improving at its last epoch: the model's, its control's.
+STILL_IMPROVING, CONTROL_STILL_IMPROVING = "*", "†"
+
+
+def marked(row):
+    """The row's name with the marks of its fits that were still improving."""
+    marks = (STILL_IMPROVING * bool(row.get("still_improving"))
+             + CONTROL_STILL_IMPROVING * bool(row.get("control", {}).get("still_improving")))
+    return f"{row['name']} {marks}" if marks else row["name"]
+
+
+def _winner(rows, value):
+    """(best row, its value, margin over the runner-up or None) of the rows with a value."""
+    scored = [(value(r), r) for r in rows if not is_na(value(r))]
+    if not scored:
+        return None, None, None
+    scored.sort(key=lambda pair: -pair[0])
+    margin = scored[0][0] - scored[1][0] if len(scored) > 1 else None
+    return scored[0][1], scored[0][0], margin
+
+
+def _margin(margin, rows, value):
+    if margin is None:
+        return " (the only one measured)"
+    second = sorted((value(r), r["name"]) for r in rows if not is_na(value(r)))[-2][1]
+    return f", {margin:+.3f} over {second}"
+
+
+def _stronger(row):
+    """The stronger of a row's two time-window readings (all candidates, date-filtered)."""
+    pair = [row.get("tmap50"), row.get("tmap50_filter")]
+    return float("nan") if any(is_na(v) for v in pair) else max(pair)
+
+
+def answer_lines(rows, protocol, *, seeds=1):
+    """The answer a user came for, in a few lines above the table.
+
+    Read more in the user guide: docs/index.md ("The answer on the first lines").
+
+    Parameters
+    ----------
+    rows : list of dict
+        Rows of :func:`~temporal_xmodal.comparison.compare`.
+    protocol : {"labels", "undated"}
+        The figures' protocol (``"undated"``: pairs ranked by MRR).
+    seeds : int, default=1
+        Seeds the figures are over (one: no spread is measured).
+
+    Returns
+    -------
+    lines : list of str
+    """
+    if not rows:
+        return []
+    score = DELTA_TIME_SCORE[protocol]
+    lines = []
+    what = ("category retrieval (mAP, mean of I→T and T→I)" if protocol == "labels"
+            else "pair retrieval (I→T MRR: each picture finds its own text)")
+    best, value, margin = _winner(rows, lambda r: r.get(score))
+    if best is not None:
+        lines.append(f"Best on {what}: {best['name']} {value:.3f}"
+                     f"{_margin(margin, rows, lambda r: r.get(score))}.")
+    best, value, margin = _winner(rows, _stronger)
+    if best is not None:
+        lines.append(f"Best on the time-aware figure (time-window mAP@50, the stronger of all "
+                     f"candidates and + filter): {best['name']} {value:.3f}"
+                     f"{_margin(margin, rows, _stronger)}.")
+    key = "delta_beyond_filter" if best is not None else "delta_time"
+    gains = [(r[key], r["name"]) for r in rows if not is_na(r.get(key))]
+    if gains:
+        gain, name = max(gains)
+        beyond = ("beyond the date filter (Δ>filter: its best time-window reading minus its "
+                  "constant-time control's searched with the filter)" if key != "delta_time"
+                  else f"(Δ-time on {score.upper() if score == 'mrr' else 'mAP'})")
+        if gain > 0:
+            lines.append(f"Does time pay on these data {beyond}? Yes: {name} {gain:+.3f}.")
+        else:
+            rival = ("a static model with the date filter does as well" if key != "delta_time"
+                     else "the same model without the dates does as well")
+            lines.append(f"Does time pay on these data {beyond}? No: the best is {name} "
+                         f"{gain:+.3f}; {rival}.")
+    elif any(r.get("time_use") not in (None, "none") for r in rows):
+        lines.append("Does time pay? Not measured: the data are undated, or no time-aware "
+                     "estimator's constant-time control has finished.")
+    if seeds <= 1 and lines:
+        lines.append("One seed: no spread over seeds is measured, so margins of a few "
+                     "thousandths may be noise (repeat with --seed N to see).")
+    return lines
+
+
+def _bins_line(row):
+    """One line on a binned model's bins: asked for, fitted, merged (its TimeBinWarning)."""
+    merged = [note for note in row.get("time_bin_notes", ()) if "Binned" in note]
+    return (f"{row['name']}: {merged[0]}" if merged
+            else f"{row['name']} fitted {row['n_bins']} time bin(s), none merged.")
+
+
+def note_lines(rows, data):
+    """The lines under the table: what the columns mean, fits still improving, bins merged.
+
+    Parameters
+    ----------
+    rows : list of dict
+    data : Bunch
+        The job's data (``protocol``, ``eval_window``, ``dated``).
+
+    Returns
+    -------
+    lines : list of str
+    """
+    undated = data.protocol == "undated"
+    score = {"map": "mAP (mean of I→T and T→I)", "mrr": "I→T MRR"}[DELTA_TIME_SCORE[data.protocol]]
+    lines = []
+    if undated:
+        lines.append("I→T MRR: each picture ranks every text, its own one is the answer (one "
+                     "relevant item: AP = RR, TICRC's metric). Δ date = MRR − MRR with the "
+                     "query dates shuffled. The label protocols (t-mAP, local, bin mAP) need "
+                     "labels: n/a.")
+    elif data.eval_window is None:
+        lines.append("undated data: the temporal protocols (t-mAP@50, local@10, bin mAP) "
+                     "are n/a")
+    else:
+        lines.append("bin mAP reads higher than I→T / T→I mAP: each query ranks only the "
+                     "items of its own time bin (10 bins), so about a tenth of the distractors.")
+    if data.dated:
+        lines.append(f"Δ-time = {score} minus the same estimator (same seed) fitted and "
+                     "evaluated with a constant time column; n/a for estimators that ignore "
+                     "time.")
+        if data.eval_window is not None and not undated:
+            lines.append("+ filter = t-mAP@50 with each query's candidates restricted to the "
+                         "time window (a search filtered by date, which any model gets from "
+                         "the dates the user holds). Δ>filter = the stronger of a model's "
+                         "t-mAP@50 and + filter minus the stronger of its control's: what the "
+                         "dates add beyond that filter. Category mAP across time (I→T / T→I "
+                         "mAP) is what no filter gives. To choose between a model and its "
+                         "control on your data, search use_time with GridSearchCV and "
+                         "SCORERS['map'] and SCORERS['tmap@50|filter'] (docs/time.md).")
+    else:
+        lines.append("Δ-time is n/a: the time column is constant.")
+    short = [row["name"] for row in rows if row["still_improving"]]
+    short_controls = [row["name"] for row in rows
+                      if row.get("control", {}).get("still_improving")]
+    parts = [", ".join(short)] if short else []
+    if short_controls:
+        parts.append("constant-time controls of " + ", ".join(short_controls))
+    if parts:
+        lines.append(f"{STILL_IMPROVING} / {CONTROL_STILL_IMPROVING}: still improving at the "
+                     "last epoch (the best validation figure rose by more than 0.01 over the "
+                     "most recent epochs, so these figures may be short of convergence; "
+                     "--max-epochs raises the epochs). Still improving at the last epoch: "
+                     + "; ".join(parts) + ".")
+    for row in rows:
+        if "n_bins" in row:  # a binned model: the bins it was given, the bins it fitted
+            lines.append(_bins_line(row))
+    evaluation = [note for row in rows for note in row.get("time_bin_notes", ())
+                  if "Binned" not in note]
+    if evaluation:  # the test times' bins of local@10 / bin mAP, the same for every row
+        lines.append("Time bins of local@10 and bin mAP on the test times: "
+                     + "; ".join(dict.fromkeys(evaluation)))
+    return lines

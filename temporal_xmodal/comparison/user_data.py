@@ -1,0 +1,394 @@
+"""Data of ``compare --data FILE``: a user's own table of image features, text features and dates.
+
+:func:`read_table` reads a Parquet, CSV, Feather or ``.npz`` file into a
+DataFrame; :func:`load_user_data` picks the blocks out of it the way
+:func:`~temporal_xmodal.make_crossmodal_transformer` does (a column-name
+prefix such as ``"img_"`` or a list of names), maps the time column to the
+time axis (numbers in ``time_unit``, or dates), reads the labels (class
+labels, a multilabel column, or none: each row is a pair, ranked by MRR as
+TICRC is), and splits the rows at random or in time (train on the earlier
+part, test on the later).  The result is the Bunch that
+:func:`~temporal_xmodal.comparison.load_comparison_data` returns for the
+embedded data sets, so the job runs on it unchanged.
+
+Every problem is a :class:`UserDataError` (a ``ValueError``) in one line that
+names the column or the option; a row dropped (a missing value) or a column
+left unused is said in ``data.notes``.  Nothing here imports torch: the
+command line reads and checks the file before any fit.
+"""
+
+import hashlib
+import os
+from pathlib import Path
+
+import numpy as np
+from sklearn.utils import Bunch
+
+from .job import MIN_SAMPLES
+
+__all__ = ["DATA_FORMATS", "SPLITS", "UserDataError", "load_user_data", "read_table"]
+
+#: File suffixes read by :func:`read_table`.
+DATA_FORMATS = (".parquet", ".pq", ".csv", ".feather", ".npz")
+#: ``split`` of :func:`load_user_data`: rows at random, or the latest rows held out.
+SPLITS = ("random", "time")
+#: Share of the rows held out for the test split (the synthetic data set's too).
+TEST_FRACTION = 0.3
+
+
+class UserDataError(ValueError):
+    """A user's data file or frame cannot be compared: the problem in one line."""
+
+
+def read_table(path):
+    """Read a user's data file into a DataFrame.
+
+    Parquet (``.parquet``, ``.pq``) and Feather (``.feather``) need pyarrow.
+    A ``.npz`` file holds one array per column: a 1-D array is a column of
+    its name, a 2-D array ``name`` of shape (n, k) the columns ``name_0`` ...
+    ``name_<k-1>`` (so ``image=`` / ``text=`` can name it by the prefix
+    ``"name_"``).
+
+    Read more in the user guide: docs/index.md ("Your own data").
+
+    Parameters
+    ----------
+    path : str or Path
+
+    Returns
+    -------
+    frame : pandas.DataFrame
+
+    Raises
+    ------
+    UserDataError
+        The file is missing, of another format, or unreadable.
+    """
+    import pandas as pd
+
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in DATA_FORMATS:
+        raise UserDataError(f"--data {path}: unknown format {suffix or '(no suffix)'!r}; give a "
+                            f"file ending in {', '.join(DATA_FORMATS)}")
+    if not path.is_file():
+        raise UserDataError(f"--data {path}: no such file")
+    try:
+        if suffix in (".parquet", ".pq"):
+            return pd.read_parquet(path)
+        if suffix == ".feather":
+            return pd.read_feather(path)
+        if suffix == ".csv":
+            return pd.read_csv(path)
+        with np.load(path, allow_pickle=False) as arrays:
+            columns = {}
+            for name in arrays.files:
+                values = arrays[name]
+                if values.ndim == 1:
+                    columns[name] = values
+                elif values.ndim == 2:
+                    columns.update({f"{name}_{j}": values[:, j] for j in range(values.shape[1])})
+                else:
+                    raise UserDataError(f"--data {path}: array {name!r} has {values.ndim} "
+                                        "dimensions; give 1-D columns or 2-D blocks")
+            lengths = {name: len(v) for name, v in columns.items()}
+            if len(set(lengths.values())) > 1:
+                raise UserDataError(f"--data {path}: the arrays have different numbers of "
+                                    f"rows ({lengths})")
+            return pd.DataFrame(columns)
+    except ImportError as exc:
+        raise UserDataError(f"--data {path}: reading {suffix} needs pyarrow (pip install "
+                            f"pyarrow): {exc}") from None
+    except UserDataError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any reader's failure, in one line
+        raise UserDataError(f"--data {path}: cannot read it as {suffix} "
+                            f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
+                            ) from None
+
+
+def _preview(names, n=4):
+    names = [str(c) for c in names]
+    return ", ".join(names[:n]) + (f", ... ({len(names)} in all)" if len(names) > n else "")
+
+
+def _select(frame, spec, option):
+    """The columns a block names: a prefix (str), or a list of names (a comma-separated str
+    from the command line is split by the caller)."""
+    columns = [str(c) for c in frame.columns]
+    if isinstance(spec, str):
+        chosen = [c for c in frame.columns if str(c).startswith(spec)]
+        if not chosen:
+            raise UserDataError(f"{option} {spec!r}: no column starts with it (columns: "
+                                f"{_preview(columns)})")
+        return chosen
+    spec = list(spec)
+    missing = [name for name in spec if name not in frame.columns]
+    if missing:
+        raise UserDataError(f"{option}: no column named {', '.join(map(repr, missing))} "
+                            f"(columns: {_preview(columns)})")
+    if not spec:
+        raise UserDataError(f"{option}: no column given")
+    return spec
+
+
+def _numeric_block(frame, names, option):
+    non_numeric = [str(c) for c in names if frame[c].dtype.kind not in "biuf"]
+    if non_numeric:
+        kinds = sorted({str(frame[c].dtype) for c in non_numeric})
+        raise UserDataError(f"{option}: column(s) {_preview(non_numeric)} are not numeric "
+                            f"(dtype {', '.join(kinds)}); the image and text blocks must be "
+                            "numbers (features)")
+    block = frame[names].to_numpy(dtype=np.float64)
+    if np.isinf(block).any():
+        row, col = np.argwhere(np.isinf(block))[0]
+        raise UserDataError(f"{option}: column {names[col]!r} holds an infinite value (row "
+                            f"{frame.index[row]!r}); features must be finite")
+    return block
+
+
+def _read_time(values, column, unit):
+    """(times on the axis as float64 with NaN where missing, "dates" or "numbers")."""
+    import pandas as pd
+
+    from ..time import to_time_axis
+
+    series = pd.Series(values).reset_index(drop=True)
+    missing = series.isna().to_numpy()
+    kept = series[~missing]
+    out = np.full(len(series), np.nan)
+    if series.dtype.kind in "biuf" and series.dtype.kind != "b":
+        out[~missing] = kept.to_numpy(dtype=np.float64)
+        if np.isinf(out).any():
+            raise UserDataError(f"--time {column!r}: infinite times; every row needs a "
+                                "finite time")
+        return out, "numbers"
+    if series.dtype.kind == "b" or series.dtype.kind == "m":
+        raise UserDataError(f"--time {column!r}: dtype {series.dtype} is neither dates nor "
+                            "numbers")
+    if series.dtype.kind != "M" and not _is_date_dtype(series.dtype):
+        texts = kept.astype(str).to_numpy()
+        try:  # ISO dates of any year first (numpy's own parser: 1500-06-01 included)
+            dates = np.array(texts, dtype="datetime64[us]")
+        except (ValueError, TypeError, OverflowError):
+            parsed = pd.to_datetime(pd.Series(texts), errors="coerce", format="mixed")
+            bad = parsed.isna().to_numpy()
+            if bad.any():
+                raise UserDataError(
+                    f"--time {column!r}: {int(bad.sum())} value(s) are neither dates nor "
+                    f"numbers (e.g. {texts[bad][0]!r}); write dates as 1890-06-01 or give "
+                    "numbers with --time-unit") from None
+            dates = parsed.to_numpy()
+        kept = dates
+    try:
+        out[~missing] = to_time_axis(np.asarray(kept), unit, name=f"--time {column!r}")
+    except (TypeError, ValueError) as exc:
+        raise UserDataError(str(exc).splitlines()[0]) from None
+    return out, "dates"
+
+
+def _is_date_dtype(dtype):
+    return getattr(dtype, "kind", None) == "M" or str(dtype).startswith("datetime64")
+
+
+def _read_labels(values, column, sep):
+    """(y, kind, class names): 1-based int codes, or a 0/1 indicator matrix (multilabel)."""
+    import pandas as pd
+
+    series = pd.Series(values).reset_index(drop=True)
+    first = series.dropna().iloc[0] if series.notna().any() else None
+    listed = isinstance(first, (list, tuple, set, np.ndarray))
+    if sep is not None or listed:
+        if not listed:
+            series = series.map(lambda v: v if v is None or v != v else
+                                [part.strip() for part in str(v).split(sep) if part.strip()])
+        sets = [list(v) for v in series]
+        names = sorted({str(c) for labels in sets for c in labels})
+        index = {name: j for j, name in enumerate(names)}
+        y = np.zeros((len(sets), len(names)), dtype=np.int64)
+        for i, labels in enumerate(sets):
+            y[i, [index[str(c)] for c in labels]] = 1
+        return y, "multilabel", names
+    names, codes = np.unique(series.astype(str).to_numpy(), return_inverse=True)
+    return codes.astype(np.int64) + 1, "labels", [str(n) for n in names]
+
+
+def _fingerprint(frame):
+    """A short digest of the frame's contents (the job key of a user's data)."""
+    import pandas as pd
+
+    digest = hashlib.sha256()
+    digest.update(repr([str(c) for c in frame.columns]).encode())
+    try:
+        digest.update(pd.util.hash_pandas_object(frame, index=False).to_numpy().tobytes())
+    except TypeError:  # unhashable cells (a multilabel list column)
+        digest.update(frame.to_json().encode())
+    return digest.hexdigest()[:16]
+
+
+def load_user_data(data, *, image, text, time=None, label=None, label_sep=None,
+                   time_unit="years", split="random", window="5%", random_state=0,
+                   n_samples=None):
+    """A user's table as the comparison's train / test data.
+
+    Read more in the user guide: docs/index.md ("Your own data").
+
+    Parameters
+    ----------
+    data : DataFrame, str or Path
+        The rows, or a file that :func:`read_table` reads.
+    image, text : str or list of str
+        Each block's columns: a name prefix (``"img_"``) or a list of names,
+        as :func:`~temporal_xmodal.make_crossmodal_transformer` takes them.
+    time : str or None, default=None
+        The time column: numbers in ``time_unit``, dates (``datetime64``), or
+        date strings (a CSV's).  ``None``: undated (time = 0; the temporal
+        figures and Δ-time are n/a).
+    label : str or None, default=None
+        Class labels (any values), or a multilabel column (lists, or strings
+        split at ``label_sep``).  ``None``: every row is an image–text pair,
+        ranked by MRR as TICRC is (each picture finds its own text).
+    label_sep : str or None, default=None
+        Separator of a multilabel string column (``"|"``).
+    time_unit : str, default="years"
+        Unit of numeric times, and the unit dates are mapped to.
+    split : {"random", "time"}, default="random"
+        ``"random"``: 30 % of the rows at random are held out; ``"time"``:
+        the latest 30 % (train on the earlier part, test on the later).
+    window : str or float, default="5%"
+        Time window of t-mAP@50 and the date filter: a share of the span of
+        the times (``"5%"``), a duration (``"180D"``) or a number in
+        ``time_unit``.
+    random_state : int, default=0
+        Seed of the random split and of the subset.
+    n_samples : int or None, default=None
+        A random subset of this many usable rows (``None``: all), for a quick look.
+
+    Returns
+    -------
+    data : sklearn.utils.Bunch
+        As :func:`~temporal_xmodal.comparison.load_comparison_data`, with
+        ``key`` (what identifies these data in the job key), ``notes`` (rows
+        dropped, columns unused) and ``time_unit``.
+
+    Raises
+    ------
+    UserDataError
+        A missing column, a non-numeric block, too few rows, unreadable dates,
+        an unknown option; one line naming it.
+    """
+    import pandas as pd
+
+    from ..time import to_duration
+
+    if split not in SPLITS:
+        raise UserDataError(f"--split must be one of {', '.join(SPLITS)}; got {split!r}")
+    source = None
+    if isinstance(data, (str, os.PathLike)):
+        source, data = str(data), read_table(data)
+    if not isinstance(data, pd.DataFrame):
+        raise UserDataError(f"data must be a DataFrame or a file path; got {type(data).__name__}")
+    frame = data
+    image_cols = _select(frame, image, "--image")
+    text_cols = _select(frame, text, "--text")
+    used = {"--time": [time] if time is not None else [], "--label": [label] if label else []}
+    for option, names in used.items():
+        if names and names[0] not in frame.columns:
+            raise UserDataError(f"{option}: no column named {names[0]!r} (columns: "
+                                f"{_preview(frame.columns)})")
+    overlap = set(image_cols) & set(text_cols)
+    clash = (set(image_cols) | set(text_cols)) & {time, label}
+    if overlap or clash:
+        raise UserDataError(f"column(s) {_preview(sorted(map(str, overlap | clash)))} are named "
+                            "by two of --image, --text, --time, --label; each column belongs "
+                            "to one")
+    notes = []
+    unused = [c for c in frame.columns
+              if c not in set(image_cols) | set(text_cols) | {time, label}]
+    if unused:
+        notes.append(f"columns not used: {_preview(unused)}")
+    X_image = _numeric_block(frame, image_cols, "--image")
+    X_text = _numeric_block(frame, text_cols, "--text")
+    if time is not None:
+        t, kind = _read_time(frame[time].to_numpy(), time, time_unit)
+    else:
+        t, kind = np.zeros(len(frame)), "none"
+    missing = np.isnan(X_image).any(1) | np.isnan(X_text).any(1) | np.isnan(t)
+    if label:
+        missing |= frame[label].isna().to_numpy()
+    if missing.any():
+        first = frame.index[np.flatnonzero(missing)[0]]
+        notes.append(f"dropped {int(missing.sum())} of {len(frame)} rows with a missing value "
+                     f"(the first: row {first!r})")
+    keep = ~missing
+    n = int(keep.sum())
+    if n < MIN_SAMPLES:
+        raise UserDataError(f"the data hold {n} usable row(s); the comparison needs at least "
+                            f"{MIN_SAMPLES} (train + test)" + (f" ({notes[-1]})" if missing.any()
+                                                              else ""))
+    rng = np.random.default_rng(random_state)
+    if n_samples is not None:
+        if n_samples < MIN_SAMPLES:
+            raise UserDataError(f"--n-samples must be at least {MIN_SAMPLES}; got {n_samples}")
+        if n_samples < n:
+            subset = np.zeros(n, dtype=bool)
+            subset[rng.choice(n, n_samples, replace=False)] = True
+            keep[np.flatnonzero(keep)[~subset]] = False
+            n = n_samples
+    X_image, X_text, t = X_image[keep], X_text[keep], t[keep]
+    if label:
+        y, label_kind, categories = _read_labels(frame[label][keep], label, label_sep)
+    else:
+        y, label_kind, categories = None, "pairs", None
+    span = float(np.ptp(t))
+    dated = span > 0
+    if time is not None and not dated:
+        notes.append(f"--time {time!r} holds one instant for every row: undated (the temporal "
+                     "figures and Δ-time are n/a)")
+    eval_window = None
+    if dated:
+        try:
+            eval_window = to_duration(window, time_unit, name="--window", span=span)
+        except (TypeError, ValueError) as exc:
+            raise UserDataError(str(exc).splitlines()[0]) from None
+        if not 0 < eval_window:
+            raise UserDataError(f"--window must be positive; got {window!r}")
+    if split == "random":
+        test = rng.random(n) < TEST_FRACTION
+    else:
+        order = np.argsort(t, kind="stable")
+        test = np.zeros(n, dtype=bool)
+        test[order[n - int(round(TEST_FRACTION * n)):]] = True
+    if test.sum() < 2 or (~test).sum() < 2:
+        raise UserDataError(f"the split leaves {int((~test).sum())} training and "
+                            f"{int(test.sum())} test rows; each needs at least 2")
+    blocks = [(X_image[m], X_text[m], t[m]) for m in (~test, test)]
+    X_tr, X_te = (np.column_stack(b) for b in blocks)
+    pairs = y is None
+    y_tr, y_te = ((np.arange(len(X_tr)), np.arange(len(X_te))) if pairs
+                  else (y[~test], y[test]))
+    d = X_image.shape[1]
+    cut = ""
+    if split == "time" and dated:
+        cut = (f"; trained on times up to {blocks[0][2].max():g}, tested on "
+               f"{blocks[1][2].min():g} to {blocks[1][2].max():g} ({time_unit})")
+    n_classes = len(categories or ())
+    what = {"labels": f"{n_classes} classes", "multilabel": f"{n_classes} labels (multilabel)",
+            "pairs": "no labels: each row a pair, ranked by MRR (each picture finds its own "
+                     "text)"}[label_kind]
+    window_text = (f"t-mAP@50 window = {eval_window:.3g} {time_unit} ({window})" if dated
+                   else "undated: the temporal figures are n/a")
+    description = (f"{source or 'DataFrame'}, {len(X_tr)} train / {len(X_te)} test rows "
+                   f"({split} split{cut}), {d} image + {X_text.shape[1]} text features, "
+                   f"{what}; {window_text}")
+    key = {"source": source, "fingerprint": _fingerprint(frame), "image": image,
+           "text": text, "time": time, "label": label, "label_sep": label_sep,
+           "time_unit": time_unit, "split": split, "window": window, "n_samples": n_samples}
+    return Bunch(X_train=X_tr, y_train=y_tr, X_test=X_te, y_test=y_te, blocks_train=blocks[0],
+                 blocks_test=blocks[1], n_image_features=d, time_window=None,
+                 eval_window=eval_window, protocol="undated" if pairs else "labels",
+                 dated=dated, pairs=pairs, time_unit=time_unit, key=key, notes=notes,
+                 description=description,
+                 extra={"data": {k: v for k, v in key.items() if k != "fingerprint"},
+                        "label_kind": label_kind, "time_kind": kind, "notes": notes,
+                        **({"categories": categories} if label_kind == "labels" else {})})

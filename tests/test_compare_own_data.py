@@ -1,0 +1,309 @@
+"""The main job on a user's own file (``compare --data FILE``) and from Python
+(``compare_estimators``): end to end on Parquet and CSV, both splits, labels and pairs; the
+one-line refusals; the answer and notes in table.txt; duplicates in --estimators; a damaged
+results.json on --resume; Ctrl-C (a real SIGINT) after a fit's "done" line and while the
+figure is drawn."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from temporal_xmodal.cli import main
+from temporal_xmodal.datasets import make_temporal_crossmodal
+
+pd = pytest.importorskip("pandas")
+
+ROOT = Path(__file__).resolve().parents[1]
+#: The fastest job that still has a time-aware estimator and its control: three fits.
+FAST = ["--estimators", "CCA,Diachronic", "--max-epochs", "1", "--no-plots"]
+pytestmark = pytest.mark.filterwarnings(  # a few hundred rows leave empty time bins
+    "ignore::temporal_xmodal.time.TimeBinWarning")
+
+
+def _frame(n=240, seed=0):
+    """A user's table: 8 image + 6 text features, a date, a label and an unused column."""
+    X, y, info = make_temporal_crossmodal(n, return_info=True, random_state=seed,
+                                          n_image_features=8, n_text_features=6,
+                                          n_categories=4)
+    d = info.n_image_features
+    df = pd.DataFrame(X[:, :d], columns=[f"img_{i}" for i in range(d)])
+    for j in range(X.shape[1] - 1 - d):
+        df[f"txt_{j}"] = X[:, d + j]
+    df["date"] = pd.Timestamp("1880-01-01") + pd.to_timedelta(X[:, -1] * 365.25, unit="D")
+    df["label"] = [f"class {v}" for v in y]
+    df["note"] = "free text"
+    return df
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("own")
+    df = _frame()
+    paths = {"parquet": folder / "items.parquet", "csv": folder / "items.csv"}
+    if _has_pyarrow():
+        df.to_parquet(paths["parquet"])
+    df.to_csv(paths["csv"], index=False)  # the dates become strings, read back as dates
+    return paths
+
+
+def _has_pyarrow():
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _table_rows(text):
+    """The estimator rows of table.txt (the lines under the header's rule)."""
+    lines = text.splitlines()
+    rule = next(i for i, line in enumerate(lines) if line.startswith("-----"))
+    rows = []
+    for line in lines[rule + 1:]:
+        if not line.strip():
+            break
+        rows.append(line)
+    return rows
+
+
+@pytest.mark.parametrize("fmt, split, label", [("parquet", "random", "label"),
+                                               ("csv", "time", None)])
+def test_compare_data_end_to_end(files, fmt, split, label, tmp_path, capsys):
+    if fmt == "parquet" and not _has_pyarrow():
+        pytest.skip("Parquet needs pyarrow")
+    out = tmp_path / "out"
+    args = ["compare", "--data", str(files[fmt]), "--image", "img_",
+            "--text", ",".join(f"txt_{j}" for j in range(6)), "--time", "date",
+            "--split", split, *FAST, "--output", str(out)]
+    if label:
+        args += ["--label", label]
+    assert main(args) == 0
+    printed = capsys.readouterr().out
+    results = json.loads((out / "results.json").read_text())
+    meta = results["meta"]
+    assert meta["complete"] and meta["n_samples"] == 240 and meta["n_test"] > 50
+    assert meta["job"]["data"]["split"] == split and meta["job"]["data"]["source"].endswith(fmt)
+    assert meta["protocol"] == ("labels" if label else "undated")
+    assert f"columns not used: {'' if label else 'label, '}note" in printed  # nothing silent
+    rows = {row["name"]: row for row in results["rows"]}
+    assert list(rows) == ["CCA", "Diachronic"]
+    table = (out / "table.txt").read_text()
+    names = [line.split()[0] for line in _table_rows(table)]
+    assert names[:2] == ["CCA", "Diachronic"]
+    # the answer on the first lines, in the JSON too
+    assert table.startswith("Best on ") and results["answer"][0] == table.splitlines()[0]
+    assert "Does time pay on these data" in table and "One seed" in table
+    diachronic = rows["Diachronic"]
+    assert diachronic["delta_time"] is not None and "control" in diachronic
+    if label:  # four classes; the time-window figures beside category mAP
+        assert meta["categories"] == [f"class {i}" for i in range(4)]
+        assert 0 < rows["CCA"]["map"] <= 1 and 0 < diachronic["tmap50_filter"] <= 1
+        assert "beyond the date filter" in table and "bin mAP reads higher" in table
+    else:  # pairs: ranked by MRR, against a random ranking
+        assert meta["delta_time_score"] == "mrr" and 0 < rows["CCA"]["mrr"] <= 1
+        assert meta["references"]["random"] == pytest.approx(
+            np.mean(1 / np.arange(1, meta["n_test"] + 1)))
+        assert "pair retrieval (I→T MRR" in table
+    if split == "time":  # train on the earlier part, test on the later
+        assert "trained on times up to" in printed
+
+
+def test_compare_estimators_returns_the_table_as_a_dataframe(tmp_path):
+    from temporal_xmodal.comparison import compare_estimators
+
+    df = _frame(200, seed=1)
+    lines = []
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*feature names")
+        table = compare_estimators(df.drop(columns="note"), image="img_", text="txt_",
+                                   time="date", label="label", estimators=["CCA"],
+                                   plots=False, output=tmp_path, log=lines.append)
+    assert list(table.index) == ["CCA"] and table.index.name == "estimator"
+    assert 0 < table.loc["CCA", "I→T mAP"] <= 1 and np.isnan(table.loc["CCA", "Δ-time"])
+    assert table.attrs["answer"][0].startswith("Best on category retrieval")
+    assert (tmp_path / "results.json").exists() and (tmp_path / "table.txt").exists()
+    # an array [image | text | time] with multilabel y: the same job
+    X = np.column_stack([df.filter(like="img_"), df.filter(like="txt_"),
+                         np.linspace(1900, 1910, len(df))])
+    y = np.zeros((len(df), 3), dtype=int)
+    y[np.arange(len(df)), np.arange(len(df)) % 3] = 1
+    y[::4, 0] = 1
+    multi = compare_estimators(X, y, n_image_features=8, estimators=["CCA"], plots=False,
+                               output=tmp_path / "multi", log=lines.append)
+    meta = json.loads((tmp_path / "multi" / "results.json").read_text())["meta"]
+    assert meta["label_kind"] == "multilabel" and 0 < multi.loc["CCA", "I→T mAP"] <= 1
+
+
+def test_read_table_reads_npz_blocks_and_feather(tmp_path):
+    from temporal_xmodal.comparison import read_table
+
+    np.savez(tmp_path / "d.npz", image=np.ones((5, 3)), text=np.zeros((5, 2)),
+             year=np.arange(5.0))
+    frame = read_table(tmp_path / "d.npz")
+    assert list(frame.columns) == ["image_0", "image_1", "image_2", "text_0", "text_1", "year"]
+    if _has_pyarrow():
+        frame.to_feather(tmp_path / "d.feather")
+        assert read_table(tmp_path / "d.feather").equals(frame)
+
+
+def _bad_files(folder):
+    df = _frame(150)
+    few = df.iloc[:60]
+    dates = df.assign(date=df["date"].astype(str))
+    dates.loc[7, "date"] = "the spring of 1882"
+    paths = {}
+    for name, frame in {"items": df, "few": few, "dates": dates}.items():
+        paths[name] = folder / f"{name}.csv"
+        frame.to_csv(paths[name], index=False)
+    (folder / "items.xlsx").write_text("not read")
+    return paths
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--data", "items", "--image", "img_", "--text", "txt_", "--time", "when"],
+     "--time: no column named 'when'"),
+    (["--data", "items", "--image", "pix_", "--text", "txt_"],
+     "--image 'pix_': no column starts with it"),
+    (["--data", "items", "--image", "img_0,img_99", "--text", "txt_"],
+     "--image: no column named 'img_99'"),
+    (["--data", "items", "--image", "img_", "--text", "txt_0,note"],
+     "--text: column(s) note are not numeric"),
+    (["--data", "few", "--image", "img_", "--text", "txt_", "--time", "date"],
+     "the data hold 60 usable row(s); the comparison needs at least 100"),
+    (["--data", "dates", "--image", "img_", "--text", "txt_", "--time", "date"],
+     "1 value(s) are neither dates nor numbers (e.g. 'the spring of 1882')"),
+    (["--data", "items", "--text", "txt_"], "--data needs --image"),
+    (["--data", "items", "--image", "img_", "--text", "txt_", "--dataset", "wiki"],
+     "--data and --dataset name two data sets"),
+    (["--image", "img_"], "--image read your own file: pass it with --data FILE"),
+    (["--data", "items.xlsx", "--image", "img_", "--text", "txt_"], "unknown format '.xlsx'"),
+    (["--data", "absent.csv", "--image", "img_", "--text", "txt_"], "no such file"),
+    (["--data", "items", "--image", "img_", "--text", "txt_", "--time", "date",
+      "--window", "soon"], "--window"),
+])
+def test_bad_data_is_a_one_line_refusal(args, message, tmp_path, capsys):
+    paths = {**_bad_files(tmp_path), "items.xlsx": tmp_path / "items.xlsx",
+             "absent.csv": tmp_path / "absent.csv"}
+    args = [str(paths[a]) if a in paths else a for a in args]
+    with pytest.raises(SystemExit) as exit_info:
+        main(["compare", *args, "--output", str(tmp_path / "out")])
+    assert exit_info.value.code == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "Traceback" not in captured.err
+    error = captured.err.strip().splitlines()[-1]
+    assert error.startswith("python -m temporal_xmodal compare: error:") and message in error
+    assert not (tmp_path / "out" / "results.json").exists()
+
+
+def test_the_same_estimator_twice_runs_once_and_keys_the_job_once(tmp_path, capsys):
+    job = ["compare", "--n-samples", "120", "--no-plots", "--output", str(tmp_path)]
+    assert main([*job, "--estimators", "CCA,CCA"]) == 0
+    assert "--estimators names CCA more than once: each runs once" in capsys.readouterr().out
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert results["meta"]["job"]["estimators"] == ["CCA"] and len(results["fits"]) == 1
+    assert main([*job, "--estimators", "CCA"]) == 0  # the same run: not refused
+
+
+@pytest.mark.parametrize("damage, what", [
+    (lambda fit: fit.pop("figures"), "no 'figures'"),
+    (lambda fit: fit.update(fit_seconds="slow"), "'fit_seconds' is 'slow'"),
+    (lambda fit: fit.update(figures=[1, 2]), "'figures' is list"),
+    (lambda fit: fit["figures"].update(map="high"), "'figures'['map'] is 'high'"),
+])
+def test_resume_on_a_damaged_fit_entry_refits_it_and_says_so(damage, what, tmp_path, capsys):
+    job = ["compare", "--estimators", "CCA", "--n-samples", "120", "--no-plots", "--output",
+           str(tmp_path)]
+    assert main(job) == 0
+    path = tmp_path / "results.json"
+    document = json.loads(path.read_text())
+    damage(document["fits"][0])
+    path.write_text(json.dumps(document))
+    capsys.readouterr()
+    assert main([*job, "--resume"]) == 0
+    out = capsys.readouterr().out
+    assert f"warning: results.json: fit entry #1 (CCA) is damaged ({what}" in out
+    assert "it is fitted again" in out and "[1/1] CCA done" in out
+    assert json.loads(path.read_text())["meta"]["complete"] is True
+
+
+def test_table_txt_carries_the_marks_and_footnotes(tmp_path, capsys):
+    """The console and the figure marked the fits still improving; table.txt did not."""
+    job = ["compare", "--estimators", "CCA", "--n-samples", "120", "--no-plots", "--output",
+           str(tmp_path)]
+    assert main(job) == 0
+    path = tmp_path / "results.json"
+    document = json.loads(path.read_text())
+    document["fits"][0]["figures"]["still_improving"] = True  # as a fit short of its epochs
+    path.write_text(json.dumps(document))
+    assert main([*job, "--resume"]) == 0  # nothing refitted: the table is rewritten
+    table = (tmp_path / "table.txt").read_text()
+    assert [line.split()[:2] for line in _table_rows(table)] == [["CCA", "*"]]
+    assert "Still improving at the last epoch: CCA." in table
+    assert "bin mAP reads higher than I→T / T→I mAP" in table
+    assert table.startswith("Best on category retrieval (mAP, mean of I→T and T→I): CCA")
+
+
+#: A child running the main job that stops at ``point`` ("done": after the first fit's
+#: "done" line; "plot": while the figure is drawn) and says READY, for a real SIGINT.
+_CHILD = """
+import sys, time
+from temporal_xmodal import cli
+from temporal_xmodal.comparison import driver
+point, args = sys.argv[1], sys.argv[2:]
+real = cli._flushed_print
+def log(message):
+    real(message)
+    if point == "done" and " done: fit " in message:
+        print("READY", flush=True)
+        time.sleep(60)
+cli._flushed_print = log
+def plot_results(*a, **k):
+    print("READY", flush=True)
+    time.sleep(60)
+if point == "plot":
+    driver.plot_results = plot_results
+sys.exit(cli.main(args))
+"""
+
+
+def _interrupt_child(point, args):
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen([sys.executable, "-c", _CHILD, point, *args], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    seen = []
+    for line in proc.stdout:
+        seen.append(line)
+        if line.strip() == "READY":
+            proc.send_signal(signal.SIGINT)
+            break
+    out, err = proc.communicate(timeout=120)
+    return proc.returncode, "".join(seen) + out, err
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child is POSIX")
+def test_ctrl_c_right_after_a_fits_done_line_keeps_that_fit(tmp_path):
+    code, out, err = _interrupt_child("done", [
+        "compare", "--estimators", "CCA,SAM", "--max-epochs", "1", "--n-samples", "120",
+        "--no-plots", "--output", str(tmp_path)])
+    assert code == 130, err
+    assert "1 of 2 fits are kept" in out and "--resume" in out.splitlines()[-1]
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert [fit["name"] for fit in results["fits"]] == ["CCA"]
+    assert "Traceback" not in err and "nothing written" not in err
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child is POSIX")
+def test_ctrl_c_while_the_figure_is_drawn_says_every_fit_is_written(tmp_path):
+    code, out, err = _interrupt_child("plot", [
+        "compare", "--estimators", "CCA", "--n-samples", "120", "--output", str(tmp_path)])
+    assert code == 130, err
+    assert "nothing written" not in err and "Traceback" not in err
+    assert "all 1 fits are written" in out and "--resume" in out.splitlines()[-1]
+    assert json.loads((tmp_path / "results.json").read_text())["meta"]["complete"] is True

@@ -1,0 +1,30 @@
+"""Every Python snippet of README.md runs on its own, copied into a fresh interpreter (4 of 6
+failed alone with a NameError for make_temporal_crossmodal, X or info)."""
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SNIPPETS = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(encoding="utf-8"),
+                      flags=re.S)
+
+
+def test_the_readme_has_its_snippets():
+    assert len(SNIPPETS) >= 7
+
+
+@pytest.mark.slow  # a fresh interpreter each (torch's import: about 3 s), then a small fit
+@pytest.mark.parametrize("number", range(1, len(SNIPPETS) + 1))
+def test_each_readme_snippet_runs_alone_in_a_fresh_interpreter(number, tmp_path):
+    pytest.importorskip("pandas")
+    # one torch thread, as the main job runs its fits: the snippets' sizes keep each to seconds
+    env = {**os.environ, "MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1",
+           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, "-c", SNIPPETS[number - 1]], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, f"README snippet {number} failed alone:\n{proc.stderr[-3000:]}"
