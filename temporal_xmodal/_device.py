@@ -7,7 +7,10 @@ package, for:
 * **the device a ``device`` parameter names** (:func:`resolve_device`): ``"auto"`` is CUDA
   when torch finds a GPU, else the CPU, everywhere; a CUDA device on a machine without a GPU
   is refused with a ``ValueError`` that says so (torch's own errors come later, from deep
-  inside a fit: "Torch not compiled with CUDA enabled", or a pinned-memory allocation);
+  inside a fit: "Torch not compiled with CUDA enabled", or a pinned-memory allocation), and
+  so is torch's ``"meta"`` device, which holds shapes and no values (a fit there trained
+  for seconds and then failed with "Cannot copy out of meta tensor"); the package's own
+  tests use it as a stand-in for a second device inside :func:`allow_meta`;
 * **the device a model saved on ``device`` loads on** (:func:`loading_device`): the CPU when
   it was saved on CUDA and this machine has no GPU;
 * **one key per device** (:func:`device_key`): ``"cuda"``, ``"cuda:0"`` and a tensor's
@@ -42,6 +45,7 @@ own.
 It imports nothing of the package (layer 0).
 """
 
+import contextlib
 import os
 import sys
 import threading
@@ -53,6 +57,26 @@ from threadpoolctl import ThreadpoolController, threadpool_limits
 
 #: What ``device="auto"`` means, everywhere.
 AUTO = "auto"
+
+_META = {"allowed": 0}
+_META_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def allow_meta():
+    """Let :func:`resolve_device` pass torch's ``"meta"`` device through, in this block.
+
+    The meta device holds shapes, no values: nothing the package computes can come back
+    from it, so a ``device="meta"`` parameter is refused.  Tests that follow where tensors
+    go (placement, the device guard) use it as a second device on a machine without a GPU.
+    """
+    with _META_LOCK:
+        _META["allowed"] += 1
+    try:
+        yield
+    finally:
+        with _META_LOCK:
+            _META["allowed"] -= 1
 
 
 def _no_gpu_message(device):
@@ -76,7 +100,8 @@ def resolve_device(device):
     Raises
     ------
     ValueError
-        ``device`` is a CUDA device and ``torch.cuda.is_available()`` is False.
+        ``device`` is a CUDA device and ``torch.cuda.is_available()`` is False, or torch's
+        ``"meta"`` device (shapes without values; outside :func:`allow_meta`).
     RuntimeError
         ``device`` is a string torch does not read as a device (torch's message).
     """
@@ -84,8 +109,13 @@ def resolve_device(device):
         return None
     if isinstance(device, str) and device == AUTO:
         return "cuda" if torch.cuda.is_available() else "cpu"
-    if torch.device(device).type == "cuda" and not torch.cuda.is_available():
+    kind = torch.device(device).type
+    if kind == "cuda" and not torch.cuda.is_available():
         raise ValueError(_no_gpu_message(device))
+    if kind == "meta" and not _META["allowed"]:
+        raise ValueError(f"device={str(device)!r} is torch's meta device, which holds shapes "
+                         "and no values: nothing can be trained, embedded or searched there. "
+                         "Use device='auto', 'cpu' or 'cuda'.")
     return device
 
 

@@ -61,8 +61,28 @@ def test_resolve_device_auto_is_cuda_only_where_torch_finds_a_gpu(monkeypatch):
         monkeypatch.setattr(torch.cuda, "is_available", lambda: available)
         assert resolve_device("auto") == expected
         assert resolve_device("cpu") == "cpu" and resolve_device(None) is None
-        assert resolve_device("meta") == "meta" and resolve_device(META) is META
+        with _device.allow_meta():  # the tests' stand-in for a second device
+            assert resolve_device("meta") == "meta" and resolve_device(META) is META
     assert resolve_device("cuda:1") == "cuda:1"  # available (patched): passed through
+
+
+@pytest.mark.parametrize("device", ["meta", "meta:0", META])
+def test_resolve_device_refuses_the_meta_device(device):
+    """Issue 48, 12: ``device="meta"`` trained for seconds, then failed with torch's "Cannot
+    copy out of meta tensor"; the one resolver refuses it, naming what meta is."""
+    with pytest.raises(ValueError, match="meta device, which holds shapes and no values.*"
+                                         "Use device='auto', 'cpu' or 'cuda'"):
+        resolve_device(device)
+
+
+def test_an_estimator_on_the_meta_device_is_refused_before_training():
+    from temporal_xmodal import SAMEmbedder
+
+    X, y = make_temporal_crossmodal(40, random_state=0)
+    model = SAMEmbedder(device="meta", max_epochs=50, hidden_dim=8, embedding_dim=4)
+    with pytest.raises(ValueError, match="meta device"):
+        model.fit(X, y)
+    assert not hasattr(model, "net_")
 
 
 def test_resolve_device_refuses_cuda_without_a_gpu(no_gpu):

@@ -18,6 +18,7 @@ import torch
 
 from _device_guard import RejectMixedDevices, plain_tensors, tensors_off_device
 from _tiny import tiny
+from temporal_xmodal._device import allow_meta
 from temporal_xmodal import (
     DiachronicEmbedder,
     SAMEmbedder,
@@ -59,6 +60,14 @@ NEURAL = neural_cases()
 #: option's cost is the projections it saves); meta has no kernel for it.
 SYNCS = {"Diachronic-same-time": lambda n: tiny(DiachronicEmbedder, same_time_anchors=4,
                                                 n_image_features=n)}
+
+
+@pytest.fixture(autouse=True)
+def _meta_stands_in():
+    """``meta`` is the second device of these tests (no GPU needed); ``device="meta"`` is
+    refused outside ``allow_meta``, which holds no values (issue 48, 12)."""
+    with allow_meta():
+        yield
 
 
 @pytest.fixture(scope="module")

@@ -118,7 +118,7 @@ def test_bad_durations_and_rates():
 
 @pytest.mark.parametrize("value, span, duration", [
     ("5%", 10.0, 0.5), ("100%", 3.0, 3.0), (" 2.5 %", 40.0, 1.0), ("1e-1%", 1000.0, 1.0),
-    (".5%", 10.0, 0.05)])
+    (".5%", 10.0, 0.05), ("+5%", 10.0, 0.5), (" + 5%", 10.0, 0.5)])  # "+": issue 48, 12
 def test_shares_of_the_span_as_durations_and_half_lives(value, span, duration):
     """A share ``"<p>%"`` is p % of the span as a duration, and as a rate the half-life."""
     assert is_share(value)
@@ -128,7 +128,8 @@ def test_shares_of_the_span_as_durations_and_half_lives(value, span, duration):
     assert to_duration(value, span=0.0) == 0.0 and to_rate(value, span=0.0) == 0.0
 
 
-@pytest.mark.parametrize("value", ["0%", "150%", "-5%", "5 %%", "x%", "%"])
+@pytest.mark.parametrize("value", ["0%", "150%", "-5%", "5 %%", "x%", "%", "++5%", "+%",
+                                   "+-5%"])
 def test_malformed_shares_say_what_a_share_is(value):
     for convert in (to_duration, to_rate):
         with pytest.raises(ValueError, match=r"is not a share of the time span: write a "

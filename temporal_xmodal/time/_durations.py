@@ -33,7 +33,8 @@ _RATE = re.compile(rf"^\s*({_NUMBER})\s*/\s*({_NUMBER})?\s*([A-Za-z]+)\s*$")
 _DURATION_EXAMPLES = "'180D', '6mo' (or '6M'), '1Y', '2W', '12h', '30min', '90s', '3 days'"
 _RATE_EXAMPLES = "'0.1/M' (0.1 per month), '1/2Y' (1 per 2 years), '1.2/Y', '0.01/D'"
 #: A share of the time span: ``"5%"`` (a duration, or a rate's half-life, of 5 % of the span).
-_SHARE = re.compile(r"^\s*((?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*%\s*$")
+#: A leading ``+`` is read as a person writes it (``"+5%"``), as in durations and rates.
+_SHARE = re.compile(r"^\s*\+?\s*((?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*%\s*$")
 _SHARE_EXAMPLE = "'5%' (5 % of the time span)"
 
 

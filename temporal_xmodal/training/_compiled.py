@@ -21,10 +21,12 @@ Binned model), and every later fit ran eagerly.  So each *step signature* (the c
 options, the module's and the criterion's types and parameter shapes, the batch's shapes)
 gets a function of its own, with a code object of its own: fits that agree on it (the folds
 of a search) share its graphs, fits that do not never meet.  The signature includes the
-modules' public Python numbers (a margin, a dropout rate), which dynamo compiles in as
-constants.  A signature whose graphs still reach the limit (a number the signature does not
-see) is given a fresh function and compiled again, never run eagerly for that.  Each function is held by the steps that use it and, for the last 16 signatures, by
-the module (the next fit of a search reuses them); it is freed after both let go.
+modules' public Python numbers (a margin, a dropout rate, SAM's statistics of its training
+data), which dynamo compiles in as constants.  A signature whose graphs still reach the
+limit (a number the signature does not see) is given a fresh function and compiled again,
+never run eagerly for that.  Each function is held by the steps that use it and, for the
+last 16 signatures, by the module (the next fit of a search reuses them); it is freed
+after both let go.
 """
 
 import inspect
@@ -97,14 +99,31 @@ def _signature(value):
     return type(value)
 
 
+def _numbers(obj, depth=1):
+    """``obj``'s public Python numbers and strings (and tuples of them), and those of its
+    plain attribute objects ``depth`` levels down: what dynamo compiles in as constants."""
+    out = []
+    for key, value in vars(obj).items():
+        if key.startswith("_") or key == "training":
+            continue
+        if isinstance(value, (bool, int, float, str)) or (
+                isinstance(value, tuple) and all(isinstance(v, (bool, int, float, str))
+                                                 for v in value)):
+            out.append((key, value))
+        elif (depth > 0 and hasattr(value, "__dict__") and not isinstance(
+                value, (type, types.FunctionType, types.MethodType, types.ModuleType,
+                        torch.nn.Module, torch.Tensor))):
+            out.append((key, _numbers(value, depth - 1)))
+    return tuple(out)
+
+
 def _module_signature(module):
     """A module's types, parameter and buffer shapes, and its Python numbers (a margin, a
-    dropout rate: dynamo compiles them into the graph as constants)."""
-    numbers = tuple(
-        (name, key, value) for name, sub in module.named_modules()
-        for key, value in vars(sub).items()
-        if not key.startswith("_") and isinstance(value, (bool, int, float, str)))
-    return (tuple((name, type(sub)) for name, sub in module.named_modules()), numbers,
+    dropout rate, statistics of the training data: dynamo compiles them into the graph as
+    constants)."""
+    subs = tuple(module.named_modules())
+    return (tuple((name, type(sub)) for name, sub in subs),
+            tuple((name, _numbers(sub)) for name, sub in subs),
             tuple((name, _signature(t)) for name, t in module.named_parameters()),
             tuple((name, _signature(t)) for name, t in module.named_buffers()))
 
