@@ -82,7 +82,7 @@ from threadpoolctl import threadpool_limits
 from temporal_xmodal.time import TimeBinWarning
 from temporal_xmodal.comparison import (
     DATE_PRIOR,
-    NOT_APPLICABLE,
+    left_out,
     compare,
     estimator_registry,
     load_comparison_data,
@@ -111,7 +111,7 @@ def _summary(values):
 
 #: Estimators the main job leaves out on TICRC (SCML: it learns from class labels only, and
 #: the labels are the pairs).  Measured here, but not held to the pairing target.
-LABEL_ONLY = NOT_APPLICABLE["ticrc"]
+LABEL_ONLY = left_out("ticrc")
 
 
 def _configured(registry, name, overrides, settings):

@@ -49,7 +49,6 @@ import contextlib
 import os
 import sys
 import threading
-from contextlib import contextmanager
 
 import torch
 from joblib.parallel import get_active_backend
@@ -291,7 +290,7 @@ def _in_dask_worker():
     return True
 
 
-@contextmanager
+@contextlib.contextmanager
 def limit_worker_threads(n_threads=None):
     """Limit torch and BLAS threads for the duration of a fit run inside a worker.
 

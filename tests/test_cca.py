@@ -80,16 +80,6 @@ def test_embedding_dim_default_and_limit():
         CCACrossModal(10, n_image_features=12).fit(X)
 
 
-def test_n_components_is_a_deprecated_alias():
-    X = stack_modalities(*_latent_views(100))
-    new = CCACrossModal(embedding_dim=4, n_image_features=12).fit(X)
-    with pytest.warns(FutureWarning, match="renamed embedding_dim.*embedding_dim=4"):
-        old = CCACrossModal(n_components=4, n_image_features=12).fit(X)
-    np.testing.assert_array_equal(old.transform(X), new.transform(X))
-    with pytest.raises(ValueError, match="embedding_dim=3 and n_components=4"):
-        CCACrossModal(3, n_components=4, n_image_features=12).fit(X)
-
-
 def test_random_state_is_accepted_and_changes_nothing():
     X = stack_modalities(*_latent_views(100))
     a = CCACrossModal(random_state=0, n_image_features=12).fit(X)

@@ -232,3 +232,4 @@ def test_intra_balance_without_l_intra_says_it_does_nothing():
         warnings.simplefilter("error", UserWarning)
         tiny(DiachronicEmbedder, n_image_features=64, max_epochs=1, intra_balance=1.0,
              decay="5%").fit(X, y)
+

@@ -13,7 +13,8 @@ import pytest
 
 from _stacked import recorded, stacked
 from _tiny import tiny
-from temporal_xmodal import DiachronicEmbedder, TimeUnitWarning
+from temporal_xmodal import DiachronicEmbedder, TempXNetEmbedder, TimeUnitWarning
+from temporal_xmodal.datasets import make_temporal_crossmodal
 from temporal_xmodal.time import to_duration, to_rate
 
 
@@ -109,3 +110,43 @@ def test_user_window_spanning_the_data_names_the_users_value():
     (message,) = [str(w.message) for w in record if "training span" in str(w.message)]
     assert "window='3Y' (3 years)" in message and "default" not in message
     assert "static control" not in message
+
+
+@pytest.mark.parametrize("cls, params", [
+    (DiachronicEmbedder, {"window": "5%", "decay": "5%"}),
+    (TempXNetEmbedder, {"bandwidth": "2%"}),
+])
+def test_each_duration_is_read_once_per_fit_into_its_fitted_attribute(cls, params,
+                                                                      monkeypatch):
+    """One reader of the duration parameters: each is parsed once per fit (not once per
+    check and once more by the loss) and kept as ``<name>_``, the value the loss uses."""
+    import sys
+
+    calls = []
+    depth = [0]
+
+    def counting(function):
+        def wrapper(value, *args, name="duration", **kwargs):
+            if depth[0] == 0:
+                calls.append(name)
+            depth[0] += 1
+            try:
+                return function(value, *args, name=name, **kwargs)
+            finally:
+                depth[0] -= 1
+        return wrapper
+
+    for module in [m for n, m in list(sys.modules.items()) if n.startswith("temporal_xmodal")]:
+        for function in ("to_duration", "to_rate"):
+            if callable(getattr(module, function, None)):
+                monkeypatch.setattr(module, function, counting(getattr(module, function)))
+    X, y = make_temporal_crossmodal(120, random_state=0)  # times in [0, 10] years
+    model = tiny(cls, n_image_features=64, max_epochs=1, **params).fit(X, y)
+    assert sorted(calls) == sorted(params)
+    span = np.ptp(X[:, -1])
+    if cls is DiachronicEmbedder:
+        assert model.window_ == pytest.approx(0.05 * span) == model.net_.criterion_.window
+        assert model.decay_ == pytest.approx(np.log(2) / (0.05 * span))
+    else:  # a share works for TempXNet's bandwidth as for any duration
+        assert model.bandwidth_ == pytest.approx(0.02 * span)
+        assert model.correlation_.bandwidth == model.bandwidth_

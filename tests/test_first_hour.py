@@ -54,21 +54,6 @@ def test_readme_sections_name_the_module_of_what_they_list():
         "`temporal_xmodal.metrics`", 0, scorers)
 
 
-@pytest.mark.parametrize("name", ["make_retrieval_scorer", "SCORERS", "RetrievalScorer"])
-def test_a_moved_name_says_where_it_went(name):
-    """`from temporal_xmodal.metrics import make_retrieval_scorer` failed with a plain
-    ImportError; it now names temporal_xmodal.scoring."""
-    with pytest.raises(ImportError, match=rf"^{name} moved from temporal_xmodal.metrics to "
-                                          rf"temporal_xmodal.scoring: `from "
-                                          rf"temporal_xmodal.scoring import {name}`"):
-        exec(f"from temporal_xmodal.metrics import {name}", {})
-    import temporal_xmodal.metrics as metrics
-    import temporal_xmodal.scoring as scoring
-
-    assert hasattr(scoring, name)
-    assert not hasattr(metrics, "no_such_name")  # other names: a plain AttributeError
-
-
 def test_the_quick_look_writes_beside_the_main_job(monkeypatch, tmp_path, capsys):
     """The README's quick look overwrote the main job's compare_output/."""
     from temporal_xmodal import cli, comparison

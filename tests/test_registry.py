@@ -127,20 +127,21 @@ def test_make_paper_builds_a_valid_estimator_for_every_entry(entry):
     assert clone(entry.estimator(**paper_settings(name))).get_params() == params
 
 
-def test_compare_tables_name_registered_estimators_and_their_parameters():
-    """compare's per-estimator tables (DATASET_PARAMS, NOT_APPLICABLE) are keyed by the
-    registry's compare names and set parameters those estimators have."""
-    from temporal_xmodal.comparison.registry import DATASET_PARAMS, NOT_APPLICABLE
+def test_each_compare_entry_holds_its_data_set_settings():
+    """One compare entry per estimator: its data-set parameters are parameters it has, set on
+    that data set only, and the job's left-out list is read from the entries."""
+    from temporal_xmodal.comparison import left_out
 
-    compared = {e.compare.name: e for e in all_estimators() if e.compare is not None}
-    for dataset, table in {**DATASET_PARAMS, **{f"{k} (not applicable)": v
-                                                for k, v in NOT_APPLICABLE.items()}}.items():
-        assert set(table) <= set(compared), (dataset, sorted(set(table) - set(compared)))
-    for dataset, table in DATASET_PARAMS.items():
-        for name, params in table.items():
-            estimator = estimator_registry(4, dataset=dataset)[name].estimator
-            assert set(params) <= set(estimator.get_params()), (dataset, name)
+    compared = [e for e in all_estimators() if e.compare is not None]
+    assert any(e.compare.datasets for e in compared)
+    for entry in compared:
+        for dataset, params in entry.compare.datasets.items():
+            estimator = estimator_registry(4, dataset=dataset)[entry.compare.name].estimator
+            assert estimator.get_params() | params == estimator.get_params(), entry.name
             estimator._validate_params()
+            other = estimator_registry(4, dataset="synthetic")[entry.compare.name].estimator
+            assert any(other.get_params()[k] != v for k, v in params.items()), entry.name
+    assert set(left_out("ticrc")) == {"SCML"} and left_out("synthetic") == {}
 
 
 class _RegisteredHere(SAMEmbedder):
@@ -205,8 +206,9 @@ def _run_common_tests(tmp_path, *options):
 
 @pytest.mark.slow
 def test_the_common_tests_pick_up_a_registered_estimator(tmp_path):
-    """``tests/_throwaway.py`` registers ThrowAwayEmbedder in one entry and nothing else;
-    the compliance, vocabulary and device-guard tests then run it."""
+    """``tests/_throwaway.py`` writes TripletEmbedder as one configuration (a ``NetConfig``)
+    and registers it in one entry, and nothing else; the compliance, vocabulary and
+    device-guard tests then run it."""
     proc, cases = _run_common_tests(tmp_path, "-p", "_throwaway")
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     ran = {}
@@ -215,15 +217,25 @@ def test_the_common_tests_pick_up_a_registered_estimator(tmp_path):
         assert outcome in ("passed", "skipped"), (classname, name, outcome)
         ran.setdefault(classname.rsplit(".", 1)[-1], []).append(name)
     # every scikit-learn check, on the estimator (no use_time: no control)
-    assert sum(o == "passed" for _, n, o in cases if "ThrowAwayEmbedder(" in n) >= 30
+    assert sum(o == "passed" for _, n, o in cases if "TripletEmbedder(" in n) >= 30
     assert any("check_estimators_pickle" in n for n in ran["test_sklearn_compliance"])
     assert sorted(n.split("[")[0] for n in ran["test_vocabulary"]) == [
         "test_every_interval_constraint_refuses_bools", "test_one_keyword_set_one_width",
         "test_the_four_keywords_have_one_default_everywhere"]
     device = sorted(n.split("[")[0] for n in ran["test_device_guard"])
-    # a SAM subclass trains on the shared neural core: both placements, both pickles
+    # it trains on the shared neural core: both placements, both pickles
     assert device == ["test_a_pickle_loads_on_any_device"] * 2 + \
         ["test_a_training_step_stays_on_the_net_device"] * 2
+
+
+def test_the_guide_shows_the_throwaway_estimator_as_it_is_in_at_most_60_lines():
+    """docs/adding_an_estimator.md's complete neural estimator is tests/_throwaway.py's."""
+    source = (Path(__file__).parent / "_throwaway.py").read_text()
+    code = source.split("# --- the estimator (docs/adding_an_estimator.md) ---\n")[1]
+    code = code.split("# --- end ---")[0].strip("\n")
+    guide = (Path(__file__).parents[1] / "docs" / "adding_an_estimator.md").read_text()
+    assert f"```python\n{code}\n```" in guide
+    assert len(code.splitlines()) <= 60
 
 
 @pytest.mark.slow

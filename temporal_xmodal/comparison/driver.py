@@ -26,7 +26,7 @@ from .data import DATASETS, load_comparison_data, with_constant_time
 from .job import RESULTS, check_output_folder, finished_fits, job_key, unique_names, write_atomic
 from .notes import answer_lines, marked, note_lines
 from .plots import figure_title, plot_results
-from .registry import NOT_APPLICABLE, estimator_registry, set_matching_params
+from .registry import estimator_registry, left_out, set_matching_params
 from .run import _N_JOBS, CompareInterrupted, _epochs, compare, undated_references
 from .table import COLUMNS, DELTA_TIME_SCORE, UNDATED_COLUMNS, format_table
 
@@ -155,7 +155,7 @@ def run_compare(dataset="synthetic", output="compare_output", n_samples=None, ra
         log(f"  {note}")
     registry = estimator_registry(data.n_image_features, random_state, data.time_window,
                                   dataset=dataset)
-    not_applicable = NOT_APPLICABLE.get("ticrc" if data.get("pairs") else dataset, {})
+    not_applicable = left_out("ticrc" if data.get("pairs") else dataset)
     skipped = {} if estimators is not None else not_applicable
     chosen = {name: entry.estimator for name, entry in registry.items()
               if (name in estimators if estimators is not None else name not in skipped)}

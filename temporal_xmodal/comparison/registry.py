@@ -16,35 +16,8 @@ from ..estimators import all_estimators
 from .._constraints import Interval
 from ..time import time_use
 
-__all__ = ["DATASET_PARAMS", "DATASET_TRAINING", "Entry", "NOT_APPLICABLE",
-           "default_estimators", "estimator_registry", "set_matching_params"]
-
-#: Training recipe per data set, set on every estimator having these parameters
-#: (nested ones included).  Empty: every estimator trains at its own defaults on
-#: every data set (docs/index.md gives the measurements behind that choice).
-DATASET_TRAINING = {}
-#: Parameters of one estimator per data set, by display name.
-DATASET_PARAMS = {
-    "wiki": {"Binned+Procrustes": {"bins": 1}},  # undated: a single bin
-    # SCML trains a classifier with SGD (its stages are not the two-tower recipe).
-    # Diachronic: TICRC's labels are the pairs, so no two items share a category and L_intra
-    # has no pair to act on; a time input that resolves nearby dates (the default one-hot
-    # bins, no time dropout) then only helps the loss tell negatives by their dates, which
-    # the evaluation (every caption read at the query's date) cannot use: held-out MRR with
-    # dates, seeds 0 and 1, 0.173 / 0.144 at the defaults against 0.181 / 0.178 with the
-    # scalar input and time dropout of before (docs/estimators/diachronic.md, "Deviations").
-    "ticrc": {"SCML": {"lr": 0.01},
-              "Diachronic": {"time_encoding": "minmax", "time_dropout": 0.5}},
-}
-
-#: Estimators that ``compare`` leaves out of a data set by default, with the reason it
-#: prints (``--estimators`` names one to run it anyway).
-NOT_APPLICABLE = {
-    "ticrc": {"SCML": "it learns from shared class labels only, with no image–text pairing, "
-                      "and TICRC's labels are the pairs, so every held-out caption is a class "
-                      "it never saw: its ranking is at chance by construction "
-                      "(`benchmarks/bench_ticrc_all.py` measures it)"},
-}
+__all__ = ["Entry", "default_estimators", "estimator_registry", "left_out",
+           "set_matching_params"]
 
 #: One compared estimator: how it uses time (``"none"``, ``"training"``,
 #: ``"inference"``, read from the estimator) and the unfitted estimator.
@@ -69,9 +42,8 @@ def estimator_registry(n_image_features, random_state=0, time_window=1.0, datase
 
     Each is the ``compare`` entry of an estimator of the library's registry
     (:func:`temporal_xmodal.estimators.all_estimators`, one line per estimator
-    in ``estimators/_registry.py``); data-set specific settings come from
-    :data:`DATASET_TRAINING` (recipe shared by the neural estimators) and
-    :data:`DATASET_PARAMS` (per estimator).
+    in ``estimators/_registry.py``), with its data-set specific settings
+    (``CompareEntry.datasets``).
 
     Read more in the user guide: docs/index.md.
 
@@ -95,14 +67,28 @@ def estimator_registry(n_image_features, random_state=0, time_window=1.0, datase
         estimator.
     """
     common = {"n_image_features": n_image_features}
-    estimators = {entry.compare.name: entry.make_compared(common, random_state, time_window)
+    estimators = {entry.compare.name: entry.make_compared(common, random_state, time_window,
+                                                          dataset)
                   for entry in all_estimators() if entry.compare is not None}
-    registry = {}
-    for name, estimator in estimators.items():
-        set_matching_params(estimator, **DATASET_TRAINING.get(dataset, {}))
-        estimator.set_params(**DATASET_PARAMS.get(dataset, {}).get(name, {}))
-        registry[name] = Entry(time_use(estimator), estimator)
-    return registry
+    return {name: Entry(time_use(est), est) for name, est in estimators.items()}
+
+
+def left_out(dataset):
+    """The compared estimators ``compare`` leaves out of ``dataset`` by default, with the
+    reason it prints (``CompareEntry.leave_out``; ``--estimators`` runs them anyway).
+
+    Parameters
+    ----------
+    dataset : str
+        ``"ticrc"`` for data read as pairs without labels.
+
+    Returns
+    -------
+    reasons : dict of str -> str
+        By display name.
+    """
+    return {entry.compare.name: entry.compare.leave_out[dataset] for entry in all_estimators()
+            if entry.compare is not None and dataset in entry.compare.leave_out}
 
 
 @validate_params(_REGISTRY_CONSTRAINTS, prefer_skip_nested_validation=True)

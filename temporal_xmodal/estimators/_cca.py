@@ -5,13 +5,11 @@ from numbers import Integral, Real
 import numpy as np
 import torch
 from scipy import linalg
-from sklearn.utils._param_validation import Hidden, StrOptions
 from sklearn.utils.extmath import svd_flip
 
 from .._device import resolve_device
 from .._validation import Interval
 from ..base import LAYOUT_CONSTRAINTS, LAYOUT_PARAMETERS_DOC, CrossModalEmbedder
-from .._warnings import warn
 
 #: Components used when ``embedding_dim=None`` (clipped to what the data allows).
 DEFAULT_N_COMPONENTS = 32
@@ -112,10 +110,7 @@ class CCACrossModal(CrossModalEmbedder):
     random_state : int, RandomState or None, default=None
         Unused: the closed form is deterministic.  Accepted so that the six
         estimators take the same keywords (one loop, one grid, one
-        ``BinnedProcrustesEmbedder`` base that receives per-bin seeds).
-    n_components : int or None
-        Deprecated alias of ``embedding_dim`` (a ``FutureWarning``; removed in
-        0.3).""" + LAYOUT_PARAMETERS_DOC + """
+        ``BinnedProcrustesEmbedder`` base that receives per-bin seeds).""" + LAYOUT_PARAMETERS_DOC + """
 
     Attributes
     ----------
@@ -155,14 +150,11 @@ class CCACrossModal(CrossModalEmbedder):
         "correlation_power": [Interval(Real, 0, None, closed="left")],
         "device": [str, torch.device],
         "random_state": ["random_state"],
-        "n_components": [Interval(Integral, 1, None, closed="left"), None,
-                         Hidden(StrOptions({"deprecated"}))],
         **LAYOUT_CONSTRAINTS,
     }
 
     def __init__(self, embedding_dim=None, *, reg=1e-4, correlation_power=0.0, device="auto",
-                 random_state=None, n_image_features=None, time_unit="years",
-                 n_components="deprecated"):
+                 random_state=None, n_image_features=None, time_unit="years"):
         self.embedding_dim = embedding_dim
         self.reg = reg
         self.correlation_power = correlation_power
@@ -170,25 +162,9 @@ class CCACrossModal(CrossModalEmbedder):
         self.random_state = random_state
         self.n_image_features = n_image_features
         self.time_unit = time_unit
-        self.n_components = n_components
-
-    def _requested_dim(self):
-        """``embedding_dim``, or the deprecated ``n_components`` (with a FutureWarning)."""
-        if isinstance(self.n_components, str) and self.n_components == "deprecated":
-            return self.embedding_dim
-        if self.embedding_dim is not None and self.embedding_dim != self.n_components:
-            raise ValueError(
-                f"CCACrossModal got embedding_dim={self.embedding_dim} and "
-                f"n_components={self.n_components}: n_components is the deprecated name of "
-                "embedding_dim; pass embedding_dim only.")
-        warn(
-            "CCACrossModal's n_components was renamed embedding_dim, the name every "
-            "estimator of the library uses (n_components will be removed in 0.3): pass "
-            f"embedding_dim={self.n_components}.", FutureWarning)
-        return self.n_components
 
     def _fit(self, X_image, X_text, time, labels):
-        requested = self._requested_dim()
+        requested = self.embedding_dim
         device = closed_form_device(self.device)
         X_image = np.asarray(X_image, dtype=np.float64)  # closed form in float64
         X_text = np.asarray(X_text, dtype=np.float64)

@@ -46,17 +46,3 @@ __all__ = [
     "reciprocal_rank_per_query",
     "retrieval_metrics_at_k",
 ]
-
-#: Public names that moved out of this module, and their new home (kept as a pointer for one
-#: release: importing them from here raises an ImportError that names it).
-_MOVED = {name: "temporal_xmodal.scoring" for name in (
-    "SCORERS", "RetrievalScorer", "DateAwareMRRScorer", "make_retrieval_scorer")}
-
-
-def __getattr__(name):
-    """A moved public name raises an ImportError naming its new home (see ``_MOVED``)."""
-    if name in _MOVED:
-        raise ImportError(
-            f"{name} moved from temporal_xmodal.metrics to {_MOVED[name]}: "
-            f"`from {_MOVED[name]} import {name}`.", name=name, path=__file__)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -50,7 +50,6 @@ from ._axis import (TimeAxis, TimeRangeWarning, TimeUnitWarning, centre_times,
                     check_axis_plausible, time_origin)
 from ._bins import TimeBins, TimeBinWarning
 from ._encoding import TimeEncoding
-from ._stack import external_stacklevel
 from ._durations import is_share, to_duration, to_rate
 from ._units import TIME_UNITS, fractional_year, instants, is_datetime_like, to_time_axis
 from ._use import TIME_USES, time_use
@@ -66,7 +65,6 @@ __all__ = [
     "TimeUnitWarning",
     "centre_times",
     "check_axis_plausible",
-    "external_stacklevel",
     "fractional_year",
     "instants",
     "is_datetime_like",
