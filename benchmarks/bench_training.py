@@ -73,6 +73,7 @@ from sklearn.utils import check_random_state
 
 from temporal_xmodal import SAMEmbedder, TempXNetEmbedder
 from temporal_xmodal.datasets import make_temporal_crossmodal
+from temporal_xmodal.estimators._neural import TrainingRows
 from temporal_xmodal.losses import (
     RecencyCorrelation,
     SAMLoss,
@@ -166,8 +167,11 @@ def plain_fit(kind, X, y, params):
             "text": torch.as_tensor(X_text.astype(np.float32)),
             "time": torch.as_tensor(t.astype(np.float32))}
     labels = torch.as_tensor(Y)
-    loss_class, loss_params = est._loss(X_image, X_text, t, Y)
-    criterion = loss_class(**loss_params)
+    # the estimator's own configuration of its loss (what its fit would build), from the
+    # attributes a fit reads first
+    est.n_image_features_, est.n_text_features_, est.uses_time_ = n_img, X_text.shape[1], True
+    config = est._net_config(TrainingRows(X_image, X_text, t, Y > 0, None))
+    criterion = config.criterion(**config.criterion_params)
     n, batch_size = len(labels), est.batch_size
     epoch_s, losses = [], []
     with torch.random.fork_rng(devices=[]):

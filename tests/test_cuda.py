@@ -127,7 +127,7 @@ def test_device_copies_have_one_key_per_gpu_and_a_real_budget():
     index = torch.cuda.current_device()
     for name in ("cuda", f"cuda:{index}", torch.empty(0, device="cuda").device):
         assert data.tensors(name)[0]["image"].is_cuda, name
-    assert len(data._copies._copies) == 1
+    assert len(data._copies) == 1
     free, total = _scan.device_memory("cuda")
     assert 0 < free <= total
     assert not _placement.fits(total, torch.device("cuda"))

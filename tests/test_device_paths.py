@@ -56,7 +56,7 @@ def fake_memory(monkeypatch, total, holders, wait=None):
         if wait is not None:
             wait()
         used = sum(_device.nbytes(copy) for dataset in holders
-                   for copy in dataset._copies._copies.values())
+                   for copy in dataset._copies.values())
         return total - used, total
 
     # the one reader (the data's placement reads it there), and the name the scans' budget
@@ -184,5 +184,5 @@ def test_device_copies_are_found_under_any_name_of_their_device():
     X, y = valid.tensors(tensor_device)
     assert X is data._copies.get(META, None)[0] and X["image"].device == META
     assert valid.labels(tensor_device).device == META
-    assert data.place(META, "device") and len(data._copies._copies) == 1  # not copied again
+    assert data.place(META, "device") and len(data._copies) == 1  # not copied again
     assert _device.device_key("cpu:0") == _device.device_key("cpu") == torch.device("cpu")

@@ -12,6 +12,11 @@ from numbers import Integral
 
 import numpy as np
 
+from .driver import run_compare
+from .notes import answer_lines
+from .table import COLUMNS, UNDATED_COLUMNS
+from .user_data import UserDataError, load_user_data, read_table
+
 __all__ = ["compare_estimators", "results_frame"]
 
 
@@ -131,10 +136,6 @@ def compare_estimators(X, y=None, *, image=None, text=None, time=None, label=Non
     import torch
     from joblib import parallel_config
 
-    from .driver import run_compare
-    from .notes import answer_lines
-    from .table import COLUMNS, UNDATED_COLUMNS
-    from .user_data import UserDataError, load_user_data
 
     if not isinstance(n_threads, Integral) or n_threads < 1:
         raise ValueError(f"n_threads must be a positive integer; got {n_threads!r}")
@@ -154,8 +155,6 @@ def compare_estimators(X, y=None, *, image=None, text=None, time=None, label=Non
         if label is not None:
             raise UserDataError("give the labels as y or as the label column, not both")
         if isinstance(X, (str, os.PathLike)):
-            from .user_data import read_table
-
             X = read_table(X)
         if len(y) != len(X):
             raise UserDataError(f"y has {len(y)} labels for {len(X)} rows")

@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.utils import Bunch
 
+from ..time import to_duration, to_time_axis
 from .job import MIN_SAMPLES
 
 __all__ = ["DATA_FORMATS", "SPLITS", "UserDataError", "load_user_data", "read_table"]
@@ -151,8 +152,6 @@ def _read_time(values, column, unit):
     """(times on the axis as float64 with NaN where missing, "dates" or "numbers")."""
     import pandas as pd
 
-    from ..time import to_time_axis
-
     series = pd.Series(values).reset_index(drop=True)
     missing = series.isna().to_numpy()
     kept = series[~missing]
@@ -278,8 +277,6 @@ def load_user_data(data, *, image, text, time=None, label=None, label_sep=None,
         an unknown option; one line naming it.
     """
     import pandas as pd
-
-    from ..time import to_duration
 
     if split not in SPLITS:
         raise UserDataError(f"--split must be one of {', '.join(SPLITS)}; got {split!r}")
