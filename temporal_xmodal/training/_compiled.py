@@ -120,12 +120,22 @@ def _numbers(obj, depth=1):
 def _module_signature(module):
     """A module's types, parameter and buffer shapes, and its Python numbers (a margin, a
     dropout rate, statistics of the training data: dynamo compiles them into the graph as
-    constants)."""
+    constants); a criterion that is no module (a function): its type and numbers."""
+    if not isinstance(module, torch.nn.Module):
+        return (type(module), _numbers(module) if hasattr(module, "__dict__") else ())
     subs = tuple(module.named_modules())
     return (tuple((name, type(sub)) for name, sub in subs),
             tuple((name, _numbers(sub)) for name, sub in subs),
             tuple((name, _signature(t)) for name, t in module.named_parameters()),
             tuple((name, _signature(t)) for name, t in module.named_buffers()))
+
+
+def _reference(obj):
+    """A weak reference to ``obj``, or a strong one where it takes none."""
+    try:
+        return weakref.ref(obj)
+    except TypeError:
+        return lambda: obj
 
 
 def _hit_recompile_limit(error):
@@ -214,7 +224,7 @@ class CompiledStep:
         """The step's signature: options, module, criterion, batch."""
         held = self._modules
         if held is None or held[0]() is not module or held[1]() is not criterion:
-            held = self._modules = (weakref.ref(module), weakref.ref(criterion),
+            held = self._modules = (_reference(module), _reference(criterion),
                                     repr(sorted(self.options.items())),
                                     _module_signature(module), _module_signature(criterion))
         return (*held[2:], _signature(X), _signature(y))
