@@ -2,8 +2,8 @@
 
 Part of the table of ``tests/_bad_input.py`` (:func:`issue48_cases` is its ``"issue 48"``
 group; :func:`~_bad_input.classify` sorts their outcomes).  Each case carries the issue's
-``family`` as ``"48.<number>"`` (``"48.noticed"`` for its one-line notes), and :data:`ISSUE48_OWNERS` the part
-of the library its fix lives in.  Family 7 (``compare``'s Ctrl-C) and 12's ``compare``
+``family`` as ``"48.<number>"`` (``"48.noticed"`` for its one-line notes), and
+:data:`ISSUE48_OWNERS` the part of the library its fix lives in.  Family 7 (``compare``'s Ctrl-C) and 12's ``compare``
 items are the command line's, probed by its own tests (tests/test_cli.py,
 tests/test_compare_own_data.py), not here.
 
