@@ -233,12 +233,13 @@ def targets_section(doc):
 def probe_section(doc):
     """Bad input, case by case (``probe_bad_input.py``): how many got a clear answer."""
     counts = doc["counts"]
-    kinds = ("clear", "sane", "silent", "obscure", "hang")
+    kinds = ("clear", "sane", "silent", "misleading", "obscure", "hang")
     lines = ["## Bad input: every case answered", "",
              f"{_settings(doc)}: {doc['n_cases']} cases of bad or unusual input across the "
              "estimators, metrics, search and time parsing. *clear*: an error or warning that "
              "names the problem; *sane*: a correct result; *silent*: a wrong result without a "
-             "word; *obscure*: an error that does not name the problem; *hang*: no answer.", "",
+             "word; *misleading*: an answer whose words are wrong; *obscure*: an error that "
+             "does not name the problem; *hang*: no answer.", "",
              "| " + " | ".join(kinds) + " |", "|" + "---|" * len(kinds),
              "| " + " | ".join(str(counts.get(k, 0)) for k in kinds) + " |"]
     families = doc.get("round3_per_family") or {}
@@ -247,6 +248,45 @@ def probe_section(doc):
                   + "; ".join(f"{name}: " + ", ".join(f"{k} {v}" for k, v in found.items())
                               for name, found in families.items()) + "."]
     return lines
+
+
+def probe_issue48_section(doc):
+    """Issue 48's bad-input cases (``probe_bad_input.py --issue48``), on one tree."""
+    counts = doc["counts"]
+    kinds = ("clear", "sane", "silent", "misleading", "obscure", "hang")
+    tree = doc["benchmark"][len("probe_bad_input_issue48"):].lstrip("_") or "this checkout"
+    lines = [f"## Bad input, issue 48's cases ({tree.replace('_', ' ')})", "",
+             f"{_settings(doc)}: {doc['n_cases']} cases of issue 48's families (dates outside "
+             "datetime64[ns], checkpoints that cannot rank, the date prior's held-out pairs, "
+             "Ctrl-C and default prior, captions and their times, compiled fits in a search, "
+             "devices, subpackages, a '+5%' share). *misleading*: an answer whose words are "
+             "wrong." + (f" Run with this checkout's cases against a worktree of {doc['tree']} "
+                         "(`PYTHONPATH=<worktree>`)." if doc.get("tree") else ""), "",
+             "| " + " | ".join(kinds) + " |", "|" + "---|" * len(kinds),
+             "| " + " | ".join(str(counts.get(k, 0)) for k in kinds) + " |"]
+    families = doc.get("per_family") or {}
+    if families:
+        lines += ["", "Per family: " + "; ".join(
+            f"{name}: " + ", ".join(f"{k} {v}" for k, v in sorted(found.items()))
+            for name, found in families.items()) + "."]
+    return lines
+
+
+def compiled_search_section(doc):
+    """A 100-fit grid search with the compiled step (``bench_compiled_search.py``)."""
+    search, fit = doc["search"], doc["one_fit_s"]
+    return ["## Compiled fits in a grid search (`bench_compiled_search`)", "",
+            f"{_settings(doc)}: {doc['estimator']}, `compile_step={{'backend': "
+            f"'{doc['backend']}'}}`, {doc['rows']} rows, one epoch a fit.", "",
+            "| fits | fell back to eager | graphs compiled | recompile limit | wall, s |",
+            "|---|---|---|---|---|",
+            f"| {search['fits']} ({search['candidates']} widths × {search['folds']} folds) | "
+            f"{search['fell_back']} | {search['graphs']} | {search['recompile_limit']} | "
+            f"{search['wall_s']:.0f} |", "",
+            f"One fit: eager {fit['eager']:.2f} s; compiled, cold {fit['compiled_cold']:.2f} s "
+            f"(a cold compile of {doc['cold_compile_s']:.1f} s), a new width "
+            f"{fit['compiled_new_width']:.2f} s, the same width again "
+            f"{fit['compiled_same_width']:.2f} s."]
 
 
 def diachronic_defaults_section(doc):
@@ -357,7 +397,8 @@ SECTIONS = {"bench_sensitivity": sensitivity_section,
             "bench_diachronic_defaults": diachronic_defaults_section,
             "bench_step": step_section, "bench_threads_load": threads_load_section,
             "bench_search_filter": search_filter_section,
-            "bench_readme_search": readme_search_section}
+            "bench_readme_search": readme_search_section,
+            "bench_compiled_search": compiled_search_section}
 
 
 def _section(doc):
@@ -368,6 +409,8 @@ def _section(doc):
         return sensitivity_section
     if doc["benchmark"].startswith("bench_demo_time"):
         return demo_time_section
+    if doc["benchmark"].startswith("probe_bad_input_issue48"):
+        return probe_issue48_section
     return SECTIONS.get(doc["benchmark"], generic_section)
 
 

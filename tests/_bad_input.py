@@ -28,6 +28,7 @@ from sklearn.exceptions import NotFittedError
 from skorch.callbacks import Callback
 
 from _bad_input_issue41 import ISSUE41_OWNERS, issue41_cases
+from _bad_input_issue48 import ISSUE48_OWNERS, issue48_cases
 from _tiny import tiny
 from temporal_xmodal import (
     BinnedProcrustesEmbedder,
@@ -533,6 +534,15 @@ class Wrong:
         self.detail = detail
 
 
+class Misleading:
+    """What a case returns when the call's words are wrong (issue 48): a warning that the
+    step "could not compile" when a cache filled up, a "partial" model that goes on
+    training after the Ctrl-C that made it partial.  Classified misleading."""
+
+    def __init__(self, detail):
+        self.detail = detail
+
+
 def _issue_data():
     """The issue's data: ``make_temporal_crossmodal(120, random_state=0)`` and its width."""
     from temporal_xmodal.datasets import make_temporal_crossmodal
@@ -760,7 +770,8 @@ def classify(case, est_name):
     """Run ``case`` for ``est_name`` (an estimator, or the group of a case run once).
 
     Returns ``(outcome, detail, due)``: the outcome (``clear``, ``sane``, ``silent``,
-    ``obscure`` or ``hang``), what happened in words, and what was due for this estimator.
+    ``misleading``, ``obscure`` or ``hang``), what happened in words, and what was due for
+    this estimator.
     """
     due = case.due
     time_aware = est_name in TIME_AWARE
@@ -792,6 +803,8 @@ def classify(case, est_name):
         signal.alarm(0)
     if isinstance(out, Wrong):
         return "silent", out.detail[:300], due
+    if isinstance(out, Misleading):
+        return "misleading", out.detail[:300], due
     values = out[0] if isinstance(out, tuple) else out
     try:
         arr = np.asarray(values, dtype=float)
@@ -814,17 +827,18 @@ def classify(case, est_name):
     return "sane", "finite output", due
 
 
-#: Which fix each family of every round waits on (round 3's and issue 41's).
-OWNERS = {**ROUND3_OWNERS, **ISSUE41_OWNERS}
+#: Which fix each family of every round waits on (round 3's, issue 41's and issue 48's).
+OWNERS = {**ROUND3_OWNERS, **ISSUE41_OWNERS, **ISSUE48_OWNERS}
 
 
 def all_cases(estimators=ESTIMATORS):
     """Every case as ``(owner, case)``: per estimator of ``estimators``, then the cases run
-    once (owner ``"metrics"``, ``"round 2"``, ``"round 3"`` and ``"issue 41"``; the last two
-    carry the ``family`` of issue 32 / 35 / 41 they probe)."""
+    once (owner ``"metrics"``, ``"round 2"``, ``"round 3"``, ``"issue 41"`` and ``"issue 48"``;
+    the last three carry the ``family`` of issue 32 / 35 / 41 / 48 they probe)."""
     per_estimator = fit_cases() + transform_cases() + layout_cases() + [interrupt_case()]
     return ([(name, case) for name in estimators for case in per_estimator]
             + [("metrics", case) for case in metric_cases()]
             + [("round 2", case) for case in round2_cases()]
             + [("round 3", case) for case in round3_cases()]
-            + [("issue 41", case) for case in issue41_cases(Case, Wrong)])
+            + [("issue 41", case) for case in issue41_cases(Case, Wrong)]
+            + [("issue 48", case) for case in issue48_cases(Case, Wrong, Misleading)])

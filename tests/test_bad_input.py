@@ -1,4 +1,4 @@
-"""Bad input gets a clear answer: 483 cases, each an error or a warning naming the problem.
+"""Bad input gets a clear answer: 507 cases, each an error or a warning naming the problem.
 
 The case table is ``tests/_bad_input.py``: NaN, inf, huge and denormal features, bad or
 missing times, strings and dates in the wrong place, empty or one-row X, bad labels, bad
@@ -12,16 +12,22 @@ window that spans the data, a label column after the date; and issue 41's famili
 (``tests/_bad_input_issue41.py``): ``pipe[-1]`` given arrays, a validation split of one row,
 bools as counts, ``pd.NaT``, whole rows as an array through a Pipeline, a huge
 ``intra_balance``, a share too small to represent, staged batches on a missing GPU, the
-StillImprovingWarning of a short fit, the date prior at its defaults, every paper setting.
+StillImprovingWarning of a short fit, the date prior at its defaults, every paper setting;
+and issue 48's (``tests/_bad_input_issue48.py``): dates outside ``datetime64[ns]``,
+checkpoint figures that cannot rank, the date prior's held-out pairs, its Ctrl-C and its
+default prior in a search, captions and their times, compiled steps of many fits,
+``search_embeddings``' device, subpackages after a bare import, a ``"+5%"`` share, the meta
+device, an 8,000-bin one-hot.
 Each case must end ``clear`` (an error or warning naming the problem) or ``sane`` (legitimate
-input, finite output); ``silent``, ``obscure`` and ``hang`` fail it.
+input, finite output); ``silent``, ``misleading`` (an answer whose words are wrong),
+``obscure`` and ``hang`` fail it.
 ``benchmarks/probe_bad_input.py`` counts the same outcomes into JSON.
 """
 
 import numpy as np
 import pytest
 
-from _bad_input import ESTIMATORS, Case, Wrong, all_cases, classify
+from _bad_input import ESTIMATORS, Case, Misleading, Wrong, all_cases, classify
 
 CASES = all_cases()
 
@@ -46,7 +52,7 @@ def test_bad_input_gets_a_clear_answer(owner, case):
 def test_every_estimator_meets_every_case():
     per_estimator = [case.name for owner, case in CASES if owner == ESTIMATORS[0]]
     assert len(per_estimator) == len(set(per_estimator)) == 69
-    assert len(CASES) == 6 * 69 + 35 + 16 + 18
+    assert len(CASES) == 6 * 69 + 35 + 16 + 18 + 24
 
 
 @pytest.mark.parametrize("run, due, expected", [
@@ -59,7 +65,9 @@ def test_every_estimator_meets_every_case():
     (lambda name: int("bogus"), "error", "clear"),
     (lambda name: np.ones(3), "ok", "sane"),
     (lambda name: Wrong("read '1/2Y' as 1/12 per year"), "ok", "silent"),  # a wrong answer
+    (lambda name: Misleading("'could not compile' when a cache filled up"), "ok",
+     "misleading"),  # an answer whose words are wrong
 ])
 def test_classify_catches_silent_and_obscure_answers(run, due, expected):
-    """The cases can fail: an answer that is silent or obscure is classified so."""
+    """The cases can fail: an answer that is silent, misleading or obscure is classified so."""
     assert classify(Case("probe", run, due, ["bogus"]), "SAMEmbedder")[0] == expected

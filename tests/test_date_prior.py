@@ -1,6 +1,7 @@
 """Date-prior fusion for undated captions: the prior is a density, beta is chosen honestly,
 and fusion turns the date signal into a gain when captions' words carry their era."""
 
+import json
 from unittest import mock
 
 import numpy as np
@@ -328,3 +329,112 @@ def test_date_prior_retrieval_says_when_its_validation_cannot_choose():
         with pytest.warns(UserWarning, match="cannot choose β"):
             fitted = DatePriorRetrieval(cca, n_image_features=d, weights=(0, 0.1)).fit(X, pairs)
     assert fitted.weight_ == 0
+
+
+@pytest.mark.filterwarnings("ignore:DatePriorRetrieval. every weight")  # the flat kernel's folds
+def test_grid_search_tunes_the_default_prior_by_name():
+    """Issue 48, 9: ``GridSearchCV(DatePriorRetrieval(est), {"prior__bandwidth": ...})`` with
+    the default ``prior=None`` (what ``score``'s docstring invites) raised "'NoneType' object
+    has no attribute 'set_params'"; the default prior is made a given one, on the
+    estimator's time axis, with the searched value."""
+    from sklearn.model_selection import GridSearchCV, KFold
+
+    image, text, t = _era_captions(300)
+    X = stack_modalities(image, text, t)
+    search = GridSearchCV(DatePriorRetrieval(CCACrossModal(embedding_dim=8), n_image_features=8),
+                          {"prior__bandwidth": [5.0, 500.0]}, cv=KFold(2)).fit(X, np.arange(300))
+    assert search.best_params_ == {"prior__bandwidth": 5.0}  # the decade, not a flat kernel
+    best = search.best_estimator_
+    assert isinstance(best.prior, CaptionDatePrior) and best.prior_.bandwidth == 5.0
+    assert best.prior_params_ == {}  # a given prior: used as it is, not searched again
+    model = DatePriorRetrieval(CCACrossModal(time_unit="days"))
+    assert model.set_params(prior__bandwidth="90D").prior.get_params() == {
+        **CaptionDatePrior().get_params(), "bandwidth": "90D", "time_unit": "days"}
+    assert DatePriorRetrieval(CCACrossModal()).get_params()["prior"] is None  # default kept
+
+
+_CHILD = r"""
+import json, sys, time, warnings
+import numpy as np
+from skorch.callbacks import Callback
+from temporal_xmodal import SAMEmbedder, stack_modalities
+from temporal_xmodal.estimators import DatePriorRetrieval
+
+FITS, SLOW = [], {1, 3}  # fits 1 and 3 are slow (one each to interrupt); 2 is quick
+
+class Beat(Callback):
+    def on_train_begin(self, net, **kwargs):
+        FITS.append(1)
+        print("FIT", len(FITS), flush=True)
+    def on_epoch_begin(self, net, **kwargs):
+        if len(FITS) in SLOW:
+            time.sleep(0.3)
+    def on_epoch_end(self, net, **kwargs):
+        print("EPOCH", len(FITS), flush=True)
+
+rng = np.random.default_rng(0)
+X = stack_modalities(rng.normal(size=(80, 6)), rng.normal(size=(80, 5)),
+                     np.linspace(1900, 1950, 80))
+out = {}
+for case, epochs in (("held_out", 200), ("final", 3)):
+    sam = SAMEmbedder(hidden_dim=8, embedding_dim=4, batch_size=32, max_epochs=epochs,
+                      validation_fraction=0, random_state=0, device="cpu",
+                      callbacks=[("beat", Beat())])
+    model = DatePriorRetrieval(sam, n_image_features=6, prior_grid=None)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        model.fit(X, np.arange(80))
+    out[case] = {"fits": len(FITS),
+                 "fitted": hasattr(model, "estimator_"),
+                 "weight": getattr(model, "weight_", None),
+                 "interrupted": getattr(model, "training_interrupted_", None),
+                 "scores": (bool(np.isfinite(model.score(X)))
+                            if hasattr(model, "estimator_") else None),
+                 "warnings": [str(w.message) for w in record
+                              if "interrupted" in str(w.message)]}
+    print("DONE", case, flush=True)
+print("RESULT " + json.dumps(out), flush=True)
+"""
+
+
+def test_one_ctrl_c_stops_the_whole_fit_in_a_real_process(tmp_path):
+    """Issue 48, 6: a Ctrl-C in ``DatePriorRetrieval.fit`` stopped only the estimator's
+    held-out fit ("usable but partial"); β was then chosen on that partial model and the fit
+    on all rows started.  A real SIGINT to a child process: during the held-out fit, the
+    fit stops there (no second fit starts) and the model is left unfitted; during the fit on
+    all rows, β is kept and the partial estimator with it.  Each says so once, naming
+    DatePriorRetrieval (the estimator's own warning, which advises a warm start, is not
+    repeated)."""
+    import signal
+    import subprocess
+    import sys
+
+    script = tmp_path / "child.py"
+    script.write_text(_CHILD)
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    lines = []
+    try:
+        for line in proc.stdout:
+            lines.append(line.strip())
+            # the first epoch of fit 1 (held-out fit of the first model) and of fit 3 (the
+            # fit on all rows of the second; its held-out fit, fit 2, ran through)
+            if line.strip() in ("EPOCH 1", "EPOCH 3") and lines.count(line.strip()) == 1:
+                proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=120)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, proc.stderr.read()[-2000:]
+    result = json.loads(next(x for x in lines if x.startswith("RESULT "))[len("RESULT "):])
+    held_out, final = result["held_out"], result["final"]
+    # one Ctrl-C in the held-out fit: no further fit started, nothing chosen, unfitted
+    assert held_out["fits"] == 1 and not held_out["fitted"] and held_out["weight"] is None
+    assert len(held_out["warnings"]) == 1
+    assert held_out["warnings"][0].startswith("DatePriorRetrieval: training was interrupted "
+                                              "(Ctrl-C) during the held-out fit")
+    assert "left unfitted" in held_out["warnings"][0]
+    # one Ctrl-C in the fit on all rows: β kept, the partial estimator usable, and said
+    assert final["fits"] == 3 and final["fitted"] and final["interrupted"] is True
+    assert final["weight"] is not None and final["scores"] is True
+    assert len(final["warnings"]) == 1 and "usable but partial" in final["warnings"][0]
+    assert "DatePriorRetrieval" in final["warnings"][0]

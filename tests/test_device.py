@@ -78,8 +78,9 @@ def test_resolve_device_refuses_the_meta_device(device):
 def test_an_estimator_on_the_meta_device_is_refused_before_training():
     from temporal_xmodal import SAMEmbedder
 
-    X, y = make_temporal_crossmodal(40, random_state=0)
-    model = SAMEmbedder(device="meta", max_epochs=50, hidden_dim=8, embedding_dim=4)
+    X, y, info = make_temporal_crossmodal(40, random_state=0, return_info=True)
+    model = SAMEmbedder(device="meta", max_epochs=50, hidden_dim=8, embedding_dim=4,
+                        n_image_features=info.n_image_features)
     with pytest.raises(ValueError, match="meta device"):
         model.fit(X, y)
     assert not hasattr(model, "net_")

@@ -18,7 +18,7 @@ from skorch.callbacks import Callback
 from skorch.exceptions import DeviceWarning
 
 from _device_guard import RejectMixedDevices, plain_tensors, tensors_off_device
-from temporal_xmodal import SequentialCrossModal, TempXNetEmbedder
+from temporal_xmodal import SequentialCrossModal, TempXNetEmbedder, _device
 from temporal_xmodal.datasets import make_temporal_crossmodal
 from temporal_xmodal.estimators import BinnedProcrustesEmbedder
 from temporal_xmodal.losses.classification import ClassificationLoss
@@ -33,6 +33,14 @@ from temporal_xmodal.training import (
 META = torch.device("meta")
 TINY = dict(max_epochs=2, hidden_dim=32, common_dim=16, embedding_dim=8, n_memory=40,
             n_meta_train=40, batch_size=32, random_state=0, device="cpu")
+
+
+@pytest.fixture(autouse=True)
+def _meta_allowed():
+    """``device="meta"`` is refused outside :func:`~temporal_xmodal._device.allow_meta`:
+    these tests use it as the second device, as the other device tests do."""
+    with _device.allow_meta():
+        yield
 
 
 @pytest.fixture(scope="module")

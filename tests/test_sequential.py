@@ -62,6 +62,38 @@ def test_meta_learner_is_coordinatewise_and_vectorised():
     assert g.shape == (50,) and h.shape == (2, 50, 20)
 
 
+@pytest.mark.parametrize("n_shared", [2, 4])
+def test_meta_learner_shared_inputs_equal_the_broadcast_columns_bit_for_bit(n_shared):
+    """The losses, the same for every coordinate, may be given once (``shared``): the
+    learned optimiser's step does so instead of stacking them N times."""
+    torch.manual_seed(0)
+    learner = MetaLearner(n_inputs=2 * n_shared)
+    torch.nn.init.normal_(learner.head.weight)
+    grads = torch.randn(300, n_shared) * torch.tensor([1e-7, 1.0, 1e-3, 10.0][:n_shared])
+    losses = torch.tensor([2.3, 1e-6, 0.0, 0.7][:n_shared])
+    state = tuple(torch.randn_like(s) for s in learner.initial_state(300))
+    with torch.no_grad():
+        g, (h, c) = learner(torch.cat([grads, losses.expand(300, -1)], dim=1), state)
+        g2, (h2, c2) = learner(grads, state, losses)
+    assert torch.equal(g, g2) and torch.equal(h, h2) and torch.equal(c, c2)
+
+
+def test_unified_model_logits_at_its_own_parameters_equal_its_forward():
+    torch.manual_seed(0)
+    net = SequentialNet(6, 5, hidden_dim=16, common_dim=8, embedding_dim=4, n_classes=3)
+    u = torch.randn(10, 8)
+    S = net.unified
+    S.dropout.reseed(0)
+    twin = copy.deepcopy(S)  # the same dropout stream: the same masks, call after call
+    assert torch.equal(S(u), twin.logits_at(u, list(twin.parameters())))
+    # other parameters: the forward of a module holding them
+    shifted = [p.detach() + 0.1 for p in S.parameters()]
+    with torch.no_grad():
+        for p, q in zip(twin.parameters(), shifted):
+            p.copy_(q)
+    assert torch.equal(twin(u), S.logits_at(u, shifted))
+
+
 def test_meta_learner_starts_with_zero_updates():
     learner = MetaLearner(n_inputs=4)
     g, _ = learner(torch.randn(10, 4), learner.initial_state(10))

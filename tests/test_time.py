@@ -174,6 +174,22 @@ def test_encodings_shapes_and_one_binning(encoding, width):
         np.testing.assert_array_equal(F.argmax(1), enc.bins_.transform(t))
 
 
+def test_onehot_of_many_bins_builds_no_identity_matrix():
+    """Issue 48 (noticed): the one-hot encoding indexed ``np.eye(n_bins)`` on every call
+    (8,000 daily bins: 0.5 GB and 4 s per call); it writes the n × n_bins rows directly."""
+    import tracemalloc
+
+    t = np.linspace(0.0, 1.0, 8000)
+    enc = TimeEncoding("onehot", n_bins=8000).fit(t)
+    tracemalloc.start()
+    F = enc.transform(t[:10])
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert F.shape == (10, 8000) and F.dtype == np.float32 and (F.sum(1) == 1).all()
+    np.testing.assert_array_equal(F.argmax(1), enc.bins_.transform(t[:10]))
+    assert peak < 10 * 8000 * 8 + 1_000_000  # the output, not 8000² float64 (512 MB)
+
+
 # ----------------------------------------------------------- warm start
 def test_warm_start_on_shifted_times_keeps_the_encoding_and_warns():
     X, y = _data()

@@ -136,6 +136,11 @@ def test_a_step_torch_cannot_compile_falls_back_to_eager_with_one_warning():
 
 
 def test_compile_step_auto_compiles_on_cuda_only():
+    """The rule of ``compile_step="auto"`` (docs/training.md, "A compiled step"): CUDA
+    only, as ``mode="reduce-overhead"``; a fit on the CPU at the default runs eagerly."""
+    if not torch.cuda.is_available():
+        X, y, d = _data(n=60)
+        assert _tiny("SAM", d, max_epochs=1).fit(X, y).net_.compiled_step_ is None
     est = _tiny("SAM", 4)
     assert est._compiled_step("cpu") is None
     cuda = est._compiled_step("cuda")

@@ -14,6 +14,7 @@ date (:func:`query_time_scores`), and :math:`p(t \mid c)` the caption's date den
 content likelihood :math:`\propto e^{s/\tau}` with the date likelihood, :math:`\beta = \tau`.
 """
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -29,9 +30,16 @@ from .._validation import Interval, SequenceOf
 from .._warnings import warn
 from ..metrics import counterpart_reciprocal_ranks
 from ..time import time_use, to_time_axis
+from ..training import TrainingInterruptedWarning
 from ._caption_prior import CaptionDatePrior
+from ._checkpoint import report_interrupt
 
 __all__ = ["DatePriorRetrieval", "query_time_scores"]
+
+
+def _is_fitted(estimator):
+    """Whether ``estimator`` has fitted attributes (a fit Ctrl-C stopped may have none)."""
+    return any(k.endswith("_") and not k.startswith("__") for k in vars(estimator))
 
 
 @validate_params(
@@ -105,7 +113,10 @@ class DatePriorRetrieval(BaseEstimator):
     prior : CaptionDatePrior or None, default=None
         Unfitted; ``None`` uses ``CaptionDatePrior(time_unit=estimator.time_unit)``.  A
         given prior must read time in the estimator's ``time_unit`` (else ``fit``
-        raises): both see the time column on one axis.
+        raises): both see the time column on one axis.  Setting a parameter of the
+        default prior (``set_params(prior__bandwidth=...)``, as ``GridSearchCV`` does)
+        makes it a given one: ``CaptionDatePrior(time_unit=estimator.time_unit)`` with that
+        parameter, used as it is (``prior_grid="auto"`` then searches nothing).
     weights : sequence of float, default=(0, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2)
         Candidate β (finite, ≥ 0); 0 keeps the content ranking.
     prior_grid : dict of str -> list, "auto" or None, default="auto"
@@ -148,6 +159,18 @@ class DatePriorRetrieval(BaseEstimator):
         Held-out MRR per candidate β, with the chosen prior.
     validation_results_ : list of dict
         Every candidate: ``{"prior_params": dict, "weight": float, "mrr": float}``.
+    training_interrupted_ : bool
+        Whether Ctrl-C stopped the fit on all rows (β chosen, the estimator partial).
+
+    Notes
+    -----
+    One Ctrl-C stops the whole ``fit``, with a
+    :class:`~temporal_xmodal.training.TrainingInterruptedWarning` (inside a model
+    selection it is raised again, as every estimator's).  During the held-out fit or the
+    choice of β, nothing is chosen yet and the model is left unfitted; during the fit on
+    all rows, β and the prior are kept and ``estimator_`` holds what training reached
+    (``training_interrupted_ = True``), when the estimator keeps a partial model (the
+    neural ones), else the model is left unfitted.
 
     Examples
     --------
@@ -190,6 +213,28 @@ class DatePriorRetrieval(BaseEstimator):
         self.content_time = content_time
         self.n_image_features = n_image_features
         self.random_state = random_state
+
+    def set_params(self, **params):
+        """Set parameters, as scikit-learn's; ``prior__<name>`` with ``prior=None`` first
+        makes the default prior a given one, ``CaptionDatePrior(time_unit=...)`` on the
+        estimator's axis (so that ``GridSearchCV`` can search ``prior__bandwidth``).
+
+        Parameters
+        ----------
+        **params : dict
+            Estimator parameters.
+
+        Returns
+        -------
+        self : DatePriorRetrieval
+        """
+        if params.get("prior", self.prior) is None and any(
+                key.startswith("prior__") for key in params):
+            estimator = params.get("estimator", self.estimator)
+            unit = params.get("estimator__time_unit",
+                              getattr(estimator, "time_unit", "years"))
+            params = {**params, "prior": CaptionDatePrior(time_unit=unit)}
+        return super().set_params(**params)
 
     def _estimator(self):
         return clone(self.estimator).set_params(n_image_features=self.n_image_features_)
@@ -266,8 +311,56 @@ class DatePriorRetrieval(BaseEstimator):
                 "must be held out and 2 left to fit; raise validation_fraction (or give "
                 "more rows).")
         val, fit = np.sort(order[:n_val]), np.sort(order[n_val:])
-        model = self._estimator().fit(stack_modalities(image[fit], text[fit], seen[fit]),
-                                      y[fit])
+        stopped = None  # where Ctrl-C stopped the fit, if it did
+        try:
+            model, interrupted = self._fit_estimator(
+                stack_modalities(image[fit], text[fit], seen[fit]), y[fit])
+            if interrupted:
+                stopped = (f"during the held-out fit (on {len(fit)} of {len(y)} pairs, the "
+                           "one that chooses β)")
+            else:
+                self._choose(model, image, text, time, seen, fit, val, weights)
+        except KeyboardInterrupt:
+            stopped = "while β was chosen on the held-out pairs"
+        if stopped is not None:
+            return self._interrupted(stopped)
+        try:
+            final, self.training_interrupted_ = self._fit_estimator(
+                stack_modalities(image, text, seen), y)
+        except KeyboardInterrupt:
+            final, self.training_interrupted_ = None, True
+        if final is None or not _is_fitted(final):
+            return self._interrupted(f"during the fit on all rows (after β = "
+                                     f"{self.weight_:g} was chosen)")
+        self.estimator_ = final
+        self.prior_ = self._new_prior(self.prior_params_).fit(text, time)
+        if self.training_interrupted_:
+            report_interrupt(
+                f"DatePriorRetrieval: training was interrupted (Ctrl-C) during the fit of "
+                f"{type(self.estimator_).__name__} on all rows; β = {self.weight_:g} and the "
+                "prior were chosen on the held-out pairs before it, so the model is usable but "
+                "partial: estimator_ holds what that fit reached (training_interrupted_ = "
+                "True). Fit again to train it fully.")
+        return self
+
+    def _fit_estimator(self, X, y):
+        """``(model, stopped)``: a clone of the estimator fitted on ``X``, and whether
+        Ctrl-C stopped that fit (a neural model keeps its partial weights and says so; its
+        own warning, which advises a warm start this estimator does not make, is left to
+        :meth:`_interrupted`)."""
+        model = self._estimator()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", TrainingInterruptedWarning)
+            try:
+                model.fit(X, y)
+            except KeyboardInterrupt:
+                return model, True
+        return model, bool(getattr(model, "training_interrupted_", False))
+
+    def _choose(self, model, image, text, time, seen, fit, val, weights):
+        """β and the prior's parameters, on the held-out pairs ``val`` (``model`` and the
+        priors fitted on ``fit``)."""
+        n_val = len(val)
         content = query_time_scores(model, image[val], text[val], seen[val])
         grid = self.prior_grid or {}
         if self.prior_grid == "auto":  # search only the default prior, never a given one
@@ -292,8 +385,16 @@ class DatePriorRetrieval(BaseEstimator):
         self.prior_params_, self.weight_ = best["prior_params"], best["weight"]
         self.validation_mrr_ = {row["weight"]: row["mrr"] for row in self.validation_results_
                                 if row["prior_params"] == self.prior_params_}
-        self.estimator_ = self._estimator().fit(stack_modalities(image, text, seen), y)
-        self.prior_ = self._new_prior(self.prior_params_).fit(text, time)
+
+    def _interrupted(self, where):
+        """Ctrl-C stopped the fit ``where``: forget the fit, warn (and, inside a model
+        selection, stop it)."""
+        for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
+            delattr(self, name)
+        report_interrupt(
+            f"DatePriorRetrieval: training was interrupted (Ctrl-C) {where}; the fit stopped "
+            "there (the next step did not start) and the model is left unfitted: fit again "
+            "to train it.")
         return self
 
     def scores(self, X_image, X_text, query_time):

@@ -14,6 +14,7 @@ import math
 
 import torch
 from torch import nn
+from torch.nn import functional as F
 
 from .layers import Dropout
 from .towers import ProjectionTower
@@ -53,6 +54,29 @@ class UnifiedModel(nn.Module):
     def forward(self, u):
         """Classifier logits (B, C) of plug outputs ``u``."""
         return self.classifier(self.encode(u))
+
+    def logits_at(self, u, params):
+        """Classifier logits (B, C) of plug outputs ``u`` under the parameters ``params``.
+
+        The same operations as :meth:`forward` (dropout included, drawn from this module's
+        stream), with the weights and biases taken from ``params`` instead of the layers:
+        the learned optimiser evaluates S at θ_t and θ_t + g_t on every step without
+        swapping parameters into the module (``torch.func.functional_call``).
+
+        Parameters
+        ----------
+        u : torch.Tensor of shape (B, d)
+        params : sequence of torch.Tensor
+            ``hidden.weight, hidden.bias, code.weight, code.bias, classifier.weight,
+            classifier.bias``: the order of :meth:`parameters`.
+
+        Returns
+        -------
+        logits : torch.Tensor of shape (B, C)
+        """
+        w_h, b_h, w_k, b_k, w_c, b_c = params
+        h = torch.tanh(F.linear(torch.tanh(F.linear(self.dropout(u), w_h, b_h)), w_k, b_k))
+        return F.linear(h, w_c, b_c)
 
 
 class SequentialNet(nn.Module):
@@ -197,15 +221,20 @@ class MetaLearner(nn.Module):
         device = weight.device if device is None else device
         return tuple(torch.zeros(shape, dtype=weight.dtype, device=device) for _ in range(2))
 
-    def forward(self, inputs, state):
+    def forward(self, inputs, state, shared=None):
         """One optimisation step for all coordinates.
 
         Parameters
         ----------
-        inputs : torch.Tensor of shape (N, n_inputs)
+        inputs : torch.Tensor of shape (N, n_inputs) or (N, n_inputs - n_shared)
             Raw per-coordinate inputs (gradients; losses broadcast).
         state : tuple of torch.Tensor
             ``(h, c)``, each of shape (num_layers, N, hidden_size).
+        shared : torch.Tensor of shape (n_shared,) or None, default=None
+            Raw inputs that are the same for every coordinate (the losses), the last
+            ``n_shared`` of the ``n_inputs``: preprocessed once and broadcast, which gives
+            the features of ``inputs`` holding them in every row, bit for bit (Eq. 8 is
+            elementwise).
 
         Returns
         -------
@@ -214,8 +243,11 @@ class MetaLearner(nn.Module):
         state : tuple of torch.Tensor
             The next ``(h, c)``.
         """
-        features = preprocess_gradients(inputs, self.p).unsqueeze(0)
-        out, state = self.lstm(features, state)
+        features = preprocess_gradients(inputs, self.p)
+        if shared is not None:
+            common = preprocess_gradients(shared.reshape(1, -1), self.p)
+            features = torch.cat([features, common.expand(len(features), -1)], dim=1)
+        out, state = self.lstm(features.unsqueeze(0), state)
         return self.output_scale * self.head(out[0]).squeeze(-1), state
 
 

@@ -99,8 +99,11 @@ class TimeEncoding:
             out = (t - self.mean_) / self.std_
         elif self.encoding == "raw":
             out = t
-        elif self.encoding == "onehot":
-            out = np.eye(self.n_bins)[self.bins_.transform(t.ravel())]
+        elif self.encoding == "onehot":  # n × n_bins, never an n_bins × n_bins identity
+            index = self.bins_.transform(t.ravel())
+            out = np.zeros((len(index), self.n_bins), dtype=np.float32)
+            out[np.arange(len(index)), index] = 1.0
+            return out
         else:
             out = (t - self.low_) / self.span_
             if self.encoding == "sinusoidal":

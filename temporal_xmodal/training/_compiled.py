@@ -120,12 +120,22 @@ def _numbers(obj, depth=1):
 def _module_signature(module):
     """A module's types, parameter and buffer shapes, and its Python numbers (a margin, a
     dropout rate, statistics of the training data: dynamo compiles them into the graph as
-    constants)."""
+    constants); a criterion that is no module (a function): its type and numbers."""
+    if not isinstance(module, torch.nn.Module):
+        return (type(module), _numbers(module) if hasattr(module, "__dict__") else ())
     subs = tuple(module.named_modules())
     return (tuple((name, type(sub)) for name, sub in subs),
             tuple((name, _numbers(sub)) for name, sub in subs),
             tuple((name, _signature(t)) for name, t in module.named_parameters()),
             tuple((name, _signature(t)) for name, t in module.named_buffers()))
+
+
+def _reference(obj):
+    """A weak reference to ``obj``, or a strong one where it takes none."""
+    try:
+        return weakref.ref(obj)
+    except TypeError:
+        return lambda: obj
 
 
 def _hit_recompile_limit(error):
@@ -210,23 +220,27 @@ class CompiledStep:
         self._fns = {}
         self._modules = None
 
-    def _key(self, module, criterion, X, y):
-        """The step's signature: options, module, criterion, batch."""
+    def _function(self, module, criterion, X, y):
+        """The compiled function of this step's signature (options, module, criterion,
+        batch).  The module's and the criterion's part is read once per pair of objects;
+        per step only the batch's shapes are read and looked up."""
         held = self._modules
         if held is None or held[0]() is not module or held[1]() is not criterion:
-            held = self._modules = (weakref.ref(module), weakref.ref(criterion),
-                                    repr(sorted(self.options.items())),
-                                    _module_signature(module), _module_signature(criterion))
-        return (*held[2:], _signature(X), _signature(y))
+            held = self._modules = (_reference(module), _reference(criterion),
+                                    (repr(sorted(self.options.items())),
+                                     _module_signature(module), _module_signature(criterion)))
+            self._fns = {}
+        batch = (_signature(X), _signature(y))
+        fn = self._fns.get(batch)
+        if fn is None:
+            fn = self._fns[batch] = _shared_function((*held[2], *batch), self.options)
+        return batch, fn
 
     def __call__(self, module, criterion, X, y):
         """``(loss, y_pred)`` of the batch, or ``None`` when the step runs eagerly."""
         if self.failed_ is not None:
             return None
-        key = self._key(module, criterion, X, y)
-        fn = self._fns.get(key)
-        if fn is None:
-            fn = self._fns[key] = _shared_function(key, self.options)
+        batch, fn = self._function(module, criterion, X, y)
         if self.options.get("mode") in ("reduce-overhead", "max-autotune"):
             torch.compiler.cudagraph_mark_step_begin()  # the last step's outputs are read
         try:
@@ -236,7 +250,8 @@ class CompiledStep:
                 if not _hit_recompile_limit(error):
                     raise
             # the signature's function is full (guards on Python numbers): a fresh one
-            fn = self._fns[key] = _shared_function(key, self.options, full=fn)
+            fn = self._fns[batch] = _shared_function((*self._modules[2], *batch),
+                                                     self.options, full=fn)
             return fn(module, criterion, X, y)
         except Exception as error:  # noqa: BLE001 - only the compiler's own, re-raised else
             if not _is_compile_error(error):

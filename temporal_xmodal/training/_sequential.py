@@ -27,7 +27,6 @@ draws the same batches on every device.
 import math
 
 import torch
-from torch.func import functional_call
 
 from .._device import move
 from ._data import DeviceBatches
@@ -190,10 +189,10 @@ def _flat(tensors):
     return torch.cat([t.reshape(-1) for t in tensors])
 
 
-def _unflat(flat, names, shapes):
-    """Split a flat parameter vector back into a ``name -> tensor`` dict (views)."""
+def _unflat(flat, shapes):
+    """Split a flat parameter vector back into tensors of ``shapes`` (views), in order."""
     chunks = torch.split(flat, [math.prod(s) for s in shapes])
-    return {name: c.view(s) for name, c, s in zip(names, chunks, shapes)}
+    return [c.view(s) for c, s in zip(chunks, shapes)]
 
 
 class LearnedOptimizerNet(InterruptibleStage, CrossModalNet):
@@ -282,8 +281,8 @@ class LearnedOptimizerNet(InterruptibleStage, CrossModalNet):
         self.state_ = self.module_.initial_state(n, device=self.device)
 
     def _task_losses(self, u, labels, params):
-        """Eq. 10 of plug outputs ``u`` under S with parameters ``params``."""
-        logits = functional_call(self.target.unified, params, (u,))
+        """Eq. 10 of plug outputs ``u`` under S with parameters ``params`` (in S's order)."""
+        logits = self.target.unified.logits_at(u, params)
         out = self.criterion_.loss(logits, labels, split=self.disentangle)
         return list(out) if self.disentangle else [out]
 
@@ -291,14 +290,13 @@ class LearnedOptimizerNet(InterruptibleStage, CrossModalNet):
         """One step of the learned optimiser on S (and of φ when ``meta_train``)."""
         Xi, _ = batch
         Xi = move(Xi, self.device)  # once; a no-op for batches delivered there
-        self.module_.train()
+        # Stage IV (φ frozen) runs M's LSTM in inference mode: it has no dropout, so the
+        # update is the same, without the workspace a backward pass would need
+        self.module_.train(self.meta_train)
         S = self.target.unified
-        names = [name for name, _ in S.named_parameters()]
-        shapes = [p.shape for p in S.parameters()]
-        theta = _flat(p.detach() for p in S.parameters())
-
-        def unflat(flat):
-            return _unflat(flat, names, shapes)
+        params = list(S.parameters())
+        shapes = [p.shape for p in params]
+        theta = _flat(p.detach() for p in params)
         modalities = ((self.old_modality, self.new_modality) if self.use_memory
                       else (self.new_modality,))
         with torch.no_grad():
@@ -306,7 +304,7 @@ class LearnedOptimizerNet(InterruptibleStage, CrossModalNet):
 
         # step 2: losses and gradients at θ_t (constants for M)
         theta_t = theta.clone().requires_grad_(True)
-        params_t = unflat(theta_t)
+        params_t = _unflat(theta_t, shapes)
         losses, grads = {}, {}
         for m in modalities:
             losses[m] = self._task_losses(u[m], Xi[f"{m}_labels"], params_t)
@@ -321,17 +319,18 @@ class LearnedOptimizerNet(InterruptibleStage, CrossModalNet):
             grads[self.old_modality] = [zero] * n_parts
             losses[self.old_modality] = [torch.zeros((), device=theta.device)] * n_parts
         order = (self.old_modality, self.new_modality)
-        raw = [g for m in order for g in grads[m]]
-        raw += [l.detach().expand_as(theta) for m in order for l in losses[m]]
-        inputs = torch.stack(raw, dim=1)
+        # M's inputs per coordinate: the gradients, then the losses, which are the same
+        # for every coordinate (preprocessed once by M and broadcast)
+        inputs = torch.stack([g for m in order for g in grads[m]], dim=1)
+        shared = torch.stack([l.detach() for m in order for l in losses[m]])
 
         # steps 3-5
         with torch.set_grad_enabled(self.meta_train):
-            g, state = self.module_(inputs, self.state_)
+            g, state = self.module_(inputs, self.state_, shared)
             l1 = g.abs().sum() if self.l1_reduction == "sum" else g.abs().mean()
         if self.meta_train:
             if self.evaluate_at == "updated":
-                params_next = unflat(theta + g)
+                params_next = _unflat(theta + g, shapes)
                 task = sum(sum(self._task_losses(u[m], Xi[f"{m}_labels"], params_next))
                            for m in modalities)
             else:
@@ -345,7 +344,7 @@ class LearnedOptimizerNet(InterruptibleStage, CrossModalNet):
 
         # step 6: θ_{t+1} = θ_t + g_t, truncated state
         with torch.no_grad():
-            for p, new in zip(S.parameters(), unflat(theta + g.detach()).values()):
+            for p, new in zip(params, _unflat(theta + g.detach(), shapes)):
                 p.copy_(new)
         self.state_ = tuple(s.detach() for s in state)
         # device tensors, settled into floats with the batch losses when the epoch ends
