@@ -6,7 +6,7 @@ import warnings
 import joblib
 import numpy as np
 import pytest
-from sklearn.exceptions import ConvergenceWarning
+from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from sklearn.model_selection import GridSearchCV
 from skorch.callbacks import Callback
 
@@ -333,6 +333,9 @@ def test_a_diverged_training_loss_stops_the_fit_and_is_named(data):
     with pytest.raises(TrainingDivergedError, match="Training diverged: the training loss "
                                                     "was (inf|nan) at batch 1 of epoch 1"):
         est.fit(X, y)
+    # its weights went with it: the estimator is not fitted (it embedded everything as NaN)
+    with pytest.raises(NotFittedError):
+        est.transform(X)
 
 
 class _CtrlC(Callback):

@@ -32,7 +32,7 @@ from ..metrics import counterpart_reciprocal_ranks
 from ..time import time_use, to_time_axis
 from ..training import TrainingInterruptedWarning
 from ._caption_prior import CaptionDatePrior
-from ._checkpoint import report_interrupt
+from .._interrupts import report_interrupt
 
 __all__ = ["DatePriorRetrieval", "query_time_scores"]
 

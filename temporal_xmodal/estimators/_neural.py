@@ -25,8 +25,9 @@ from ..base import CrossModalEmbedder
 from ..nn import TwoTowerNet
 from ..nn.layers import reseed
 from ..training import (BatchIterator, CheckpointSelection, CompiledStep, CrossModalNet,
-                        InverseTimeDecay, LearningRateDecay, RetrievalScoring, as_tensor,
-                        cannot_rank, embed_batches, make_dataset, seeded)
+                        InverseTimeDecay, LearningRateDecay, RetrievalScoring,
+                        TrainingDivergedError, as_tensor, cannot_rank, embed_batches,
+                        make_dataset, seeded)
 from ._neural_params import OPTIMIZERS, TMAP_WINDOW
 
 #: The library's optimisers, run fused on the CPU and CUDA (same update, one kernel per group).
@@ -134,6 +135,9 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
             n_before = len(self.net_.history)
             try:
                 self.net_.partial_fit(data_train)
+            except TrainingDivergedError:
+                del self.net_  # its weights are no longer finite: nothing fitted is left
+                raise
             finally:
                 data_train.release()  # the data's copy on the device, if it was moved there
             self.embedding_dim_ = self.embedding_dim
@@ -273,6 +277,10 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
                             self._batch_times(self.time_axis_.centre(time)).items()})
         Z = embed_batches(self.net_.module_, tensors, self.net_.device, modality=modality)
         return Z.numpy().astype(np.float64)
+
+    def __sklearn_is_fitted__(self):
+        """Fitted when it holds a net (a fit that diverged leaves none)."""
+        return hasattr(self, "net_")
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

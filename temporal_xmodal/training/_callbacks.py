@@ -207,7 +207,7 @@ class CheckpointSelection(EarlyStopping):
     first, every validation row of one class: mAP 1.0 throughout) has its "best" at the
     first epoch only by a tie; restoring that epoch would throw the training away.  Such
     a fit keeps its last weights, and the estimator says so (its ``convergence_`` and a
-    warning, :func:`~temporal_xmodal.estimators._checkpoint.best_epoch`).
+    warning, :func:`~temporal_xmodal.estimators._neural.convergence`).
     """
 
     def on_train_begin(self, net, **kwargs):
