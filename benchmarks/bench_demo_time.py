@@ -124,7 +124,7 @@ def run_world(world, seed, n_samples, max_epochs, names=NAMES, settings=None, ov
         start = time.perf_counter()
         fitted, short = _fit(clone(est), X_tr, y_tr)
         row = {**retrieval_figures(fitted, X_te, y_te, window, time_te), "still_improving": short}
-        if entry.time_use != "none":
+        if entry.time_role != "none":
             fitted, short = _fit(clone(est), const_tr, y_tr)
             control = retrieval_figures(fitted, const_te, y_te, window, time_te)
             row["control"], row["control_tmap50"] = control["map"], control["tmap50"]

@@ -129,7 +129,7 @@ def _fit_all(data, seeds, overrides, names=None, settings=None):
                                           dataset="ticrc")
             chosen = {name: _configured(registry, name, overrides, settings)
                       for name, entry in registry.items()
-                      if (not constant or entry.time_use != "none")
+                      if (not constant or entry.time_role != "none")
                       and (names is None or name in names)}
             X_train, X_test = data.X_train, data.X_test
             if constant:
@@ -192,7 +192,7 @@ def _fuse_all(data, seeds, overrides, names, settings=None):
             for name, per_seed in rows.items()}
 
 
-def _table(results, time_use, references):
+def _table(results, time_role, references):
     """The printed table: one line per estimator, then the references."""
     header = (f"{'estimator':<18} {'time use':<19} {'MRR real dates':>16} "
               f"{'MRR without time':>17} {'Δ':>7} {'T→I MRR':>8} {'Δ date':>7} {'fit [s]':>8}")
@@ -206,7 +206,7 @@ def _table(results, time_use, references):
             gap = f"{real['mrr']['mean'] - static['mean']:+.4f}"
         else:
             other, gap = "(ignores time)", ""
-        lines.append(f"{name:<18} {time_use[name]:<19} {cell:>16} {other:>17} {gap:>7} "
+        lines.append(f"{name:<18} {time_role[name]:<19} {cell:>16} {other:>17} {gap:>7} "
                      f"{real['mrr_t2i']['mean']:>8.4f} {real['date_gain']['mean']:>+7.4f} "
                      f"{real['fit_seconds']:>8.1f}")
     lines.append("-" * len(header))
@@ -273,7 +273,7 @@ def main():
         if fused_names:
             print_header("Date-prior fusion (β chosen on held-out fitting pairs)")
             fusion = _fuse_all(data, seeds, overrides, fused_names, settings)
-    time_use = {name: entry.time_use for name, entry in
+    time_role = {name: entry.time_role for name, entry in
                 estimator_registry(data.n_image_features, dataset="ticrc").items()}
     results = {
         name: {variant: {"mrr": _summary([r["mrr"] for r in rows]),
@@ -286,7 +286,7 @@ def main():
     }
     print_header(f"Caption MRR, {len(data.X_test)} held-out pictures × {len(data.X_test)} "
                  f"captions (mean ± std over {len(seeds)} seed(s))")
-    print(_table(results, time_use, references))
+    print(_table(results, time_role, references))
     print("  Δ = real dates − without time.  Δ date = MRR − MRR with the query dates shuffled.\n"
           "  The LEAK line uses the answer's date: an upper bound, not a method's score.")
     for name, row in fusion.items():
@@ -323,7 +323,7 @@ def main():
             "torch_threads": args.threads,
             "holdout_fraction": 0.2, "holdout_seed": 0,
             "n_fit": int(len(data.X_train)), "n_heldout": int(len(data.X_test)),
-            "time_use": time_use, "date_prior": DATE_PRIOR, "data": data.description,
+            "time_role": time_role, "date_prior": DATE_PRIOR, "data": data.description,
             **data.extra,
         },
         "timings": {"load_seconds": load_seconds, "total_seconds": total},

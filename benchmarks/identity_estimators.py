@@ -87,7 +87,7 @@ RESULTS = {}
 
 def record(name, est):
     RESULTS[f"{name}|transform"] = np.asarray(est.transform(X_test))
-    if tx.time.time_use(est) == "inference":
+    if tx.time.time_role(est) == "inference":
         RESULTS[f"{name}|image@mid"] = np.asarray(est.transform_image(X_test[:, :D], time=MID))
     RESULTS[f"{name}|score"] = float(est.score(X_test, y_test))
     for attr in ("best_epoch_", "temporal_weight_", "embedding_dim_"):

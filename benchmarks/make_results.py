@@ -182,7 +182,7 @@ def ticrc_section(doc):
         real, static = variants["real dates"], variants.get("without time")
         delta = None if static is None else real["mrr"]["mean"] - static["mrr"]["mean"]
         lines.append(
-            f"| {name} | {parameters['time_use'][name]} | {_stat(real['mrr'])} | "
+            f"| {name} | {parameters['time_role'][name]} | {_stat(real['mrr'])} | "
             f"{'(ignores time)' if static is None else _stat(static['mrr'])} | "
             f"{_fmt(delta, True)} | {_fmt(real['mrr_t2i']['mean'])} | "
             f"{real['fit_seconds']:.0f} |")
@@ -388,6 +388,18 @@ def readme_search_section(doc):
     return lines
 
 
+def probe_core_section(doc):
+    """What a neural fit walks through (``probe_core.py``, issue 47's reading figures)."""
+    lines = ["## How much of the library a neural fit runs", "",
+             f"{_settings(doc)}: a tiny CPU `DiachronicEmbedder` fit, `validation_fraction=0`.",
+             "", f"- library modules whose code runs: **{doc['n_modules']}**",
+             f"- library frames from `fit` to the loss's `forward` (exclusive): "
+             f"**{doc['library_frames']}**",
+             f"- returns from skorch into the library on that stack: **{doc['skorch_returns']}**",
+             "", "The stack, outermost first:", "", "```"]
+    return lines + doc["stack"] + ["```"]
+
+
 def generic_section(doc):
     return [f"## `{doc['benchmark']}`", "", f"{_settings(doc)}."]
 
@@ -398,7 +410,8 @@ SECTIONS = {"bench_sensitivity": sensitivity_section,
             "bench_step": step_section, "bench_threads_load": threads_load_section,
             "bench_search_filter": search_filter_section,
             "bench_readme_search": readme_search_section,
-            "bench_compiled_search": compiled_search_section}
+            "bench_compiled_search": compiled_search_section,
+            "probe_core": probe_core_section}
 
 
 def _section(doc):

@@ -11,7 +11,6 @@ Usage: ``python benchmarks/probe_core.py [REPO]`` (default: this checkout).  Pri
 figures and the stack; writes ``benchmarks/results/probe_core.json``.
 """
 
-import json
 import os
 import sys
 import warnings
@@ -24,6 +23,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 import temporal_xmodal  # noqa: E402
+from _common import write_results  # noqa: E402
 from temporal_xmodal import DiachronicEmbedder  # noqa: E402
 from temporal_xmodal.datasets import make_temporal_crossmodal  # noqa: E402
 
@@ -81,12 +81,11 @@ def main():
     print(f"returns from skorch into the library on that stack: {skorch_returns}")
     for where, func, lib in stack:
         print(f"    {'lib   ' if lib else '      '}{where}:{func}")
-    os.makedirs(os.path.join(REPO, "benchmarks", "results"), exist_ok=True)
-    with open(os.path.join(REPO, "benchmarks", "results", "probe_core.json"), "w") as f:
-        json.dump({"modules": sorted(modules), "n_modules": len(modules),
-                   "stack": [f"{w}:{fn}" for w, fn, _ in stack],
-                   "library_frames": len(lib_frames), "skorch_returns": skorch_returns},
-                  f, indent=1)
+    write_results("probe_core", {
+        "modules": sorted(modules), "n_modules": len(modules),
+        "stack": [f"{'lib   ' if lib else '      '}{w}:{fn}" for w, fn, lib in stack],
+        "library_frames": len(lib_frames), "skorch_returns": skorch_returns},
+        os.path.join(REPO, "benchmarks", "results"))
 
 
 def _short(filename):

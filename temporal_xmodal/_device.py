@@ -16,7 +16,7 @@ package, for:
 * **one key per device** (:func:`device_key`): ``"cuda"``, ``"cuda:0"`` and a tensor's
   ``.device`` name one device;
 * **its memory** (:func:`device_memory`): the one reader of a device's free memory;
-* **pinned staging** (:func:`pins`): whether host batches bound for a device are gathered
+* **pinned staging** (:func:`pinned_staging`): whether host batches bound for a device are gathered
   into pinned memory;
 * **nests of tensors** (:func:`map_nest`, the one walker of dicts, tuples and lists of
   tensors; :func:`move`, :func:`nbytes` over it);
@@ -179,7 +179,7 @@ def device_memory(device):
     return free, total
 
 
-def pins(device):
+def pinned_staging(device):
     """Whether host batches staged for ``device`` are gathered into pinned memory: for a
     CUDA device, and for the CPU where the platform has pinned memory (a CUDA machine).
 
@@ -246,8 +246,9 @@ def nbytes(nest):
     return sum(sizes)
 
 
-__all__ = ["AUTO", "device_key", "device_memory", "loading_device", "map_nest", "move",
-           "nbytes", "pins", "resolve_device"]
+__all__ = ["AUTO", "allow_meta", "device_key", "device_memory", "in_worker",
+           "limit_worker_threads", "loading_device", "map_nest", "move", "nbytes",
+           "pinned_staging", "resolve_device", "worker_threads"]
 
 
 # ------------------------------------------------------ threads per parallel worker

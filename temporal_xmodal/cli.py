@@ -90,7 +90,7 @@ def estimate_seconds(n_samples=3000, max_epochs=None, estimators=None):
         Fits it counts (controls included).
     """
     from .comparison import estimator_registry, set_matching_params
-    from .time import time_use
+    from .time import time_role
 
     n_train = SYNTHETIC_TRAIN_SHARE * n_samples
     seconds, n_fits = STARTUP_SECONDS, 0
@@ -102,7 +102,7 @@ def estimate_seconds(n_samples=3000, max_epochs=None, estimators=None):
             set_matching_params(est, max_epochs=max_epochs)
         fit = (FIT_SECONDS_FIXED + SECONDS_PER_KILO_ITEM_EPOCH.get(name, 0.0)
                * n_train * _epochs(est) / 1000 + EVALUATION_SECONDS)
-        copies = 1 if time_use(est) == "none" else 2  # time-aware: its fit and its control
+        copies = 1 if time_role(est) == "none" else 2  # time-aware: its fit and its control
         seconds += copies * fit
         n_fits += copies
     return seconds, n_fits

@@ -34,7 +34,7 @@ class TripletLoss(torch.nn.Module):  # the fixed-margin triplet loss over the ne
 
 class TripletEmbedder(NeuralCrossModalEmbedder):
     """Two towers trained with the plain triplet loss (time is ignored)."""
-    time_use = "none"
+    time_role = "none"
     _parameter_constraints = dict(COMMON_CONSTRAINTS)
     def __init__(self, margin=1.0, negatives="different_category", loss_reduction="sum_per_anchor",
                  *, embedding_dim=64, hidden_dim=256, dropout=0.0, max_epochs=25, batch_size=64,

@@ -177,7 +177,7 @@ def check_ticrc_all(data, stdout, output_dir):
     models = data["results"]["models"]
     assert set(models) == set(registry)
     for name, entry in registry.items():
-        expected = {"real dates"} | ({"without time"} if entry.time_use != "none" else set())
+        expected = {"real dates"} | ({"without time"} if entry.time_role != "none" else set())
         assert set(models[name]) == expected
         assert 0 < models[name]["real dates"]["mrr"]["mean"] <= 1
         assert name in stdout

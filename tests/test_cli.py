@@ -40,7 +40,7 @@ def test_compare_prints_table_and_writes_outputs(tmp_path):
         line = next(line for line in proc.stdout.splitlines() if line.startswith(name + " "))
         assert 0.2 < row["map_i2t"] <= 1 and len(row["per_bin"]["map_mean"]) >= 8
         assert 0 < row["tmap50"] <= 1 and 0 < row["local_map10"] <= 1
-        if row["time_use"] == "none":
+        if row["time_role"] == "none":
             assert row["delta_time"] is None and line.split()[-2:] == ["n/a", "n/a"]
         else:
             assert row["delta_time"] == pytest.approx(row["map"] - row["control"]["value"])
@@ -52,7 +52,7 @@ def test_compare_prints_table_and_writes_outputs(tmp_path):
         # every time-window figure beside the filter, static rows included
         assert 0 < row["tmap50_filter"] <= 1
         assert line.split()[5:7] == [f"{row['tmap50']:.3f}", f"{row['tmap50_filter']:.3f}"]
-    assert {row["time_use"] for row in rows.values()} == {"none", "training", "inference"}
+    assert {row["time_role"] for row in rows.values()} == {"none", "training", "inference"}
     # one epoch is never "still improving at the last epoch" (nothing to compare it with)
     assert not any(row["still_improving"] for row in rows.values())
     assert "Still improving" not in proc.stdout

@@ -76,7 +76,7 @@ def test_ticrc_end_to_end(tmp_path, capsys):
         np.sum(1 / np.arange(1, n_test + 1)) / n_test)
     assert 0 < meta["references"]["date_prior"] <= 1
     assert "I→T MRR" in stdout and "date-only ranking" in stdout
-    time_use = {name: entry.time_use for name, entry in estimator_registry(4).items()}
+    time_role = {name: entry.time_role for name, entry in estimator_registry(4).items()}
     rows = {row["name"]: row for row in results["rows"]}
     # SCML learns from shared labels only; TICRC's labels are the pairs: left out, with why
     assert set(rows) == NAMES - {"SCML"} and set(meta["not_run"]) == {"SCML"}
@@ -87,9 +87,9 @@ def test_ticrc_end_to_end(tmp_path, capsys):
         assert 0 < row["mrr"] <= 1 and row["mrr"] == row["map_i2t"]
         assert 0 < row["mrr_t2i"] <= 1
         assert sum(row["per_period"]["count"]) == n_test
-        if time_use[name] != "inference":  # the date cannot change the ranking
+        if time_role[name] != "inference":  # the date cannot change the ranking
             assert row["date_gain"] == 0
-        if time_use[name] == "none":
+        if time_role[name] == "none":
             assert row["delta_time"] is None
         else:  # Δ-time: MRR minus the constant-time control's MRR
             assert row["delta_time"] == pytest.approx(row["mrr"] - row["control"]["value"])
@@ -109,10 +109,10 @@ def test_missing_data_folder_is_a_clear_error(dataset, tmp_path, capsys):
 
 def test_registry_settings_per_dataset():
     ticrc = estimator_registry(8, dataset="ticrc")
-    assert ticrc["CCA"].time_use == "none"
-    assert ticrc["TempXNet-Rec"].time_use == "training"
-    assert ticrc["Diachronic"].time_use == "inference"
-    assert all(entry.time_use == entry.estimator.time_use for entry in ticrc.values())
+    assert ticrc["CCA"].time_role == "none"
+    assert ticrc["TempXNet-Rec"].time_role == "training"
+    assert ticrc["Diachronic"].time_role == "inference"
+    assert all(entry.time_role == entry.estimator.time_role for entry in ticrc.values())
     binned = ticrc["Binned+Procrustes"].estimator
     assert binned.get_params()["base_estimator__optimizer"] == "adam"
     assert ticrc["SAM"].estimator.lr == 1e-4

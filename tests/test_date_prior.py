@@ -96,7 +96,7 @@ class _ScaledByDate:
     """A time-conditioned projection whose similarities are scaled by the date (at date t
     every text embedding is multiplied by t): raw columns rank pictures by date, not content."""
 
-    time_use = "inference"
+    time_role = "inference"
     time_unit = "years"
 
     def __init__(self, image, text):

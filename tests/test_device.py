@@ -29,7 +29,7 @@ from temporal_xmodal._device import (
     map_nest,
     move,
     nbytes,
-    pins,
+    pinned_staging,
     resolve_device,
 )
 from temporal_xmodal.datasets import make_temporal_crossmodal
@@ -110,10 +110,10 @@ def test_device_key_names_one_device_once():
 
 def test_pins_for_cuda_and_for_the_cpu_of_a_cuda_machine(monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    assert (pins(torch.device("cuda")), pins(torch.device("cpu")), pins(META)) == (
+    assert (pinned_staging(torch.device("cuda")), pinned_staging(torch.device("cpu")), pinned_staging(META)) == (
         True, False, False)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
-    assert pins(torch.device("cpu")) and not pins(META)
+    assert pinned_staging(torch.device("cpu")) and not pinned_staging(META)
 
 
 def test_device_memory_is_unreadable_off_cuda():

@@ -40,7 +40,7 @@ PI = np.pi
 class RotatingEmbedder(CrossModalEmbedder):
     """Embeds the angle feature a at time t as (cos(a + speed t), sin(a + speed t))."""
 
-    time_use = "inference"
+    time_role = "inference"
     _requires_labels = False
     _parameter_constraints = {"speed": [Real], "n_image_features": [Integral, None]}
 

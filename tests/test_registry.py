@@ -29,7 +29,7 @@ from temporal_xmodal.estimators import all_estimators
 from temporal_xmodal.estimators import _registry
 from temporal_xmodal.estimators._registry import (CompareEntry, RegisteredEstimator, get_entry,
                                                   register)
-from temporal_xmodal.time import time_use
+from temporal_xmodal.time import time_role
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
@@ -44,7 +44,7 @@ def test_the_six_estimators_are_registered_once():
                                          "SCML"]
     assert len({e.estimator for e in entries}) == len(entries)
     for entry in entries:
-        assert entry.time_use == entry.estimator.time_use == time_use(entry.estimator())
+        assert entry.time_role == entry.estimator.time_role == time_role(entry.estimator())
         assert get_entry(entry.name) is get_entry(entry.estimator) is entry
         assert get_entry(entry.estimator.__name__) is get_entry(entry.make()) is entry
     with pytest.raises(ValueError, match="already registered"):
@@ -167,7 +167,7 @@ def test_one_entry_reaches_compare_paper_settings_and_the_tiny_tables(registered
     assert paper_settings(_RegisteredHere) == {"optimizer": "sgd", "lr": 0.5}
     assert paper_settings("_RegisteredHere") == {"optimizer": "sgd", "lr": 0.5}
     compared = estimator_registry(4, random_state=3)["Registered-here"]
-    assert type(compared.estimator) is _RegisteredHere and compared.time_use == "none"
+    assert type(compared.estimator) is _RegisteredHere and compared.time_role == "none"
     assert (compared.estimator.max_epochs, compared.estimator.random_state,
             compared.estimator.n_image_features) == (7, 3, 4)
     assert registered()["Here"] is _RegisteredHere

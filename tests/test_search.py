@@ -358,7 +358,7 @@ def test_neighbourhood_over_time_table_and_plot(diachronic_data, tmp_path):
             for u in times]
     expected = np.mean([1 - len(a & b) / len(a | b) for a, b in zip(sets, sets[1:])])
     assert change["neighbourhood_change"] == pytest.approx(expected)
-    assert change["time_use"] == "inference"
+    assert change["time_role"] == "inference"
     for i, instant in enumerate(times):
         rows = table[table["instant"] == instant]
         ranked = rows[rows["status"] != "left"]
@@ -465,8 +465,8 @@ def test_a_static_model_says_its_neighbourhoods_cannot_change(cca_data, tmp_path
     table = neighbourhood_over_time(est, X_img[0], X_txt, [1.0, 5.0, 9.0], k=5)
     change = table.attrs["time_change"]
     assert change["neighbourhood_change"] == 0 and change["displacement"] == 0
-    assert change["barely_changes"] and change["time_use"] == "none"
-    assert "time_use='none'" in change["message"]
+    assert change["barely_changes"] and change["time_role"] == "none"
+    assert "time_role='none'" in change["message"]
     assert "cannot change with time" in change["message"]
     shift = neighbourhood_shift(est, X_txt[:80], (1.0, 9.0), k=5)
     assert shift.attrs["time_change"]["barely_changes"]
@@ -502,7 +502,7 @@ def test_a_time_conditioned_model_moves_its_neighbourhoods(diachronic_data):
     close = neighbourhood_over_time(est, X_img[0], X_txt, [5.0, 5.001, 5.002], k=10)
     change = close.attrs["time_change"]
     assert change["neighbourhood_change"] < 0.05 and change["barely_changes"]
-    assert change["time_use"] == "inference"
+    assert change["time_role"] == "inference"
     assert change["message"].startswith("The neighbourhoods barely change across these "
                                         "instants: the model uses time little")
 
@@ -605,7 +605,7 @@ def test_exploration_and_protocols_take_the_pipeline(readme_pipeline):
                                      Z.filter(like="text__"), instants, k=3)
     pd.testing.assert_frame_equal(table, manual)
     shift = neighbourhood_shift(pipe, df, instants, k=3)
-    assert shift.attrs["time_change"]["time_use"] == "inference"
+    assert shift.attrs["time_change"]["time_role"] == "inference"
     assert "between 1881-01-01 and 1885-01-01" in shift.attrs["time_change"]["message"]
     assert time_period_inference(pipe, df, y, window=0.5) == time_period_inference(
         pipe[-1], Z, y, window=0.5)

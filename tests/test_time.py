@@ -22,7 +22,7 @@ from temporal_xmodal import (
     stack_modalities,
 )
 from temporal_xmodal.losses.diachronic import diachronic_weights
-from temporal_xmodal.time import (TimeEncoding, is_share, time_use, to_duration, to_rate,
+from temporal_xmodal.time import (TimeEncoding, is_share, time_role, to_duration, to_rate,
                                   to_time_axis)
 
 PACKAGE = Path(__file__).resolve().parents[1] / "temporal_xmodal"
@@ -247,7 +247,7 @@ def test_time_range_warning_counts_rows_outside_and_points_at_the_caller():
 
 # --------------------------------------------------------------- tags
 def test_time_use_tags_replace_the_private_flag():
-    assert {type(e).__name__: time_use(e) for e in (
+    assert {type(e).__name__: time_role(e) for e in (
         CCACrossModal(), SAMEmbedder(), TempXNetEmbedder(), DiachronicEmbedder(),
         BinnedProcrustesEmbedder(), SequentialCrossModal())} == {
         "CCACrossModal": "none", "SAMEmbedder": "none", "TempXNetEmbedder": "training",
@@ -256,7 +256,7 @@ def test_time_use_tags_replace_the_private_flag():
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import FunctionTransformer
 
-    assert time_use(make_pipeline(FunctionTransformer(), DiachronicEmbedder())) == "inference"
+    assert time_role(make_pipeline(FunctionTransformer(), DiachronicEmbedder())) == "inference"
 
 
 def test_one_module_slices_the_time_column():

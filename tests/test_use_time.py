@@ -20,7 +20,7 @@ from temporal_xmodal.training import CrossModalNet
 from temporal_xmodal.datasets import TEMPORAL_WORLDS, make_temporal_crossmodal
 from temporal_xmodal.metrics import cross_modal_scores
 from temporal_xmodal.scoring import SCORERS, make_retrieval_scorer
-from temporal_xmodal.time import time_use
+from temporal_xmodal.time import time_role
 
 N_IMG = 64
 TIME_AWARE = [TempXNetEmbedder, DiachronicEmbedder, BinnedProcrustesEmbedder]
@@ -80,7 +80,7 @@ def test_the_control_is_the_estimator_on_a_constant_time_column(demo, cls):
     np.testing.assert_array_equal(control.transform_text(text, time=1.0),
                                   control.transform_text(text, time=9.0))
     # a fitted control uses no time: it needs none to project
-    assert time_use(control) == "none" and time_use(constant) == time_use(cls)
+    assert time_role(control) == "none" and time_role(constant) == time_role(cls)
     np.testing.assert_array_equal(control.transform_text(text),
                                   control.transform_text(text, time=1.0))
 

@@ -5,7 +5,7 @@
 :mod:`temporal_xmodal.time`), input validation, ``transform`` /
 ``transform_image`` / ``transform_text``, ``score``, ``get_feature_names_out``
 and ``set_output``.  A subclass declares its
-:attr:`~CrossModalEmbedder.time_use` and implements two hooks:
+:attr:`~CrossModalEmbedder.time_role` and implements two hooks:
 
 * ``_fit(X_image, X_text, time, labels)``: learn; set fitted attributes
   (``time`` is float64 on the time axis);

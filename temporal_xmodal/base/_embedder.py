@@ -21,7 +21,7 @@ from ..time import (
     TimeAxis,
     check_axis_plausible,
     instants,
-    time_use,
+    time_role,
     to_time_axis,
 )
 
@@ -79,12 +79,12 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
 
     Attributes
     ----------
-    time_use : {"none", "training", "inference"}
+    time_role : {"none", "training", "inference"}
         Class attribute: how the estimator uses time.  ``"inference"``:
         projections depend on time (items can be projected at any instant);
         ``"training"``: time shapes training only; ``"none"``: the time column
         is required by the layout and ignored.  Read it with
-        :func:`temporal_xmodal.time.time_use` (which also handles Pipelines).
+        :func:`temporal_xmodal.time.time_role` (which also handles Pipelines).
     n_features_in_ : int
         Columns of X, time included.
     feature_names_in_ : ndarray of str
@@ -123,7 +123,7 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
     (20, 6)
     """
 
-    time_use = "none"
+    time_role = "none"
     #: Default axis unit for subclasses that do not expose ``time_unit`` as a parameter.
     time_unit = "years"
     #: Whether ``fit`` needs labels.
@@ -190,12 +190,12 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
             self.time_axis_ = TimeAxis(self.time_unit).fit(
                 time, dates=_holds_dates(raw_time))
             windows = self._resolve_durations()
-            if self.time_use != "none":
+            if self.time_role != "none":
                 check_axis_plausible(time, self.time_unit, type(self).__name__, windows)
             for name, value in windows:
                 self.time_axis_.check_duration(name, value, type(self).__name__, estimator=self)
         else:
-            if self.time_use != "none":  # a model that ignores time extrapolates nothing
+            if self.time_role != "none":  # a model that ignores time extrapolates nothing
                 self.time_axis_.warn_outside(time, type(self).__name__,
                                              what="continuing training on")
             self.time_axis_.extend(time)
@@ -249,8 +249,8 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
     def _extrapolates(self):
         """Whether projections depend on the time, so that times out of range extrapolate:
         not for a model that kept its constant-time control
-        (:func:`~temporal_xmodal.time.time_use`)."""
-        return time_use(self) == "inference"
+        (:func:`~temporal_xmodal.time.time_role`)."""
+        return time_role(self) == "inference"
 
     def _validate_transform(self, X):
         check_is_fitted(self)
@@ -270,7 +270,7 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
         time : scalar, date or array-like of shape (n_samples,), default=None
             Instant(s) at which to project: numbers on the time axis (in
             ``time_unit``) or dates (``pandas.Timestamp``, ``numpy.datetime64``).  Models whose
-            ``time_use`` is ``"inference"`` need it; others ignore it.
+            ``time_role`` is ``"inference"`` need it; others ignore it.
 
         Returns
         -------

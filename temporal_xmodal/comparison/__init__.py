@@ -1,7 +1,7 @@
 """The library's main job, ``python -m temporal_xmodal compare``: every estimator side by side.
 
 * :mod:`~temporal_xmodal.comparison.registry`: the compared estimators, one
-  line each, with how they use time (``time_use``);
+  line each, with how they use time (``time_role``);
 * :mod:`~temporal_xmodal.comparison.data`: the data sets (synthetic, wiki,
   ticrc) as train / test splits and their blocks;
 * :mod:`~temporal_xmodal.comparison.run`: the fits and the constant-time

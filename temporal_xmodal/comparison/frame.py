@@ -41,7 +41,7 @@ def results_frame(rows, columns, answer=()):
     """
     import pandas as pd
 
-    records = [{"time use": r.get("time_use"),
+    records = [{"time use": r.get("time_role"),
                 **{header: (np.nan if r.get(key) is None else r.get(key))
                    for key, header, _ in columns}} for r in rows]
     frame = pd.DataFrame(records, index=pd.Index([r["name"] for r in rows], name="estimator"))

@@ -92,7 +92,7 @@ def answer_lines(rows, protocol, *, seeds=1):
                      else "the same model without the dates does as well")
             lines.append(f"Does time pay on these data {beyond}? No: the best is {name} "
                          f"{gain:+.3f}; {rival}.")
-    elif any(r.get("time_use") not in (None, "none") for r in rows):
+    elif any(r.get("time_role") not in (None, "none") for r in rows):
         lines.append("Does time pay? Not measured: the data are undated, or no time-aware "
                      "estimator's constant-time control has finished.")
     if seeds <= 1 and lines:

@@ -1,10 +1,10 @@
 """The estimators of ``python -m temporal_xmodal compare``: one line each, with how they use time.
 
-How an estimator uses time is read from its ``time_use`` attribute
-(:func:`temporal_xmodal.time.time_use`): ``"none"`` (time required by the
+How an estimator uses time is read from its ``time_role`` attribute
+(:func:`temporal_xmodal.time.time_role`): ``"none"`` (time required by the
 layout and ignored), ``"training"`` (time shapes training only) or
 ``"inference"`` (projections depend on the time).  The comparison fits a
-constant-time control of every estimator whose ``time_use`` is not ``"none"``.
+constant-time control of every estimator whose ``time_role`` is not ``"none"``.
 """
 
 from collections import namedtuple
@@ -14,14 +14,14 @@ from sklearn.utils._param_validation import HasMethods, validate_params
 
 from ..estimators import all_estimators
 from .._constraints import Interval
-from ..time import time_use
+from ..time import time_role
 
 __all__ = ["Entry", "default_estimators", "estimator_registry", "left_out",
            "set_matching_params"]
 
 #: One compared estimator: how it uses time (``"none"``, ``"training"``,
 #: ``"inference"``, read from the estimator) and the unfitted estimator.
-Entry = namedtuple("Entry", ["time_use", "estimator"])
+Entry = namedtuple("Entry", ["time_role", "estimator"])
 Entry.__doc__ = """One compared estimator: how it uses time and the unfitted estimator.
 
 Read more in the user guide: docs/index.md.
@@ -63,14 +63,14 @@ def estimator_registry(n_image_features, random_state=0, time_window=1.0, datase
     Returns
     -------
     registry : dict of str -> Entry
-        ``Entry.time_use`` is :func:`temporal_xmodal.time.time_use` of the
+        ``Entry.time_role`` is :func:`temporal_xmodal.time.time_role` of the
         estimator.
     """
     common = {"n_image_features": n_image_features}
     estimators = {entry.compare.name: entry.make_compared(common, random_state, time_window,
                                                           dataset)
                   for entry in all_estimators() if entry.compare is not None}
-    return {name: Entry(time_use(est), est) for name, est in estimators.items()}
+    return {name: Entry(time_role(est), est) for name, est in estimators.items()}
 
 
 def left_out(dataset):
@@ -96,7 +96,7 @@ def default_estimators(n_image_features, random_state=0, time_window=1.0, datase
     """The estimators compared by default, by display name.
 
     The unfitted estimators of :func:`estimator_registry`, without their
-    ``time_use``.
+    ``time_role``.
 
     Read more in the user guide: docs/index.md.
 

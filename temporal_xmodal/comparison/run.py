@@ -2,7 +2,7 @@
 
 :func:`compare` fits every estimator on the training split and evaluates it on
 the test split (:mod:`temporal_xmodal.evaluation.report`).  Every estimator
-that uses time (``time_use`` not ``"none"``) is fitted a second time as its
+that uses time (``time_role`` not ``"none"``) is fitted a second time as its
 **constant-time control**: the same estimator and seed, fitted and evaluated on
 the same rows with the time column replaced by a constant.  Its Δ-time is the
 estimator's score minus the control's: what time buys it.  Ctrl-C stops the
@@ -27,7 +27,7 @@ from ..time import TimeBinWarning, TimeRangeWarning
 from ..evaluation.report import evaluate_estimator, evaluate_undated
 from ..estimators import date_prior_scores
 from ..metrics import counterpart_reciprocal_ranks, random_mrr
-from ..time import time_use
+from ..time import time_role
 from ..training import TrainingInterruptedWarning
 from .._constraints import Interval
 from .table import DELTA_TIME_SCORE, is_na
@@ -229,7 +229,7 @@ def compare(estimators, X_train, y_train, X_test, y_test, *, time_window, protoc
         (one gold caption per picture, captions undated; ``y_test`` unused).
     controls : tuple (X_train_constant, X_test_constant) or None, default=None
         The splits with a constant time column.  Given: every estimator whose
-        ``time_use`` is not ``"none"`` is also fitted and evaluated on them
+        ``time_role`` is not ``"none"`` is also fitted and evaluated on them
         (a clone: same parameters and seed) and its row gets ``delta_time``
         (score minus the control's score; the score is
         :data:`~temporal_xmodal.comparison.table.DELTA_TIME_SCORE` of the
@@ -255,7 +255,7 @@ def compare(estimators, X_train, y_train, X_test, y_test, *, time_window, protoc
     -------
     rows : list of dict
         One row per estimator, in the order of ``estimators``: ``name``,
-        ``time_use``, ``fit_seconds``, the figures of the protocol,
+        ``time_role``, ``fit_seconds``, the figures of the protocol,
         ``delta_time`` and, for time-aware estimators with controls,
         ``control``.
 
@@ -273,7 +273,7 @@ def compare(estimators, X_train, y_train, X_test, y_test, *, time_window, protoc
     y_eval = y_test if protocol == "labels" else None
     # how each method uses time, read before the fits (a fitted use_time=False control
     # reads "none")
-    uses = {name: time_use(est) for name, est in estimators.items()}
+    uses = {name: time_role(est) for name, est in estimators.items()}
     jobs = [(name, False, est, X_train, X_test) for name, est in estimators.items()]
     if controls is not None:
         jobs += [(name, True, clone(est), *controls) for name, est in estimators.items()
@@ -352,7 +352,7 @@ def _rows(estimators, uses, results, protocol):
         if (name, False) not in results:
             continue
         seconds, figures = results[(name, False)]
-        row = {"name": name, "time_use": uses[name], "fit_seconds": seconds, **figures,
+        row = {"name": name, "time_role": uses[name], "fit_seconds": seconds, **figures,
                "delta_time": float("nan")}
         if (name, True) in results:
             c_seconds, c_figures = results[(name, True)]

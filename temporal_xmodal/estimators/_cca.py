@@ -143,7 +143,7 @@ class CCACrossModal(CrossModalEmbedder):
     """
 
     _requires_labels = False
-    time_use = "none"
+    time_role = "none"
     _parameter_constraints = {
         "embedding_dim": [Interval(Integral, 1, None, closed="left"), None],
         "reg": [Interval(Real, 0, None, closed="left")],

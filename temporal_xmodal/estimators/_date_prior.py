@@ -29,7 +29,7 @@ from .._stacking import stack_modalities
 from .._validation import Interval, SequenceOf
 from .._warnings import warn
 from ..metrics import counterpart_reciprocal_ranks
-from ..time import time_use, to_time_axis
+from ..time import time_role, to_time_axis
 from ..training import TrainingInterruptedWarning
 from ._caption_prior import CaptionDatePrior
 from .._interrupts import report_interrupt
@@ -83,7 +83,7 @@ def query_time_scores(estimator, X_image, X_text, query_time, *, calibrate=True)
     """
     query_time = to_time_axis(query_time, estimator.time_unit, name="query_time")
     Z_image = estimator.transform_image(X_image, time=query_time)
-    if time_use(estimator) != "inference":
+    if time_role(estimator) != "inference":
         return Z_image @ estimator.transform_text(X_text).T
     instants, which = np.unique(query_time, return_inverse=True)
     scores = np.empty((Z_image.shape[0], np.shape(X_text)[0]))

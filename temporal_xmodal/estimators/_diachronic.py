@@ -142,7 +142,7 @@ class DiachronicEmbedder(NeuralCrossModalEmbedder):
     (3, 200)
     """
 
-    time_use = "inference"
+    time_role = "inference"
     _embedding_dim_source = "D = 200: Semedo & Magalhães, ACM MM 2019, the DCM paper"
     _parameter_constraints = {
         **COMMON_CONSTRAINTS,

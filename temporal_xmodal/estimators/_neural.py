@@ -28,7 +28,7 @@ from ..training import (BatchIterator, CheckpointSelection, CompiledStep, CrossM
                         InverseTimeDecay, LearningRateDecay, RetrievalScoring,
                         TrainingDivergedError, as_tensor, cannot_rank, embed_batches,
                         make_dataset, seeded)
-from ._neural_params import OPTIMIZERS, TMAP_WINDOW
+from ._neural_params import OPTIMIZERS, TMAP_WINDOW_SHARE
 
 #: The library's optimisers, run fused on the CPU and CUDA (same update, one kernel per group).
 _FUSED = tuple(OPTIMIZERS.values())
@@ -217,7 +217,7 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
         callbacks (the method's from its configuration, which is not otherwise rebuilt)."""
         if not self.net_.has_training_state():
             method = self._net_config(rows).callbacks
-            self.net_.rearm(self._net_callbacks(method, data_valid is not None, seed,
+            self.net_.restore_training_state(self._net_callbacks(method, data_valid is not None, seed,
                                                 relevance))
         self.net_.set_params(
             train_split=predefined_split(data_valid) if data_valid is not None else None,
@@ -244,14 +244,14 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
         """The method's callbacks, LR decay, checkpoint selection and the user's.
 
         ``valid_tmap`` reads the rows' real (centred) times ``relevance``, with a window of
-        :data:`._neural_params.TMAP_WINDOW` of their span."""
+        :data:`._neural_params.TMAP_WINDOW_SHARE` of their span."""
         callbacks = list(method)
         if self.lr_decay:
             callbacks.append(("lr_decay", LearningRateDecay(InverseTimeDecay(self.lr_decay))))
         if validating:
             tmap = self.selection_metric == "valid_tmap"
             callbacks.append(("valid_map", RetrievalScoring(
-                random_state=seed, time_window=TMAP_WINDOW * float(np.ptp(relevance)) if tmap
+                random_state=seed, time_window=TMAP_WINDOW_SHARE * float(np.ptp(relevance)) if tmap
                 else None, time=relevance if tmap else None)))
             callbacks.append(("selection", CheckpointSelection(
                 monitor=self.selection_metric,

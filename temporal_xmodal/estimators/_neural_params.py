@@ -23,7 +23,7 @@ OPTIMIZERS = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam, "adamw": torch.o
 _SELECTION = ("valid_map", "valid_tmap", "valid_loss")
 #: ``selection_metric="valid_tmap"``: the relevant period's half-width, as a fraction of the
 #: span of the fit's times (the compare job's and the benchmarks' t-mAP@50 window).
-TMAP_WINDOW = 0.05
+TMAP_WINDOW_SHARE = 0.05
 
 #: sklearn parameter constraints shared by the neural estimators.
 COMMON_CONSTRAINTS = {

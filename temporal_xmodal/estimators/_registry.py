@@ -2,7 +2,7 @@
 
 One :class:`RegisteredEstimator` per estimator holds what the rest of the package and the
 tests need to know about it: its short name, its class, how it uses time (the class's
-``time_use`` tag), its paper's settings and its line of the ``compare`` job.  The package's
+``time_role`` tag), its paper's settings and its line of the ``compare`` job.  The package's
 exports, :func:`~temporal_xmodal.paper_settings`,
 :func:`~temporal_xmodal.comparison.estimator_registry` and every test that loops over the
 estimators read :func:`all_estimators`; adding an estimator is its module(s), its docs page,
@@ -113,8 +113,8 @@ class RegisteredEstimator:
 
     Attributes
     ----------
-    time_use : {"none", "training", "inference"}
-        The class's ``time_use`` tag (:func:`temporal_xmodal.time.time_use`).
+    time_role : {"none", "training", "inference"}
+        The class's ``time_role`` tag (:func:`temporal_xmodal.time.time_role`).
     """
 
     name: str
@@ -123,8 +123,8 @@ class RegisteredEstimator:
     compare: Optional[CompareEntry] = None
 
     @property
-    def time_use(self):
-        return getattr(self.estimator, "time_use", "none")
+    def time_role(self):
+        return getattr(self.estimator, "time_role", "none")
 
     def make(self, settings="default", **overrides):
         """An unfitted estimator at some settings, ``overrides`` winning.
@@ -210,7 +210,7 @@ def all_estimators():
     Returns
     -------
     entries : list of RegisteredEstimator
-        ``entry.name``, ``entry.estimator`` (the class), ``entry.time_use``,
+        ``entry.name``, ``entry.estimator`` (the class), ``entry.time_role``,
         ``entry.paper``, ``entry.compare``.
 
     Examples

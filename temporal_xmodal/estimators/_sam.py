@@ -62,7 +62,7 @@ class SAMEmbedder(NeuralCrossModalEmbedder):
     (300, 32)
     """
 
-    time_use = "none"
+    time_role = "none"
     _embedding_dim_source = ("D = 200: the SAM paper, Semedo & Magalhães, ACM MM 2019, "
                              "stated for NUS-WIDE-10k and used for every data set")
     _parameter_constraints = {

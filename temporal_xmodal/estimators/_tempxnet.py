@@ -122,7 +122,7 @@ class TempXNetEmbedder(NeuralCrossModalEmbedder):
     (5, 100)
     """
 
-    time_use = "training"
+    time_role = "training"
     _embedding_dim_source = ("D = 100: Semedo & Magalhães, ACM MM 2018; Semedo, thesis, "
                              "eq. 4.17")
     _parameter_constraints = {

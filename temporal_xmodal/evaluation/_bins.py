@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.base import clone
 
-from ..time import TimeBins, TimeRangeWarning, time_use
+from ..time import TimeBins, TimeRangeWarning, time_role
 from .._warnings import warn
 
 
@@ -117,7 +117,7 @@ def evaluate_per_instant(split, instants, direction, evaluate, *, query_rows=Non
     else:
         Z_query, Z_gallery, X_query = split.Z_text, split.Z_image, split.X_text
         project = split.estimator.transform_text
-    project_queries = project_queries and time_use(split.estimator) == "inference"
+    project_queries = project_queries and time_role(split.estimator) == "inference"
     fixed = None if query_rows is None else Z_query[query_rows]
     order = np.argsort(instants.item_bin, kind="stable")
     bounds = np.concatenate([[0], np.cumsum(instants.n_items)])

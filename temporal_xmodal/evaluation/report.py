@@ -20,7 +20,7 @@ from .._validation import check_labels
 from ..base import layout_blocks
 from ..estimators import query_time_scores
 from ..metrics import average_precision_per_query, counterpart_reciprocal_ranks, cross_modal_scores
-from ..time import TimeRangeWarning, time_use
+from ..time import TimeRangeWarning, time_role
 from .embedded import embed_split
 from .protocols import local_alignment, temporally_bounded_retrieval
 
@@ -183,7 +183,7 @@ def evaluate_undated(estimator, X, *, period=10.0, random_state=0):
         warnings.simplefilter("ignore", TimeRangeWarning)
         rr_i2t, rr_t2i = counterpart_reciprocal_ranks(
             query_time_scores(estimator, X_image, X_text, t))
-        if time_use(estimator) == "inference":
+        if time_role(estimator) == "inference":
             shuffled = np.random.default_rng(random_state).permutation(t)
             wrong = counterpart_reciprocal_ranks(
                 query_time_scores(estimator, X_image, X_text, shuffled))[0]

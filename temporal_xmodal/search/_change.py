@@ -9,7 +9,7 @@ same neighbourhood at every instant without a word.
 
 import numpy as np
 
-from ..time import time_use
+from ..time import time_role
 
 #: Mean neighbourhood change (1 − Jaccard of top-k sets) below which the
 #: neighbourhoods are said to barely change: less than one neighbour in ~20
@@ -31,7 +31,7 @@ def time_change(estimator, change, displacement=float("nan"), *, k=None,
     Parameters
     ----------
     estimator : estimator, Pipeline or None
-        The model explored (its ``time_use`` is read when it declares one);
+        The model explored (its ``time_role`` is read when it declares one);
         None when unknown.
     change : float
         Mean neighbourhood change Δ, 1 − Jaccard of the top-k sets (NaN when
@@ -47,14 +47,14 @@ def time_change(estimator, change, displacement=float("nan"), *, k=None,
     Returns
     -------
     summary : dict
-        ``neighbourhood_change`` (Δ), ``displacement``, ``time_use`` (None
+        ``neighbourhood_change`` (Δ), ``displacement``, ``time_role`` (None
         when the estimator is unknown or declares none), ``barely_changes`` (Δ below
         :data:`BARELY_CHANGES`, or a model that ignores time at inference),
         ``threshold`` and ``message`` (one or two sentences).
     """
     final = getattr(estimator, "steps", [[None, estimator]])[-1][1]  # a Pipeline's last step
-    # objects that do not declare time_use (duck-typed models) are judged by Δ alone
-    use = time_use(estimator) if hasattr(final, "time_use") else None
+    # objects that do not declare time_role (duck-typed models) are judged by Δ alone
+    use = time_role(estimator) if hasattr(final, "time_role") else None
     name = type(final).__name__
     static = use is not None and use != "inference"
     barely = static or (np.isfinite(change) and change < BARELY_CHANGES)
@@ -64,17 +64,17 @@ def time_change(estimator, change, displacement=float("nan"), *, k=None,
     if not np.isfinite(change):
         message = "one instant: no change to measure."
     elif static:
-        message = (f"{name} has time_use={use!r}: it projects an item the same way at every "
+        message = (f"{name} has time_role={use!r}: it projects an item the same way at every "
                    f"instant, so its neighbourhoods cannot change with time (Δ = {change:.2f}).")
     elif barely:
         message = (f"The neighbourhoods barely change across these instants: the model uses "
                    f"time little here (Δ = {change:.3f} < {BARELY_CHANGES}, {measure}{moves}). "
-                   "Instants further apart or a longer fit may show more; see time_use / "
+                   "Instants further apart or a longer fit may show more; see time_role / "
                    "Δ-time.")
     else:
         message = f"Mean neighbourhood change Δ = {change:.2f} ({measure})."
     return {"neighbourhood_change": float(change), "displacement": float(displacement),
-            "time_use": use, "barely_changes": bool(barely), "threshold": BARELY_CHANGES,
+            "time_role": use, "barely_changes": bool(barely), "threshold": BARELY_CHANGES,
             "message": message}
 
 

@@ -142,7 +142,7 @@ def neighbourhood_over_time(estimator, x, X_gallery, times, k=10, *, direction="
         consecutive instants of 1 − Jaccard of the two top-k sets (0: the
         same neighbours at every instant); ``displacement``, the mean
         1 − cos of the item's own embedding between consecutive instants;
-        ``time_use``; ``barely_changes`` (Δ < 0.05, or a model that ignores
+        ``time_role``; ``barely_changes`` (Δ < 0.05, or a model that ignores
         time at inference) and a ``message`` saying so in words.
 
     See Also
@@ -289,7 +289,7 @@ def neighbourhood_shift(estimator, X, times, k=10, *, modality="text", X_gallery
         both top-k), then the payload column(s).
         ``table.attrs["time_change"]`` summarises all items:
         ``neighbourhood_change`` Δ (the mean ``neighbourhood_shift``),
-        ``displacement`` (its mean), ``time_use``, ``barely_changes`` (Δ <
+        ``displacement`` (its mean), ``time_role``, ``barely_changes`` (Δ <
         0.05, or a model that ignores time at inference) and a ``message``.
 
     See Also

@@ -52,11 +52,11 @@ from ._bins import TimeBins, TimeBinWarning
 from ._encoding import TimeEncoding
 from ._durations import is_share, to_duration, to_rate
 from ._units import TIME_UNITS, fractional_year, instants, is_datetime_like, to_time_axis
-from ._use import TIME_USES, time_use
+from ._role import TIME_ROLES, time_role
 
 __all__ = [
     "TIME_UNITS",
-    "TIME_USES",
+    "TIME_ROLES",
     "TimeAxis",
     "TimeBinWarning",
     "TimeBins",
@@ -70,7 +70,7 @@ __all__ = [
     "is_datetime_like",
     "is_share",
     "time_origin",
-    "time_use",
+    "time_role",
     "to_duration",
     "to_rate",
     "to_time_axis",

@@ -28,7 +28,7 @@ import numpy as np
 import torch
 from sklearn.utils._param_validation import StrOptions, validate_parameter_constraints
 
-from .._device import map_nest, move, pins, resolve_device
+from .._device import map_nest, move, pinned_staging, resolve_device
 from ._placement import DeviceCopies
 
 PLACEMENTS = ("auto", "device", "staged")
@@ -119,7 +119,7 @@ class CrossModalDataset(torch.utils.data.Dataset):
         self._copies.clear()
 
 
-def one_ahead(batches):
+def prefetch_one(batches):
     """Yield the items of ``batches`` one step late, so that the next batch's asynchronous
     copy is issued before the step that uses the current one."""
     ahead = None
@@ -284,10 +284,10 @@ class DeviceBatches:
         return (self._batch(gather(tensors, rows)) for rows in upload_indices(steps, device))
 
     def _staged(self, device, steps):
-        """Batches gathered on the host (into pinned memory: :func:`~temporal_xmodal._device.pins`)
+        """Batches gathered on the host (into pinned memory: :func:`~temporal_xmodal._device.pinned_staging`)
         and copied without blocking, one batch ahead of the step that uses them."""
-        tensors, pin = self.dataset.tensors(), pins(device)
-        return one_ahead(self._batch(move(gather(tensors, rows, pin), device, non_blocking=pin))
+        tensors, pin = self.dataset.tensors(), pinned_staging(device)
+        return prefetch_one(self._batch(move(gather(tensors, rows, pin), device, non_blocking=pin))
                          for rows in steps)
 
 

@@ -200,7 +200,7 @@ class CrossModalNet(RecordsInterrupt, NeuralNet):
         the optimiser), ``train_split`` (it holds the validation dataset, which
         shares the training features) and the per-batch rows of the history
         (the per-epoch rows stay).  The module, its weights and the device are
-        shared with the original, which is left untouched.  :meth:`rearm`
+        shared with the original, which is left untouched.  :meth:`restore_training_state`
         makes the copy trainable again.
 
         Returns
@@ -219,7 +219,7 @@ class CrossModalNet(RecordsInterrupt, NeuralNet):
         """Whether the net can continue training as is (False after :meth:`inference_copy`)."""
         return getattr(self, "optimizer_", None) is not None
 
-    def rearm(self, callbacks):
+    def restore_training_state(self, callbacks):
         """Rebuild what :meth:`inference_copy` left out, to continue training.
 
         A fresh optimiser over the current weights, the criterion from its

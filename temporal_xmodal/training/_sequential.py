@@ -100,7 +100,7 @@ class ModalityPoolIterator(DeviceBatches):
     placement : {"auto", "device", "staged"}, default="auto"
         Where they are gathered: from the pools copied to ``device`` once
         (:meth:`ModalityPools.place`; "auto": when they fit), or staged: on the
-        host, into pinned memory (:func:`~temporal_xmodal._device.pins`),
+        host, into pinned memory (:func:`~temporal_xmodal._device.pinned_staging`),
         and copied without blocking, one batch ahead (``"staged"``: on any
         device, the CPU included).  Every path gathers with the one
         :func:`~temporal_xmodal.training._data.gather`.

@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 from scipy.linalg import orthogonal_procrustes
 
-from ...time import TimeRangeWarning, time_use
+from ...time import TimeRangeWarning, time_role
 
 
 def bin_embedding(estimator, modality, A, time):
@@ -18,7 +18,7 @@ def bin_embedding(estimator, modality, A, time):
     The model's own out-of-range warning is silenced: the binned estimator
     warns once, at its level.
     """
-    t = time if time_use(estimator) == "inference" else None
+    t = time if time_role(estimator) == "inference" else None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TimeRangeWarning)
         if modality == "image":

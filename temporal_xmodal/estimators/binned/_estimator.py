@@ -178,7 +178,7 @@ class BinnedProcrustesEmbedder(CrossModalEmbedder):
     (5, 8)
     """
 
-    time_use = "inference"
+    time_role = "inference"
     _parameter_constraints = {
         "base_estimator": [HasMethods(["fit", "transform_image", "transform_text"]), None],
         "bins": TimeBins._parameter_constraints["bins"],

@@ -187,7 +187,7 @@ class SequentialCrossModal(CrossModalEmbedder):
     (300, 128)
     """
 
-    time_use = "none"
+    time_role = "none"
     #: S, the plugs and M run in float32: features beyond its range are rejected.
     _float32_features = True
     _parameter_constraints = {

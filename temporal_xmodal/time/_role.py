@@ -1,10 +1,13 @@
-"""How an estimator uses time: the public ``time_use`` tag."""
+"""How an estimator uses time: the public ``time_role`` tag (a class attribute: ``"none"``,
+``"training"`` or ``"inference"``), not to be confused with the ``use_time`` parameter of the
+time-aware estimators (fit with the times, or as the constant-time control) and its fitted
+``uses_time_``."""
 
-#: The ways an estimator can use time (its public ``time_use`` attribute).
-TIME_USES = ("none", "training", "inference")
+#: The ways an estimator can use time (its public ``time_role`` attribute).
+TIME_ROLES = ("none", "training", "inference")
 
 
-def time_use(estimator):
+def time_role(estimator):
     """How an estimator (or a Pipeline ending in one) uses time.
 
     Read more in the user guide: docs/time.md.
@@ -15,7 +18,7 @@ def time_use(estimator):
 
     Returns
     -------
-    use : {"none", "training", "inference"}
+    role : {"none", "training", "inference"}
         ``"inference"``: projections depend on the time (items can be
         projected at any instant); ``"training"``: time shapes training only;
         ``"none"``: time is required by the layout and ignored.  Objects that
@@ -26,10 +29,10 @@ def time_use(estimator):
     steps = getattr(estimator, "steps", None)
     if steps:
         estimator = steps[-1][1]
-    use = getattr(estimator, "time_use", "none")
-    if use not in TIME_USES:  # a class attribute (a tag), not a parameter: no constraint applies
-        raise ValueError(f"{type(estimator).__name__} declares time_use={use!r}, which is "
-                         f"none of {TIME_USES}.")
+    use = getattr(estimator, "time_role", "none")
+    if use not in TIME_ROLES:  # a class attribute (a tag), not a parameter: no constraint applies
+        raise ValueError(f"{type(estimator).__name__} declares time_role={use!r}, which is "
+                         f"none of {TIME_ROLES}.")
     if getattr(estimator, "uses_time_", True) is False:
         return "none"
     return use
