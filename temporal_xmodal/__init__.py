@@ -23,6 +23,7 @@ __version__ = "0.1.0"
 #: this list and the registry agree.
 _OWNERS = {
     "BinnedProcrustesEmbedder": ".estimators",
+    "BusyMachineWarning": "._warnings",
     "CCACrossModal": ".estimators",
     "CrossModalEmbedder": ".base",
     "DiachronicEmbedder": ".estimators",
@@ -47,7 +48,7 @@ if TYPE_CHECKING:  # the same names, for static analysis and IDEs
     from ._layout import LayoutWarning
     from ._stacking import make_crossmodal_transformer, stack_modalities
     from ._time_column import TimeColumnWarning
-    from ._warnings import StillImprovingWarning
+    from ._warnings import BusyMachineWarning, StillImprovingWarning
     from .base import CrossModalEmbedder
     from .estimators import (
         BinnedProcrustesEmbedder,

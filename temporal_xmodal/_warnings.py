@@ -27,12 +27,57 @@ import warnings
 
 from sklearn.exceptions import ConvergenceWarning
 
-__all__ = ["StillImprovingWarning", "user_stacklevel", "warn"]
+__all__ = ["BusyMachineWarning", "StillImprovingWarning", "user_stacklevel", "warn",
+           "warn_if_busy"]
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 #: The packages between the library and the user's line.
 _PLUMBING_PACKAGES = ("sklearn", "joblib", "skorch", "torch", "threadpoolctl", "numpy",
                       "pandas", "scipy", "loky")
+
+
+class BusyMachineWarning(UserWarning):
+    """A fit on several threads starts on a machine that other work keeps busy.
+
+    torch's default is one thread per core; beside other busy processes the threads of one
+    fit wait for each other's time slices, and a fit can run many times slower than on one
+    thread (docs/scaling.md, "A busy machine").  The warning says so once per fit start;
+    ``torch.set_num_threads(1)`` (or ``threadpoolctl.threadpool_limits(1)``) keeps the fit
+    steady, and the same seed gives the same embeddings at a given thread count.
+    """
+
+
+def warn_if_busy(name, threads, load=None, cores=None):
+    """Warn (:class:`BusyMachineWarning`) when a fit asks for ``threads`` > 1 torch threads on
+    a machine whose 1-minute load average exceeds its cores plus those threads: more runnable
+    work than cores even if the fit's own threads were all counted.
+
+    Parameters
+    ----------
+    name : str
+        The estimator, named in the message.
+    threads : int
+        The fit's torch threads (``torch.get_num_threads()``).
+    load, cores : float and int or None, default=None
+        The load average and the core count; ``None``: this machine's (no warning where the
+        load average cannot be read).
+
+    Returns
+    -------
+    warned : bool
+    """
+    try:
+        load = os.getloadavg()[0] if load is None else load
+    except (AttributeError, OSError):  # pragma: no cover - Windows: no load average
+        return False
+    cores = (os.cpu_count() or 1) if cores is None else cores
+    if threads <= 1 or load <= cores + threads:
+        return False
+    warn(f"{name}: the machine is busy (1-minute load average {load:.1f} on {cores} cores) and "
+         f"this fit runs {threads} torch threads; beside other work a fit on several threads "
+         "can run many times slower than on one (docs/scaling.md, \"A busy machine\"). "
+         "torch.set_num_threads(1) before fitting keeps it steady.", BusyMachineWarning)
+    return True
 
 
 class StillImprovingWarning(ConvergenceWarning):

@@ -28,3 +28,15 @@ def wiki():
     from temporal_xmodal.datasets import load_wiki
 
     return load_wiki(_require(DATA_DIR / "wiki"))
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _the_suites_own_load_is_not_a_busy_machine():
+    """``pytest -n 2`` keeps the cores busy itself: a fit's BusyMachineWarning would only
+    report the suite's own workers (and fail the tests that turn warnings into errors).
+    ``tests/test_warnings.py`` tests the warning with the rule's own inputs."""
+    from temporal_xmodal.estimators import _neural
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_neural, "warn_if_busy", lambda *args, **kwargs: False)
+        yield

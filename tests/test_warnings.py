@@ -180,3 +180,27 @@ def test_a_warning_inside_python_m_does_not_break_the_job(tmp_path):
     out = subprocess.run([sys.executable, "-m", "probe_pkg"], cwd=tmp_path,
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and "went on" in out.stdout, out.stderr
+
+
+def test_a_fit_on_several_threads_on_a_busy_machine_says_so_at_its_start(monkeypatch):
+    """A fit from Python uses torch's default threads (one per core): beside other busy work
+    its epochs crawl without a word (issue 49: 5 s epochs became 58-83 s at load 3), so its
+    start says so when the load exceeds the cores plus the fit's own threads."""
+    from temporal_xmodal import BusyMachineWarning
+    from temporal_xmodal._warnings import warn_if_busy
+    from temporal_xmodal.estimators import _neural
+
+    with pytest.warns(BusyMachineWarning, match=r"busy \(1-minute load average 7\.0 on 2 "
+                                                r"cores\) and this fit runs 2 torch threads"):
+        assert warn_if_busy("SAMEmbedder", 2, load=7.0, cores=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert not warn_if_busy("SAMEmbedder", 2, load=3.5, cores=2)  # its own threads
+        assert not warn_if_busy("SAMEmbedder", 1, load=50.0, cores=2)  # one thread: steady
+    # a fit reads the machine at its start (the suite's fixture silences it elsewhere)
+    monkeypatch.setattr(_neural, "warn_if_busy", warn_if_busy)
+    monkeypatch.setattr("os.getloadavg", lambda: (64.0, 64.0, 64.0))
+    monkeypatch.setattr("torch.get_num_threads", lambda: 2)  # torch's default on 2 cores
+    X, y = make_temporal_crossmodal(60, random_state=0)
+    with pytest.warns(BusyMachineWarning, match="SAMEmbedder: the machine is busy"):
+        tiny(SAMEmbedder, n_image_features=64, max_epochs=1).fit(X, y)

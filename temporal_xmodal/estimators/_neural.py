@@ -18,9 +18,9 @@ import torch
 from sklearn.utils import check_random_state
 from skorch.helper import predefined_split
 
-from .._device import limit_worker_threads, resolve_device
+from .._device import in_worker, limit_worker_threads, resolve_device
 from .._interrupts import interrupt_message, report_interrupt
-from .._warnings import StillImprovingWarning, warn
+from .._warnings import StillImprovingWarning, warn, warn_if_busy
 from ..base import CrossModalEmbedder
 from ..nn import TwoTowerNet
 from ..nn.layers import reseed
@@ -114,6 +114,8 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
         train, valid = self._split_rows(len(Y), rng)
         rows = TrainingRows(X_image, X_text, centred, Y.numpy(), train)
         with limit_worker_threads():  # inside a joblib / Dask worker: its share of threads
+            if not in_worker():  # a worker's threads are limited already
+                warn_if_busy(name, torch.get_num_threads())
             config = None if continuing else self._net_config(rows)
             if config is not None:
                 for attribute, value in config.fitted.items():
