@@ -15,6 +15,7 @@ Run::
 
     python benchmarks/bench_user_file.py                          # every estimator
     python benchmarks/bench_user_file.py --estimators CCA,Diachronic
+    python benchmarks/bench_user_file.py --estimators SCML --name bench_user_file_scml
     python benchmarks/bench_user_file.py --quick                  # 600 rows x 64 features, CCA
 """
 
@@ -99,6 +100,8 @@ def main():
     parser.add_argument("--max-epochs", type=int, default=None,
                         help="--max-epochs of the job (default: each estimator's own)")
     parser.add_argument("--n-jobs", type=int, default=1)
+    parser.add_argument("--name", default="bench_user_file",
+                        help="name of the JSON result (default bench_user_file)")
     parser.add_argument("--keep", type=Path, default=None,
                         help="folder to keep the Parquet and the job's output in")
     args = parser.parse_args()
@@ -110,21 +113,22 @@ def main():
     print_header(f"{args.rows} rows x {2 * args.features} features, {args.classes} classes")
     data = make_file(path, args.rows, args.features, args.features, args.classes,
                      (1950.0, 2020.0), 0)
-    print(f"  wrote {path} ({data['file_mib']:.0f} MiB; features {data['features_mib_float32']:.0f}"
-          f" MiB as float32) in {data['make_seconds']:.0f} s; dates {data['dates']}")
+    features_mib = data["features_mib_float32"]
+    print(f"  wrote {path} ({data['file_mib']:.0f} MiB; features {features_mib:.0f} MiB as "
+          f"float32) in {data['make_seconds']:.0f} s; dates {data['dates']}")
     load_before = os.getloadavg()
-    job = run_job(path, folder / "out", args.estimators, args.max_epochs, args.n_jobs)
+    job = run_job(path, folder / f"out_{args.name}", args.estimators, args.max_epochs, args.n_jobs)
     load_after = os.getloadavg()
     print_header("compare --data")
     print("\n".join(job["printed_estimate"]))
     print(f"  exit {job['returncode']}; wall {job['wall_seconds']:.0f} s; peak RSS "
-          f"{job['peak_rss_mib']:.0f} MiB ({job['peak_rss_mib'] / data['features_mib_float32']:.1f}"
-          f"x the float32 features); load before {load_before}, after {load_after} on "
+          f"{job['peak_rss_mib']:.0f} MiB ({job['peak_rss_mib'] / features_mib:.1f}x the "
+          f"float32 features); load before {load_before}, after {load_after} on "
           f"{os.cpu_count()} cores")
     print("\n".join(job["table_head"]))
     if job["returncode"]:
         print("\n".join(job["stdout_tail"] + job["stderr_tail"]))
-    write_results("bench_user_file", {
+    write_results(args.name, {
         "quick": args.quick, "parameters": {"rows": args.rows, "features": 2 * args.features,
                                             "classes": args.classes,
                                             "estimators": args.estimators or "all",
