@@ -107,8 +107,15 @@ def main():
     args = parser.parse_args()
     if args.quick:
         args.rows, args.features, args.estimators = 600, 32, args.estimators or "CCA"
-    folder = Path(args.keep or tempfile.mkdtemp(prefix="bench_user_file_"))
-    folder.mkdir(parents=True, exist_ok=True)
+    if args.keep is None:  # the file and the job's output go when the run ends
+        with tempfile.TemporaryDirectory(prefix="bench_user_file_") as folder:
+            return run(args, Path(folder))
+    args.keep.mkdir(parents=True, exist_ok=True)
+    return run(args, args.keep)
+
+
+def run(args, folder):
+    """Write the file into ``folder``, run the job there and write the JSON result."""
     path = folder / "user_rows.parquet"
     print_header(f"{args.rows} rows x {2 * args.features} features, {args.classes} classes")
     data = make_file(path, args.rows, args.features, args.features, args.classes,
@@ -136,7 +143,8 @@ def main():
                                             "n_jobs": args.n_jobs},
         "data": data, "job": job,
         "load_average": {"before": load_before, "after": load_after}}, args.output_dir)
+    return 1 if job["returncode"] else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

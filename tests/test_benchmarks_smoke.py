@@ -269,6 +269,17 @@ def check_diachronic_defaults(data, stdout, output_dir):
     assert "Δ L_intra t-mAP@50" in stdout
 
 
+def check_user_file(data, stdout, output_dir):
+    """The job ran on the written file: its estimate, wall time, peak memory and table."""
+    job = data["job"]
+    assert job["returncode"] == 0, job["stdout_tail"]
+    assert any(line.startswith("time estimate: about") for line in job["printed_estimate"])
+    assert job["wall_seconds"] > 0 and job["peak_rss_mib"] > 0
+    assert any(line.startswith("CCA ") for line in job["table_head"]), job["table_head"]
+    assert data["data"]["rows"] == 600 and data["data"]["classes"] == 20
+    assert {"before", "after"} <= data["load_average"].keys()
+
+
 #: name -> (extra arguments, or a callable giving them / skipping; the check; timeout in s)
 CASES = {
     "bench_metrics": ([], check_metrics, 300),
@@ -286,6 +297,7 @@ CASES = {
     "bench_ticrc_dates": (_ticrc, check_ticrc_dates, 300),
     "bench_sensitivity": ([], check_sensitivity, 300),
     "bench_diachronic_defaults": (["--worlds", "demo"], check_diachronic_defaults, 300),
+    "bench_user_file": ([], check_user_file, 300),
     "bench_demo_time": (["--estimators", "CCA,TempXNet-Rec", "--worlds", "demo,static",
                          "--world", "n_categories=6"],
                         check_demo_time, 300),
