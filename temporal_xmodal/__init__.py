@@ -32,7 +32,7 @@ _OWNERS = {
     "SequentialCrossModal": ".estimators",
     "StillImprovingWarning": "._warnings",
     "TempXNetEmbedder": ".estimators",
-    "TimeColumnWarning": "._time_column",
+    "TimeColumnWarning": "._layout",
     "TimeRangeWarning": ".time",
     "TimeUnitWarning": ".time",
     "make_crossmodal_transformer": "._stacking",
@@ -45,9 +45,8 @@ _SUBMODULES = ("base", "comparison", "datasets", "estimators", "evaluation", "fe
               "losses", "metrics", "nn", "scoring", "search", "time", "training")
 
 if TYPE_CHECKING:  # the same names, for static analysis and IDEs
-    from ._layout import LayoutWarning
+    from ._layout import LayoutWarning, TimeColumnWarning
     from ._stacking import make_crossmodal_transformer, stack_modalities
-    from ._time_column import TimeColumnWarning
     from ._warnings import BusyMachineWarning, StillImprovingWarning
     from .base import CrossModalEmbedder
     from .estimators import (

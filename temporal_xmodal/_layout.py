@@ -1,36 +1,30 @@
 """Reading the column-block layout ``X = [image features | text features | time]``.
 
 The only module that knows where the columns of X are: it splits X into its
-feature blocks and its time column (the last), infers the blocks from feature
-names and rejects columns that cannot be features (named).  Building X is
-:mod:`temporal_xmodal._stacking`'s; what the time column *means* (dates,
-units, the axis) is :mod:`temporal_xmodal.time`'s.
+feature blocks and its time column (the last), reads the block widths (from the feature
+names through :mod:`temporal_xmodal._names`, which NumPy input never reaches) and rejects
+columns that cannot be features (named).  With plain numbers only the values show where the
+time column is: a last column statistically indistinguishable from the text features (the
+time column missing), or a first column far outside the image features' scale while the
+last looks like a feature (the time listed first), is warned about with
+:class:`TimeColumnWarning` (:func:`check_time_column_values`).  Building X is
+:mod:`temporal_xmodal._stacking`'s; what the time column *means* (dates, units, the axis) is
+:mod:`temporal_xmodal.time`'s.
 """
-
-import re
 
 import numpy as np
 from scipy import sparse
 
-from .time import TIME_UNITS, is_datetime_like
+from .time import is_datetime_like
+from ._names import LayoutWarning  # noqa: F401 - raised here, exported from here
+from ._names import (_blocks_seen, _check_time_name, _label_like, _looks_like_time_name,
+                     _warn_half_split, named_blocks)
+from ._validation import _is_number
 from ._warnings import warn
-
-class LayoutWarning(UserWarning):
-    """X's block layout is a guess: nothing shows where the image block ends.
-
-    Warned at fit when ``n_image_features=None`` and X has no column names
-    showing two blocks (NumPy input, or names without two prefixes): the
-    feature columns are split in half, which is right only when both
-    modalities have the same width.  Pass ``n_image_features``.
-
-    Read more in the user guide: docs/pipelines.md.
-    """
-
 
 _NO_COLUMNS = ("X has 0 feature(s) (shape=({n}, 0)) while a minimum of 2 is required: the "
                "layout is [image | text | time].")
 
-_UNIT_SUFFIX = re.compile(r"\[(\w+)\]$")
 
 
 # ------------------------------------------------------------------ split
@@ -147,66 +141,6 @@ def _check_feature_dtype(dtype, get_column, name, position, last=None):
             "pass labels as y).")
 
 
-#: Column names that say "labels" (``label``, ``y``, ``category``...).
-_LABEL_WORDS = {"label", "labels", "y", "target", "targets", "class", "classes", "category",
-                "categories", "tag", "tags", "topic", "topics"}
-
-
-def _label_like(name, column, *, second_to_last):
-    """Whether X's last column (after a date column) looks like labels left in X: strings,
-    a label-like name, at most 50 distinct integers, or the date just before it."""
-    words = {w for w in re.split(r"[^a-z]+", str(name).lower()) if w}
-    if second_to_last or words & _LABEL_WORDS:
-        return True
-    values = np.asarray(column)
-    if values.dtype.kind in "OUSb":
-        return True
-    return values.dtype.kind in "iu" and len(np.unique(values)) <= 50
-
-
-def _is_number(v):
-    try:
-        float(v)
-        return not isinstance(v, (str, bytes))
-    except (TypeError, ValueError):
-        return False
-
-
-# ------------------------------------------------------------------ blocks
-def _prefix(name):
-    name = str(name)
-    if "__" in name:
-        return name.split("__", 1)[0]
-    return re.sub(r"[\d_.\-\s]+$", "", name)
-
-
-def named_blocks(feature_names):
-    """Blocks visible in the feature names (time column excluded), or None.
-
-    Parameters
-    ----------
-    feature_names : array-like of str
-        Names of all columns of X (time last).
-
-    Returns
-    -------
-    blocks : list of (prefix, count) or None
-        The runs of equal name prefix (``img_0, img_1`` → ``img``; the
-        ``image__`` / ``text__`` prefixes of :func:`make_crossmodal_transformer`)
-        among the feature columns; None when the names show no two blocks.
-    """
-    prefixes = [_prefix(n) for n in feature_names[:-1]]
-    runs = []
-    for p in prefixes:
-        if runs and runs[-1][0] == p:
-            runs[-1][1] += 1
-        else:
-            runs.append([p, 1])
-    if len(runs) != 2 or not all(p for p, _ in runs):
-        return None
-    return [tuple(r) for r in runs]
-
-
 def resolve_blocks(n_image_features, n_columns, feature_names=None, time_unit=None):
     """Number of image and text columns of X, checked against its feature names.
 
@@ -275,114 +209,196 @@ def resolve_blocks(n_image_features, n_columns, feature_names=None, time_unit=No
     return n_image, n_content - n_image
 
 
-def _warn_half_split(n_content, n_image, feature_names):
-    """Warn that ``n_image_features=None`` split X's feature columns in half, a guess."""
-    seen = ("X has no column names (NumPy input)" if feature_names is None else
-            "X's column names show no two blocks" + _blocks_seen(feature_names))
-    warn(
-        f"n_image_features=None split X's {n_content} feature columns in half, "
-        f"{n_image} image + {n_content - n_image} text, as a guess: {seen}, so nothing "
-        "shows where the image block ends. Pass n_image_features=<number of image "
-        "columns> (X_image.shape[1] when stack_modalities(X_image, X_text, time) built X), "
-        "or name the columns by block ('img_0…', 'txt_0…' or make_crossmodal_transformer's "
-        "'image__*', 'text__*') and pass n_image_features='auto'.",
-        LayoutWarning)
 
+# ------------------------------------------------------------------ the time column's values
+class TimeColumnWarning(UserWarning):
+    """X's values suggest its time column is missing or not the last column.
 
-def _check_time_name(feature_names, blocks, time_unit):
-    for position, name in enumerate(feature_names[:-1]):
-        match = _UNIT_SUFFIX.search(str(name))
-        if match and match.group(1) in TIME_UNITS:
-            raise ValueError(
-                f"X's column {str(name)!r} (position {position}) is a time column, but only "
-                "the last column of X = [image | text | time] is the time: put it last "
-                "(make_crossmodal_transformer does).")
-    last = str(feature_names[-1])
-    _check_misplaced_single_column(feature_names)
-    if blocks is not None and _prefix(last) == blocks[-1][0]:
-        raise ValueError(
-            f"X's last column {last!r} looks like a {blocks[-1][0]!r} feature (the time "
-            "column is missing?): X must end with the time column, [image | text | time].")
-    match = _UNIT_SUFFIX.search(last)
-    if time_unit is not None and match and match.group(1) in TIME_UNITS \
-            and match.group(1) != time_unit:
-        raise ValueError(
-            f"X's time column {last!r} is in {match.group(1)} but the estimator's "
-            f"time_unit={time_unit!r}: set the same unit on both.")
+    Raised by :func:`check_time_column_values` when nothing else (dates,
+    column names) shows where the time column is.
 
-
-def _runs(names):
-    """Runs of equal name prefix: a list of ``[prefix, count, first position]``."""
-    runs = []
-    for position, name in enumerate(names):
-        p = _prefix(name)
-        if runs and runs[-1][0] == p:
-            runs[-1][1] += 1
-        else:
-            runs.append([p, 1, position])
-    return runs
-
-
-#: Words that mark a column name as a date or a time (``issue_date``, ``timestamp``...).
-_TIME_WORDS = {"date", "dates", "time", "times", "timestamp", "datetime", "year", "years",
-               "month", "months", "day", "days", "week", "weeks", "epoch", "period"}
-
-
-def _looks_like_time_name(name):
-    """Whether a column name says it holds a date or a time (words or a ``[unit]`` suffix)."""
-    name = str(name)
-    match = _UNIT_SUFFIX.search(name)
-    if match and match.group(1) in TIME_UNITS:
-        return True
-    words = [w for w in re.split(r"[^a-z]+", name.lower()) if w]
-    return any(w in _TIME_WORDS or w.startswith(("date", "time")) for w in words)
-
-
-def _time_like_columns(feature_names):
-    """``(position, name)`` of the columns before the last whose names say date or time."""
-    return [(i, str(n)) for i, n in enumerate(feature_names[:-1]) if _looks_like_time_name(n)]
-
-
-def _blocks_seen(feature_names):
-    """Text for the 'auto' error: the name blocks found, and a date/time column among them."""
-    runs = _runs(feature_names[:-1])
-    shown = ", ".join(f"{p or '(no prefix)'!r} ×{c}" for p, c, _ in runs[:4])
-    text = f" (prefixes {shown}{', …' if len(runs) > 4 else ''})"
-    suspects = _time_like_columns(feature_names)
-    if suspects:
-        position, name = suspects[0]
-        text += (f"; X's column {name!r} (position {position}) looks like a date or time, "
-                 "but only the last column of X = [image | text | time] is the time: move "
-                 "it last (make_crossmodal_transformer does it by name)")
-    return text
-
-
-def _check_misplaced_single_column(feature_names):
-    """Raise when one column sits before or between two named blocks and the last column
-    continues the second block (the time column moved away from the end).
-
-    ``[img_0 … img_63, date, txt_0 … txt_47]``: ``date`` splits the blocks and the
-    last column ``txt_47`` is a text feature, so ``date`` is the time, misplaced.
-    A first column counts only when its name says date or time.
+    Read more in the user guide: docs/pipelines.md.
     """
-    runs = _runs(feature_names)
-    if len(runs) != 3 or runs[2][1] < 2 or not (runs[0][0] and runs[2][0]):
+
+
+#: The value check reads at most this many rows (evenly spaced) and reference columns.
+_SAMPLE_ROWS = 2000
+_SAMPLE_COLUMNS = 256
+#: Fewer rows (or reference columns) than these and the values say too little.
+_MIN_ROWS = 50
+_MIN_REFERENCE = 3
+
+
+def _column_stats(A):
+    """Per column of ``A`` (float64): mean, std, share of negatives, distinct share, excess
+    kurtosis, min, max."""
+    S = np.sort(A, axis=0)
+    distinct = 1 + (np.diff(S, axis=0) != 0).sum(axis=0)
+    mean, std = A.mean(axis=0), A.std(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        kurtosis = (((A - mean) / np.where(std > 0, std, 1.0)) ** 4).mean(axis=0) - 3.0
+    return {"mean": mean, "std": std, "neg": (A < 0).mean(axis=0),
+            "distinct": distinct / A.shape[0], "kurtosis": kurtosis, "min": S[0],
+            "max": S[-1]}
+
+
+def _reference(A):
+    """Stats of up to ``_SAMPLE_COLUMNS`` non-constant columns of A (None if too few)."""
+    if A.shape[1] > _SAMPLE_COLUMNS:
+        A = A[:, np.unique(np.linspace(0, A.shape[1] - 1, _SAMPLE_COLUMNS).astype(np.intp))]
+    stats = _column_stats(A)
+    varying = stats["std"] > 0
+    if varying.sum() < _MIN_REFERENCE:
+        return None
+    return {k: v[varying] for k, v in stats.items()}
+
+
+def _one(stats):
+    return {k: float(v[0]) for k, v in stats.items()}
+
+
+def _feature_like(column, ref):
+    """Whether a column's mean, spread, share of negatives and distinct share all fall
+    among the reference feature columns' (widened by a margin)."""
+    spread = float(np.median(ref["std"]))
+    return (column["std"] > 0
+            and ref["mean"].min() - 0.25 * spread <= column["mean"]
+            <= ref["mean"].max() + 0.25 * spread
+            and ref["std"].min() / 1.25 <= column["std"] <= 1.25 * ref["std"].max()
+            and ref["neg"].min() - 0.05 <= column["neg"] <= ref["neg"].max() + 0.05
+            and column["distinct"] >= 0.8 * ref["distinct"].min()
+            and ref["kurtosis"].min() - 0.5 <= column["kurtosis"]
+            <= ref["kurtosis"].max() + 0.5)
+
+
+def _time_like_first(values, column, ref):
+    """Whether a first column lies far from the other image columns' scale (a time?):
+    most of its values outside every one of them's mean ± 4 standard deviations."""
+    low = float((ref["mean"] - 4 * ref["std"]).min())
+    high = float((ref["mean"] + 4 * ref["std"]).max())
+    return column["std"] > 0 and np.mean((values < low) | (values > high)) >= 0.5
+
+
+def _looks_standardised(mean, std):
+    """The test of :func:`temporal_xmodal.time.check_axis_plausible` (mean ≈ 0, std ≈ 1)."""
+    return np.all(np.abs(mean) < 0.05) and np.all(np.abs(std - 1.0) < 0.05)
+
+
+def _standardised_time(time, text):
+    """Whether the last column is a standardised time that values cannot judge.
+
+    A scaler's output (mean 0, std 1 to float precision, with or without
+    Bessel's correction), or a column near mean 0 and std 1 among text
+    columns that all are too (X scaled as a whole): a standardised time is
+    then indistinguishable from a standardised feature.
+    """
+    time = np.asarray(time, dtype=np.float64)
+    mean, std = float(time.mean()), float(time.std())
+    if not _looks_standardised(mean, std):
+        return False
+    exact = abs(mean) < 1e-6 and abs(std - 1.0) <= 1.0 / len(time) + 1e-6
+    return exact or _looks_standardised(text["mean"], text["std"])
+
+
+def _g(value, fmt=".3g"):
+    """A statistic for a message (float noise around zero shown as 0)."""
+    value = float(value)
+    return f"{0.0 if abs(value) < 1e-9 else value:{fmt}}"
+
+
+def _range(values, fmt=".3g"):
+    return f"{_g(values.min(), fmt)} … {_g(values.max(), fmt)}"
+
+
+def check_time_column_values(features, time, n_image, n_text, *, estimator_name,
+                             feature_names=None):
+    """Warn when X's values say its time column is missing or not the last column.
+
+    With NumPy input nothing but the values shows where the time is, and a
+    last column that is a feature would silently be read as the time.  Two
+    patterns warn (:class:`TimeColumnWarning`), on up to 2,000 evenly spaced
+    rows:
+
+    * the last column is **indistinguishable from the text columns**: its
+      mean, standard deviation, share of negative values, share of distinct
+      values and excess kurtosis all lie among theirs (their range, widened
+      by a quarter of their median standard deviation for the mean, by 25%
+      for the standard deviation, by 5 points for the share of negatives,
+      by 0.5 for the kurtosis; at least 0.8 times their smallest distinct
+      share), and it holds many distinct negative values (at least 10% of
+      the rows, and at least 10 distinct; times on a calendar or an index
+      rarely do).  A standardised last
+      column (a scaler's output, or mean ≈ 0 and std ≈ 1 next to text
+      columns that are standardised too) is not judged: a standardised time
+      cannot be told from a standardised feature (estimators with durations
+      warn about a standardised time already);
+    * the **first column looks like a time** (at least half of its values
+      lie outside every other image column's mean ± 4 standard deviations,
+      e.g. years next to scaled features) while the last column lies among
+      the text columns (as above, without the conditions on negative
+      values and on standardised columns).
+
+    Fewer than 50 rows, or fewer than 3 varying text columns, say too little
+    and are not judged.
+
+    Columns whose names show the layout (two name blocks, or a last column
+    named like a time) are judged by :func:`resolve_blocks` and skipped here.
+
+    Parameters
+    ----------
+    features : ndarray of shape (n_samples, n_image + n_text)
+        X without its last column, validated.
+    time : ndarray of shape (n_samples,)
+        The last column on the time axis (numbers, not dates).
+    n_image, n_text : int
+        The resolved blocks.
+    estimator_name : str
+        Used in messages.
+    feature_names : ndarray of str or None, default=None
+        X's column names, when it had string names.
+    """
+    if feature_names is not None and (named_blocks(feature_names) is not None
+                                      or _looks_like_time_name(feature_names[-1])):
         return
-    (p1, c1, _), (p2, c2, s2), (p3, _, _) = runs
-    if c2 == 1 and p2 != p3:
-        position = s2
-    elif c1 == 1 and c2 >= 2 and _looks_like_time_name(feature_names[0]):
-        position = 0
-    else:
+    n, d = features.shape
+    if n < _MIN_ROWS or n_text < _MIN_REFERENCE:
         return
-    name, last = str(feature_names[position]), str(feature_names[-1])
-    what = ("looks like a date or time" if _looks_like_time_name(name) else
-            "sits alone between the feature blocks")
-    raise ValueError(
-        f"X's column {name!r} (position {position}) {what}, and the last column {last!r} "
-        f"looks like a {p3!r} feature: the time column must be the last of X = "
-        f"[image | text | time]. Move {name!r} last (make_crossmodal_transformer does it "
-        "by name), or drop it if it is not the time.")
+    rows = np.unique(np.linspace(0, n - 1, min(n, _SAMPLE_ROWS)).astype(np.intp))
+    F = np.asarray(features[rows], dtype=np.float64)
+    t = np.asarray(time, dtype=np.float64)[rows]
+    text = _reference(F[:, d - n_text:])
+    if text is None:
+        return
+    last = _one(_column_stats(t[:, None]))
+    if not _feature_like(last, text):
+        return
+    image = _reference(F[:, 1:n_image]) if n_image > _MIN_REFERENCE else None
+    first = _one(_column_stats(F[:, :1]))
+    common = ("The time column must be the last of X = [image | text | time]: check how "
+              "X was built (stack_modalities(X_image, X_text, time) builds it; in a "
+              "Pipeline, make_crossmodal_transformer puts the time last).")
+    if image is not None and _time_like_first(F[:, 0], first, image):
+        warn(
+            f"{estimator_name}: X's first column looks like a time (values "
+            f"{first['min']:.6g} … {first['max']:.6g}, mostly outside the other image "
+            f"columns' mean ± 4 std), while the last column, read as the time, "
+            f"looks like a text feature (mean {_g(last['mean'])}, std {_g(last['std'])}, "
+            f"among the text columns' means {_range(text['mean'])} and stds "
+            f"{_range(text['std'])}). {common} A ColumnTransformer stacks its outputs in "
+            "the order its transformers are listed: list the time last.",
+            TimeColumnWarning)
+        return
+    n_negative = len(np.unique(t[t < 0]))
+    if last["neg"] < 0.1 or n_negative < 10 or _standardised_time(time, text):
+        return
+    warn(
+        f"{estimator_name}: X's last column, read as the time, looks like one more text "
+        f"feature: its values (mean {_g(last['mean'])}, std {_g(last['std'])}, "
+        f"{last['neg']:.0%} negative, {n_negative} distinct negative values) lie among "
+        f"the text columns' (means {_range(text['mean'])}, stds {_range(text['std'])}, "
+        f"{_range(100 * text['neg'], '.0f')}% negative). Is the time column missing, or "
+        f"in another position? {common}",
+        TimeColumnWarning)
 
 
 def split_blocks(features, n_image, n_text):

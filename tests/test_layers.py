@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1] / "temporal_xmodal"
 #: Lowest first.  A name is a top-level module or subpackage of temporal_xmodal.
 LAYERS = [
     ["_warnings", "_interrupts", "_device", "_constraints", "time"],
-    ["_layout", "_stacking", "_validation", "_time_column", "features", "nn"],
+    ["_names", "_layout", "_stacking", "_validation", "features", "nn"],
     ["metrics", "losses", "datasets"],
     ["training"],
     ["base"],

@@ -1,4 +1,4 @@
-"""The layout of X (``_layout.py``, ``_time_column.py``): nothing silent, every message named.
+"""The layout of X (``_layout.py``, ``_names.py``): nothing silent, every message named.
 
 ``DESIGN.md``, "Bad input": bools as counts, a date column that is not where the layout
 says and ``n_image_features`` out of range fail or warn, naming the problem.  With NumPy
@@ -25,7 +25,7 @@ import temporal_xmodal
 from temporal_xmodal import CCACrossModal, DiachronicEmbedder
 from temporal_xmodal._layout import resolve_blocks
 from temporal_xmodal._stacking import TimeColumn
-from temporal_xmodal._time_column import TimeColumnWarning, check_time_column_values
+from temporal_xmodal._layout import TimeColumnWarning, check_time_column_values
 from temporal_xmodal.datasets import make_temporal_crossmodal
 
 @pytest.fixture(scope="module")

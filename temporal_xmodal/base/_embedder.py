@@ -11,9 +11,8 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils._set_output import ADAPTERS_MANAGER, _get_output_config
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._layout import resolve_blocks, split_blocks, split_time_column
+from .._layout import check_time_column_values, resolve_blocks, split_blocks, split_time_column
 from .._stacking import refuse_raw_columns
-from .._time_column import check_time_column_values
 from .._validation import Duration, Interval, check_features, check_labels
 from ..metrics import cross_modal_scores
 from ..time import (

@@ -114,8 +114,9 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
         train, valid = self._split_rows(len(Y), rng)
         rows = TrainingRows(X_image, X_text, centred, Y.numpy(), train)
         with limit_worker_threads():  # inside a joblib / Dask worker: its share of threads
-            if not in_worker():  # a worker's threads are limited already
-                warn_if_busy(name, torch.get_num_threads())
+            threads = torch.get_num_threads()
+            if threads > 1 and not in_worker():  # a worker's threads are limited already
+                warn_if_busy(name, threads)
             config = None if continuing else self._net_config(rows)
             if config is not None:
                 for attribute, value in config.fitted.items():
