@@ -75,7 +75,10 @@ def _retrieval_panel(ax, rows, columns, references):
     for (i, j), value in np.ndenumerate(values):
         ax.text(j, i, "n/a" if np.isnan(value) else f"{value:.3f}", ha="center", va="center",
                 fontsize=10, color="white" if value > 0.6 else "black")
-    ax.set_xticks(np.arange(len(metrics)), [names[k][0] for k in metrics], fontsize=8.5)
+    # a line of 10 characters or more runs into its neighbour: "image→text" on two lines
+    ticks = [names[k][0].replace("→", "→\n") if max(map(len, names[k][0].split("\n"))) >= 10
+             else names[k][0] for k in metrics]
+    ax.set_xticks(np.arange(len(metrics)), ticks, fontsize=8.5)
     ax.set_yticks(np.arange(len(rows)), [_marked(r) for r in rows], fontsize=10)
     ax.tick_params(length=0)
     title = "Retrieval on the test split (0–1, higher is better)"
