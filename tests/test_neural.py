@@ -376,3 +376,17 @@ def test_learning_rate_decay_sets_every_batch_and_a_warm_start_continues_it(data
     est.set_params(warm_start=True, max_epochs=1).fit(X, y)
     more = [b["event_lr"] for b in est.net_.history[-1]["batches"]]
     np.testing.assert_allclose(more, [3e-2 / (1 + 0.5 * it) for it in range(6, 9)])
+
+
+def test_a_verbose_fit_shows_its_progress_and_time_left_without_colour_codes(data, capsys):
+    """verbose=1: skorch's epoch table with epoch n of N and the time left; captured output
+    (not a terminal) carries no ANSI colour codes (skorch colours the best values)."""
+    X, y, _, _, n_img = data
+    tiny(SAMEmbedder, n_image_features=n_img, max_epochs=3, verbose=1).fit(X, y)
+    out = capsys.readouterr().out
+    header, _, *rows = [line for line in out.splitlines() if line.strip()][:5]
+    assert "progress" in header.split() and "left" in header.split()
+    assert [row.split()[header.split().index("progress")] for row in rows[:3]] == [
+        "1/3", "2/3", "3/3"]
+    assert rows[2].split()[header.split().index("left")] == "0:00"  # nothing left at the end
+    assert "\x1b[" not in out

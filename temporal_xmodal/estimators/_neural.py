@@ -25,7 +25,7 @@ from ..base import CrossModalEmbedder
 from ..nn import TwoTowerNet
 from ..nn.layers import reseed
 from ..training import (BatchIterator, CheckpointSelection, CompiledStep, CrossModalNet,
-                        InverseTimeDecay, LearningRateDecay, RetrievalScoring,
+                        InverseTimeDecay, LearningRateDecay, ProgressLog, RetrievalScoring,
                         TrainingDivergedError, as_tensor, cannot_rank, embed_batches,
                         make_dataset, seeded)
 from ._neural_params import OPTIMIZERS, TMAP_WINDOW_SHARE
@@ -198,6 +198,8 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
             options["optimizer__fused"] = True
         if config.param_groups:
             options["optimizer__param_groups"] = list(config.param_groups)
+        if self.verbose:  # skorch's epoch table, with the fit's progress and time left
+            options["callbacks__print_log"] = ProgressLog(self.max_epochs)
         net = CrossModalNet(
             module=config.module, criterion=config.criterion, optimizer=optimizer,
             lr=self.lr, max_epochs=self.max_epochs, batch_size=self.batch_size,

@@ -89,7 +89,9 @@ _SHARED_PARAMETERS = (
     ("random_state", "int, RandomState or None", "Seeds weight initialisation, shuffling, "
                                                  "dropout and the validation split; the same "
                                                  "seed gives the same embeddings on the CPU."),
-    ("verbose", "int", "> 0 prints skorch's epoch table."),
+    ("verbose", "int", "> 0 prints skorch's epoch table, with the fit's progress (epoch n "
+                       "of ``max_epochs``) and the time left; without colour codes when the "
+                       "output is not a terminal."),
     ("callbacks", "list of skorch callbacks or None", "Extra callbacks, appended to the "
                                                        "library's."),
     ("warm_start", "bool", "Continue training the fitted net on the next ``fit``; X must have "

@@ -1,7 +1,7 @@
 """The training loop shared by every neural estimator: a skorch net, its callbacks, its data."""
 
 from ._callbacks import (CheckpointSelection, InverseTimeDecay, LearningRateDecay,
-                         RetrievalScoring, ScheduledMargin, cannot_rank)
+                         ProgressLog, RetrievalScoring, ScheduledMargin, cannot_rank)
 from ._compiled import CompiledStep
 from ._data import BatchIterator, CrossModalDataset, as_tensor, make_dataset, shared_dataset
 from ._net import (CrossModalNet, TrainingDivergedError, TrainingInterruptedWarning,
@@ -10,6 +10,6 @@ from ._sequential import LearnedOptimizerNet, ModalityPoolIterator, ModalityPool
 
 __all__ = ["BatchIterator", "CheckpointSelection", "CompiledStep", "CrossModalDataset",
            "CrossModalNet", "InverseTimeDecay", "LearnedOptimizerNet", "LearningRateDecay",
-           "ModalityPoolIterator", "ModalityPools", "RetrievalScoring", "ScheduledMargin",
+           "ModalityPoolIterator", "ModalityPools", "ProgressLog", "RetrievalScoring", "ScheduledMargin",
            "StageNet", "TrainingDivergedError", "TrainingInterruptedWarning", "as_tensor",
            "cannot_rank", "embed_batches", "make_dataset", "seeded", "shared_dataset"]

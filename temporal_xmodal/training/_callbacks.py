@@ -1,8 +1,11 @@
 """skorch callbacks of the training loop (one concern each)."""
 
+import sys
+
 import numpy as np
 import torch
-from skorch.callbacks import Callback, EarlyStopping
+from skorch.callbacks import Callback, EarlyStopping, PrintLog
+from skorch.utils import Ansi
 
 from ..metrics import mean_average_precision, mean_average_precision_torch
 from ._net import embed_batches
@@ -220,3 +223,52 @@ class CheckpointSelection(EarlyStopping):
         if cannot_rank(values):
             return  # a tie at every epoch: keep the last weights
         super().on_train_end(net, **kwargs)
+
+
+class ProgressLog(PrintLog):
+    """skorch's epoch table (``print_log``) with the fit's progress: ``progress`` (epoch n of
+    the fit's N) and ``left`` (the time left at the mean epoch duration so far, as m:ss), and
+    without ANSI colour codes when the output is not a terminal (a log file, a notebook's
+    captured stream).
+
+    Parameters
+    ----------
+    max_epochs : int
+        Epochs of the fit (a warm start counts its own).
+    sink : callable, default=print
+        Where each table line goes.
+    """
+
+    def __init__(self, max_epochs, sink=print, **kwargs):
+        super().__init__(sink=sink, **kwargs)
+        self.max_epochs = max_epochs
+
+    def on_train_begin(self, net, **kwargs):
+        self.first_ = len(net.history)
+        return super().on_train_begin(net, **kwargs)
+
+    def on_epoch_end(self, net, **kwargs):
+        durations = [row.get("dur", 0.0) for row in net.history[self.first_:]]
+        done = len(durations)
+        net.history.record("progress", f"{done}/{self.max_epochs}")
+        net.history.record("left", clock(
+            float(np.mean(durations)) * max(self.max_epochs - done, 0)))
+        return super().on_epoch_end(net, **kwargs)
+
+    def format_row(self, row, key, color):
+        if not _colour_terminal():
+            return super().format_row(row, key, "").replace(Ansi.ENDC.value, "")
+        return super().format_row(row, key, color)
+
+
+def _colour_terminal():
+    """Whether standard output is a terminal (ANSI colours shown as colours)."""
+    return bool(getattr(sys.stdout, "isatty", lambda: False)())
+
+
+def clock(seconds):
+    """Seconds as a clock reading: ``"0:45"``, ``"3:20"``, ``"1:05:00"``."""
+    seconds = int(round(seconds))
+    minutes, seconds = divmod(seconds, 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{seconds:02d}" if hours else f"{minutes}:{seconds:02d}"
