@@ -6,6 +6,7 @@ in an estimator of this library is read through its fitted layout, never
 through the raw last column.
 """
 
+from .._pipelines import final_step
 from ._embedder import CrossModalEmbedder
 
 
@@ -83,18 +84,17 @@ def through_pipeline(estimator, X):
         If ``estimator`` is neither a cross-modal embedder nor a Pipeline ending in one,
         naming what it got.
     """
-    steps = getattr(estimator, "steps", None)
-    final = steps[-1][1] if steps else estimator
+    step, final = final_step(estimator)
     if not isinstance(final, CrossModalEmbedder):
-        kind = (f"the Pipeline's final step ({steps[-1][0]!r}) is {_class_name(final)}"
-                if steps else f"got {_class_name(final)}")
+        kind = (f"the Pipeline's final step ({step!r}) is {_class_name(final)}"
+                if step is not None else f"got {_class_name(final)}")
         raise TypeError(
             "Embedding rows at their times (retrieval scorers, evaluation protocols) needs a "
             "cross-modal embedder of temporal_xmodal (or a Pipeline ending in one), which "
             f"embeds each row's image and text to rank one against the other; {kind}. Score "
             "a classifier with a scikit-learn scorer (e.g. scoring='accuracy'), or end the "
             "Pipeline with an embedder such as CCACrossModal.")
-    if steps and len(steps) > 1:
+    if step is not None and len(estimator.steps) > 1:
         X = estimator[:-1].transform(X)
     return final, X
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from sklearn.utils._param_validation import validate_params
 
+from .._pipelines import final_estimator, final_step
 from .._validation import check_labels
 from ..base import embed_with_time, layout_blocks
 from ..search._pipeline import refuse_raw_columns
@@ -122,11 +123,9 @@ def embed_split(estimator, X, y=None):
     >>> coarse_alignment(cca, split) == coarse_alignment(cca, X, y)
     True
     """
-    final = estimator
-    steps = getattr(estimator, "steps", None)
-    if steps:
-        final = steps[-1][1]
-        if len(steps) > 1:
+    step, final = final_step(estimator)
+    if step is not None:
+        if len(estimator.steps) > 1:
             X = estimator[:-1].transform(X)
     else:  # pipe[-1] given the raw rows its Pipeline's preprocessing reads: say so
         refuse_raw_columns(final, X)
@@ -150,8 +149,7 @@ def as_split(estimator, X, y=None, *, need_labels=False):
     if isinstance(X, EmbeddedSplit):
         split = X
         if estimator is not None:
-            steps = getattr(estimator, "steps", None)
-            final = steps[-1][1] if steps else estimator
+            final = final_estimator(estimator)
             if final is not split.estimator:
                 raise ValueError(
                     f"X is an EmbeddedSplit made by a {type(split.estimator).__name__}, but "

@@ -25,15 +25,10 @@ import numpy as np
 import torch
 from sklearn.utils._param_validation import HasMethods
 
+from .._pipelines import final_estimator
 from .._stacking import _preview, preprocessed_input, refuse_raw_columns
 
 _METHODS = ("transform_image", "transform_text")
-
-
-def final_estimator(estimator):
-    """A Pipeline's last step, or the estimator itself."""
-    steps = getattr(estimator, "steps", None)
-    return steps[-1][1] if steps else estimator
 
 
 def _is_pipeline(estimator):
@@ -87,7 +82,7 @@ def _block_columns(pipe, modality):
 
 def _through_pipeline(pipe, X, modality):
     """``(block, own_time)``: X read through the Pipeline's fitted preprocessing."""
-    final = pipe.steps[-1][1]
+    final = final_estimator(pipe)
     if len(pipe.steps) == 1:
         return X, None
     names_in = getattr(pipe, "feature_names_in_", None)

@@ -3,6 +3,9 @@
 time-aware estimators (fit with the times, or as the constant-time control) and its fitted
 ``uses_time_``."""
 
+from .._pipelines import final_estimator
+
+
 #: The ways an estimator can use time (its public ``time_role`` attribute).
 TIME_ROLES = ("none", "training", "inference")
 
@@ -26,9 +29,7 @@ def time_role(estimator):
         kept its constant-time control (``use_time=False``, ``uses_time_ = False``):
         its projections ignore time whatever its class does.
     """
-    steps = getattr(estimator, "steps", None)
-    if steps:
-        estimator = steps[-1][1]
+    estimator = final_estimator(estimator)
     use = getattr(estimator, "time_role", "none")
     if use not in TIME_ROLES:  # a class attribute (a tag), not a parameter: no constraint applies
         raise ValueError(f"{type(estimator).__name__} declares time_role={use!r}, which is "

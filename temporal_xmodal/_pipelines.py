@@ -1,0 +1,20 @@
+"""The one answer to "which estimator does this Pipeline end in?".
+
+Scorers, protocols, search and the time tag all accept a fitted estimator or a
+``Pipeline`` ending in one; each asks :func:`final_step` instead of reading
+``steps[-1]`` itself.  It imports nothing (layer 0).
+"""
+
+__all__ = ["final_estimator", "final_step"]
+
+
+def final_step(estimator):
+    """``(name, estimator)`` of a Pipeline's last step; ``(None, estimator)`` for anything
+    that is not a Pipeline (an object without ``steps``, or with none)."""
+    steps = getattr(estimator, "steps", None)
+    return tuple(steps[-1]) if steps else (None, estimator)
+
+
+def final_estimator(estimator):
+    """A Pipeline's last step, or the estimator itself."""
+    return final_step(estimator)[1]
