@@ -32,6 +32,11 @@ def test_compare_prints_table_and_writes_outputs(tmp_path):
         capture_output=True, text=True, check=True, cwd=ROOT,
     )
     assert "I→T mAP" in proc.stdout and "Δ-time" in proc.stdout
+    # the job says how far it is and what fitting is left after each fit but the last
+    done = re.findall(r"\[(\d)/9\] .+ done: fit [\d.]+ s(.*)", proc.stdout)
+    assert [int(k) for k, _ in done] == list(range(1, 10))
+    assert all(re.fullmatch(rf"; {9 - int(k)} to go, about \d+ (s|min) of fitting left", tail)
+               for k, tail in done[:-1]) and done[-1][1] == ""
     results = json.loads((tmp_path / "results.json").read_text())
     assert results["meta"]["delta_time_score"] == "map"
     rows = {row["name"]: row for row in results["rows"]}

@@ -288,7 +288,9 @@ def compare(estimators, X_train, y_train, X_test, y_test, *, time_window, protoc
     def finished(key, result):
         # kept first: a Ctrl-C during the "done" line or the write below finds it in results
         results[key] = result
-        log(f"[{len(results)}/{len(jobs)}] {key[0]}{label[key[1]]} done: fit {result[0]:.1f} s")
+        left = [(n, c) for n, c, *_ in jobs if (n, c) not in results]
+        log(f"[{len(results)}/{len(jobs)}] {key[0]}{label[key[1]]} done: fit {result[0]:.1f} s"
+            + (f"; {len(left)} to go, {_fitting_left(left, results)}" if left else ""))
         if on_fit is not None:
             on_fit(dict(results), _rows(estimators, uses, results, protocol), len(jobs))
 
@@ -325,6 +327,17 @@ def compare(estimators, X_train, y_train, X_test, y_test, *, time_window, protoc
             running.close()  # joblib cancels the fits still queued or running
             raise interrupted() from None
     return _rows(estimators, uses, results, protocol)
+
+
+def _fitting_left(left, results):
+    """The fitting time the ``left`` fits will take, from the finished ones: a constant-time
+    control about as long as its model's fit, any other fit the mean of those done."""
+    seconds = [result[0] for result in results.values()]
+    mean = sum(seconds) / len(seconds)
+    total = sum(results[(name, False)][0] if control and (name, False) in results else mean
+                for name, control in left)
+    return f"about {total / 60:.0f} min of fitting left" if total >= 90 else \
+        f"about {total:.0f} s of fitting left"
 
 
 def _minus(a, b):
