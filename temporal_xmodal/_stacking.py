@@ -8,8 +8,6 @@ column means (dates, units, the axis) is :mod:`temporal_xmodal.time`'s.
 """
 
 import re
-import threading
-from contextlib import contextmanager
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
@@ -245,23 +243,6 @@ def _preview(names, n=3):
     return shown + (", ..." if len(names) > n else "")
 
 
-#: Set while a Pipeline's own route hands its final estimator the rows it preprocessed
-#: (:func:`preprocessed_input`): those are not ``pipe[-1]`` given raw data.
-_ROUTE = threading.local()
-
-
-@contextmanager
-def preprocessed_input():
-    """Within this block (this thread), :func:`refuse_raw_columns` lets input through: the
-    caller is a Pipeline's route that has just preprocessed it."""
-    before = getattr(_ROUTE, "active", False)
-    _ROUTE.active = True
-    try:
-        yield
-    finally:
-        _ROUTE.active = before
-
-
 def refuse_raw_columns(estimator, X, modality=None):
     """Refuse input that ``estimator``, fitted inside a Pipeline, would read unpreprocessed.
 
@@ -280,8 +261,6 @@ def refuse_raw_columns(estimator, X, modality=None):
     modality : {"image", "text"} or None, default=None
         None: whole rows (every fitted column); else that block's columns.
     """
-    if getattr(_ROUTE, "active", False):
-        return
     names = getattr(estimator, "feature_names_in_", None)
     columns = getattr(X, "columns", None)
     n_image = getattr(estimator, "n_image_features_", None)

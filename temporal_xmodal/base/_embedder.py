@@ -296,10 +296,12 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
         """
         return self._transform_modality(X_text, time, "text")
 
-    def _transform_modality(self, A, time, modality):
+    def _transform_modality(self, A, time, modality, preprocessed=False):
+        """``transform_<modality>``; ``preprocessed``: the rows come from the fitted
+        Pipeline's own preprocessing (its route in search), not ``pipe[-1]`` given raw rows."""
         original = A
-        if getattr(original, "columns", None) is None:  # a DataFrame's names are checked below
-            refuse_raw_columns(self, original, modality)  # pipe[-1] given an unpreprocessed array
+        if not preprocessed and getattr(original, "columns", None) is None:  # a DataFrame's
+            refuse_raw_columns(self, original, modality)  # names are checked below
         A = self._check_modality_block(A, modality)
         t = self._instants(time, A.shape[0])
         if self._extrapolates():  # not a model that kept its constant-time control

@@ -26,7 +26,8 @@ import torch
 from sklearn.utils._param_validation import HasMethods
 
 from .._pipelines import final_estimator
-from .._stacking import _preview, preprocessed_input, refuse_raw_columns
+from .._stacking import _preview, refuse_raw_columns
+from ..base import CrossModalEmbedder
 
 _METHODS = ("transform_image", "transform_text")
 
@@ -143,7 +144,9 @@ def embed(estimator, X, modality, time):
     transform = final.transform_image if modality == "image" else final.transform_text
     if _is_pipeline(estimator):
         X, own_time = _through_pipeline(estimator, X, modality)
-        with preprocessed_input():  # the Pipeline's own preprocessing: not pipe[-1] misused
-            return transform(X, time=own_time if time is None else time)
+        time = own_time if time is None else time
+        if isinstance(final, CrossModalEmbedder):  # the Pipeline's own preprocessing: not
+            return final._transform_modality(X, time, modality, preprocessed=True)  # pipe[-1]
+        return transform(X, time=time)
     refuse_raw_columns(final, X, modality)
     return transform(X, time=time)
