@@ -22,7 +22,6 @@ from .._device import in_worker, limit_worker_threads, resolve_device
 from .._interrupts import interrupt_message, report_interrupt
 from .._warnings import StillImprovingWarning, warn, warn_if_busy
 from ..base import CrossModalEmbedder
-from ..nn import TwoTowerNet
 from ..nn.layers import reseed
 from ..training import (BatchIterator, CheckpointSelection, CompiledStep, CrossModalNet,
                         InverseTimeDecay, LearningRateDecay, ProgressLog, RetrievalScoring,
@@ -112,12 +111,12 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
         rng = check_random_state(self.random_state)
         seed = int(rng.randint(np.iinfo(np.int32).max))
         train, valid = self._split_rows(len(Y), rng)
-        rows = TrainingRows(X_image, X_text, centred, Y.numpy(), train)
         with limit_worker_threads():  # inside a joblib / Dask worker: its share of threads
             threads = torch.get_num_threads()
             if threads > 1 and not in_worker():  # a worker's threads are limited already
                 warn_if_busy(name, threads)
-            config = None if continuing else self._net_config(rows)
+            config = None if continuing else self._net_config(
+                TrainingRows(X_image, X_text, centred, Y.numpy(), train))
             if config is not None:
                 for attribute, value in config.fitted.items():
                     setattr(self, attribute, value)
@@ -129,7 +128,7 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
                                       rows=train)
             data_valid = data_train.subset(valid) if valid is not None else None
             if continuing:  # the current weights, optimiser state and history go on
-                self._continue_net(rows, data_valid, seed, relevance)
+                self._continue_net(data_valid, seed, relevance)
             else:
                 self.net_ = self._build_net(config, data_valid, seed, relevance)
                 with seeded(seed):  # the global generator: initialisation only, one at a time
@@ -214,16 +213,16 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
             **{f"criterion__{k}": v for k, v in config.criterion_params.items()},
             **options)
         net.compiled_step_ = self._compiled_step(device)
+        net.kept_callbacks_ = tuple(name for name, _ in config.callbacks)  # stateless
         return net
 
-    def _continue_net(self, rows, data_valid, seed, relevance):
+    def _continue_net(self, data_valid, seed, relevance):
         """Set the fitted net up to train on: the epochs and batch size follow the current
         parameters; a net loaded from a slim pickle gets a fresh optimiser, criterion and
-        callbacks (the method's from its configuration, which is not otherwise rebuilt)."""
+        callbacks (the method's own, which the slim copy kept, and the fit's)."""
         if not self.net_.has_training_state():
-            method = self._net_config(rows).callbacks
-            self.net_.restore_training_state(self._net_callbacks(method, data_valid is not None, seed,
-                                                relevance))
+            self.net_.restore_training_state(self._net_callbacks(
+                self.net_.callbacks, data_valid is not None, seed, relevance))
         self.net_.set_params(
             train_split=predefined_split(data_valid) if data_valid is not None else None,
             max_epochs=self.max_epochs, batch_size=self.batch_size)

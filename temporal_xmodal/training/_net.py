@@ -122,6 +122,11 @@ class CrossModalNet(RecordsInterrupt, NeuralNet):
             iterator.device = self.device
         return iterator
 
+    #: Names of the callbacks an :meth:`inference_copy` keeps: a method's own, which hold no
+    #: state (they read the net every epoch, as SAM's margin schedule does); set by the
+    #: estimator.
+    kept_callbacks_ = ()
+
     #: A :class:`~temporal_xmodal.training.CompiledStep` that runs forward and loss, or None
     #: (eager); set by the estimator after construction.
     compiled_step_ = None
@@ -197,7 +202,7 @@ class CrossModalNet(RecordsInterrupt, NeuralNet):
         Left out: the optimiser and its state (Adam's moments: twice the
         weights), the criterion instance (its parameters stay), the callbacks
         (EarlyStopping's copy of the best weights, the LR scheduler that holds
-        the optimiser), ``train_split`` (it holds the validation dataset, which
+        the optimiser) but those named in :attr:`kept_callbacks_`, ``train_split`` (it holds the validation dataset, which
         shares the training features) and the per-batch rows of the history
         (the per-epoch rows stay).  The module, its weights and the device are
         shared with the original, which is left untouched.  :meth:`restore_training_state`
@@ -210,7 +215,9 @@ class CrossModalNet(RecordsInterrupt, NeuralNet):
         slim = object.__new__(type(self))
         vars(slim).update(vars(self))
         slim.optimizer_ = slim.criterion_ = None
-        slim.callbacks, slim.callbacks_ = [], []
+        slim.callbacks = [(name, cb) for name, cb in self.callbacks
+                          if name in self.kept_callbacks_]
+        slim.callbacks_ = []
         slim.train_split = None
         slim.history_ = History({**row, "batches": []} for row in self.history_)
         return slim
