@@ -7,7 +7,6 @@ answer at once); a bad one is reported in one line (``error: ...``) under
 """
 
 import argparse
-import math
 import os
 import shlex
 import sys
@@ -16,7 +15,7 @@ import uuid
 from pathlib import Path
 
 from .comparison.job import (COMPARED_NAMES, DATASETS, MIN_SAMPLES, check_output_folder,
-                             data_folder, job_key, unique_names)
+                             data_folder, job_key, seconds_text, unique_names)
 
 #: Units of ``--time-unit`` (those of :func:`temporal_xmodal.time.to_time_axis`), written out so
 #: that ``--help`` imports nothing heavy.
@@ -120,11 +119,6 @@ def _busy_cores():
         return os.getloadavg()[0]
     except (AttributeError, OSError):
         return 0.0
-
-
-def _duration(seconds):
-    """``"40 s"`` under two minutes, else ``"7 min"`` (rounded up)."""
-    return f"{math.ceil(seconds / 5) * 5:.0f} s" if seconds < 120 else f"{math.ceil(seconds / 60):.0f} min"
 
 
 def _parser():
@@ -366,7 +360,7 @@ def _run_job(args, argv, started):
         if args.data and args.user_data.pairs and args.names is None:
             n_fits -= 1  # SCML is not run on pairs
             seconds -= _scml_seconds(size, args.max_epochs)
-        _flushed_print(f"time estimate: about {_duration(seconds)} on 2 free CPU cores "
+        _flushed_print(f"time estimate: about {seconds_text(seconds)} on 2 free CPU cores "
                        f"({n_fits} fit{'s' * (n_fits != 1)}, constant-time controls included, "
                        f"{args.n_threads} thread{'s' * (args.n_threads != 1)} per fit)")
         n_features = args.user_data.X_train.shape[1] - 1 if args.data else SYNTHETIC_FEATURES
@@ -381,7 +375,7 @@ def _run_job(args, argv, started):
             many = (f"; on {args.n_threads} threads per fit up to 10 times longer "
                     "(--n-threads 1)" if args.n_threads > 1 else "")
             _flushed_print(f"  this machine is busy (load {busy:.1f} on {cores} cores): "
-                           f"about {_duration(seconds * (1 + busy / cores))} at this load, "
+                           f"about {seconds_text(seconds * (1 + busy / cores))} at this load, "
                            f"and longer if it rises{many}")
     try:
         # loky workers (--n-jobs) get the same threads per fit
@@ -406,7 +400,7 @@ def _run_job(args, argv, started):
     except (FileNotFoundError, ImportError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    _flushed_print(f"finished in {_duration(time.perf_counter() - started)}")
+    _flushed_print(f"finished in {seconds_text(time.perf_counter() - started)}")
     return 0
 
 

@@ -13,13 +13,14 @@ and ``--resume`` skips the finished ones (:func:`finished_fits`).
 """
 
 import json
+import math
 import os
 import tempfile
 from pathlib import Path
 
 __all__ = ["COMPARED_NAMES", "DATASETS", "MIN_SAMPLES", "RESULTS", "check_output_folder",
            "data_folder", "default_data_dir", "describe_job", "finished_fits", "job_key",
-           "unique_names", "write_atomic"]
+           "seconds_text", "unique_names", "write_atomic"]
 
 #: The data sets of ``compare --dataset``.
 DATASETS = ("synthetic", "wiki", "ticrc")
@@ -274,3 +275,10 @@ def write_atomic(path, text):
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def seconds_text(seconds):
+    """The job's wording of a duration: ``"40 s"`` under two minutes (rounded up to 5 s),
+    else ``"7 min"`` (rounded up)."""
+    return (f"{math.ceil(seconds / 5) * 5:.0f} s" if seconds < 120
+            else f"{math.ceil(seconds / 60):.0f} min")

@@ -30,6 +30,7 @@ from ..metrics import counterpart_reciprocal_ranks, random_mrr
 from ..time import time_role
 from ..training import TrainingInterruptedWarning
 from .._constraints import Interval
+from .job import seconds_text
 from .table import DELTA_TIME_SCORE, is_na
 
 __all__ = ["CompareInterrupted", "DATE_PRIOR", "compare", "undated_references"]
@@ -336,8 +337,7 @@ def _fitting_left(left, results):
     mean = sum(seconds) / len(seconds)
     total = sum(results[(name, False)][0] if control and (name, False) in results else mean
                 for name, control in left)
-    return f"about {total / 60:.0f} min of fitting left" if total >= 90 else \
-        f"about {total:.0f} s of fitting left"
+    return f"about {seconds_text(total)} of fitting left"
 
 
 def _minus(a, b):
