@@ -69,16 +69,10 @@ def named_blocks(feature_names):
         ``image__`` / ``text__`` prefixes of :func:`make_crossmodal_transformer`)
         among the feature columns; None when the names show no two blocks.
     """
-    prefixes = [_prefix(n) for n in feature_names[:-1]]
-    runs = []
-    for p in prefixes:
-        if runs and runs[-1][0] == p:
-            runs[-1][1] += 1
-        else:
-            runs.append([p, 1])
-    if len(runs) != 2 or not all(p for p, _ in runs):
+    runs = _runs(feature_names[:-1])
+    if len(runs) != 2 or not all(p for p, _, _ in runs):
         return None
-    return [tuple(r) for r in runs]
+    return [(p, count) for p, count, _ in runs]
 
 
 def _check_time_name(feature_names, blocks, time_unit):
