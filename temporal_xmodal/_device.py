@@ -25,7 +25,7 @@ package, for:
 
 Threads per parallel worker
 ---------------------------
-Threads per parallel worker: torch and BLAS limited inside joblib / Dask workers.
+Torch and BLAS are limited inside joblib / Dask workers.
 
 ``GridSearchCV(n_jobs=k)``, ``cross_validate(n_jobs=k)`` and
 ``BinnedProcrustesEmbedder(n_jobs=k)`` run k fits at once; each must then use

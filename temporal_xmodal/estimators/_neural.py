@@ -67,17 +67,21 @@ class NetConfig:
 
 class TrainingRows:
     """The training rows a configuration reads: ``time`` (centred, float64), ``labels``
-    (bool indicator) and, on first use, ``features`` (float32 image and text arrays: views
-    when every row trains, else copies of the training rows)."""
+    (bool indicator) and, each on first use, ``image`` and ``text`` (float32 features:
+    views when every row trains, else copies of the training rows)."""
 
     def __init__(self, X_image, X_text, time, labels, rows):
-        self._blocks, self._rows = (X_image, X_text), rows
+        self._X_image, self._X_text, self._rows = X_image, X_text, rows
         keep = slice(None) if rows is None else rows
         self.time, self.labels = time[keep], labels[keep]
 
     @cached_property
-    def features(self):
-        return tuple(as_tensor(A, self._rows).numpy() for A in self._blocks)
+    def image(self):
+        return as_tensor(self._X_image, self._rows).numpy()
+
+    @cached_property
+    def text(self):
+        return as_tensor(self._X_text, self._rows).numpy()
 
 
 class NeuralCrossModalEmbedder(CrossModalEmbedder):

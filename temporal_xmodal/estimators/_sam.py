@@ -120,7 +120,7 @@ class SAMEmbedder(NeuralCrossModalEmbedder):
         semantic = None
         if self.margin_schedule != "fixed" and self.adaptive_weight > 0:
             semantic = SemanticDistance(self.semantic_normalisation,
-                                        random_state=0).fit(*rows.features)
+                                        random_state=0).fit(rows.image, rows.text)
         return NetConfig(
             module=TwoTowerNet, module_params=self._towers(),
             criterion=SAMLoss,

@@ -189,7 +189,7 @@ class TempXNetEmbedder(NeuralCrossModalEmbedder):
         self.time_unit = time_unit
 
     def _net_config(self, rows):
-        correlation = self._correlation().fit(rows.time, rows.labels > 0, rows.features[1])
+        correlation = self._correlation().fit(rows.time, rows.labels > 0, rows.text)
         # the control (use_time=False) sees one time: no temporal term
         weight = self.temporal_weight if self.uses_time_ else 0.0
         if weight > 0 and np.ptp(rows.time) == 0:
