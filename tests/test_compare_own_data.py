@@ -307,3 +307,19 @@ def test_ctrl_c_while_the_figure_is_drawn_says_every_fit_is_written(tmp_path):
     assert "nothing written" not in err and "Traceback" not in err
     assert "all 1 fits are written" in out and "--resume" in out.splitlines()[-1]
     assert json.loads((tmp_path / "results.json").read_text())["meta"]["complete"] is True
+
+
+def test_the_answer_names_the_runner_up_and_a_tie_is_no_margin_over_itself():
+    """Each answer line gives the best estimator and its margin over the next one; with two
+    equal figures the runner-up is the other estimator (it named the winner itself)."""
+    from temporal_xmodal.comparison import answer_lines
+
+    rows = [{"name": "A", "map": 0.5, "tmap50": 0.4, "tmap50_filter": 0.6},
+            {"name": "B", "map": 0.5, "tmap50": 0.3, "tmap50_filter": 0.5},
+            {"name": "C", "map": 0.2, "tmap50": None, "tmap50_filter": None}]
+    category, timed = answer_lines(rows, "labels")[:2]
+    assert category == ("Best on category retrieval (mAP, mean of I→T and T→I): A 0.500, "
+                        "+0.000 over B.")
+    assert timed.endswith(": A 0.600, +0.100 over B.")
+    only = answer_lines(rows[2:], "labels")[0]
+    assert only.endswith("C 0.200 (the only one measured).")

@@ -23,20 +23,16 @@ def marked(row):
 
 
 def _winner(rows, value):
-    """(best row, its value, margin over the runner-up or None) of the rows with a value."""
-    scored = [(value(r), r) for r in rows if not is_na(value(r))]
+    """(best row, its value, " margin over the runner-up" text) of the rows with a value;
+    ``(None, None, None)`` without any."""
+    scored = sorted(((value(r), r) for r in rows if not is_na(value(r))),
+                    key=lambda pair: -pair[0])
     if not scored:
         return None, None, None
-    scored.sort(key=lambda pair: -pair[0])
-    margin = scored[0][0] - scored[1][0] if len(scored) > 1 else None
-    return scored[0][1], scored[0][0], margin
-
-
-def _margin(margin, rows, value):
-    if margin is None:
-        return " (the only one measured)"
-    second = sorted((value(r), r["name"]) for r in rows if not is_na(value(r)))[-2][1]
-    return f", {margin:+.3f} over {second}"
+    (top, best), rest = scored[0], scored[1:]
+    if not rest:
+        return best, top, " (the only one measured)"
+    return best, top, f", {top - rest[0][0]:+.3f} over {rest[0][1]['name']}"
 
 
 def _stronger(row):
@@ -71,13 +67,11 @@ def answer_lines(rows, protocol, *, seeds=1):
             else "pair retrieval (I→T MRR: each picture finds its own text)")
     best, value, margin = _winner(rows, lambda r: r.get(score))
     if best is not None:
-        lines.append(f"Best on {what}: {best['name']} {value:.3f}"
-                     f"{_margin(margin, rows, lambda r: r.get(score))}.")
+        lines.append(f"Best on {what}: {best['name']} {value:.3f}{margin}.")
     best, value, margin = _winner(rows, _stronger)
     if best is not None:
         lines.append(f"Best on the time-aware figure (time-window mAP@50, the stronger of all "
-                     f"candidates and + filter): {best['name']} {value:.3f}"
-                     f"{_margin(margin, rows, _stronger)}.")
+                     f"candidates and + filter): {best['name']} {value:.3f}{margin}.")
     key = "delta_beyond_filter" if best is not None else "delta_time"
     gains = [(r[key], r["name"]) for r in rows if not is_na(r.get(key))]
     if gains:
