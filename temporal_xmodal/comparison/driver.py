@@ -182,13 +182,13 @@ def run_compare(dataset="synthetic", output="compare_output", n_samples=None, ra
     out = Path(output)
     out.mkdir(parents=True, exist_ok=True)
 
-    def report(rows, results, n_fits):
+    def report(rows, results, n_fits, answer):
         """table.txt and the console: the answer, the table (with its marks), the notes."""
         if not rows:
             return "(no fit finished yet)"
         lines = ([f"(partial: {len(results)} of {n_fits} fits finished)"]
                  if len(results) < n_fits else [])
-        lines += answer_lines(rows, data.protocol)
+        lines += answer
         lines += ["", format_table([{**r, "name": marked(r)} for r in rows], columns), ""]
         if "date_prior" in references:
             lines.append(f"references: random ranking {references['random']:.3f}; date-only "
@@ -202,10 +202,11 @@ def run_compare(dataset="synthetic", output="compare_output", n_samples=None, ra
         return "\n".join(lines)
 
     def write(rows, results, n_fits):
-        text = report(rows, results, n_fits)
+        answer = answer_lines(rows, data.protocol)
+        text = report(rows, results, n_fits, answer)
         document = {"meta": {**meta, "complete": len(results) == n_fits,
                              "fits_done": len(results), "fits_total": n_fits},
-                    "answer": answer_lines(rows, data.protocol),
+                    "answer": answer,
                     "rows": rows,
                     "fits": [{"name": name, "control": control, "fit_seconds": seconds,
                               "figures": figures}
