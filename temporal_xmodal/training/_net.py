@@ -215,8 +215,9 @@ class CrossModalNet(RecordsInterrupt, NeuralNet):
         slim = object.__new__(type(self))
         vars(slim).update(vars(self))
         slim.optimizer_ = slim.criterion_ = None
-        slim.callbacks = [(name, cb) for name, cb in self.callbacks
-                          if name in self.kept_callbacks_]
+        # the method's callbacks are (name, callback) pairs; a user's may be bare callbacks
+        slim.callbacks = [item for item in self.callbacks
+                          if isinstance(item, tuple) and item[0] in self.kept_callbacks_]
         slim.callbacks_ = []
         slim.train_split = None
         slim.history_ = History({**row, "batches": []} for row in self.history_)
