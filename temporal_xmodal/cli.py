@@ -29,19 +29,16 @@ __all__ = ["main"]
 ESTIMATOR_NAMES = COMPARED_NAMES
 #: Exit status after Ctrl-C (128 + SIGINT, as a shell reports it).
 INTERRUPTED = 130
-#: torch threads per fit of the main job (``--n-threads``): one.  Beside two busy processes
-#: on 2 cores a fit on 2 threads ran 10x slower than on one (OpenMP threads wait for each
-#: other's time slices), while on 2 free cores 2 threads gained at most 2x; the other cores
-#: serve parallel fits (``--n-jobs``).  Measured: benchmarks/bench_threads_load.py.
+#: torch threads per fit of the main job (``--n-threads``): one, because a fit on more threads
+#: collapses beside other busy processes while the spare cores serve parallel fits
+#: (``--n-jobs``); measured by benchmarks/bench_threads_load.py (figures in docs/index.md,
+#: "Comparing the estimators", and docs/scaling.md, "A busy machine").
 DEFAULT_THREADS = 1
 
-#: Seconds of one fit per 1000 training items × epochs on 2 free CPU cores (the main job on
-#: the synthetic data: 2,100 training items, the default epochs, 9 fits: 60 s measured in a
-#: fresh clone), from the fit times that job prints (each model's and its control's), with
-#: about 20 % headroom.  Binned counts its base estimator's epochs (one fit on every row, then
-#: each bin's short continuation); SCML one stage's epochs (it trains four stages).  Measured
-#: at torch's default of 2 threads; at the job's one thread per fit (``--n-threads``) a SAM fit
-#: took 1.9x as long (0.075 -> 0.14), a Diachronic fit no longer (3-epoch fits, 2,100 items).
+#: Seconds of one fit per 1000 training items × epochs at one torch thread on a free CPU core,
+#: with some headroom, from the fit times the main job prints on the synthetic data (docs/index.md,
+#: "Comparing the estimators", describes the estimate).  Binned counts its base estimator's epochs (one fit on every row,
+#: then each bin's short continuation); SCML one stage's epochs (it trains four stages).
 SECONDS_PER_KILO_ITEM_EPOCH = {"SAM": 0.14, "TempXNet-Rec": 0.065, "Diachronic": 0.14,
                                "Binned+Procrustes": 0.08, "SCML": 0.4}
 #: Seconds of a fit without epochs (CCA's closed form) and of one evaluation on the test split.
@@ -53,12 +50,6 @@ STARTUP_SECONDS = 5.0
 SYNTHETIC_TRAIN_SHARE = 0.7
 #: Features (image + text) of the synthetic data the costs were measured on.
 SYNTHETIC_FEATURES = 64 + 48
-
-
-def _epochs(estimator):
-    """Training epochs of one fit (its base estimator's for Binned), 0 for closed-form fits."""
-    params = estimator.get_params()
-    return params.get("base_estimator__max_epochs") or params.get("max_epochs") or 0
 
 
 def estimate_seconds(n_samples=3000, max_epochs=None, estimators=None):
@@ -88,7 +79,7 @@ def estimate_seconds(n_samples=3000, max_epochs=None, estimators=None):
     n_fits : int
         Fits it counts (controls included).
     """
-    from .comparison import estimator_registry, set_matching_params
+    from .comparison import estimator_registry, set_matching_params, training_epochs
     from .time import time_role
 
     n_train = SYNTHETIC_TRAIN_SHARE * n_samples
@@ -100,7 +91,7 @@ def estimate_seconds(n_samples=3000, max_epochs=None, estimators=None):
         if max_epochs is not None:
             set_matching_params(est, max_epochs=max_epochs)
         fit = (FIT_SECONDS_FIXED + SECONDS_PER_KILO_ITEM_EPOCH.get(name, 0.0)
-               * n_train * _epochs(est) / 1000 + EVALUATION_SECONDS)
+               * n_train * (training_epochs(est) or 0) / 1000 + EVALUATION_SECONDS)
         copies = 1 if time_role(est) == "none" else 2  # time-aware: its fit and its control
         seconds += copies * fit
         n_fits += copies

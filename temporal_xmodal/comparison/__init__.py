@@ -46,6 +46,7 @@ _OWNERS = {
     "plot_results": ".plots",
     "Entry": ".registry", "left_out": ".registry", "default_estimators": ".registry",
     "estimator_registry": ".registry", "set_matching_params": ".registry",
+    "training_epochs": ".registry",
     "DATE_PRIOR": ".run", "compare": ".run", "run_compare": ".driver",
     "undated_references": ".run",
     "COLUMNS": ".table", "DELTA_TIME_SCORE": ".table", "UNDATED_COLUMNS": ".table",

@@ -26,8 +26,8 @@ from .data import DATASETS, load_comparison_data, with_constant_time
 from .job import RESULTS, check_output_folder, finished_fits, job_key, unique_names, write_atomic
 from .notes import answer_lines, marked, note_lines
 from .plots import figure_title, plot_results
-from .registry import estimator_registry, left_out, set_matching_params
-from .run import _N_JOBS, CompareInterrupted, _epochs, compare, undated_references
+from .registry import estimator_registry, left_out, set_matching_params, training_epochs
+from .run import _N_JOBS, CompareInterrupted, compare, undated_references
 from .table import COLUMNS, DELTA_TIME_SCORE, UNDATED_COLUMNS, format_table
 
 __all__ = ["run_compare"]
@@ -171,7 +171,7 @@ def run_compare(dataset="synthetic", output="compare_output", n_samples=None, ra
     columns = UNDATED_COLUMNS if undated else COLUMNS
     references = ((undated_references(data.blocks_train, data.blocks_test) if dataset == "ticrc"
                    else {"random": random_mrr(len(data.X_test))}) if undated else {})
-    epochs = {name: _epochs(est) for name, est in chosen.items()}
+    epochs = {name: training_epochs(est) for name, est in chosen.items()}
     meta = {"job": key, "dataset": dataset, "n_samples": int(len(data.X_train) + len(data.X_test)),
             "n_train": int(len(data.X_train)), "n_test": int(len(data.X_test)),
             "max_epochs": max_epochs, "epochs": epochs, "time_window": data.eval_window,

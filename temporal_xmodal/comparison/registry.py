@@ -13,11 +13,12 @@ from numbers import Integral, Real
 from sklearn.utils._param_validation import HasMethods, validate_params
 
 from ..estimators import all_estimators
+from ..estimators.binned import default_base_estimator
 from .._constraints import Interval
 from ..time import time_role
 
 __all__ = ["Entry", "default_estimators", "estimator_registry", "left_out",
-           "set_matching_params"]
+           "set_matching_params", "training_epochs"]
 
 #: One compared estimator: how it uses time (``"none"``, ``"training"``,
 #: ``"inference"``, read from the estimator) and the unfitted estimator.
@@ -141,3 +142,19 @@ def set_matching_params(estimator, **params):
     matching = {key: params[key.split("__")[-1]] for key in estimator.get_params()
                 if key.split("__")[-1] in params}
     return estimator.set_params(**matching)
+
+
+def training_epochs(estimator):
+    """Training epochs of one fit of a compared estimator; ``None`` for closed-form fits.
+
+    The estimator's own ``max_epochs`` when set; else its base estimator's
+    (``BinnedProcrustesEmbedder(max_epochs=None)`` trains its base's epochs per bin).
+    The one reading of the job's time estimate and of ``results.json``'s ``epochs``.
+    """
+    params = estimator.get_params(deep=False)
+    if params.get("max_epochs"):
+        return params["max_epochs"]
+    if "base_estimator" in params:
+        base = params["base_estimator"] or default_base_estimator()
+        return training_epochs(base)
+    return None

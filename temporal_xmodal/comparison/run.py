@@ -31,6 +31,7 @@ from ..time import time_role
 from ..training import TrainingInterruptedWarning
 from .._constraints import Interval
 from .job import seconds_text
+from .registry import training_epochs
 from .table import DELTA_TIME_SCORE, is_na
 
 __all__ = ["CompareInterrupted", "DATE_PRIOR", "compare", "undated_references"]
@@ -116,12 +117,6 @@ def recording_convergence(passthrough=True):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
 
 
-def _epochs(estimator):
-    """Training epochs of one fit (its base estimator's for Binned); None for closed forms."""
-    params = estimator.get_params()
-    return params.get("max_epochs") or params.get("base_estimator__max_epochs") or None
-
-
 def _fit_evaluate(estimator, X_train, y_train, X_test, y_test, evaluate, control):
     """Fit one estimator and evaluate it: ``(fit seconds, figures)``, or ``(seconds, None)``
     when Ctrl-C interrupted the fit (its partial model is not evaluated).
@@ -155,7 +150,7 @@ def _fit_evaluate(estimator, X_train, y_train, X_test, y_test, evaluate, control
         return seconds, None
     notes = list(dict.fromkeys(str(w.message) for w in caught
                                if issubclass(w.category, TimeBinWarning)))
-    extra = {"time_bin_notes": notes, "epochs": _epochs(estimator)}
+    extra = {"time_bin_notes": notes, "epochs": training_epochs(estimator)}
     if hasattr(estimator, "n_bins_"):
         extra["n_bins"] = int(estimator.n_bins_)
     short = any(issubclass(w.category, ConvergenceWarning) for w in caught)

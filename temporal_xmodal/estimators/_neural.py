@@ -28,6 +28,7 @@ from ..training import (BatchIterator, CheckpointSelection, CompiledStep, CrossM
                         TrainingDivergedError, as_tensor, cannot_rank, embed_batches,
                         make_dataset, seeded)
 from ._neural_params import OPTIMIZERS, TMAP_WINDOW_SHARE
+from ._use_time import projection_times, training_times
 
 #: The library's optimisers, run fused on the CPU and CUDA (same update, one kernel per group).
 _FUSED = tuple(OPTIMIZERS.values())
@@ -105,11 +106,8 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
         # valid_tmap's relevance reads the rows' real times, also for the constant-time
         # control, which trains on one instant (the static model time has to beat)
         relevance = self.time_axis_.centre(time)
-        if hasattr(self, "use_time"):
-            if not (self._continues() and hasattr(self, "uses_time_")):
-                self.uses_time_ = bool(self.use_time)  # a warm start keeps the first's
-            if not self.uses_time_:
-                time = self.time_axis_.constant(len(time))
+        if hasattr(self, "use_time"):  # the constant-time control trains on one instant
+            time = training_times(self, time)
         centred = self.time_axis_.centre(time)
         Y = torch.from_numpy(_bool_indicator(labels))  # 1 byte per entry; batches cast
         rng = check_random_state(self.random_state)
@@ -278,8 +276,7 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
 
     def _embed(self, modality, A, time):
         tensors = {modality: as_tensor(A)}
-        if not getattr(self, "uses_time_", True):
-            time = self.time_axis_.constant(A.shape[0])  # the control's one instant
+        time = projection_times(self, time, A.shape[0])  # the control: its one instant
         if time is not None:
             tensors.update({k: torch.as_tensor(v) for k, v in
                             self._batch_times(self.time_axis_.centre(time)).items()})

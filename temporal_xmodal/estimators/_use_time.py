@@ -11,8 +11,9 @@ Choosing between the two is model selection, done the scikit-learn way, on the q
 model is for: ``GridSearchCV(estimator, {"use_time": [True, False]},
 scoring=SCORERS["tmap@50"])`` (docs/time.md, "Does time pay?").  No fit here fits twice.
 
-The neural estimators apply the rule inline in their one fit; this module holds its
-documentation and the helpers BinnedProcrustesEmbedder fits through.  The parameter's
+The rule has one owner, :func:`training_times` (the times a fit trains on) and
+:func:`projection_times` (the times a fitted model projects at), which the neural
+estimators' one fit and BinnedProcrustesEmbedder read alike.  The parameter's
 constraint is :data:`temporal_xmodal._constraints.USE_TIME_CONSTRAINT`.
 """
 
@@ -34,26 +35,19 @@ USE_TIME_ATTRIBUTES_DOC = """    uses_time_ : bool
 """
 
 
-def control_times(estimator, n):
-    """``n`` times at the instant the control is fitted at: the axis origin."""
-    return estimator.time_axis_.constant(n)
+def training_times(estimator, time):
+    """The times ``estimator`` trains on, as its ``use_time`` says: ``time``, or ``len(time)``
+    times at the control's instant (the axis origin).
+
+    ``estimator.uses_time_`` is set first; a warm start keeps the first fit's setting (it
+    continues the model it has, with or without time).
+    """
+    if not (estimator._continues() and hasattr(estimator, "uses_time_")):
+        estimator.uses_time_ = bool(estimator.use_time)
+    return time if estimator.uses_time_ else estimator.time_axis_.constant(len(time))
 
 
 def projection_times(estimator, time, n):
     """The times an estimator projects ``n`` items at: ``time`` (``None`` for a model that
     needs none), or the control's instant."""
-    return time if getattr(estimator, "uses_time_", True) else control_times(estimator, n)
-
-
-def fit_using_time(estimator, fit, X_image, X_text, time, labels):
-    """Fit ``estimator`` through ``fit(X_image, X_text, time, labels)`` as ``use_time`` says.
-
-    ``estimator.uses_time_`` is set first (the fit reads it); a warm start continues the model
-    it has, with or without time.
-    """
-    if not (estimator._continues() and hasattr(estimator, "uses_time_")):
-        estimator.uses_time_ = bool(estimator.use_time)
-    if not estimator.uses_time_:
-        time = control_times(estimator, len(time))
-    fit(X_image, X_text, time, labels)
-    return estimator
+    return time if getattr(estimator, "uses_time_", True) else estimator.time_axis_.constant(n)

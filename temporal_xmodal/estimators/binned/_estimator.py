@@ -14,7 +14,7 @@ from ...time import TimeBins, TimeBinWarning
 from ..._interrupts import report_interrupt
 from .._tempxnet import TempXNetEmbedder
 from ..._constraints import USE_TIME_CONSTRAINT
-from .._use_time import USE_TIME_ATTRIBUTES_DOC, fit_using_time, projection_times
+from .._use_time import USE_TIME_ATTRIBUTES_DOC, projection_times, training_times
 from ._alignment import bin_embedding, chain_rotations
 from ._fit import fit_bin_models, fit_time_bins
 
@@ -256,19 +256,15 @@ class BinnedProcrustesEmbedder(CrossModalEmbedder):
 
     # ------------------------------------------------------------------ fit
     def _fit(self, X_image, X_text, time, labels):
-        with warnings.catch_warnings():  # bins that leave training rows out raise here, on
-            warnings.simplefilter("ignore", TimeBinWarning)  # every row (the fits warn)
-            fit_time_bins(self.bins, self.min_bin_size, self.time_unit, time,
-                          type(self).__name__)
-        return fit_using_time(self, self._fit_bins, X_image, X_text, time, labels)
-
-    def _fit_bins(self, X_image, X_text, time, labels):
         owner = type(self).__name__
+        trained = training_times(self, time)  # the constant-time control: one instant, one bin
         with warnings.catch_warnings():
-            if not self.uses_time_:  # the control's one time: one bin, as it should be
-                warnings.simplefilter("ignore", TimeBinWarning)
-            self.bins_ = fit_time_bins(self.bins, self.min_bin_size, self.time_unit, time,
+            if not self.uses_time_:  # bins that leave training rows out raise on the real
+                warnings.simplefilter("ignore", TimeBinWarning)  # times, as the model's would
+                fit_time_bins(self.bins, self.min_bin_size, self.time_unit, time, owner)
+            self.bins_ = fit_time_bins(self.bins, self.min_bin_size, self.time_unit, trained,
                                        owner)
+        time = trained
         self.n_bins_ = self.bins_.n_bins_
         index = self.bins_.transform(time)
         rows = [np.flatnonzero(index == b) for b in range(self.n_bins_)]
