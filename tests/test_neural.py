@@ -372,7 +372,8 @@ def test_learning_rate_decay_sets_every_batch_and_a_warm_start_continues_it(data
     np.testing.assert_allclose(lrs, [3e-2 / (1 + 0.5 * it) for it in range(6)])
     groups = est.net_.optimizer_.param_groups
     assert len(groups) == 3 and groups[0]["lr"] == pytest.approx(3 * groups[-1]["lr"])
-    assert groups[-1]["lr"] == pytest.approx(1e-2 / (1 + 0.5 * 5))  # the other weights
+    # the other weights, at the rate of the next step (torch's LambdaLR steps after a batch)
+    assert groups[-1]["lr"] == pytest.approx(1e-2 / (1 + 0.5 * 6))
     est.set_params(warm_start=True, max_epochs=1).fit(X, y)
     more = [b["event_lr"] for b in est.net_.history[-1]["batches"]]
     np.testing.assert_allclose(more, [3e-2 / (1 + 0.5 * it) for it in range(6, 9)])

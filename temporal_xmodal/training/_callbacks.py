@@ -4,7 +4,8 @@ import sys
 
 import numpy as np
 import torch
-from skorch.callbacks import Callback, EarlyStopping, PrintLog
+from skorch.callbacks import Callback, EarlyStopping, LRScheduler, PrintLog
+from torch.optim.lr_scheduler import LambdaLR
 from skorch.utils import Ansi
 
 from ..metrics import mean_average_precision, mean_average_precision_torch
@@ -158,14 +159,16 @@ class InverseTimeDecay:
         return 1.0 / (1.0 + self.decay * iteration)
 
 
-class LearningRateDecay(Callback):
-    """Set every parameter group's learning rate to η · ``factor(it)`` before each training step.
+class LearningRateDecay(LRScheduler):
+    """skorch's :class:`~skorch.callbacks.LRScheduler`, stepped every batch, with torch's
+    ``LambdaLR``: every parameter group's rate is η · ``factor(it)`` at training step ``it``.
 
-    ``it`` counts the training batches of the net's whole history (a warm start continues
-    the count); η is each group's ``initial_lr`` (set from its ``lr`` the first time).  The
-    rate of each batch is recorded as ``event_lr`` (the first group's).  A plain assignment
-    per group and step: no ``LRScheduler`` object, no device work, and the optimiser's
-    ``lr`` stays a Python float (what a fused or compiled step reads without a sync).
+    ``it`` counts the training batches of the net's whole history, so a warm start continues
+    the schedule; skorch's own resumes a batch-stepped schedule at the epoch count
+    (``last_epoch=len(history) - 1``, the one thing overridden here).  η is each group's
+    ``initial_lr`` (set from its ``lr`` the first time).  The rate of each batch is recorded as
+    ``event_lr`` (the first group's).  The rate stays a Python float, which a fused or
+    compiled step reads without a sync.
 
     Read more in the user guide: docs/training.md ("Learning-rate decay").
 
@@ -177,23 +180,10 @@ class LearningRateDecay(Callback):
 
     def __init__(self, factor):
         self.factor = factor
+        super().__init__(policy=LambdaLR, step_every="batch", event_name="event_lr")
 
-    def on_train_begin(self, net, **kwargs):
-        rows = [row.get("train_batch_count", len(row.get("batches", ())))
-                for row in net.history]
-        self.batch_idx_ = int(sum(rows))
-        for group in net.optimizer_.param_groups:
-            group.setdefault("initial_lr", group["lr"])
-
-    def on_batch_begin(self, net, training=False, **kwargs):
-        if not training:
-            return
-        factor = self.factor(self.batch_idx_)
-        groups = net.optimizer_.param_groups
-        for group in groups:
-            group["lr"] = group["initial_lr"] * factor
-        net.history.record_batch("event_lr", groups[0]["lr"])
-        self.batch_idx_ += 1
+    def _get_scheduler(self, net, policy, **kwargs):
+        return policy(net.optimizer_, lr_lambda=self.factor, last_epoch=self.batch_idx_ - 1)
 
 
 def cannot_rank(values):
