@@ -169,6 +169,10 @@ def _parser():
                            "size (default 3000); wiki/ticrc: a random subset in the split's "
                            "proportions (default: all)")
     cmp_.add_argument("--seed", type=int, default=0)
+    cmp_.add_argument("--seeds", type=int, default=1,
+                      help="runs of the whole job, with seeds --seed, --seed + 1, ... (each "
+                           "in <output>/seed_<k>/); the table is then the mean, and its first "
+                           "lines give each figure's spread over the seeds (default 1)")
     cmp_.add_argument("--max-epochs", type=int, default=None,
                       help="epochs of the neural estimators, at least 1 (default: each "
                            "estimator's own, printed in the figure's title)")
@@ -210,6 +214,8 @@ def _check_compare_args(args):
                 f"got {args.n_samples}")
     if args.max_epochs is not None and args.max_epochs < 1:
         return f"--max-epochs must be at least 1; got {args.max_epochs}"
+    if args.seeds < 1:
+        return f"--seeds must be at least 1 (runs of the job); got {args.seeds}"
     if args.n_jobs == 0 or args.n_jobs < -1:
         return f"--n-jobs must be a positive number of workers or -1 (every core); got {args.n_jobs}"
     if args.n_threads < 1:
@@ -351,8 +357,10 @@ def _run_job(args, argv, started):
         if args.data and args.user_data.pairs and args.names is None:
             n_fits -= 1  # SCML is not run on pairs
             seconds -= _scml_seconds(size, args.max_epochs)
+        seconds, n_fits = seconds * args.seeds, n_fits * args.seeds
         _flushed_print(f"time estimate: about {seconds_text(seconds)} on 2 free CPU cores "
-                       f"({n_fits} fit{'s' * (n_fits != 1)}, constant-time controls included, "
+                       f"({n_fits} fit{'s' * (n_fits != 1)}, constant-time controls included"
+                       + (f", over {args.seeds} seeds" if args.seeds > 1 else "") + ", "
                        f"{args.n_threads} thread{'s' * (args.n_threads != 1)} per fit)")
         n_features = args.user_data.X_train.shape[1] - 1 if args.data else SYNTHETIC_FEATURES
         if n_features > SYNTHETIC_FEATURES:
@@ -377,7 +385,7 @@ def _run_job(args, argv, started):
                         max_epochs=args.max_epochs, data_dir=args.data_dir,
                         cache_dir=args.cache_dir, estimators=args.names, n_jobs=args.n_jobs,
                         verbose=args.verbose, log=_flushed_print, resume=args.resume,
-                        force=args.force, data=args.user_data)
+                        force=args.force, data=args.user_data, seeds=args.seeds)
     except CompareInterrupted as stop:
         again = [a for a in argv if a not in ("--resume", "--force")] + ["--resume"]
         command = f"python -m temporal_xmodal {shlex.join(again)}"

@@ -28,6 +28,7 @@ from .notes import answer_lines, marked, note_lines
 from .plots import figure_title, plot_results
 from .registry import estimator_registry, left_out, set_matching_params, training_epochs
 from .run import _N_JOBS, CompareInterrupted, compare, undated_references
+from .seeds import mean_rows, seed_folder, spread
 from .table import COLUMNS, DELTA_TIME_SCORE, UNDATED_COLUMNS, format_table
 
 __all__ = ["run_compare"]
@@ -66,12 +67,14 @@ def _json_ready(value):
         "resume": ["boolean"],
         "force": ["boolean"],
         "data": [dict, None],
+        "seeds": [Interval(Integral, 1, None, closed="left")],
     },
     prefer_skip_nested_validation=True,
 )
 def run_compare(dataset="synthetic", output="compare_output", n_samples=None, random_state=0,
                 plots=True, max_epochs=None, data_dir=None, cache_dir=None, estimators=None,
-                n_jobs=1, verbose=False, log=print, resume=False, force=False, data=None):
+                n_jobs=1, verbose=False, log=print, resume=False, force=False, data=None,
+                seeds=1):
     """Run the comparison end to end: data, fits (with controls), table, JSON and plots.
 
     This is ``python -m temporal_xmodal compare``: it loads the data set,
@@ -119,11 +122,17 @@ def run_compare(dataset="synthetic", output="compare_output", n_samples=None, ra
         --data FILE``); ``dataset`` is then ignored.  The one-line form on a
         DataFrame or a file is
         :func:`~temporal_xmodal.comparison.compare_estimators`.
+    seeds : int, default=1
+        Runs of the whole job, with seeds ``random_state``, ``random_state + 1``, …, each
+        in ``output/seed_<k>/`` (:mod:`~temporal_xmodal.comparison.seeds`); ``output``
+        then holds the table of the means, whose answer lines give every figure's spread
+        over the seeds.
 
     Returns
     -------
     rows : list of dict
-        NaN where a figure is n/a (``null`` in ``results.json``).
+        NaN where a figure is n/a (``null`` in ``results.json``); over several seeds, the
+        means (``seeds``: the runs each estimator finished in).
 
     Raises
     ------
@@ -133,6 +142,19 @@ def run_compare(dataset="synthetic", output="compare_output", n_samples=None, ra
     ValueError
         ``output`` holds another run's results (and not ``force``).
     """
+    options = dict(n_samples=n_samples, plots=plots, max_epochs=max_epochs,
+                   data_dir=data_dir, cache_dir=cache_dir, estimators=estimators,
+                   n_jobs=n_jobs, verbose=verbose, log=log, resume=resume, force=force,
+                   data=data)
+    if seeds > 1:
+        return _over_seeds(dataset, output, random_state, seeds, **options)
+    return _run_one(dataset, output, random_state, **options)
+
+
+def _run_one(dataset, output, random_state, *, n_samples, plots, max_epochs, data_dir,
+             cache_dir, estimators, n_jobs, verbose, log, resume, force, data, context=None):
+    """One run of the job (:func:`run_compare` with one seed); ``context`` receives the
+    data, the table's columns, the references and the epochs."""
     if data is not None and n_samples is not None:
         raise ValueError("n_samples applies to the embedded data sets; for your own data pass "
                          "it to load_user_data (compare --data FILE --n-samples N)")
@@ -182,28 +204,9 @@ def run_compare(dataset="synthetic", output="compare_output", n_samples=None, ra
     out = Path(output)
     out.mkdir(parents=True, exist_ok=True)
 
-    def report(rows, results, n_fits, answer):
-        """table.txt and the console: the answer, the table (with its marks), the notes."""
-        if not rows:
-            return "(no fit finished yet)"
-        lines = ([f"(partial: {len(results)} of {n_fits} fits finished)"]
-                 if len(results) < n_fits else [])
-        lines += answer
-        lines += ["", format_table([{**r, "name": marked(r)} for r in rows], columns), ""]
-        if "date_prior" in references:
-            lines.append(f"references: random ranking {references['random']:.3f}; date-only "
-                         f"ranking {references['date_prior']:.3f} (each caption's date "
-                         "inferred from the training captions sharing its words; no held-out "
-                         "date)")
-        elif "random" in references:
-            lines.append(f"reference: random ranking {references['random']:.3f}")
-        lines += note_lines(rows, data)
-        lines += [f"data: {note}" for note in data.get("notes", ())]
-        return "\n".join(lines)
-
     def write(rows, results, n_fits):
         answer = answer_lines(rows, data.protocol)
-        text = report(rows, results, n_fits, answer)
+        text = _report(rows, len(results), n_fits, answer, columns, references, data)
         document = {"meta": {**meta, "complete": len(results) == n_fits,
                              "fits_done": len(results), "fits_total": n_fits},
                     "answer": answer,
@@ -262,6 +265,75 @@ def run_compare(dataset="synthetic", output="compare_output", n_samples=None, ra
         log(f"\ninterrupted (Ctrl-C) after every fit finished: {out / RESULTS} is complete"
             + ("; the figure was not drawn" if plots else ""))
         raise CompareInterrupted(dict(results), rows, n_fits) from None
+    if context is not None:
+        context.update(data=data, columns=columns, references=references, epochs=epochs)
+    return rows
+
+
+def _report(rows, n_done, n_fits, answer, columns, references, data):
+    """table.txt and the console: the answer, the table (with its marks), the notes."""
+    if not rows:
+        return "(no fit finished yet)"
+    lines = [f"(partial: {n_done} of {n_fits} fits finished)"] if n_done < n_fits else []
+    lines += answer
+    lines += ["", format_table([{**r, "name": marked(r)} for r in rows], columns), ""]
+    if "date_prior" in references:
+        lines.append(f"references: random ranking {references['random']:.3f}; date-only "
+                     f"ranking {references['date_prior']:.3f} (each caption's date "
+                     "inferred from the training captions sharing its words; no held-out "
+                     "date)")
+    elif "random" in references:
+        lines.append(f"reference: random ranking {references['random']:.3f}")
+    lines += note_lines(rows, data)
+    lines += [f"data: {note}" for note in data.get("notes", ())]
+    return "\n".join(lines)
+
+
+def _over_seeds(dataset, output, random_state, seeds, *, log, resume, force, plots, **options):
+    """:func:`run_compare` over ``seeds`` seeds: one run per seed in its sub-folder, then the
+    table of the means with the spread in ``output``."""
+    given = options["data"]
+    key = {**job_key("data" if given is not None else dataset, options["n_samples"],
+                     random_state, options["max_epochs"], options["estimators"],
+                     data=None if given is None else given.key), "seeds": seeds}
+    problem, _ = check_output_folder(output, key, resume=resume, force=force)
+    if problem:
+        raise ValueError(problem)
+    out = Path(output)
+    out.mkdir(parents=True, exist_ok=True)
+    runs, context = [], {}
+    for k, seed in enumerate(range(random_state, random_state + seeds)):
+        folder = out / seed_folder(seed)
+        log(f"\n=== seed {seed} ({k + 1} of {seeds} seeds), in {folder}")
+        try:
+            runs.append(_run_one(dataset, folder, seed, log=log, resume=resume, force=force,
+                                 plots=False, context=context, **options))
+        except CompareInterrupted:
+            log(f"\nseeds finished before the Ctrl-C: {k} of {seeds}; --resume goes on from "
+                "them and from this seed's finished fits")
+            raise
+    data = context["data"]
+    rows = mean_rows(runs)
+    answer = answer_lines(rows, data.protocol, runs=runs)
+    n_fits = sum(1 + ("control" in row) for row in rows)
+    text = _report(rows, n_fits, n_fits, answer, context["columns"], context["references"],
+                   data)
+    document = {"meta": {"job": key, "seeds": list(range(random_state, random_state + seeds)),
+                         "runs": [seed_folder(s) for s in
+                                  range(random_state, random_state + seeds)],
+                         "protocol": data.protocol, "complete": True},
+                "answer": answer, "rows": rows,
+                "spread": {row["name"]: {k: spread(runs, row["name"], lambda r, k=k: r.get(k))
+                                         for k, _, _ in context["columns"]} for row in rows}}
+    write_atomic(out / TABLE, text + "\n")
+    write_atomic(out / RESULTS, json.dumps(_json_ready(document), indent=2, allow_nan=False))
+    log(f"\nover {seeds} seeds (each figure the mean; the answer lines give the spread):\n")
+    log(text)
+    log(f"\nwrote {out / TABLE} and {out / RESULTS}")
+    if plots:
+        _plot(rows, out=out, columns=context["columns"], dataset=dataset, data=data,
+              random_state=random_state, epochs=context["epochs"],
+              references=context["references"], log=log)
     return rows
 
 

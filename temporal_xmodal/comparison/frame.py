@@ -7,13 +7,15 @@ is ``python -m temporal_xmodal compare --data FILE --image img_ --text txt_
 in ``output``, Ctrl-C and ``resume`` as the command line has them.
 """
 
+import json
 import os
 from numbers import Integral
+from pathlib import Path
 
 import numpy as np
 
 from .driver import run_compare
-from .notes import answer_lines
+from .job import RESULTS
 from .table import COLUMNS, UNDATED_COLUMNS
 from .user_data import UserDataError, load_user_data, read_table
 
@@ -53,7 +55,8 @@ def compare_estimators(X, y=None, *, image=None, text=None, time=None, label=Non
                        n_image_features=None, label_sep=None, time_unit="years",
                        split="random", window="5%", output="compare_output", estimators=None,
                        max_epochs=None, n_samples=None, random_state=0, plots=True, n_jobs=1,
-                       n_threads=1, resume=False, force=False, verbose=False, log=print):
+                       n_threads=1, seeds=1, resume=False, force=False, verbose=False,
+                       log=print):
     """Compare every estimator on your own data, in one call; the table as a DataFrame.
 
     What ``python -m temporal_xmodal compare --data FILE`` does, from Python:
@@ -109,6 +112,10 @@ def compare_estimators(X, y=None, *, image=None, text=None, time=None, label=Non
         Fits in parallel.
     n_threads : int, default=1
         torch threads per fit, as the command line's ``--n-threads`` (restored after).
+    seeds : int, default=1
+        Runs of the job over seeds ``random_state``, ``random_state + 1``, …; the table is
+        then the mean, and the answer lines give each figure's spread (the split of your
+        rows is the same in every run: the seeds draw the estimators).
     resume, force, verbose, log
         As :func:`~temporal_xmodal.comparison.run_compare`.
 
@@ -175,8 +182,11 @@ def compare_estimators(X, y=None, *, image=None, text=None, time=None, label=Non
         with parallel_config(backend="loky", inner_max_num_threads=n_threads):
             rows = run_compare(output=output, random_state=random_state, plots=plots,
                                max_epochs=max_epochs, estimators=estimators, n_jobs=n_jobs,
-                               verbose=verbose, log=log, resume=resume, force=force, data=data)
+                               verbose=verbose, log=log, resume=resume, force=force, data=data,
+                               seeds=seeds)
     finally:
         torch.set_num_threads(threads)
     columns = UNDATED_COLUMNS if data.protocol == "undated" else COLUMNS
-    return results_frame(rows, columns, answer_lines(rows, data.protocol))
+    # the answer the job wrote (over several seeds, with their spread)
+    answer = json.loads((Path(output) / RESULTS).read_text(encoding="utf-8"))["answer"]
+    return results_frame(rows, columns, answer)

@@ -7,6 +7,7 @@ and names the fits still improving (the marks of :func:`marked`) and the time
 bins merged.  The console, ``table.txt`` and the figure carry the same words.
 """
 
+from .seeds import spread
 from .table import DELTA_TIME_SCORE, is_na
 
 __all__ = ["CONTROL_STILL_IMPROVING", "STILL_IMPROVING", "answer_lines", "marked", "note_lines"]
@@ -22,17 +23,42 @@ def marked(row):
     return f"{row['name']} {marks}" if marks else row["name"]
 
 
-def _winner(rows, value):
+def _winner(rows, value, runs=None):
     """(best row, its value, " margin over the runner-up" text) of the rows with a value;
-    ``(None, None, None)`` without any."""
+    ``(None, None, None)`` without any.  With the seeds' ``runs``, the text gives each
+    one's spread (sd over the seeds)."""
     scored = sorted(((value(r), r) for r in rows if not is_na(value(r))),
                     key=lambda pair: -pair[0])
     if not scored:
         return None, None, None
     (top, best), rest = scored[0], scored[1:]
     if not rest:
-        return best, top, " (the only one measured)"
-    return best, top, f", {top - rest[0][0]:+.3f} over {rest[0][1]['name']}"
+        return best, top, " (the only one measured)" + _sd(runs, best, value)
+    margin = f", {top - rest[0][0]:+.3f} over {rest[0][1]['name']}"
+    if runs:
+        margin = (f"{_sd(runs, best, value)}{margin}{_sd(runs, rest[0][1], value)}"
+                  + _against(top - rest[0][0], runs, (best, rest[0][1]), value))
+    return best, top, margin
+
+
+def _sd(runs, row, value):
+    """`` ± sd`` of ``value`` over the seeds for ``row``'s estimator ("" without runs)."""
+    if not runs:
+        return ""
+    sd = spread(runs, row["name"], value)
+    return "" if sd is None else f" ± {sd:.3f}"
+
+
+def _against(gap, runs, pair, value):
+    """Whether a gap between two estimators stands out of their spread over the seeds."""
+    sds = [spread(runs, row["name"], value) for row in pair]
+    if any(sd is None for sd in sds):
+        return ""
+    noise = max(sds)
+    if noise == 0:
+        return " (no spread over the seeds)"
+    return (f" ({abs(gap) / noise:.1f}× the larger spread: "
+            + ("clear" if abs(gap) > 2 * noise else "within the noise") + ")")
 
 
 def _stronger(row):
@@ -41,7 +67,7 @@ def _stronger(row):
     return float("nan") if any(is_na(v) for v in pair) else max(pair)
 
 
-def answer_lines(rows, protocol, *, seeds=1):
+def answer_lines(rows, protocol, *, runs=None):
     """The answer a user came for, in a few lines above the table.
 
     Read more in the user guide: docs/index.md ("The answer on the first lines").
@@ -49,11 +75,15 @@ def answer_lines(rows, protocol, *, seeds=1):
     Parameters
     ----------
     rows : list of dict
-        Rows of :func:`~temporal_xmodal.comparison.compare`.
+        Rows of :func:`~temporal_xmodal.comparison.compare` (over several seeds, their
+        means: :func:`~temporal_xmodal.comparison.seeds.mean_rows`).
     protocol : {"labels", "undated"}
         The figures' protocol (``"undated"``: pairs ranked by MRR).
-    seeds : int, default=1
-        Seeds the figures are over (one: no spread is measured).
+    runs : list of list of dict or None, default=None
+        Each seed's rows, when the figures are over several seeds: every figure and
+        margin then carries its spread (the sample sd over the seeds, ``± sd``) and says
+        whether the winner's margin stands out of it (more than twice the larger spread).
+        ``None``: one seed, no spread measured.
 
     Returns
     -------
@@ -61,38 +91,54 @@ def answer_lines(rows, protocol, *, seeds=1):
     """
     if not rows:
         return []
+    runs = runs if runs is not None and len(runs) >= 2 else None
     score = DELTA_TIME_SCORE[protocol]
     lines = []
     what = ("category retrieval (mAP, mean of I→T and T→I)" if protocol == "labels"
             else "pair retrieval (I→T MRR: each picture finds its own text)")
-    best, value, margin = _winner(rows, lambda r: r.get(score))
+    best, value, margin = _winner(rows, lambda r: r.get(score), runs)
     if best is not None:
         lines.append(f"Best on {what}: {best['name']} {value:.3f}{margin}.")
-    best, value, margin = _winner(rows, _stronger)
+    best, value, margin = _winner(rows, _stronger, runs)
     if best is not None:
         lines.append(f"Best on the time-aware figure (time-window mAP@50, the stronger of all "
                      f"candidates and + filter): {best['name']} {value:.3f}{margin}.")
     key = "delta_beyond_filter" if best is not None else "delta_time"
-    gains = [(r[key], r["name"]) for r in rows if not is_na(r.get(key))]
+    gains = [(r[key], r["name"], r) for r in rows if not is_na(r.get(key))]
     if gains:
-        gain, name = max(gains)
+        gain, name, row = max(gains, key=lambda g: g[:2])
         beyond = ("beyond the date filter (Δ>filter: its best time-window reading minus its "
                   "constant-time control's searched with the filter)" if key != "delta_time"
                   else f"(Δ-time on {score.upper() if score == 'mrr' else 'mAP'})")
+        sd = _sd(runs, row, lambda r: r.get(key))
         if gain > 0:
-            lines.append(f"Does time pay on these data {beyond}? Yes: {name} {gain:+.3f}.")
+            lines.append(f"Does time pay on these data {beyond}? Yes: {name} {gain:+.3f}{sd}"
+                         + _beyond_noise(gain, runs, row, key) + ".")
         else:
             rival = ("a static model with the date filter does as well" if key != "delta_time"
                      else "the same model without the dates does as well")
             lines.append(f"Does time pay on these data {beyond}? No: the best is {name} "
-                         f"{gain:+.3f}; {rival}.")
+                         f"{gain:+.3f}{sd}; {rival}.")
     elif any(r.get("time_role") not in (None, "none") for r in rows):
         lines.append("Does time pay? Not measured: the data are undated, or no time-aware "
                      "estimator's constant-time control has finished.")
-    if seeds <= 1 and lines:
-        lines.append("One seed: no spread over seeds is measured, so margins of a few "
-                     "thousandths may be noise (repeat with --seed N to see).")
+    if lines:
+        lines.append(f"Over {len(runs)} seeds: each figure is the mean, ± its sample sd over "
+                     "the seeds (one run per seed in seed_<k>/)." if runs else
+                     "One seed: no spread over seeds is measured, so margins of a few "
+                     "thousandths may be noise (--seeds 3 runs the job over 3 seeds and "
+                     "gives each figure's spread).")
     return lines
+
+
+def _beyond_noise(gain, runs, row, key):
+    """Whether a positive gain stands out of its own spread over the seeds."""
+    if not runs:
+        return ""
+    sd = spread(runs, row["name"], lambda r: r.get(key))
+    if sd is None:
+        return ""
+    return " (more than twice its spread)" if gain > 2 * sd else " (within twice its spread: not clear)"
 
 
 def _bins_line(row):
