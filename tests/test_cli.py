@@ -12,7 +12,8 @@ import pytest
 
 from _tiny import tiny
 from temporal_xmodal import CCACrossModal, DiachronicEmbedder
-from temporal_xmodal.cli import SECONDS_PER_KILO_ITEM_EPOCH, estimate_seconds, main
+from temporal_xmodal.cli import main
+from temporal_xmodal.comparison.estimate import SECONDS_PER_KILO_ITEM_EPOCH, estimate_seconds
 from temporal_xmodal.comparison import (
     MIN_SAMPLES,
     compare,

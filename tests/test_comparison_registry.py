@@ -3,7 +3,7 @@ time estimate and results.json alike (two readings with opposite precedence disa
 Binned model that sets its own max_epochs)."""
 
 from temporal_xmodal import BinnedProcrustesEmbedder, CCACrossModal, DiachronicEmbedder
-from temporal_xmodal.cli import estimate_seconds
+from temporal_xmodal.comparison.estimate import estimate_seconds
 from temporal_xmodal.comparison import training_epochs
 from temporal_xmodal.estimators.binned import default_base_estimator
 

@@ -13,7 +13,10 @@
   vocabulary and its key) and its output folder: ``results.json`` written
   atomically after every fit, the finished fits ``--resume`` reads back, the
   refusal to overwrite another run's results.  It imports nothing heavy: the
-  command line checks all of it before importing torch;
+  command line checks all of it before importing torch; nor does
+  :mod:`~temporal_xmodal.comparison.estimate`, the time estimate printed first;
+* :mod:`~temporal_xmodal.comparison.seeds`: the job over several seeds (``--seeds``),
+  the table of the means and each figure's spread;
 * :mod:`~temporal_xmodal.comparison.user_data`: a user's own file or frame
   (``compare --data FILE``) read and checked into the same splits;
   :mod:`~temporal_xmodal.comparison.frame`: :func:`compare_estimators`, the
