@@ -4,7 +4,7 @@ import sys
 
 import numpy as np
 import torch
-from skorch.callbacks import Callback, EarlyStopping, LRScheduler, PrintLog
+from skorch.callbacks import Callback, EarlyStopping, EpochScoring, LRScheduler, PrintLog
 from torch.optim.lr_scheduler import LambdaLR
 from skorch.utils import Ansi
 
@@ -12,10 +12,13 @@ from ..metrics import mean_average_precision, mean_average_precision_torch
 from ._net import embed_batches
 
 
-class RetrievalScoring(Callback):
+class RetrievalScoring(EpochScoring):
     """Record validation retrieval mAP (mean of I→T and T→I) as ``valid_map``, and with a
     ``time_window`` the time-window mAP@50 as ``valid_tmap``.
 
+    skorch's :class:`~skorch.callbacks.EpochScoring` with its cache: both figures are
+    scored on the embeddings the epoch's validation pass computed (``y_pred`` of every
+    validation batch, on the net's device), so no second pass embeds the validation rows.
     The validation figures used for checkpoint selection and early stopping:
     mAP is comparable across epochs, unlike a loss whose margins change every
     epoch (SAM's).  ``valid_tmap`` is the time-aware question of the
@@ -47,6 +50,8 @@ class RetrievalScoring(Callback):
     """
 
     def __init__(self, max_queries=5000, random_state=0, time_window=None, time=None):
+        super().__init__(scoring=None, lower_is_better=False, name="valid_map",
+                         use_caching=True)
         self.max_queries = max_queries
         self.random_state = random_state
         self.time_window = time_window
@@ -56,9 +61,13 @@ class RetrievalScoring(Callback):
         self.queries_ = None
 
     def on_epoch_end(self, net, dataset_valid=None, **kwargs):
-        if dataset_valid is None:
+        if dataset_valid is None or not self.y_preds_:
             return
-        z_img, z_txt, labels = _embed_on_device(net, dataset_valid)
+        # the validation batches in the rows' order (the validation iterator does not shuffle)
+        z_img = torch.cat([z for z, _ in self.y_preds_])
+        z_txt = torch.cat([z for _, z in self.y_preds_])
+        labels = torch.cat(self.y_trues_) > 0
+        self._initialize_cache()  # the epoch's references go
         n = len(labels)
         queries = slice(None)
         if self.max_queries is not None and n > self.max_queries:
