@@ -10,6 +10,7 @@ net, its training, the checkpoint it kept (:func:`convergence`).  Seeding, devic
 compiled step and Ctrl-C are the training package's (docs/training.md).
 """
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -85,6 +86,19 @@ class TrainingRows:
         return as_tensor(self._X_text, self._rows).numpy()
 
 
+@contextmanager
+def training_threads(name):
+    """The threads a fit of ``name`` trains on, the same for every neural estimator (SCML's
+    stages included): inside a joblib / Dask worker its share of the cores; elsewhere
+    torch's, with a :class:`~temporal_xmodal.BusyMachineWarning` when the machine is busier
+    than those threads allow (docs/scaling.md, "A busy machine")."""
+    with limit_worker_threads():
+        threads = torch.get_num_threads()
+        if threads > 1 and not in_worker():  # a worker's threads are limited already
+            warn_if_busy(name, threads)
+        yield
+
+
 class NeuralCrossModalEmbedder(CrossModalEmbedder):
     """Base of the neural estimators (not used directly): a subclass implements
     ``_net_config(rows) -> NetConfig`` (:class:`TrainingRows`; docs/adding_an_estimator.md).
@@ -113,10 +127,7 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
         rng = check_random_state(self.random_state)
         seed = int(rng.randint(np.iinfo(np.int32).max))
         train, valid = self._split_rows(len(Y), rng)
-        with limit_worker_threads():  # inside a joblib / Dask worker: its share of threads
-            threads = torch.get_num_threads()
-            if threads > 1 and not in_worker():  # a worker's threads are limited already
-                warn_if_busy(name, threads)
+        with training_threads(name):
             config = None if continuing else self._net_config(
                 TrainingRows(X_image, X_text, centred, Y.numpy(), train))
             if config is not None:

@@ -63,9 +63,11 @@ class RetrievalScoring(EpochScoring):
     def on_epoch_end(self, net, dataset_valid=None, **kwargs):
         if dataset_valid is None or not self.y_preds_:
             return
-        # the validation batches in the rows' order (the validation iterator does not shuffle)
-        z_img = torch.cat([z for z, _ in self.y_preds_])
-        z_txt = torch.cat([z for _, z in self.y_preds_])
+        # the validation batches in the rows' order (the validation iterator does not
+        # shuffle); a module's outputs begin with (z_image, z_text), what the loss may add
+        # (e.g. Diachronic's same-time scores) follows
+        z_img = torch.cat([out[0] for out in self.y_preds_])
+        z_txt = torch.cat([out[1] for out in self.y_preds_])
         labels = torch.cat(self.y_trues_) > 0
         self._initialize_cache()  # the epoch's references go
         n = len(labels)

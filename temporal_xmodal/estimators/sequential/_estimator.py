@@ -23,6 +23,7 @@ from ...losses.classification import REDUCTIONS, SINGLE_LABEL_LOSSES
 from ...nn.sequential import MODALITIES, MetaLearner, SequentialNet
 from ...training import seeded
 from ..._interrupts import report_interrupt
+from .._neural import training_threads
 from .._neural_params import COMMON_CONSTRAINTS
 from ._inference import (binary_codes, class_probabilities, fused_codes,
                          fused_database_score, hidden)
@@ -466,9 +467,11 @@ class SequentialCrossModal(CrossModalEmbedder):
 
     @contextlib.contextmanager
     def _interruptible(self):
-        """Turn a stage's Ctrl-C into a :class:`TrainingInterruptedWarning`."""
+        """Train the stages on the neural estimators' threads (:func:`training_threads`)
+        and turn a stage's Ctrl-C into a :class:`TrainingInterruptedWarning`."""
         try:
-            yield
+            with training_threads(type(self).__name__):
+                yield
         except StageInterrupted as exc:
             self._warn_interrupted(exc.stage)
 
