@@ -25,6 +25,7 @@ from ...losses.classification import ClassificationLoss
 from ...nn.layers import reseed
 from ...training import (
     LearnedOptimizerNet,
+    ProgressLog,
     ModalityPoolIterator,
     ModalityPools,
     StageNet,
@@ -120,9 +121,11 @@ def _trainable(module, *parts):
         part.requires_grad_(True)
 
 
-def _net_params(settings, seed, steps_per_epoch=None):
-    """skorch parameters every stage net shares."""
-    return {"iterator_train": ModalityPoolIterator,
+def _net_params(settings, seed, max_epochs, steps_per_epoch=None):
+    """skorch parameters every stage net shares; ``verbose``: the epoch table with the
+    stage's progress and time left, as the other neural estimators print it."""
+    progress = {"callbacks__print_log": ProgressLog(max_epochs)} if settings.verbose else {}
+    return {**progress, "iterator_train": ModalityPoolIterator,
             "iterator_train__generator": torch.Generator().manual_seed(int(seed)),
             "iterator_train__steps_per_epoch": steps_per_epoch,
             "batch_size": settings.batch_size, "train_split": None,
@@ -136,7 +139,7 @@ def _stage_net(module, lr, max_epochs, seed, settings, steps_per_epoch=None):
     """A :class:`StageNet` minimising Eq. 10 with SGD over the trainable parameters."""
     return StageNet(module=module, optimizer=torch.optim.SGD, lr=lr,
                     optimizer__momentum=settings.momentum, max_epochs=max_epochs,
-                    **_net_params(settings, seed, steps_per_epoch))
+                    **_net_params(settings, seed, max_epochs, steps_per_epoch))
 
 
 def _learned_optimizer(learner, target, old, new, meta_train, seed, settings, meta):
@@ -145,7 +148,7 @@ def _learned_optimizer(learner, target, old, new, meta_train, seed, settings, me
         target=target, old_modality=old, new_modality=new, l1_weight=meta.l1_weight,
         l1_reduction=meta.l1_reduction, evaluate_at=meta.evaluate_at, meta_train=meta_train,
         disentangle=meta.disentangle, use_memory=meta.use_memory,
-        **_net_params(settings, seed, meta.steps_per_epoch))
+        **_net_params(settings, seed, meta.steps, meta.steps_per_epoch))
 
 
 def _fit(net, pools, seed, settings):
