@@ -54,6 +54,8 @@ import torch
 from joblib.parallel import get_active_backend
 from threadpoolctl import ThreadpoolController, threadpool_limits
 
+from ._warnings import warn_if_busy
+
 #: What ``device="auto"`` means, everywhere.
 AUTO = "auto"
 
@@ -248,7 +250,7 @@ def nbytes(nest):
 
 __all__ = ["AUTO", "allow_meta", "device_key", "device_memory", "in_worker",
            "limit_worker_threads", "loading_device", "map_nest", "move", "nbytes",
-           "pinned_staging", "resolve_device", "worker_threads"]
+           "pinned_staging", "resolve_device", "training_threads", "worker_threads"]
 
 
 # ------------------------------------------------------ threads per parallel worker
@@ -334,3 +336,17 @@ def limit_worker_threads(n_threads=None):
                 torch.set_num_threads(_state["torch"])
                 _state["blas"].restore_original_limits()
                 _state["torch"] = _state["blas"] = None
+
+
+@contextlib.contextmanager
+def training_threads(name):
+    """The threads a fit of ``name`` trains on, the same for every neural estimator (SCML's
+    stages included): inside a joblib / Dask worker its share of the cores
+    (:func:`limit_worker_threads`); elsewhere torch's, with a
+    :class:`~temporal_xmodal.BusyMachineWarning` when the machine is busier than those
+    threads allow (docs/scaling.md, "A busy machine")."""
+    with limit_worker_threads():
+        threads = torch.get_num_threads()
+        if threads > 1 and not in_worker():  # a worker's threads are limited already
+            warn_if_busy(name, threads)
+        yield

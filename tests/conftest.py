@@ -35,8 +35,8 @@ def _the_suites_own_load_is_not_a_busy_machine():
     """``pytest -n 2`` keeps the cores busy itself: a fit's BusyMachineWarning would only
     report the suite's own workers (and fail the tests that turn warnings into errors).
     ``tests/test_warnings.py`` tests the warning with the rule's own inputs."""
-    from temporal_xmodal.estimators import _neural
+    from temporal_xmodal import _device
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(_neural, "warn_if_busy", lambda *args, **kwargs: False)
+        patch.setattr(_device, "warn_if_busy", lambda *args, **kwargs: False)
         yield

@@ -1,4 +1,4 @@
-"""estimators._neural.training_threads: every neural fit, SCML's four stages included, trains
+"""_device.training_threads: every neural fit, SCML's four stages included, trains
 on the same threads and says at its start when the machine is busier than they allow (SCML,
 the slowest fit of the main job, crawled without a word)."""
 
@@ -10,14 +10,14 @@ import torch
 from temporal_xmodal import BusyMachineWarning, SequentialCrossModal
 from temporal_xmodal._warnings import warn_if_busy
 from temporal_xmodal.datasets import make_temporal_crossmodal
-from temporal_xmodal.estimators import _neural
+from temporal_xmodal import _device
 
 
 @pytest.fixture
 def busy(monkeypatch):
     """A machine at load 64 on which a fit would run torch's 2 threads (the suite's fixture
     silences the warning elsewhere)."""
-    monkeypatch.setattr(_neural, "warn_if_busy", warn_if_busy)
+    monkeypatch.setattr(_device, "warn_if_busy", warn_if_busy)
     monkeypatch.setattr("os.getloadavg", lambda: (64.0, 64.0, 64.0))
     monkeypatch.setattr("torch.get_num_threads", lambda: 2)
 
@@ -38,7 +38,7 @@ def test_a_scml_fit_on_a_busy_machine_says_so_once_at_its_start(busy):
 
 
 def test_a_quiet_machine_or_one_thread_says_nothing(monkeypatch):
-    monkeypatch.setattr(_neural, "warn_if_busy", warn_if_busy)
+    monkeypatch.setattr(_device, "warn_if_busy", warn_if_busy)
     monkeypatch.setattr("os.getloadavg", lambda: (64.0, 64.0, 64.0))
     threads = torch.get_num_threads()
     torch.set_num_threads(1)

@@ -188,7 +188,7 @@ def test_a_fit_on_several_threads_on_a_busy_machine_says_so_at_its_start(monkeyp
     start says so when the load exceeds the cores plus the fit's own threads."""
     from temporal_xmodal import BusyMachineWarning
     from temporal_xmodal._warnings import warn_if_busy
-    from temporal_xmodal.estimators import _neural
+    from temporal_xmodal import _device
 
     with pytest.warns(BusyMachineWarning, match=r"busy \(1-minute load average 7\.0 on 2 "
                                                 r"cores\) and this fit runs 2 torch threads"):
@@ -198,7 +198,7 @@ def test_a_fit_on_several_threads_on_a_busy_machine_says_so_at_its_start(monkeyp
         assert not warn_if_busy("SAMEmbedder", 2, load=3.5, cores=2)  # its own threads
         assert not warn_if_busy("SAMEmbedder", 1, load=50.0, cores=2)  # one thread: steady
     # a fit reads the machine at its start (the suite's fixture silences it elsewhere)
-    monkeypatch.setattr(_neural, "warn_if_busy", warn_if_busy)
+    monkeypatch.setattr(_device, "warn_if_busy", warn_if_busy)
     monkeypatch.setattr("os.getloadavg", lambda: (64.0, 64.0, 64.0))
     monkeypatch.setattr("torch.get_num_threads", lambda: 2)  # torch's default on 2 cores
     X, y = make_temporal_crossmodal(60, random_state=0)

@@ -5,7 +5,6 @@ training captions (the date signal that undated captions carry in their words).
 built on it (the honest date-only reference of the undated-caption protocol).
 """
 
-import datetime
 from numbers import Integral, Real
 
 import numpy as np

@@ -1,16 +1,14 @@
 """The neural estimators' one fit: SAM, TempXNet and Diachronic are each a configuration.
 
-An estimator of this family says what it trains in one value, a :class:`NetConfig` (the
-torch module, the criterion, the network's time input, parameter groups, callbacks, the
-fitted attributes the configuration learnt), built by its ``_net_config(rows)`` from the
-training rows and from durations already resolved (``window_``, ``decay_``, …: the base
-class reads X and every duration once).  :meth:`NeuralCrossModalEmbedder._fit` reads top
-to bottom: the constant-time control, the validation split, the configuration, the skorch
-net, its training, the checkpoint it kept (:func:`convergence`).  Seeding, devices, the
-compiled step and Ctrl-C are the training package's (docs/training.md).
+An estimator of this family says what it trains in one :class:`NetConfig`, built by its
+``_net_config(rows)`` from the training rows and from durations already resolved
+(``window_``, ``decay_``, …).  :meth:`NeuralCrossModalEmbedder._fit` reads top to bottom:
+the constant-time control (:func:`training_times`, which Binned shares), the validation
+split, the configuration, the skorch net, its training, the checkpoint it kept
+(:func:`convergence`).  Seeding, devices, the compiled step and Ctrl-C are the training
+package's (docs/training.md).
 """
 
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -19,9 +17,9 @@ import torch
 from sklearn.utils import check_random_state
 from skorch.helper import predefined_split
 
-from .._device import in_worker, limit_worker_threads, resolve_device
+from .._device import resolve_device, training_threads
 from .._interrupts import interrupt_message, report_interrupt
-from .._warnings import StillImprovingWarning, warn, warn_if_busy
+from .._warnings import StillImprovingWarning, warn
 from ..base import CrossModalEmbedder
 from ..nn.layers import reseed
 from ..training import (BatchIterator, CheckpointSelection, CompiledStep, CrossModalNet,
@@ -29,7 +27,6 @@ from ..training import (BatchIterator, CheckpointSelection, CompiledStep, CrossM
                         TrainingDivergedError, as_tensor, cannot_rank, embed_batches,
                         make_dataset, seeded)
 from ._neural_params import OPTIMIZERS, TMAP_WINDOW_SHARE
-from ._use_time import projection_times, training_times
 
 #: The library's optimisers, run fused on the CPU and CUDA (same update, one kernel per group).
 _FUSED = tuple(OPTIMIZERS.values())
@@ -42,15 +39,15 @@ class NetConfig:
     Parameters
     ----------
     module, criterion : type
-        The torch module (``module(**batch)`` returns ``(z_image, z_text)``) and the loss
-        (``criterion(embeddings, labels, batch)``), with their constructor parameters.
+        The torch module (``module(**batch)`` returns ``(z_image, z_text)``, then what its
+        loss reads) and the loss (``criterion(outputs, labels, batch)``).
     module_params, criterion_params : dict
     time_encoding : TimeEncoding or None, default=None
         The network's time input, fitted on the training rows: the batches and
         projections get its ``time_features`` (a time-conditioned module); kept by a warm
         start.  ``None``: the batches carry the centred times alone (for the loss).
     param_groups : list of (str, dict), default=()
-        skorch's ``optimizer__param_groups`` (e.g. a learning rate of the time pathway).
+        skorch's ``optimizer__param_groups`` (e.g. the time pathway's learning rate).
     callbacks : list of (str, Callback), default=()
         The method's own callbacks (e.g. SAM's margin schedule).
     fitted : dict, default={}
@@ -86,17 +83,19 @@ class TrainingRows:
         return as_tensor(self._X_text, self._rows).numpy()
 
 
-@contextmanager
-def training_threads(name):
-    """The threads a fit of ``name`` trains on, the same for every neural estimator (SCML's
-    stages included): inside a joblib / Dask worker its share of the cores; elsewhere
-    torch's, with a :class:`~temporal_xmodal.BusyMachineWarning` when the machine is busier
-    than those threads allow (docs/scaling.md, "A busy machine")."""
-    with limit_worker_threads():
-        threads = torch.get_num_threads()
-        if threads > 1 and not in_worker():  # a worker's threads are limited already
-            warn_if_busy(name, threads)
-        yield
+# ------------------------------------------------- use_time: the constant-time control
+def training_times(estimator, time):
+    """The times ``estimator`` trains on: ``time``, or with ``use_time=False`` ``len(time)``
+    times at the control's instant (the axis origin); sets ``uses_time_`` first (a warm
+    start keeps the first fit's)."""
+    if not (estimator._continues() and hasattr(estimator, "uses_time_")):
+        estimator.uses_time_ = bool(estimator.use_time)
+    return time if estimator.uses_time_ else estimator.time_axis_.constant(len(time))
+
+
+def projection_times(estimator, time, n):
+    """The times ``n`` items are projected at: ``time`` (maybe None), or the control's."""
+    return time if getattr(estimator, "uses_time_", True) else estimator.time_axis_.constant(n)
 
 
 class NeuralCrossModalEmbedder(CrossModalEmbedder):
@@ -117,9 +116,7 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
     def _fit(self, X_image, X_text, time, labels):
         name = type(self).__name__
         continuing = self._continues() and hasattr(self, "net_")
-        # valid_tmap's relevance reads the rows' real times, also for the constant-time
-        # control, which trains on one instant (the static model time has to beat)
-        relevance = self.time_axis_.centre(time)
+        relevance = self.time_axis_.centre(time)  # valid_tmap's: the real times, always
         if hasattr(self, "use_time"):  # the constant-time control trains on one instant
             time = training_times(self, time)
         centred = self.time_axis_.centre(time)
@@ -316,25 +313,20 @@ N_ITER_NO_CHANGE = 5
 def convergence(history, metric, n_before, *, validating, max_epochs, interrupted, name):
     """The epoch whose weights a fit kept and how it ended (the estimator's ``convergence_``).
 
-    Epochs are 1-based over the whole history; a fit that continues another (a warm start)
-    selects among its own, those after the first ``n_before``; an epoch is *scored* when it
-    recorded ``metric`` (one interrupted before its validation has none).  The kept epoch is
-    the first best of ``metric`` (lowest ``valid_loss``, highest ``valid_map``) among the
-    scored ones, except when the figure is the same at every one of at least two epochs
-    (``cannot_rank``: the last is kept, as
-    :class:`~temporal_xmodal.training.CheckpointSelection` does, with a warning).  Without
-    any (no validation, a Ctrl-C before the first figure) it is the last epoch, whose
-    (possibly partial) weights the model holds.  The fit was *still improving* when it ran
-    all its ``max_epochs`` (≥ 2) epochs uninterrupted and its best figure over the last
-    :data:`N_ITER_NO_CHANGE` epochs beats the best before them by more than :data:`TOL`
-    (:func:`recent_gain`); it then warns with a :class:`~temporal_xmodal.StillImprovingWarning`
-    naming ``name`` (one text per class: a grid search shows it once).
+    Epochs are 1-based over the whole history; a warm start selects among its own, after
+    the first ``n_before``.  The kept epoch is the first best of ``metric`` among the epochs
+    that recorded it, or the last when there is none or ``cannot_rank`` (the same figure at
+    every epoch, as :class:`~temporal_xmodal.training.CheckpointSelection` keeps, with a
+    warning).  A fit that ran all its ``max_epochs`` (≥ 2) uninterrupted is *still improving*
+    when its best over the last :data:`N_ITER_NO_CHANGE` epochs beats the best before them by
+    more than :data:`TOL` (:func:`recent_gain`): a
+    :class:`~temporal_xmodal.StillImprovingWarning` naming ``name`` (one text per class).
 
     Returns
     -------
     summary : dict
-        ``best_epoch``, ``last_epoch``, ``metric`` (``None`` without validation),
-        ``best_score``, ``recent_gain`` (positive when better; ``None`` without validation),
+        ``best_epoch``, ``last_epoch``, ``metric``, ``best_score``, ``recent_gain``
+        (positive when better; ``metric`` … ``None`` without validation),
         ``still_improving`` and ``cannot_rank``.
     """
     n = len(history)
@@ -393,9 +385,8 @@ def still_improving_message(name):
 
 
 def _bool_indicator(labels):
-    """(n, C) bool indicator from :func:`check_labels`' integer codes or boolean indicator
-    (1 byte per entry: a float32 indicator of 700,000 items and 100 categories would take
-    280 MB; batches are cast one at a time)."""
+    """(n, C) bool indicator of integer codes or an indicator: 1 byte per entry (a float32
+    one of 700,000 items × 100 categories would take 280 MB; batches are cast one by one)."""
     labels = np.asarray(labels)
     if labels.ndim == 2:
         return labels.astype(bool, copy=False)

@@ -11,9 +11,10 @@ Choosing between the two is model selection, done the scikit-learn way, on the q
 model is for: ``GridSearchCV(estimator, {"use_time": [True, False]},
 scoring=SCORERS["tmap@50"])`` (docs/time.md, "Does time pay?").  No fit here fits twice.
 
-The rule has one owner, :func:`training_times` (the times a fit trains on) and
-:func:`projection_times` (the times a fitted model projects at), which the neural
-estimators' one fit and BinnedProcrustesEmbedder read alike.  The parameter's
+The rule has one owner, :func:`~temporal_xmodal.estimators._neural.training_times` (the
+times a fit trains on) and :func:`~temporal_xmodal.estimators._neural.projection_times`
+(the times a fitted model projects at), which the neural estimators' one fit and
+BinnedProcrustesEmbedder read alike; this module holds the parameter's documentation.  The parameter's
 constraint is :data:`temporal_xmodal._constraints.USE_TIME_CONSTRAINT`.
 """
 
@@ -33,21 +34,3 @@ USE_TIME_ATTRIBUTES_DOC = """    uses_time_ : bool
         Whether the fitted model uses time (``False``: it is its constant-time
         control and projects every item at one instant).
 """
-
-
-def training_times(estimator, time):
-    """The times ``estimator`` trains on, as its ``use_time`` says: ``time``, or ``len(time)``
-    times at the control's instant (the axis origin).
-
-    ``estimator.uses_time_`` is set first; a warm start keeps the first fit's setting (it
-    continues the model it has, with or without time).
-    """
-    if not (estimator._continues() and hasattr(estimator, "uses_time_")):
-        estimator.uses_time_ = bool(estimator.use_time)
-    return time if estimator.uses_time_ else estimator.time_axis_.constant(len(time))
-
-
-def projection_times(estimator, time, n):
-    """The times an estimator projects ``n`` items at: ``time`` (``None`` for a model that
-    needs none), or the control's instant."""
-    return time if getattr(estimator, "uses_time_", True) else estimator.time_axis_.constant(n)

@@ -14,7 +14,8 @@ from ...time import TimeBins, TimeBinWarning
 from ..._interrupts import report_interrupt
 from .._tempxnet import TempXNetEmbedder
 from ..._constraints import USE_TIME_CONSTRAINT
-from .._use_time import USE_TIME_ATTRIBUTES_DOC, projection_times, training_times
+from .._neural import projection_times, training_times
+from .._use_time import USE_TIME_ATTRIBUTES_DOC
 from ._alignment import bin_embedding, chain_rotations
 from ._fit import fit_bin_models, fit_time_bins
 

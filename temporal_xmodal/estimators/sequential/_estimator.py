@@ -16,14 +16,13 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import StrOptions, validate_params
 from sklearn.utils.validation import check_is_fitted
 
-from ..._device import resolve_device
+from ..._device import resolve_device, training_threads
 from ..._validation import Arrangement, Interval, check_features, check_labels
 from ...base import CrossModalEmbedder
 from ...losses.classification import REDUCTIONS, SINGLE_LABEL_LOSSES
 from ...nn.sequential import MODALITIES, MetaLearner, SequentialNet
 from ...training import seeded
 from ..._interrupts import report_interrupt
-from .._neural import training_threads
 from .._neural_params import COMMON_CONSTRAINTS
 from ._inference import (binary_codes, class_probabilities, fused_codes,
                          fused_database_score, hidden)
