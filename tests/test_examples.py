@@ -1,34 +1,63 @@
 """The example scripts run end to end in ``--fast`` mode and print their key lines.
 
-Each script runs as a subprocess from the repository root, as a user would run it.
+Each script runs as ``__main__`` from the repository root with its own ``sys.argv``, as
+``python examples/<name> --fast`` runs it, but in the test's process (``runpy``): a fresh
+interpreter per script spent 3-4 s of CPU importing torch, scikit-learn and pandas (and
+torch._dynamo at the first optimizer), more than the script's own work, and checked nothing
+more (the script's names still come from its own imports; the README snippets keep their
+fresh interpreters in ``test_readme.py``). What a script changes for the whole process
+(warning filters, BLAS and torch threads, torch's and NumPy's global random generators, the
+working directory, the environment) is restored after it; its warnings are recorded and
+dropped, as the subprocess's stderr was.
+
 The TICRC parts must work with and without the data folder: the data-dependent
 lines are asserted only when ``DATA_DIR / "ticrc"`` exists, and the TICRC example
 is also run against a missing folder.
 """
 
-import os
 import re
-import subprocess
+import runpy
 import sys
+import warnings
 from pathlib import Path
 
+import numpy as np
 import pytest
+import torch
 from conftest import DATA_DIR
+from threadpoolctl import threadpool_limits
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 HAS_TICRC = (DATA_DIR / "ticrc").is_dir()
 
 
-def run_example(name, *args, env=None):
-    """Run ``examples/<name> --fast *args``; return its stdout (asserting exit status 0)."""
-    proc = subprocess.run(
-        [sys.executable, str(EXAMPLES / name), "--fast", *args],
-        cwd=ROOT, capture_output=True, text=True, timeout=300,
-        env={**os.environ, "MPLBACKEND": "Agg", **(env or {})},
-    )
-    assert proc.returncode == 0, f"{name} failed:\n{proc.stdout}\n{proc.stderr}"
-    return proc.stdout
+@pytest.fixture
+def run_example(monkeypatch, capsys):
+    """``run_example(name, *args, env=None)``: run ``examples/<name> --fast *args``; its stdout.
+
+    A failing script fails the test with its traceback (and pytest shows what it printed);
+    ``sys.exit`` with a non-zero status fails it too.
+    """
+    def run(name, *args, env=None):
+        monkeypatch.chdir(ROOT)
+        monkeypatch.setattr(sys, "argv", [str(EXAMPLES / name), "--fast", *args])
+        for key, value in {"MPLBACKEND": "Agg", **(env or {})}.items():
+            monkeypatch.setenv(key, value)
+        capsys.readouterr()  # only the script's own output
+        threads, numpy_state = torch.get_num_threads(), np.random.get_state()
+        with warnings.catch_warnings(record=True), threadpool_limits(limits=None), \
+                torch.random.fork_rng(devices=[]):
+            try:
+                runpy.run_path(str(EXAMPLES / name), run_name="__main__")
+            except SystemExit as exit:
+                assert exit.code in (None, 0), f"{name} exited with status {exit.code}"
+            finally:
+                torch.set_num_threads(threads)
+                np.random.set_state(numpy_state)
+        return capsys.readouterr().out
+
+    return run
 
 
 def test_every_example_is_tested_and_listed():
@@ -40,7 +69,7 @@ def test_every_example_is_tested_and_listed():
     assert all(name in readme for name in scripts)
 
 
-def test_pipeline_composition():
+def test_pipeline_composition(run_example):
     out = run_example("pipeline_composition.py")
     assert "embedder                    accuracy transfer  fit [s]" in out
     for name in ("passthrough (no embedder)", "CCACrossModal", "SAMEmbedder",
@@ -52,7 +81,7 @@ def test_pipeline_composition():
         assert "TICRC data not found" in out
 
 
-def test_grid_search_temporal():
+def test_grid_search_temporal(run_example):
     # folds in this process: loky workers would each import torch (half the test's time);
     # the parallel folds are tested in tests/test_scaling.py
     out = run_example("grid_search_temporal.py", "--n-jobs", "1")
@@ -65,7 +94,7 @@ def test_grid_search_temporal():
     assert "t-mAP@50 (w=0.5)" in header and "mAP" in header and "MRR" in header
 
 
-def test_compare_baselines():
+def test_compare_baselines(run_example):
     out = run_example("compare_baselines.py")
     header = next(line for line in out.splitlines() if line.startswith("estimator"))
     for column in ("fit [s]", "I→T", "T→I", "t-mAP@50", "bin mAP", "time cos"):
@@ -77,7 +106,7 @@ def test_compare_baselines():
 
 
 @pytest.mark.skipif(not HAS_TICRC, reason=f"TICRC data not found at {DATA_DIR / 'ticrc'}")
-def test_ticrc_neighbourhood(tmp_path):
+def test_ticrc_neighbourhood(run_example, tmp_path):
     figure = tmp_path / "neighbourhood.png"
     out = run_example("ticrc_neighbourhood.py", "--plot", str(figure))
     assert "held-out check: MRR" in out
@@ -89,7 +118,7 @@ def test_ticrc_neighbourhood(tmp_path):
     assert figure.stat().st_size > 10_000
 
 
-def test_ticrc_neighbourhood_without_data(tmp_path):
+def test_ticrc_neighbourhood_without_data(run_example, tmp_path):
     out = run_example("ticrc_neighbourhood.py",
                       env={"TEMPORAL_XMODAL_DATA": str(tmp_path / "missing")})
     assert "TICRC data not found" in out

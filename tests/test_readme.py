@@ -18,7 +18,10 @@ def test_the_readme_has_its_snippets():
     assert len(SNIPPETS) >= 7
 
 
-@pytest.mark.slow  # a fresh interpreter each (torch's import: about 3 s), then a small fit
+# a fresh interpreter each, the test's point: its imports (torch, scikit-learn, pandas: about
+# 3 s of CPU) and torch._dynamo at the first optimizer (about 1 s) are most of each test; the
+# snippets' own work is kept to a second or two (compare_estimators with plots=False)
+@pytest.mark.slow
 @pytest.mark.parametrize("number", range(1, len(SNIPPETS) + 1))
 def test_each_readme_snippet_runs_alone_in_a_fresh_interpreter(number, tmp_path):
     pytest.importorskip("pandas")
