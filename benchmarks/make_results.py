@@ -400,6 +400,20 @@ def probe_core_section(doc):
     return lines + doc["stack"] + ["```"]
 
 
+def slim_pickle_section(doc):
+    """The estimator's slim pickle against skorch's ``trim_for_prediction``."""
+    lines = ["## A fitted net's slim pickle: ours or skorch's `trim_for_prediction`", "",
+             f"{_settings(doc)}: a tiny CPU `DiachronicEmbedder` fit, 2 epochs.", "",
+             "| | `inference_copy` (ours) | `trim_for_prediction` (skorch) |", "|---|---|---|"]
+    for key, label in (("pickle_bytes", "pickle bytes"),
+                       ("history_epochs_kept", "per-epoch history kept"),
+                       ("live_net_untouched", "live net untouched"),
+                       ("continues_training", "continues training")):
+        row = doc[key]
+        lines.append(f"| {label} | {row['inference_copy']} | {row['trim_for_prediction']} |")
+    return lines + ["", f"The full net pickles to {doc['pickle_bytes']['full_net']} bytes."]
+
+
 def generic_section(doc):
     return [f"## `{doc['benchmark']}`", "", f"{_settings(doc)}."]
 
@@ -411,7 +425,7 @@ SECTIONS = {"bench_sensitivity": sensitivity_section,
             "bench_search_filter": search_filter_section,
             "bench_readme_search": readme_search_section,
             "bench_compiled_search": compiled_search_section,
-            "probe_core": probe_core_section}
+            "probe_core": probe_core_section, "probe_slim_pickle": slim_pickle_section}
 
 
 def _section(doc):
