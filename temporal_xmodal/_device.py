@@ -250,7 +250,7 @@ def nbytes(nest):
 
 __all__ = ["AUTO", "allow_meta", "device_key", "device_memory", "in_worker",
            "limit_worker_threads", "loading_device", "map_nest", "move", "nbytes",
-           "pinned_staging", "resolve_device", "training_threads", "worker_threads"]
+           "pinned_staging", "resolve_device", "thread_limits", "training_threads", "worker_threads"]
 
 
 # ------------------------------------------------------ threads per parallel worker
@@ -350,3 +350,24 @@ def training_threads(name):
         if threads > 1 and not in_worker():  # a worker's threads are limited already
             warn_if_busy(name, threads)
         yield
+
+
+_controller = {"modules": -1, "controller": None}
+
+
+def thread_limits(n_threads):
+    """A context that limits every native thread pool (BLAS, OpenMP) to ``n_threads``, as
+    :func:`threadpoolctl.threadpool_limits` does, from one controller kept while no module
+    was imported.
+
+    Building a :class:`threadpoolctl.ThreadpoolController` scans the process's loaded
+    libraries, about 4 ms of CPU; a metric's scan limits its BLAS threads on every call, so
+    the controller is built again only when ``sys.modules`` grew (an import may have loaded a
+    BLAS, e.g. faiss' OpenBLAS).
+    """
+    with _thread_lock:
+        if _controller["modules"] != len(sys.modules):
+            _controller["controller"] = ThreadpoolController()
+            _controller["modules"] = len(sys.modules)
+        controller = _controller["controller"]
+    return controller.limit(limits=n_threads)

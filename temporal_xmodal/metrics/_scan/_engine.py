@@ -30,8 +30,8 @@ from contextlib import nullcontext
 import numpy as np
 import torch
 from sklearn.utils import gen_batches
-from threadpoolctl import threadpool_limits
 
+from ..._device import thread_limits
 from ._filter import BYTES_PER_PAIR as FILTER_BYTES_PER_PAIR
 from ._plan import plan_scan, planning_device
 
@@ -141,7 +141,7 @@ class Scan:
 
     def run(self, reducer):
         """Run ``reducer`` over every block; returns it."""
-        limits = (threadpool_limits(self.blas_threads) if self.blas_threads is not None
+        limits = (thread_limits(self.blas_threads) if self.blas_threads is not None
                   else nullcontext())
         with limits:
             deque(self.each_block(lambda rows: self._first_pass(reducer, rows)), maxlen=0)
