@@ -3,7 +3,7 @@ and the README's commands."""
 
 import json
 import re
-import subprocess
+import runpy
 import sys
 from pathlib import Path
 
@@ -22,19 +22,42 @@ from temporal_xmodal.comparison import (
     with_constant_time,
 )
 
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread_per_test_worker():
+    """One torch and one BLAS thread per test process: ``pytest -n 2`` keeps both cores busy
+    with its two workers, and a worker's second thread only waits for a core (on two threads
+    each, tests/test_sequential.py took 30 s instead of 10, a CCA fit of TICRC's 1280 image
+    features 21 s instead of 0.3)."""
+    import torch
+    from threadpoolctl import threadpool_limits
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with threadpool_limits(limits=1):
+            yield
+    finally:
+        torch.set_num_threads(threads)
+
+
 ROOT = Path(__file__).resolve().parents[1]
 NAMES = set(estimator_registry(4))
 
 
-def test_compare_prints_table_and_writes_outputs(tmp_path):
-    proc = subprocess.run(
-        [sys.executable, "-m", "temporal_xmodal", "compare", "--output", str(tmp_path),
-         "--n-samples", "400", "--max-epochs", "1"],
-        capture_output=True, text=True, check=True, cwd=ROOT,
-    )
-    assert "I→T mAP" in proc.stdout and "Δ-time" in proc.stdout
+def test_compare_prints_table_and_writes_outputs(tmp_path, capsys, monkeypatch):
+    # ``python -m temporal_xmodal compare ...``: runpy runs the package's __main__ as the
+    # interpreter's -m does (sys.argv, a __main__ module, its sys.exit), in this process;
+    # a fresh interpreter spent a third of this test importing torch and the stack again
+    monkeypatch.setattr(sys, "argv", ["temporal_xmodal", "compare", "--output", str(tmp_path),
+                                      "--n-samples", "400", "--max-epochs", "1"])
+    with pytest.raises(SystemExit) as exit_info:
+        runpy.run_module("temporal_xmodal", run_name="__main__", alter_sys=True)
+    assert exit_info.value.code == 0
+    stdout = capsys.readouterr().out
+    assert "I→T mAP" in stdout and "Δ-time" in stdout
     # the job says how far it is and what fitting is left after each fit but the last
-    done = re.findall(r"\[(\d)/9\] .+ done: fit [\d.]+ s(.*)", proc.stdout)
+    done = re.findall(r"\[(\d)/9\] .+ done: fit [\d.]+ s(.*)", stdout)
     assert [int(k) for k, _ in done] == list(range(1, 10))
     assert all(re.fullmatch(rf"; {9 - int(k)} to go, about \d+ (s|min) of fitting left", tail)
                for k, tail in done[:-1]) and done[-1][1] == ""
@@ -43,7 +66,7 @@ def test_compare_prints_table_and_writes_outputs(tmp_path):
     rows = {row["name"]: row for row in results["rows"]}
     assert set(rows) == NAMES
     for name, row in rows.items():
-        line = next(line for line in proc.stdout.splitlines() if line.startswith(name + " "))
+        line = next(line for line in stdout.splitlines() if line.startswith(name + " "))
         assert 0.2 < row["map_i2t"] <= 1 and len(row["per_bin"]["map_mean"]) >= 8
         assert 0 < row["tmap50"] <= 1 and 0 < row["local_map10"] <= 1
         if row["time_role"] == "none":
@@ -61,7 +84,7 @@ def test_compare_prints_table_and_writes_outputs(tmp_path):
     assert {row["time_role"] for row in rows.values()} == {"none", "training", "inference"}
     # one epoch is never "still improving at the last epoch" (nothing to compare it with)
     assert not any(row["still_improving"] for row in rows.values())
-    assert "Still improving" not in proc.stdout
+    assert "Still improving" not in stdout
     assert (tmp_path / "comparison.png").stat().st_size > 10_000
 
 

@@ -18,6 +18,25 @@ import pytest
 from temporal_xmodal.cli import main
 from temporal_xmodal.datasets import make_temporal_crossmodal
 
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread_per_test_worker():
+    """One torch and one BLAS thread per test process: ``pytest -n 2`` keeps both cores busy
+    with its two workers, and a worker's second thread only waits for a core (on two threads
+    each, tests/test_sequential.py took 30 s instead of 10, a CCA fit of TICRC's 1280 image
+    features 21 s instead of 0.3)."""
+    import torch
+    from threadpoolctl import threadpool_limits
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with threadpool_limits(limits=1):
+            yield
+    finally:
+        torch.set_num_threads(threads)
+
+
 pd = pytest.importorskip("pandas")
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -250,13 +269,15 @@ def test_table_txt_carries_the_marks_and_footnotes(tmp_path, capsys):
     assert table.startswith("Best on category retrieval (mAP, mean of I→T and T→I): CCA")
 
 
-#: A child running the main job that stops at ``point`` ("done": after the first fit's
-#: "done" line; "plot": while the figure is drawn) and says READY, for a real SIGINT.
+#: A child running main jobs one after the other, each stopped at its ``point`` ("done":
+#: after the first fit's "done" line; "plot": while the figure is drawn), where it says READY
+#: for a real SIGINT; after each job, its exit status and an END line on both streams.  One
+#: process for both jobs: a second child spent 3 s importing torch and the stack again.
 _CHILD = """
 import sys, time
 from temporal_xmodal import cli
 from temporal_xmodal.comparison import driver
-point, args = sys.argv[1], sys.argv[2:]
+point = None
 real = cli._flushed_print
 def log(message):
     real(message)
@@ -264,49 +285,97 @@ def log(message):
         print("READY", flush=True)
         time.sleep(60)
 cli._flushed_print = log
+real_plot = driver.plot_results
 def plot_results(*a, **k):
+    if point != "plot":
+        return real_plot(*a, **k)
     print("READY", flush=True)
     time.sleep(60)
-if point == "plot":
-    driver.plot_results = plot_results
-sys.exit(cli.main(args))
+driver.plot_results = plot_results
+jobs, job = [], []
+for arg in sys.argv[1:]:  # each job: its point, then its arguments; "--then" between jobs
+    if arg == "--then":
+        jobs.append(job)
+        job = []
+    else:
+        job.append(arg)
+for point, *args in jobs + [job]:
+    status = cli.main(args)
+    print(f"EXIT {status}", flush=True)
+    print("END", flush=True)
+    print("END", file=sys.stderr, flush=True)
 """
 
 
-def _interrupt_child(point, args):
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen([sys.executable, "-c", _CHILD, point, *args], cwd=ROOT, env=env,
+def _interrupt_child(*jobs):
+    """Run ``jobs`` ((point, args) pairs) in one child, a SIGINT at each READY.
+
+    Returns
+    -------
+    list of (status, out, err)
+        Per job: the exit status ``cli.main`` returned (what ``sys.exit`` makes of it in
+        ``python -m temporal_xmodal``), its stdout (READY included) and its stderr.
+    """
+    argv = []
+    for point, args in jobs:
+        argv += ["--then"] * bool(argv) + [point, *args]
+    # one BLAS thread, as the job's torch runs on one (--n-threads 1), beside pytest -n 2's
+    # other worker
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "OMP_NUM_THREADS": "1"}
+    proc = subprocess.Popen([sys.executable, "-c", _CHILD, *argv], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    seen = []
-    for line in proc.stdout:
-        seen.append(line)
-        if line.strip() == "READY":
-            proc.send_signal(signal.SIGINT)
-            break
-    out, err = proc.communicate(timeout=120)
-    return proc.returncode, "".join(seen) + out, err
+    done, seen, status = [], [], None
+    try:
+        for line in proc.stdout:
+            if line.strip() == "END":
+                done.append((status, "".join(seen)))
+                seen = []
+                continue
+            if line.startswith("EXIT "):
+                status = int(line.split()[1])
+                continue
+            seen.append(line)
+            if line.strip() == "READY":
+                proc.send_signal(signal.SIGINT)
+        err = proc.stderr.read()
+        proc.wait(timeout=120)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0 and len(done) == len(jobs), (proc.returncode, err[-2000:])
+    errs = err.split("END\n")
+    return [(status, out, errs[k]) for k, (status, out) in enumerate(done)]
 
 
-@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child is POSIX")
-def test_ctrl_c_right_after_a_fits_done_line_keeps_that_fit(tmp_path):
-    code, out, err = _interrupt_child("done", [
-        "compare", "--estimators", "CCA,SAM", "--max-epochs", "1", "--n-samples", "120",
-        "--no-plots", "--output", str(tmp_path)])
+@pytest.fixture(scope="module")
+def interrupted_jobs(tmp_path_factory):
+    """The two Ctrl-C jobs of the tests below, in one child: their output folders and
+    (status, out, err)."""
+    if sys.platform == "win32":
+        pytest.skip("SIGINT to a child is POSIX")
+    kept, drawn = tmp_path_factory.mktemp("kept"), tmp_path_factory.mktemp("drawn")
+    done, plot = _interrupt_child(
+        ("done", ["compare", "--estimators", "CCA,SAM", "--max-epochs", "1", "--n-samples",
+                  "120", "--no-plots", "--output", str(kept)]),
+        ("plot", ["compare", "--estimators", "CCA", "--n-samples", "120", "--output",
+                  str(drawn)]))
+    return {"done": (kept, *done), "plot": (drawn, *plot)}
+
+
+def test_ctrl_c_right_after_a_fits_done_line_keeps_that_fit(interrupted_jobs):
+    folder, code, out, err = interrupted_jobs["done"]
     assert code == 130, err
     assert "1 of 2 fits are kept" in out and "--resume" in out.splitlines()[-1]
-    results = json.loads((tmp_path / "results.json").read_text())
+    results = json.loads((folder / "results.json").read_text())
     assert [fit["name"] for fit in results["fits"]] == ["CCA"]
     assert "Traceback" not in err and "nothing written" not in err
 
 
-@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child is POSIX")
-def test_ctrl_c_while_the_figure_is_drawn_says_every_fit_is_written(tmp_path):
-    code, out, err = _interrupt_child("plot", [
-        "compare", "--estimators", "CCA", "--n-samples", "120", "--output", str(tmp_path)])
+def test_ctrl_c_while_the_figure_is_drawn_says_every_fit_is_written(interrupted_jobs):
+    folder, code, out, err = interrupted_jobs["plot"]
     assert code == 130, err
     assert "nothing written" not in err and "Traceback" not in err
     assert "all 1 fits are written" in out and "--resume" in out.splitlines()[-1]
-    assert json.loads((tmp_path / "results.json").read_text())["meta"]["complete"] is True
+    assert json.loads((folder / "results.json").read_text())["meta"]["complete"] is True
 
 
 def test_the_answer_names_the_runner_up_and_a_tie_is_no_margin_over_itself():

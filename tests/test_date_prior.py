@@ -13,6 +13,24 @@ from temporal_xmodal.estimators import CaptionDatePrior, DatePriorRetrieval, que
 from temporal_xmodal.metrics import counterpart_reciprocal_ranks
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread_per_test_worker():
+    """One torch and one BLAS thread per test process: ``pytest -n 2`` keeps both cores busy
+    with its two workers, and a worker's second thread only waits for a core (on two threads
+    each, tests/test_sequential.py took 30 s instead of 10, a CCA fit of TICRC's 1280 image
+    features 21 s instead of 0.3)."""
+    import torch
+    from threadpoolctl import threadpool_limits
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with threadpool_limits(limits=1):
+            yield
+    finally:
+        torch.set_num_threads(threads)
+
+
 def _era_captions(n=600, seed=0):
     """Pictures weakly tied to their captions; each caption carries era words (its decade)."""
     rng = np.random.default_rng(seed)
@@ -367,7 +385,8 @@ class Beat(Callback):
         FITS.append(1)
         print("FIT", len(FITS), flush=True)
     def on_epoch_begin(self, net, **kwargs):
-        if len(FITS) in SLOW:
+        # slow after the first epoch, whose end sends the Ctrl-C: the signal lands in the next
+        if len(FITS) in SLOW and len(net.history) > 1:
             time.sleep(0.3)
     def on_epoch_end(self, net, **kwargs):
         print("EPOCH", len(FITS), flush=True)
@@ -405,14 +424,18 @@ def test_one_ctrl_c_stops_the_whole_fit_in_a_real_process(tmp_path):
     all rows, β is kept and the partial estimator with it.  Each says so once, naming
     DatePriorRetrieval (the estimator's own warning, which advises a warm start, is not
     repeated)."""
+    import os
     import signal
     import subprocess
     import sys
 
     script = tmp_path / "child.py"
     script.write_text(_CHILD)
+    # one thread per fit: beside pytest -n 2's other worker, a second one made each epoch of
+    # 80 rows take up to a second
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
     proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, env=env)
     lines = []
     try:
         for line in proc.stdout:

@@ -90,7 +90,7 @@ def test_validation_map_on_a_query_sample():
             return x
 
     class Net:
-        module_, device = Identity(), "cpu"
+        module_, device, use_caching = Identity(), "cpu", "auto"
 
         def __init__(self):
             self.recorded = []
@@ -99,19 +99,28 @@ def test_validation_map_on_a_query_sample():
         def record(self, key, value):
             self.recorded.append(value)
 
+    def validation_epoch(scoring):
+        """An epoch as skorch's loop hands it to the callback: the validation batches'
+        outputs (the module's (z_image, z_text)) are cached, then scored at the epoch's end."""
+        scoring.on_epoch_begin(net, dataset_train=None, dataset_valid=data)
+        for batch in BatchIterator(data, batch_size=64):
+            outputs = (batch[0]["image"], batch[0]["text"])
+            scoring.on_batch_end(net, batch, outputs, training=False)
+        scoring.on_epoch_end(net, dataset_valid=data)
+
     z_img = data.X["image"].numpy()[::2]
     z_txt = data.X["text"].numpy()[::2]
     lab = labels[::2]
     net = Net()
     exact = RetrievalScoring(max_queries=None)
     exact.on_train_begin(net)
-    exact.on_epoch_end(net, dataset_valid=data)
+    validation_epoch(exact)
     assert net.recorded[0] == pytest.approx(
         cross_modal_scores(z_img, z_txt, lab, metrics=("map",))["map"], abs=1e-12)
     sampled = RetrievalScoring(max_queries=40, random_state=3)
     sampled.on_train_begin(net)
-    sampled.on_epoch_end(net, dataset_valid=data)
-    sampled.on_epoch_end(net, dataset_valid=data)
+    validation_epoch(sampled)
+    validation_epoch(sampled)
     q = sampled.queries_
     assert len(q) == 40 and len(set(q.tolist())) == 40
     expected = 0.5 * (mean_average_precision(z_img[q], z_txt, lab[q], lab)

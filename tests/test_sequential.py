@@ -23,6 +23,24 @@ from temporal_xmodal.training import (
     TrainingInterruptedWarning,
 )
 
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread_per_test_worker():
+    """One torch and one BLAS thread per test process: ``pytest -n 2`` keeps both cores busy
+    with its two workers, and a worker's second thread only waits for a core (on two threads
+    each, tests/test_sequential.py took 30 s instead of 10, a CCA fit of TICRC's 1280 image
+    features 21 s instead of 0.3)."""
+    from threadpoolctl import threadpool_limits
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with threadpool_limits(limits=1):
+            yield
+    finally:
+        torch.set_num_threads(threads)
+
+
 #: small and fast; same stages as the defaults
 FAST = dict(max_epochs=4, hidden_dim=64, common_dim=32, embedding_dim=16, n_memory=60,
             n_meta_train=60, batch_size=32, random_state=0)
@@ -33,6 +51,21 @@ def data():
     X, y, info = make_temporal_crossmodal(600, return_info=True, random_state=0)
     d = info.n_image_features
     return X[:400], y[:400], X[400:], y[400:], d
+
+
+@pytest.fixture(scope="module")
+def fast_model(data):
+    """SCML at FAST, fitted once for the tests that only read it (transform, probabilities)."""
+    X, y, _, _, d = data
+    return SequentialCrossModal(**FAST, n_image_features=d).fit(X, y)
+
+
+@pytest.fixture(scope="module")
+def no_update_model(data):
+    """SCML at FAST with ``update_rule="none"``, fitted once: ``codes`` and
+    ``database_codes`` act at inference only, so each test sets them on its own copy."""
+    X, y, _, _, d = data
+    return SequentialCrossModal(**FAST, update_rule="none", n_image_features=d).fit(X, y)
 
 
 # ----------------------------------------------------------------- modules
@@ -195,9 +228,9 @@ def test_scml_beats_chance_by_a_wide_margin(data):
     assert est.nets_["stage3"].target is not est.module_  # Stage III trains on a copy of S
 
 
-def test_partial_fit_per_modality_equals_fit_and_keeps_only_the_memory(data):
+def test_partial_fit_per_modality_equals_fit_and_keeps_only_the_memory(data, fast_model):
     X, y, X_te, _, d = data
-    full = SequentialCrossModal(**FAST, n_image_features=d).fit(X, y)
+    full = fast_model
     seq = SequentialCrossModal(**FAST, n_image_features=d)
     seq.partial_fit(X[:, d:-1], y, modality="text")
     assert seq.memory_["X"].shape == (60, X.shape[1] - 1 - d)
@@ -255,9 +288,9 @@ def test_pair_identifiers_as_labels_warn_and_categories_do_not(data):
         SequentialCrossModal(**small, n_image_features=d).fit(X[:41], np.r_[y[:40], 99])
 
 
-def test_binary_codes_rank_as_hamming_and_continuous_codes_work(data):
+def test_binary_codes_rank_as_hamming_and_continuous_codes_work(data, no_update_model):
     X, y, X_te, y_te, d = data
-    est = SequentialCrossModal(**FAST, update_rule="none", n_image_features=d).fit(X, y)
+    est = no_update_model
     Z = est.transform(X_te)
     K = est.embedding_dim_
     np.testing.assert_allclose(np.abs(Z), 1 / np.sqrt(K))
@@ -272,10 +305,9 @@ def test_binary_codes_rank_as_hamming_and_continuous_codes_work(data):
     assert cont.score(X_te, y_te) > 0.3
 
 
-def test_fused_codes_are_the_sign_of_the_summed_activations(data):
+def test_fused_codes_are_the_sign_of_the_summed_activations(data, no_update_model):
     X, y, X_te, y_te, d = data
-    est = SequentialCrossModal(**FAST, update_rule="none", codes="continuous",
-                               n_image_features=d).fit(X, y)
+    est = copy.deepcopy(no_update_model).set_params(codes="continuous")
     fused = est.transform_fused(X_te)
     h = est._hidden("image", X_te[:, :d]) + est._hidden("text", X_te[:, d:-1])
     np.testing.assert_array_equal(np.sign(fused), np.where(h >= 0, 1.0, -1.0))
@@ -300,9 +332,9 @@ def test_parallel_paradigm_and_multilabel_disentangling(data):
     assert all(len(epoch["batches"]) == 1 for epoch in ml.nets_["stage3"].history)
 
 
-def test_same_seed_gives_the_same_codes_and_class_probabilities_are_valid(data):
+def test_same_seed_gives_the_same_codes_and_class_probabilities_are_valid(data, fast_model):
     X, y, X_te, _, d = data
-    a = SequentialCrossModal(**FAST, n_image_features=d).fit(X, y)
+    a = fast_model  # the module's fit (other fits may have run since); b is fitted here
     b = SequentialCrossModal(**FAST, n_image_features=d).fit(X, y)
     np.testing.assert_array_equal(a.transform(X_te), b.transform(X_te))
     proba = a.class_probabilities(X_te[:, :d], "image")
