@@ -316,3 +316,27 @@ def test_a_controls_time_window_map_reads_the_real_times():
                                   time=X_te[:, -1], time_window=window)["map"]
     assert row["delta_tmap50"] == pytest.approx(row["tmap50"] - expected)
     assert row["delta_tmap50"] > 0.05  # one CCA per era answers "same category, close in time"
+
+
+def test_n_threads_limits_blas_as_well_as_torch(monkeypatch, tmp_path):
+    """--n-threads 1 holds for BLAS too: a CCA fit on every BLAS thread of a busy machine
+    took 21 s against 0.3 s on one."""
+    import torch
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    import temporal_xmodal.comparison as comparison
+
+    seen = {}
+
+    def run_compare(*args, **kwargs):
+        seen["torch"] = torch.get_num_threads()
+        seen["blas"] = {pool["num_threads"] for pool in threadpool_info()
+                        if pool["user_api"] == "blas"}
+
+    monkeypatch.setattr(comparison, "run_compare", run_compare)
+    with threadpool_limits(limits=2):  # the caller's BLAS: 2 threads (the suite runs on 1)
+        assert main(["compare", "--estimators", "CCA", "--n-samples", "200", "--no-plots",
+                     "--output", str(tmp_path / "out")]) == 0
+        after = {pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"}
+    assert seen["torch"] == 1 and seen["blas"] == {1}
+    assert after == {2}  # and restored

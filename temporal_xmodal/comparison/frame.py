@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._device import thread_limits
 from .driver import run_compare
 from .job import RESULTS
 from .table import COLUMNS, UNDATED_COLUMNS
@@ -178,8 +179,9 @@ def compare_estimators(X, y=None, *, image=None, text=None, time=None, label=Non
                           window=window, random_state=random_state, n_samples=n_samples)
     threads = torch.get_num_threads()
     torch.set_num_threads(n_threads)
-    try:
-        with parallel_config(backend="loky", inner_max_num_threads=n_threads):
+    try:  # BLAS and OpenMP too, as the command line's --n-threads
+        with thread_limits(n_threads), parallel_config(backend="loky",
+                                                       inner_max_num_threads=n_threads):
             rows = run_compare(output=output, random_state=random_state, plots=plots,
                                max_epochs=max_epochs, estimators=estimators, n_jobs=n_jobs,
                                verbose=verbose, log=log, resume=resume, force=force, data=data,
