@@ -33,7 +33,8 @@ How to run
 
     python benchmarks/bench_search.py            # full sizes (several minutes on 2 cores)
     python benchmarks/bench_search.py --mid      # 2,000 x 200,000: iterate in a minute
-    python benchmarks/bench_search.py --quick    # small sizes, seconds
+    python benchmarks/bench_search.py --quick    # small sizes, 1 thread, seconds (a smoke
+                                                 # run, usually beside other jobs)
     python benchmarks/bench_search.py --mid --repeats 3   # best of 3 for ours and faiss
 
 The figures are printed and written to ``benchmarks/results/bench_search.json``.
@@ -66,7 +67,7 @@ FULL = {
 MID = {**FULL, "n_queries": 2000, "n_gallery": 200_000, "sklearn_queries": 100,
        "metric_queries": 200}
 QUICK = {**FULL, "n_queries": 300, "n_gallery": 10_000, "dim": 64, "n_clusters": 50,
-         "sklearn_queries": 100, "metric_queries": 100}
+         "sklearn_queries": 100, "metric_queries": 100, "threads": 1}
 FAISS_RATIO_TARGET = 0.8
 SKLEARN_RATIO_TARGET = 10.0
 MEMORY_TARGET_MIB = 1024.0

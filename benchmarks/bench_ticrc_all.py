@@ -65,6 +65,7 @@ Run::
     python benchmarks/bench_ticrc_all.py             # 3 seeds, ~20 min on 2 CPU cores
                                                      # (--seeds 1: ~8 min)
     python benchmarks/bench_ticrc_all.py --quick     # 1 seed, 120 pairs, 2 epochs, < 1 min
+                                                     # (featuriser probe: 2 images, 1 thread)
     python benchmarks/bench_ticrc_all.py --estimators Binned+Procrustes \
         --set Binned+Procrustes.align_on=image       # one estimator's parameter changed
 """
@@ -247,6 +248,9 @@ def main():
     overrides = {"max_epochs": 2, "hidden_dim": 64} if quick else (
         {"max_epochs": args.epochs} if args.epochs else {})
     probe_n = 2 if quick else args.probe_images
+    # quick: the probe on one thread only (the same measurement; a second thread's first
+    # use starts OpenMP's pool, seconds on a machine whose cores are busy)
+    probe_threads = [1] if quick else sorted({1, os.cpu_count() or 1})
     total_start = time.perf_counter()
 
     print_header("TICRC train + train2")
@@ -256,7 +260,7 @@ def main():
     load_seconds = time.perf_counter() - start
     print(f"  {data.description}; {load_seconds:.1f} s")
     throughput = image_feature_throughput(data.test_picture_paths[:probe_n],
-                                          threads=sorted({1, os.cpu_count() or 1}))
+                                          threads=probe_threads)
     for threads, rate in throughput.items():
         print(f"  EfficientNet-Lite0 throughput (uncached, CPU, {threads} thread(s), batch 16, "
               f"{probe_n} images): {rate:.1f} images/s")

@@ -28,7 +28,7 @@ time-conditioned projection (``docs/evaluation.md``, "Undated captions").
 Run::
 
     python benchmarks/bench_ticrc_dates.py           # ~20 s on 2 CPU cores (features cached)
-    python benchmarks/bench_ticrc_dates.py --quick   # 260 pairs
+    python benchmarks/bench_ticrc_dates.py --quick   # 120 pairs (those of bench_ticrc_all --quick)
 """
 
 import numpy as np
@@ -80,7 +80,7 @@ def main():
     add_ticrc_arguments(parser)
     args = parser.parse_args()
     data = load_comparison_data("ticrc", data_dir=args.data_dir, cache_dir=args.cache_dir,
-                                n_samples=260 if args.quick else None)
+                                n_samples=120 if args.quick else None)
     blocks_train, blocks_test = data.blocks_train, data.blocks_test
     (_, text_train, t_train), (_, text_test, t_test) = blocks_train, blocks_test
     print_header(f"TICRC: {len(t_train)} training, {len(t_test)} held-out pairs")

@@ -56,7 +56,8 @@ How to run
 ::
 
     python benchmarks/bench_training.py            # full sizes (about 35 s on 2 shared cores)
-    python benchmarks/bench_training.py --quick    # n=300, 1 epoch, one repeat (< 30 s)
+    python benchmarks/bench_training.py --quick    # n=300, 1 epoch, one repeat, loss
+                                                   # batches 16 and 256 (< 30 s)
 
 The figures are printed and written to ``benchmarks/results/bench_training.json``
 (``--output-dir`` to change the folder).
@@ -109,6 +110,10 @@ QUICK = {
     "loss_repeats": 3,
     "loss_warmup": 1,
     "naive_repeats": 1,
+    # the same losses and the same naive loop on smaller batches: the naive loop's cost
+    # grows with the square of the batch
+    "loss_batch_sizes": [16, 256],
+    "naive_batch_size": 16,
 }
 ESTIMATORS = {"sam": SAMEmbedder, "tempxnet": TempXNetEmbedder}
 OVERHEAD_TARGET = 1.25
@@ -330,7 +335,7 @@ def random_batch(gen, B, params):
 def make_losses(params):
     """The three losses, fitted on random training data like the estimators fit them."""
     rng = np.random.default_rng(params["seed"])
-    n = 2000
+    n = min(2000, params["n_samples"])  # full sizes: 2000
     X_image = rng.standard_normal((n, params["n_image_features"]))
     X_text = rng.standard_normal((n, params["n_text_features"]))
     t = 10 * rng.random(n)
