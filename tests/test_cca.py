@@ -12,23 +12,6 @@ from temporal_xmodal.datasets import make_temporal_crossmodal
 from temporal_xmodal.metrics import cross_modal_scores
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread_per_test_worker():
-    """One torch and one BLAS thread per test process: ``pytest -n 2`` keeps both cores busy
-    with its two workers, and a worker's second thread only waits for a core (on two threads
-    each, tests/test_sequential.py took 30 s instead of 10, a CCA fit of TICRC's 1280 image
-    features 21 s instead of 0.3)."""
-    from threadpoolctl import threadpool_limits
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        with threadpool_limits(limits=1):
-            yield
-    finally:
-        torch.set_num_threads(threads)
-
-
 def _latent_views(n=3000, seed=0):
     rng = np.random.default_rng(seed)
     z = rng.standard_normal((n, 4)) * [3.0, 2.0, 1.0, 0.5]

@@ -10,24 +10,6 @@ from temporal_xmodal.estimators import date_prior_scores, query_time_scores
 from temporal_xmodal.metrics import counterpart_reciprocal_ranks, random_mrr
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread_per_test_worker():
-    """One torch and one BLAS thread per test process: ``pytest -n 2`` keeps both cores busy
-    with its two workers, and a worker's second thread only waits for a core (on two threads
-    each, tests/test_sequential.py took 30 s instead of 10, a CCA fit of TICRC's 1280 image
-    features 21 s instead of 0.3)."""
-    import torch
-    from threadpoolctl import threadpool_limits
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        with threadpool_limits(limits=1):
-            yield
-    finally:
-        torch.set_num_threads(threads)
-
-
 @pytest.fixture(scope="module")
 def dated_pairs():
     rng = np.random.default_rng(0)
