@@ -332,7 +332,8 @@ def _over_seeds(dataset, output, random_state, seeds, *, log, resume, force, plo
     log(f"\nwrote {out / TABLE} and {out / RESULTS}")
     if plots:
         _plot(rows, out=out, columns=context["columns"], dataset=dataset, data=data,
-              random_state=random_state, epochs=context["epochs"],
+              random_state=f"the means over seeds {random_state}-{random_state + seeds - 1}",
+              epochs=context["epochs"],
               references=context["references"], log=log)
     return rows
 

@@ -19,10 +19,11 @@ __all__ = ["figure_title", "plot_results"]
 
 
 def figure_title(dataset, data, random_state, epochs):
-    """What the comparison figure shows: data set, size, seed, time window, and the epochs
-    each estimator trained (``epochs``: ``{name: epochs}``, None for a closed form; or one
-    int for all)."""
+    """What the comparison figure shows: data set, size, seed (``random_state``: an int, or
+    the words for several), time window, and the epochs each estimator trained (``epochs``:
+    ``{name: epochs}``, None for a closed form; or one int for all)."""
     unit = data.get("time_unit", "years")
+    seed = random_state if isinstance(random_state, str) else f"seed {random_state}"
     window = ("undated: no time window" if data.eval_window is None
               else f"relevance window ±{data.eval_window:.2g} {unit}")
     if isinstance(epochs, dict):
@@ -36,7 +37,7 @@ def figure_title(dataset, data, random_state, epochs):
     world = (" (the demo world, built so that time helps: caption meanings move between "
              "eras, the writing style stays)\n" if dataset == "synthetic" else ": ")
     return (f"{dataset} data set{world}{len(data.X_train)} training + {len(data.X_test)} "
-            f"test items, seed {random_state}, {window},\n{epochs}")
+            f"test items, {seed}, {window},\n{epochs}")
 
 
 def _categorical_breakdown(rows, category_names=None):
