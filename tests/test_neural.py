@@ -1,11 +1,13 @@
 """SAMEmbedder and TempXNetEmbedder: training core behaviour and learned structure."""
 
+import copy
 import pickle
 import warnings
 
 import joblib
 import numpy as np
 import pytest
+from joblib import parallel_config
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from sklearn.model_selection import GridSearchCV
 from skorch.callbacks import Callback
@@ -23,6 +25,24 @@ from temporal_xmodal.estimators import _neural as _checkpoint  # the checkpoint 
 from temporal_xmodal.losses import CategoryKDECorrelation, WordTopicCorrelation
 from temporal_xmodal.metrics import cross_modal_scores
 
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread_per_test_worker():
+    """One torch and one BLAS thread per test process: ``pytest -n 2`` keeps both cores busy
+    with its two workers, and a worker's second thread only waits for a core (these fits ran
+    3 to 10 times slower on two threads each)."""
+    import torch
+    from threadpoolctl import threadpool_limits
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with threadpool_limits(limits=1):
+            yield
+    finally:
+        torch.set_num_threads(threads)
+
+
 #: On top of the tiny settings: a network that learns the categories in a few epochs, and
 #: epochs enough for a best epoch to be chosen among them.
 SMALL = dict(embedding_dim=32, hidden_dim=64, max_epochs=6, batch_size=64)
@@ -34,11 +54,26 @@ def data():
     return X[:600], y[:600], X[600:], y[600:], info.n_image_features
 
 
+@pytest.fixture(scope="module")
+def small(data):
+    """``{cls: (model, warnings of its fit)}``: one SAM and one TempXNet at the tiny settings
+    with SMALL (seed 0) on the training rows, fitted once for the tests that only read them
+    (a test that changes one works on a copy)."""
+    X, y, _, _, n_img = data
+    fitted = {}
+    for cls in (SAMEmbedder, TempXNetEmbedder):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            model = tiny(cls, n_image_features=n_img, **SMALL).fit(X, y)
+        fitted[cls] = model, caught
+    return fitted
+
+
 @pytest.mark.parametrize("cls", [SAMEmbedder, TempXNetEmbedder])
-def test_same_seed_same_embeddings_and_persistence(cls, data, tmp_path):
+def test_same_seed_same_embeddings_and_persistence(cls, data, small, tmp_path):
     X, y, X_te, _, n_img = data
-    a = tiny(cls, random_state=3, n_image_features=n_img, **SMALL).fit(X, y)
-    b = tiny(cls, random_state=3, n_image_features=n_img, **SMALL).fit(X, y)
+    a = small[cls][0]  # seed 0, fitted earlier in this process (by the fixture)
+    b = tiny(cls, random_state=0, n_image_features=n_img, **SMALL).fit(X, y)
     c = tiny(cls, random_state=4, n_image_features=n_img, **SMALL).fit(X, y)
     np.testing.assert_array_equal(a.transform(X_te), b.transform(X_te))
     assert not np.allclose(a.transform(X_te), c.transform(X_te))
@@ -63,9 +98,9 @@ def test_sam_learns_categories_and_beats_cca(data):
     assert history[0, "alpha"] == pytest.approx(1 / (1 + np.exp(0.1 * 0.4 * 15)))
 
 
-def test_validation_selection_restores_best_epoch(data):
+def test_validation_selection_restores_best_epoch(data, small):
     X, y, _, _, n_img = data
-    sam = tiny(SAMEmbedder, n_image_features=n_img, **SMALL).fit(X, y)
+    sam = small[SAMEmbedder][0]
     scores = sam.net_.history[:, "valid_map"]
     # the validation rows, drawn as in NeuralCrossModalEmbedder._split_rows
     rng = np.random.RandomState(0)
@@ -76,11 +111,9 @@ def test_validation_selection_restores_best_epoch(data):
     assert restored == pytest.approx(max(scores), abs=1e-6)
 
 
-def test_best_epoch_and_a_convergence_warning_while_still_improving(data):
-    X, y, _, _, n_img = data
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        sam = tiny(SAMEmbedder, n_image_features=n_img, **SMALL).fit(X, y)
+def test_best_epoch_and_a_convergence_warning_while_still_improving(small):
+    sam, caught = small[SAMEmbedder]
+    sam = copy.deepcopy(sam)  # its history is rewritten below
     scores = np.asarray(sam.net_.history[:, "valid_map"])
     assert sam.best_epoch_ == int(np.argmax(scores)) + 1
     warned = [w for w in caught if issubclass(w.category, ConvergenceWarning)]
@@ -141,16 +174,18 @@ def _summary(est, validating, n_before):
 
 
 def test_a_grid_search_prints_a_handful_of_warning_lines():
-    """8 candidates × 3 folds and the refit, fits that converge (30 epochs): under Python's
-    default filter the search prints at most a handful of warning lines, without a record of
-    its own and without touching warnings.filters (scikit-learn resets the filters around
-    every fit, so each still-improving fit shows its warning: what keeps the output short is
-    that a converged fit does not warn).  Every fit used to warn ("best epoch = last
-    epoch"), and a process-global record hid the repeats."""
+    """8 candidates × 3 folds and the refit, fits that converge (30 epochs; batch_size=150:
+    one step an epoch on a fold's 150 training rows costs 60 % of batch_size=64's three and
+    leaves as few fits still improving, none of these 25): under Python's default filter
+    the search prints at most a handful of warning lines, without a record of its own and
+    without touching warnings.filters (scikit-learn resets the filters around every fit, so
+    each still-improving fit shows its warning: what keeps the output short is that a
+    converged fit does not warn; with every fit warning, 50 lines).  Every fit used to warn
+    ("best epoch = last epoch"), and a process-global record hid the repeats."""
     X, y, info = make_temporal_crossmodal(300, return_info=True, random_state=0)
     grid = {"window": [0.2, 1.0], "decay": [0.1, 1.0], "margin": [0.5, 1.0]}
     search = GridSearchCV(tiny(DiachronicEmbedder, n_image_features=info.n_image_features,
-                               validation_fraction=0.25, lr=0.2, batch_size=64,
+                               validation_fraction=0.25, lr=0.2, batch_size=150,
                                max_epochs=30), grid, cv=3)
     with warnings.catch_warnings(record=True) as caught:
         warnings.resetwarnings()
@@ -182,7 +217,7 @@ def test_early_stopping_and_patience(data):
     assert sam.convergence_["cannot_rank"] and sam.best_epoch_ == len(sam.net_.history)
 
 
-def test_warm_start_continues_training(data):
+def test_warm_start_continues_training(data, small):
     X, y, _, _, n_img = data
     est = tiny(TempXNetEmbedder, n_image_features=n_img, warm_start=True, **SMALL)
     est.fit(X, y)
@@ -190,7 +225,8 @@ def test_warm_start_continues_training(data):
     est.set_params(max_epochs=2).fit(X, y)
     assert est.net_ is net and len(net.history) == SMALL["max_epochs"] + 2
     assert est.best_epoch_ > SMALL["max_epochs"]  # kept from the continued fit's own epochs
-    cold = tiny(TempXNetEmbedder, n_image_features=n_img, **SMALL).fit(X, y)
+    cold = copy.deepcopy(small[TempXNetEmbedder][0])  # fitted once (not warm): fit again
+    assert len(cold.net_.history) == SMALL["max_epochs"]
     cold.fit(X, y)
     assert len(cold.net_.history) == SMALL["max_epochs"]
 
@@ -222,9 +258,9 @@ def test_no_validation_split(data):
     assert est.best_epoch_ == SMALL["max_epochs"]  # the last epoch's weights
 
 
-def test_transform_image_and_text_ignore_time(data):
+def test_transform_image_and_text_ignore_time(data, small):
     X, y, X_te, _, n_img = data
-    est = tiny(TempXNetEmbedder, n_image_features=n_img, **SMALL).fit(X, y)
+    est = small[TempXNetEmbedder][0]
     Z = est.transform(X_te)
     np.testing.assert_allclose(est.transform_image(X_te[:, :n_img], time=1e6), Z[:, :32])
     np.testing.assert_allclose(est.transform_text(X_te[:, n_img:-1]), Z[:, 32:])
@@ -251,14 +287,19 @@ def test_multilabel_training(data):
 
 def test_grid_search_over_margin_and_temporal_parameters(data):
     X, y, _, _, n_img = data
-    small = {**SMALL, "max_epochs": 3, "hidden_dim": 32}
-    sam_search = GridSearchCV(tiny(SAMEmbedder, n_image_features=n_img, **small),
-                              {"margin": [0.2, 1.0]}, cv=2, n_jobs=2).fit(X, y)
+    smaller = {**SMALL, "max_epochs": 3, "hidden_dim": 32}
+    # two fits at a time on threads: joblib's default worker processes spent seconds starting
+    # and importing torch for these fits of a fraction of a second (searches on worker
+    # processes: tests/test_scaling.py's Dask cluster)
+    with parallel_config(backend="threading"):
+        sam_search = GridSearchCV(tiny(SAMEmbedder, n_image_features=n_img, **smaller),
+                                  {"margin": [0.2, 1.0]}, cv=2, n_jobs=2).fit(X, y)
     assert sam_search.best_params_["margin"] in (0.2, 1.0)
     assert np.isfinite(sam_search.cv_results_["mean_test_score"]).all()
-    tx_search = GridSearchCV(tiny(TempXNetEmbedder, n_image_features=n_img, **small),
-                             {"bandwidth": [0.3, 1.0], "temporal_weight": [0.0, 5.0]},
-                             cv=2, n_jobs=2).fit(X, y)
+    with parallel_config(backend="threading"):
+        tx_search = GridSearchCV(tiny(TempXNetEmbedder, n_image_features=n_img, **smaller),
+                                 {"bandwidth": [0.3, 1.0], "temporal_weight": [0.0, 5.0]},
+                                 cv=2, n_jobs=2).fit(X, y)
     assert set(tx_search.best_params_) == {"bandwidth", "temporal_weight"}
     assert tx_search.best_estimator_.transform(X[:5]).shape == (5, 64)
 

@@ -190,11 +190,14 @@ def test_an_unregistered_estimator_is_nowhere(registered_here):
 def _run_common_tests(tmp_path, *options):
     """Run the common tests' ThrowAway cases in a fresh interpreter; (file, test, outcome)."""
     report = tmp_path / "report.xml"
-    env = {**os.environ,
+    # one torch thread, as in the suite's workers (the run sits beside them on the cores);
+    # no Hypothesis plugin (these tests draw no examples; its summary imports it: 1 s)
+    env = {**os.environ, "OMP_NUM_THREADS": "1",
            "PYTHONPATH": os.pathsep.join(filter(None, [str(TESTS), os.environ.get("PYTHONPATH")]))}
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:xdist", "-p", "no:cacheprovider",
-         *options, "-k", "ThrowAway or TripletEmbedder", f"--junitxml={report}", *COMMON_TESTS],
+         "-p", "no:hypothesispytest", *options, "-k", "ThrowAway or TripletEmbedder",
+         f"--junitxml={report}", *COMMON_TESTS],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
     cases = []
     if report.exists():
