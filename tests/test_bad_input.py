@@ -30,23 +30,6 @@ import pytest
 from _bad_input import ESTIMATORS, Case, Misleading, Wrong, all_cases, classify
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread_per_test_worker():
-    """One torch and one BLAS thread per test process: ``pytest -n 2`` keeps both cores busy
-    with its two workers, and a worker's second thread only waits for a core (these fits ran
-    3 to 10 times slower on two threads each)."""
-    import torch
-    from threadpoolctl import threadpool_limits
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        with threadpool_limits(limits=1):
-            yield
-    finally:
-        torch.set_num_threads(threads)
-
-
 CASES = all_cases()
 
 #: Cases whose fix lives in a file another change owns, with what it waits on (strict: a

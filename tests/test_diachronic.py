@@ -21,23 +21,6 @@ from temporal_xmodal import (
 from temporal_xmodal.datasets import make_temporal_crossmodal
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread_per_test_worker():
-    """One torch and one BLAS thread per test process: ``pytest -n 2`` keeps both cores busy
-    with its two workers, and a worker's second thread only waits for a core (these fits ran
-    3 to 10 times slower on two threads each)."""
-    import torch
-    from threadpoolctl import threadpool_limits
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        with threadpool_limits(limits=1):
-            yield
-    finally:
-        torch.set_num_threads(threads)
-
-
 def _meaning_flips_with_time(n=800, seed=0):
     """Text word k means category k before t = 5 and category k + 1 afterwards.
 

@@ -26,23 +26,6 @@ from temporal_xmodal.losses import CategoryKDECorrelation, WordTopicCorrelation
 from temporal_xmodal.metrics import cross_modal_scores
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread_per_test_worker():
-    """One torch and one BLAS thread per test process: ``pytest -n 2`` keeps both cores busy
-    with its two workers, and a worker's second thread only waits for a core (these fits ran
-    3 to 10 times slower on two threads each)."""
-    import torch
-    from threadpoolctl import threadpool_limits
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        with threadpool_limits(limits=1):
-            yield
-    finally:
-        torch.set_num_threads(threads)
-
-
 #: On top of the tiny settings: a network that learns the categories in a few epochs, and
 #: epochs enough for a best epoch to be chosen among them.
 SMALL = dict(embedding_dim=32, hidden_dim=64, max_epochs=6, batch_size=64)

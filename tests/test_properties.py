@@ -26,23 +26,6 @@ from temporal_xmodal import (  # noqa: E402
 )
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread_per_test_worker():
-    """One torch and one BLAS thread per test process: ``pytest -n 2`` keeps both cores busy
-    with its two workers, and a worker's second thread only waits for a core (these fits ran
-    3 to 10 times slower on two threads each)."""
-    import torch
-    from threadpoolctl import threadpool_limits
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        with threadpool_limits(limits=1):
-            yield
-    finally:
-        torch.set_num_threads(threads)
-
-
 #: Smaller than the tiny settings: the drawn data sets have 2 to 14 rows and 1 to 3 columns
 #: per modality.
 NET = dict(hidden_dim=4, embedding_dim=2, max_epochs=1, batch_size=4)

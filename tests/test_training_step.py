@@ -21,23 +21,6 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from temporal_xmodal import DiachronicEmbedder, SAMEmbedder, TempXNetEmbedder
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread_per_test_worker():
-    """One torch and one BLAS thread per test process: ``pytest -n 2`` keeps both cores busy
-    with its two workers, and a worker's second thread only waits for a core (these fits ran
-    3 to 10 times slower on two threads each)."""
-    import torch
-    from threadpoolctl import threadpool_limits
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        with threadpool_limits(limits=1):
-            yield
-    finally:
-        torch.set_num_threads(threads)
-
-
 ESTIMATORS = {"SAM": SAMEmbedder, "TempXNet": TempXNetEmbedder,
               "Diachronic": DiachronicEmbedder}
 #: Kernel-launching ops per training step at each estimator's defaults (tiny dims; fused

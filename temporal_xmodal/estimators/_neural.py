@@ -207,8 +207,8 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
             options["optimizer__fused"] = True
         if config.param_groups:
             options["optimizer__param_groups"] = list(config.param_groups)
-        if self.verbose:  # skorch's epoch table, with the fit's progress and time left
-            options["callbacks__print_log"] = ProgressLog(self.max_epochs)
+        # skorch's epoch table, with the fit's progress and time left; none built when quiet
+        options["callbacks__print_log"] = ProgressLog(self.max_epochs) if self.verbose else None
         net = CrossModalNet(
             module=config.module, criterion=config.criterion, optimizer=optimizer,
             lr=self.lr, max_epochs=self.max_epochs, batch_size=self.batch_size,
