@@ -32,33 +32,34 @@ def _winner(rows, value, runs=None):
     if not scored:
         return None, None, None
     (top, best), rest = scored[0], scored[1:]
+    sds = _spreads(runs, [best] + [row for _, row in rest[:1]], value)
     if not rest:
-        return best, top, " (the only one measured)" + _sd(runs, best, value)
-    margin = f", {top - rest[0][0]:+.3f} over {rest[0][1]['name']}"
-    if runs:
-        margin = (f"{_sd(runs, best, value)}{margin}{_sd(runs, rest[0][1], value)}"
-                  + _against(top - rest[0][0], runs, (best, rest[0][1]), value))
+        return best, top, " (the only one measured)" + _pm(sds[0])
+    gap = top - rest[0][0]
+    margin = f"{_pm(sds[0])}, {gap:+.3f} over {rest[0][1]['name']}{_pm(sds[1])}"
+    if None not in sds:  # over the seeds: does the gap stand out of the larger spread?
+        noise = max(sds)
+        margin += (" (no spread over the seeds)" if noise == 0 else
+                   f" ({abs(gap) / noise:.1f}× the larger spread: "
+                   + ("clear" if _clear(gap, noise) else "within the noise") + ")")
     return best, top, margin
 
 
-def _sd(runs, row, value):
-    """`` ± sd`` of ``value`` over the seeds for ``row``'s estimator ("" without runs)."""
-    if not runs:
-        return ""
-    sd = spread(runs, row["name"], value)
+def _spreads(runs, rows, value):
+    """Each row's sample sd of ``value`` over the seeds' ``runs`` (None without runs, or
+    with fewer than two runs that measured it)."""
+    return [spread(runs, row["name"], value) if runs else None for row in rows]
+
+
+def _pm(sd):
+    """`` ± sd`` ("" when not measured)."""
     return "" if sd is None else f" ± {sd:.3f}"
 
 
-def _against(gap, runs, pair, value):
-    """Whether a gap between two estimators stands out of their spread over the seeds."""
-    sds = [spread(runs, row["name"], value) for row in pair]
-    if any(sd is None for sd in sds):
-        return ""
-    noise = max(sds)
-    if noise == 0:
-        return " (no spread over the seeds)"
-    return (f" ({abs(gap) / noise:.1f}× the larger spread: "
-            + ("clear" if abs(gap) > 2 * noise else "within the noise") + ")")
+def _clear(gap, noise):
+    """The one rule of the answer lines: a difference is clear when it exceeds twice the
+    spread over the seeds."""
+    return abs(gap) > 2 * noise
 
 
 def _stronger(row):
@@ -110,15 +111,17 @@ def answer_lines(rows, protocol, *, runs=None):
         beyond = ("beyond the date filter (Δ>filter: its best time-window reading minus its "
                   "constant-time control's searched with the filter)" if key != "delta_time"
                   else f"(Δ-time on {score.upper() if score == 'mrr' else 'mAP'})")
-        sd = _sd(runs, row, lambda r: r.get(key))
+        sd, = _spreads(runs, [row], lambda r: r.get(key))
         if gain > 0:
-            lines.append(f"Does time pay on these data {beyond}? Yes: {name} {gain:+.3f}{sd}"
-                         + _beyond_noise(gain, runs, row, key) + ".")
+            judged = ("" if sd is None else " (more than twice its spread)" if _clear(gain, sd)
+                      else " (within twice its spread: not clear)")
+            lines.append(f"Does time pay on these data {beyond}? Yes: {name} {gain:+.3f}"
+                         f"{_pm(sd)}{judged}.")
         else:
             rival = ("a static model with the date filter does as well" if key != "delta_time"
                      else "the same model without the dates does as well")
             lines.append(f"Does time pay on these data {beyond}? No: the best is {name} "
-                         f"{gain:+.3f}{sd}; {rival}.")
+                         f"{gain:+.3f}{_pm(sd)}; {rival}.")
     elif any(r.get("time_role") not in (None, "none") for r in rows):
         lines.append("Does time pay? Not measured: the data are undated, or no time-aware "
                      "estimator's constant-time control has finished.")
@@ -129,16 +132,6 @@ def answer_lines(rows, protocol, *, runs=None):
                      "thousandths may be noise (--seeds 3 runs the job over 3 seeds and "
                      "gives each figure's spread).")
     return lines
-
-
-def _beyond_noise(gain, runs, row, key):
-    """Whether a positive gain stands out of its own spread over the seeds."""
-    if not runs:
-        return ""
-    sd = spread(runs, row["name"], lambda r: r.get(key))
-    if sd is None:
-        return ""
-    return " (more than twice its spread)" if gain > 2 * sd else " (within twice its spread: not clear)"
 
 
 def _bins_line(row):
