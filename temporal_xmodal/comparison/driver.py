@@ -142,6 +142,9 @@ def run_compare(dataset="synthetic", output="compare_output", n_samples=None, ra
     ValueError
         ``output`` holds another run's results (and not ``force``).
     """
+    if data is not None and n_samples is not None:
+        raise ValueError("n_samples applies to the embedded data sets; for your own data pass "
+                         "it to load_user_data (compare --data FILE --n-samples N)")
     options = dict(n_samples=n_samples, plots=plots, max_epochs=max_epochs,
                    data_dir=data_dir, cache_dir=cache_dir, estimators=estimators,
                    n_jobs=n_jobs, verbose=verbose, log=log, resume=resume, force=force,
@@ -155,17 +158,13 @@ def _run_one(dataset, output, random_state, *, n_samples, plots, max_epochs, dat
              cache_dir, estimators, n_jobs, verbose, log, resume, force, data, context=None):
     """One run of the job (:func:`run_compare` with one seed); ``context`` receives the
     data, the table's columns, the references and the epochs."""
-    if data is not None and n_samples is not None:
-        raise ValueError("n_samples applies to the embedded data sets; for your own data pass "
-                         "it to load_user_data (compare --data FILE --n-samples N)")
     if estimators is not None:
         estimators, repeated = unique_names(estimators)
         if repeated:
             log(f"--estimators names {', '.join(repeated)} more than once: each runs once")
     if data is not None:
         dataset = "data"
-    key = job_key(dataset, n_samples, random_state, max_epochs, estimators,
-                  data=None if data is None else data.key)
+    key = _job_key(dataset, n_samples, random_state, max_epochs, estimators, data)
     problem, previous = check_output_folder(output, key, resume=resume, force=force)
     if problem:
         raise ValueError(problem)
@@ -270,6 +269,12 @@ def _run_one(dataset, output, random_state, *, n_samples, plots, max_epochs, dat
     return rows
 
 
+def _job_key(dataset, n_samples, random_state, max_epochs, estimators, data):
+    """:func:`~.job.job_key` of a run on ``dataset``, or on a user's ``data`` when given."""
+    return job_key("data" if data is not None else dataset, n_samples, random_state,
+                   max_epochs, estimators, data=None if data is None else data.key)
+
+
 def _report(rows, n_done, n_fits, answer, columns, references, data):
     """table.txt and the console: the answer, the table (with its marks), the notes."""
     if not rows:
@@ -292,17 +297,15 @@ def _report(rows, n_done, n_fits, answer, columns, references, data):
 def _over_seeds(dataset, output, random_state, seeds, *, log, resume, force, plots, **options):
     """:func:`run_compare` over ``seeds`` seeds: one run per seed in its sub-folder, then the
     table of the means with the spread in ``output``."""
-    given = options["data"]
-    key = {**job_key("data" if given is not None else dataset, options["n_samples"],
-                     random_state, options["max_epochs"], options["estimators"],
-                     data=None if given is None else given.key), "seeds": seeds}
+    key = {**_job_key(dataset, options["n_samples"], random_state, options["max_epochs"],
+                      options["estimators"], options["data"]), "seeds": seeds}
     problem, _ = check_output_folder(output, key, resume=resume, force=force)
     if problem:
         raise ValueError(problem)
     out = Path(output)
     out.mkdir(parents=True, exist_ok=True)
-    runs, context = [], {}
-    for k, seed in enumerate(range(random_state, random_state + seeds)):
+    runs, context, seed_list = [], {}, list(range(random_state, random_state + seeds))
+    for k, seed in enumerate(seed_list):
         folder = out / seed_folder(seed)
         log(f"\n=== seed {seed} ({k + 1} of {seeds} seeds), in {folder}")
         try:
@@ -318,9 +321,8 @@ def _over_seeds(dataset, output, random_state, seeds, *, log, resume, force, plo
     n_fits = sum(1 + ("control" in row) for row in rows)
     text = _report(rows, n_fits, n_fits, answer, context["columns"], context["references"],
                    data)
-    document = {"meta": {"job": key, "seeds": list(range(random_state, random_state + seeds)),
-                         "runs": [seed_folder(s) for s in
-                                  range(random_state, random_state + seeds)],
+    document = {"meta": {"job": key, "seeds": seed_list,
+                         "runs": [seed_folder(s) for s in seed_list],
                          "protocol": data.protocol, "complete": True},
                 "answer": answer, "rows": rows,
                 "spread": {row["name"]: {k: spread(runs, row["name"], lambda r, k=k: r.get(k))
@@ -332,7 +334,7 @@ def _over_seeds(dataset, output, random_state, seeds, *, log, resume, force, plo
     log(f"\nwrote {out / TABLE} and {out / RESULTS}")
     if plots:
         _plot(rows, out=out, columns=context["columns"], dataset=dataset, data=data,
-              random_state=f"the means over seeds {random_state}-{random_state + seeds - 1}",
+              random_state=f"the means over seeds {seed_list[0]}-{seed_list[-1]}",
               epochs=context["epochs"],
               references=context["references"], log=log)
     return rows
