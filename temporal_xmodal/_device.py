@@ -52,7 +52,7 @@ import threading
 
 import torch
 from joblib.parallel import get_active_backend
-from threadpoolctl import ThreadpoolController, threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from ._warnings import warn_if_busy
 
@@ -250,7 +250,7 @@ def nbytes(nest):
 
 __all__ = ["AUTO", "allow_meta", "device_key", "device_memory", "in_worker",
            "limit_worker_threads", "loading_device", "map_nest", "move", "nbytes",
-           "pinned_staging", "resolve_device", "thread_limits", "training_threads", "worker_threads"]
+           "pinned_staging", "resolve_device", "thread_controller", "thread_limits", "training_threads", "worker_threads"]
 
 
 # ------------------------------------------------------ threads per parallel worker
@@ -315,12 +315,12 @@ def limit_worker_threads(n_threads=None):
     with _thread_lock:
         if _state["depth"] == 0:
             _state["torch"] = torch.get_num_threads()
-            _state["blas"] = threadpool_limits(limits=n_threads, user_api="blas")
+            _state["blas"] = thread_controller().limit(limits=n_threads, user_api="blas")
         _state["depth"] += 1
         torch.set_num_threads(n_threads)
     # per thread: OpenMP, and BLAS built on OpenMP (faiss' OpenBLAS), whose count is the
-    # calling thread's like OpenMP's (one scan of the loaded libraries for both)
-    controller = ThreadpoolController()
+    # calling thread's like OpenMP's
+    controller = thread_controller()
     per_thread = [pools.limit(limits=n_threads)
                   for pools in (controller.select(user_api="openmp"),
                                 controller.select(user_api="blas", threading_layer="openmp"))
@@ -353,21 +353,23 @@ def training_threads(name):
 
 
 _controller = {"modules": -1, "controller": None}
+_controller_lock = threading.Lock()  # apart: limit_worker_threads reads it under _thread_lock
+
+
+def thread_controller():
+    """The process's :class:`threadpoolctl.ThreadpoolController`, kept while no module was
+    imported: building one scans the loaded libraries (about 4 ms of CPU), so it is built
+    again only when ``sys.modules`` grew (an import may have loaded a BLAS or an OpenMP
+    runtime, e.g. faiss' OpenBLAS).  Every thread limit of the library reads it."""
+    with _controller_lock:
+        if _controller["modules"] != len(sys.modules):
+            _controller["controller"] = ThreadpoolController()
+            _controller["modules"] = len(sys.modules)
+        return _controller["controller"]
 
 
 def thread_limits(n_threads):
     """A context that limits every native thread pool (BLAS, OpenMP) to ``n_threads``, as
-    :func:`threadpoolctl.threadpool_limits` does, from one controller kept while no module
-    was imported.
-
-    Building a :class:`threadpoolctl.ThreadpoolController` scans the process's loaded
-    libraries, about 4 ms of CPU; a metric's scan limits its BLAS threads on every call, so
-    the controller is built again only when ``sys.modules`` grew (an import may have loaded a
-    BLAS, e.g. faiss' OpenBLAS).
-    """
-    with _thread_lock:
-        if _controller["modules"] != len(sys.modules):
-            _controller["controller"] = ThreadpoolController()
-            _controller["modules"] = len(sys.modules)
-        controller = _controller["controller"]
-    return controller.limit(limits=n_threads)
+    :func:`threadpoolctl.threadpool_limits` does, through :func:`thread_controller` (a
+    metric's scan limits its BLAS threads on every call)."""
+    return thread_controller().limit(limits=n_threads)

@@ -32,12 +32,10 @@ or duplicated items) are found with one synchronisation at the end and
 searched again with the exact CPU-style merge, on the same products.
 """
 
-import functools
-
 import numpy as np
 import torch
-from threadpoolctl import ThreadpoolController
 
+from ..._device import thread_controller
 from ._engine import Reducer, Scan
 from ._plan import Footprint
 
@@ -258,10 +256,9 @@ class _RunningTopk:
             self.threshold = self.scores[:, -1:]
 
 
-@functools.cache
 def _openmp():
-    """The loaded OpenMP runtimes (torch's intra-op threads), found once."""
-    return ThreadpoolController().select(user_api="openmp")
+    """The loaded OpenMP runtimes (torch's intra-op threads)."""
+    return thread_controller().select(user_api="openmp")
 
 
 def _places(rows, sizes, n_rows):
