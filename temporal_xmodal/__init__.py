@@ -29,6 +29,7 @@ _OWNERS = {
     "DiachronicEmbedder": ".estimators",
     "LayoutWarning": "._layout",
     "SAMEmbedder": ".estimators",
+    "SemanticMatchingCrossModal": ".estimators",
     "SequentialCrossModal": ".estimators",
     "StillImprovingWarning": "._warnings",
     "TempXNetEmbedder": ".estimators",
@@ -54,6 +55,7 @@ if TYPE_CHECKING:  # the same names, for static analysis and IDEs
         CCACrossModal,
         DiachronicEmbedder,
         SAMEmbedder,
+        SemanticMatchingCrossModal,
         SequentialCrossModal,
         TempXNetEmbedder,
     )

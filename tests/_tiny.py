@@ -39,6 +39,7 @@ NET = dict(hidden_dim=8, embedding_dim=4, max_epochs=2, batch_size=16, random_st
 #: test_use_time.py and test_sklearn_compliance.py).
 TINY = {
     "CCA": {"embedding_dim": 2},
+    "SM": {"max_iter": 200, "use_time": True},
     "SAM": NET,
     "TempXNet": {**NET, "use_time": True},
     "Diachronic": {**NET, "time_dim": 4, "use_time": True},

@@ -39,9 +39,9 @@ def test_compare_prints_table_and_writes_outputs(tmp_path, capsys, monkeypatch):
     stdout = capsys.readouterr().out
     assert "I→T mAP" in stdout and "Δ-time" in stdout
     # the job says how far it is and what fitting is left after each fit but the last
-    done = re.findall(r"\[(\d)/9\] .+ done: fit [\d.]+ s(.*)", stdout)
-    assert [int(k) for k, _ in done] == list(range(1, 10))
-    assert all(re.fullmatch(rf"; {9 - int(k)} to go, about \d+ (s|min) of fitting left", tail)
+    done = re.findall(r"\[(\d+)/11\] .+ done: fit [\d.]+ s(.*)", stdout)
+    assert [int(k) for k, _ in done] == list(range(1, 12))
+    assert all(re.fullmatch(rf"; {11 - int(k)} to go, about \d+ (s|min) of fitting left", tail)
                for k, tail in done[:-1]) and done[-1][1] == ""
     results = json.loads((tmp_path / "results.json").read_text())
     assert results["meta"]["delta_time_score"] == "map"
@@ -164,9 +164,9 @@ def test_time_estimate_counts_fits_items_and_epochs():
     full, n_full = estimate_seconds()
     quick, n_quick = estimate_seconds(1000, 5)
     subset, n_subset = estimate_seconds(3000, None, ["CCA", "Diachronic"])
-    # six estimators and the controls of the three time-aware ones; CCA, Diachronic and its
+    # seven estimators and the controls of the four time-aware ones; CCA, Diachronic and its
     # control
-    assert (n_full, n_quick, n_subset) == (9, 9, 3)
+    assert (n_full, n_quick, n_subset) == (11, 11, 3)
     assert quick < subset < full
     # the main job: 95 s measured on 2 free cores (fresh clone, seed 0); the quick look 15 s
     assert 80 < full < 190 and quick < 40

@@ -38,10 +38,10 @@ COMMON_TESTS = ("tests/test_sklearn_compliance.py", "tests/test_vocabulary.py",
                 "tests/test_device_guard.py")
 
 
-def test_the_six_estimators_are_registered_once():
+def test_the_seven_estimators_are_registered_once():
     entries = all_estimators()
-    assert [e.name for e in entries] == ["CCA", "SAM", "TempXNet", "Diachronic", "Binned",
-                                         "SCML"]
+    assert [e.name for e in entries] == ["CCA", "SM", "SAM", "TempXNet", "Diachronic",
+                                         "Binned", "SCML"]
     assert len({e.estimator for e in entries}) == len(entries)
     for entry in entries:
         assert entry.time_role == entry.estimator.time_role == time_role(entry.estimator())
@@ -142,7 +142,7 @@ def test_each_compare_entry_holds_its_data_set_settings():
             other = estimator_registry(4, dataset="synthetic")[entry.compare.name].estimator
             assert any(other.get_params()[k] != v for k, v in params.items()), (
                 f"{entry.name}: {params} on {dataset} changes nothing")
-    assert set(left_out("ticrc")) == {"SCML"} and left_out("synthetic") == {}
+    assert set(left_out("ticrc")) == {"SCML", "SM"} and left_out("synthetic") == {}
 
 
 class _RegisteredHere(SAMEmbedder):

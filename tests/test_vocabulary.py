@@ -20,7 +20,7 @@ from temporal_xmodal.datasets import make_temporal_crossmodal
 VOCABULARY = ("random_state", "device", "n_image_features", "embedding_dim")
 #: The default widths: each neural estimator's paper fixes its D (cited in its docstring and
 #: its docs page); CCA's is ours (None → at most 32), Binned's is its base's (200).
-DEFAULT_WIDTHS = {"CCA": None, "SAM": 200, "TempXNet": 100, "Diachronic": 200, "Binned": None,
+DEFAULT_WIDTHS = {"CCA": None, "SM": None, "SAM": 200, "TempXNet": 100, "Diachronic": 200, "Binned": None,
                   "SCML": 64}
 
 

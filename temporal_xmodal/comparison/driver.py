@@ -21,7 +21,7 @@ import numpy as np
 from sklearn.utils._param_validation import StrOptions, validate_params
 
 from .._constraints import Interval
-from ..metrics import random_mrr
+from ..metrics import random_map, random_mrr
 from .data import DATASETS, load_comparison_data, with_constant_time
 from .job import RESULTS, check_output_folder, finished_fits, job_key, unique_names, write_atomic
 from .notes import answer_lines, marked, note_lines
@@ -191,7 +191,8 @@ def _run_one(dataset, output, random_state, *, n_samples, plots, max_epochs, dat
     undated = data.protocol == "undated"
     columns = UNDATED_COLUMNS if undated else COLUMNS
     references = ((undated_references(data.blocks_train, data.blocks_test) if dataset == "ticrc"
-                   else {"random": random_mrr(len(data.X_test))}) if undated else {})
+                   else {"random": random_mrr(len(data.X_test))}) if undated
+                  else {"chance_map": random_map(data.y_test)})
     epochs = {name: training_epochs(est) for name, est in chosen.items()}
     meta = {"job": key, "dataset": dataset, "n_samples": int(len(data.X_train) + len(data.X_test)),
             "n_train": int(len(data.X_train)), "n_test": int(len(data.X_test)),
@@ -289,6 +290,9 @@ def _report(rows, n_done, n_fits, answer, columns, references, data):
                      "date)")
     elif "random" in references:
         lines.append(f"reference: random ranking {references['random']:.3f}")
+    elif "chance_map" in references:
+        lines.append(f"reference: a random ranking's category mAP (chance) "
+                     f"{references['chance_map']:.3f}")
     lines += note_lines(rows, data)
     lines += [f"data: {note}" for note in data.get("notes", ())]
     return "\n".join(lines)

@@ -27,7 +27,7 @@ DATASETS = ("synthetic", "wiki", "ticrc")
 #: Display names of the compared estimators, in the table's order: the ``compare`` entries
 #: of ``estimators/_registry.py`` (``tests/test_cli.py`` checks that they agree), written
 #: out so that ``--help`` and ``--estimators`` need no import of the estimators.
-COMPARED_NAMES = ("CCA", "SAM", "TempXNet-Rec", "Diachronic", "Binned+Procrustes", "SCML")
+COMPARED_NAMES = ("CCA", "SM", "SAM", "TempXNet-Rec", "Diachronic", "Binned+Procrustes", "SCML")
 #: Fewest items (train + test) a comparison accepts: below this the test split has
 #: a handful of items per class and time bin, and the figures are noise.
 MIN_SAMPLES = 100

@@ -11,6 +11,7 @@ from ._date_prior import DatePriorRetrieval, query_time_scores
 from ._diachronic import DiachronicEmbedder
 from ._registry import all_estimators
 from ._sam import SAMEmbedder
+from ._semantic_matching import SemanticMatchingCrossModal
 from ._tempxnet import TempXNetEmbedder
 from .binned import BinnedProcrustesEmbedder
 from .sequential import SequentialCrossModal
@@ -22,6 +23,7 @@ __all__ = [
     "DatePriorRetrieval",
     "DiachronicEmbedder",
     "SAMEmbedder",
+    "SemanticMatchingCrossModal",
     "SequentialCrossModal",
     "TempXNetEmbedder",
     "all_estimators",

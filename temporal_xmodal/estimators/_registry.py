@@ -20,6 +20,7 @@ from typing import Callable, Optional
 from ._cca import CCACrossModal
 from ._diachronic import DiachronicEmbedder
 from ._sam import SAMEmbedder
+from ._semantic_matching import SemanticMatchingCrossModal
 from ._tempxnet import TempXNetEmbedder
 from .binned import BinnedProcrustesEmbedder, default_base_estimator
 from .sequential import SequentialCrossModal
@@ -217,7 +218,7 @@ def all_estimators():
     --------
     >>> from temporal_xmodal.estimators import all_estimators
     >>> [entry.name for entry in all_estimators()]
-    ['CCA', 'SAM', 'TempXNet', 'Diachronic', 'Binned', 'SCML']
+    ['CCA', 'SM', 'SAM', 'TempXNet', 'Diachronic', 'Binned', 'SCML']
     """
     return list(_REGISTRY.values())
 
@@ -263,6 +264,17 @@ register(RegisteredEstimator(
     "CCA", CCACrossModal,
     paper={"reg": 0.0},
     compare=CompareEntry("CCA", seeded=False),  # deterministic
+))
+register(RegisteredEstimator(
+    "SM", SemanticMatchingCrossModal,
+    # Rasiwasia et al., ACM MM 2010: one (multiclass) logistic regression per modality on
+    # the features as they are, static
+    paper={"use_time": False, "standardize": False},
+    compare=CompareEntry("SM", seeded=False,  # deterministic (L-BFGS)
+                         leave_out={"ticrc": (
+                             "it learns class posteriors, and TICRC's labels are the pairs, "
+                             "so every held-out caption is a class it never saw: its ranking "
+                             "is at chance by construction")}),
 ))
 register(RegisteredEstimator(
     "SAM", SAMEmbedder,

@@ -13,7 +13,7 @@ Read more in the user guide: docs/metrics.md.
 """
 
 from ._at_k import retrieval_metrics_at_k
-from ._counterpart import counterpart_reciprocal_ranks, random_mrr
+from ._counterpart import counterpart_reciprocal_ranks, random_map, random_mrr
 from ._full_ranking import iter_score_blocks
 from ._full_ranking_torch import mean_average_precision_torch
 from ._ranking import (
@@ -40,6 +40,7 @@ __all__ = [
     "mean_reciprocal_rank",
     "ndcg_at_k",
     "ndcg_per_query",
+    "random_map",
     "random_mrr",
     "recall_at_k",
     "recall_per_query",

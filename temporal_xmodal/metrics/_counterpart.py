@@ -104,3 +104,48 @@ def random_mrr(n_candidates):
 
 
 __all__ = ["counterpart_reciprocal_ranks", "random_mrr"]
+
+
+def random_map(labels, *, block_size=1024):
+    """Expected category mAP of a random ranking: the chance line of category retrieval.
+
+    Each item of a cross-modal split queries the other modality's ``n`` items, ``R`` of
+    which share a label with it (its own counterpart among them).  A uniformly random
+    ranking has expected average precision
+    :math:`\mathbb{E}[AP] = \frac{1}{n}\left(\frac{R - 1}{n - 1}(n - H_n) + H_n\right)`
+    (:math:`H_n` the n-th harmonic number; Bestgen, 2015), :func:`random_mrr` when
+    ``R = 1`` and 1 when ``R = n``; the figure is its mean over the queries (both
+    directions alike).
+
+    Read more in the user guide: docs/evaluation.md.
+
+    Parameters
+    ----------
+    labels : array-like of shape (n,) or (n, n_labels)
+        Class labels or a multilabel 0/1 indicator (relevant: at least one shared label).
+    block_size : int, default=1024
+        Queries per block of the multilabel count (``block_size × n`` memory).
+
+    Returns
+    -------
+    map : float
+
+    Examples
+    --------
+    >>> from temporal_xmodal.metrics import random_map
+    >>> round(random_map([0, 0, 1, 1]), 4)
+    0.6806
+    """
+    labels = np.asarray(labels)
+    n = labels.shape[0]
+    if n < 2:
+        return 1.0
+    if labels.ndim == 1:
+        _, which, counts = np.unique(labels, return_inverse=True, return_counts=True)
+        relevant = counts[which].astype(np.float64)
+    else:
+        Y = (labels != 0).astype(np.float32)
+        relevant = np.concatenate([((Y[i:i + block_size] @ Y.T) > 0).sum(axis=1)
+                                   for i in range(0, n, block_size)]).astype(np.float64)
+    harmonic = float(np.sum(1.0 / np.arange(1, n + 1)))
+    return float(np.mean(((relevant - 1) / (n - 1) * (n - harmonic) + harmonic) / n))
