@@ -14,6 +14,8 @@ import time
 from importlib import metadata
 from pathlib import Path
 
+import numpy as np
+
 #: Default folder of the JSON results.
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 #: Default folder of the real data sets (``$TEMPORAL_XMODAL_DATA`` or ``../shared/data``).
@@ -177,24 +179,37 @@ def print_targets(targets):
 
 
 def retrieval_figures(estimator, X, y, window, time):
-    """Category mAP and time-window mAP@50 of a fitted embedder on ``X``, both directions.
+    """Category mAP, time-window mAP@50 and local alignment of a fitted embedder on ``X``.
 
-    Relevant for the second: same category and ``|Δt| <= window`` of ``time``, the items'
-    real times (also for a constant-time control, which is embedded from ``X`` without
-    them); it is read twice, over every candidate (``tmap50``) and with the date filter
-    (``tmap50_filter``: each query's candidates restricted to the items within ``window`` of
-    its date, the search a user holding the dates runs with any model).  Returns
-    ``{"map", "tmap50", "tmap50_filter"}``.
+    Relevant for the time-window figure: same category and ``|Δt| <= window`` of ``time``,
+    the items' real times (also for a constant-time control, which is embedded from ``X``
+    without them); it is read twice, over every candidate (``tmap50``) and with the date
+    filter (``tmap50_filter``: each query's candidates restricted to the items within
+    ``window`` of its date, the search a user holding the dates runs with any model), each
+    AP@50 divided by min(50, the relevant items) (the sound normaliser, which a filter never
+    lowers); ``tmap50_topk`` / ``tmap50_filter_topk`` divide by the relevant items found in
+    the top 50 (the figures published before issue 54).  Local alignment (Semedo &
+    Magalhães, ACM MM 2019: queries projected at each of 10 instants of the real times, the
+    candidates of that instant, AP@10): ``local_map10`` and per direction ``local_i2t`` /
+    ``local_t2i``.
     """
+    from dataclasses import replace
+
+    from temporal_xmodal.evaluation import embed_split, local_alignment
     from temporal_xmodal.metrics import cross_modal_scores
 
-    Z = estimator.transform(X)
-    d = Z.shape[1] // 2
-    windowed = dict(metrics=("map",), k=50, time=time, time_window=window)
-    return {"map": cross_modal_scores(Z[:, :d], Z[:, d:], y, metrics=("map",))["map"],
-            "tmap50": cross_modal_scores(Z[:, :d], Z[:, d:], y, **windowed)["map"],
-            "tmap50_filter": cross_modal_scores(Z[:, :d], Z[:, d:], y, **windowed,
-                                                time_filter=window)["map"]}
+    split = replace(embed_split(estimator, X, y), time=np.asarray(time, dtype=float))
+    Zi, Zt = split.Z_image, split.Z_text
+    out = {"map": cross_modal_scores(Zi, Zt, y, metrics=("map",))["map"]}
+    for normaliser, suffix in (("min_k_total", ""), ("relevant_in_topk", "_topk")):
+        windowed = dict(metrics=("map",), k=50, time=time, time_window=window,
+                        ap_at_k_normaliser=normaliser)
+        out[f"tmap50{suffix}"] = cross_modal_scores(Zi, Zt, y, **windowed)["map"]
+        out[f"tmap50_filter{suffix}"] = cross_modal_scores(Zi, Zt, y, **windowed,
+                                                          time_filter=window)["map"]
+    local = local_alignment(None, split, bins=10, random_state=0)
+    out.update(local_map10=local["mean"], local_i2t=local["i2t"], local_t2i=local["t2i"])
+    return out
 
 
 def write_results(name, payload, output_dir):

@@ -12,7 +12,16 @@ the main job uses, time-aware ones at their defaults, ``use_time=True``) are fit
 * ``recurring events`` — every category recurs in bursts whose items share strong offsets;
 * ``static`` — nothing about how pictures and captions relate changes with time;
 * ``steady`` — the static world with every category spread evenly over the span: only the
-  date separates two items of one category.
+  date separates two items of one category;
+* ``wording drift`` — caption wording drifts continuously over the span;
+* ``clip-like`` — :func:`~temporal_xmodal.datasets.make_clip_like`: 12 categories whose
+  caption wordings pass between categories at era boundaries, in CLIP's geometry (unit-norm
+  512-d vectors, a large offset shared by each modality, strong noise).
+
+Beside them: the class-posterior reference SM (``SemanticMatchingCrossModal``; its
+constant-time control is Rasiwasia et al.'s static SM) and local alignment per direction
+(``local_i2t``, ``local_t2i``: queries projected at each of 10 instants, the candidates of
+that instant, AP@10; Semedo & Magalhães, ACM MM 2019), with issue 54's targets.
 
 ``--world KEY=VALUE`` changes a parameter of
 :func:`~temporal_xmodal.datasets.make_temporal_crossmodal` in every world (recorded as
@@ -74,15 +83,21 @@ from _common import (add_settings_argument, make_parser, parse_settings, print_h
 from temporal_xmodal.comparison import (estimator_registry, set_matching_params, synthetic_split,
                                         with_constant_time)
 from temporal_xmodal.comparison.run import beyond_filter, recording_convergence
-from temporal_xmodal.datasets import TEMPORAL_WORLDS
+from temporal_xmodal.datasets import TEMPORAL_WORLDS, make_clip_like
 
 #: The worlds, each as its overrides of the demo world (DEMO_WORLD is "meaning shift").
+#: The CLIP-like world (issue 54, 4): the demo's meaning shift in CLIP's geometry
+#: (:func:`~temporal_xmodal.datasets.make_clip_like`).
+CLIP_WORLD = "clip-like"
 WORLDS = {"demo": {}, **{name: TEMPORAL_WORLDS[name] for name in TEMPORAL_WORLDS
-                         if name != "meaning shift"}}
-NAMES = ("CCA", "SAM", "TempXNet-Rec", "Diachronic", "Binned+Procrustes")
+                         if name != "meaning shift"}, CLIP_WORLD: {}}
+NAMES = ("CCA", "SM", "SAM", "TempXNet-Rec", "Diachronic", "Binned+Procrustes")
 #: Worlds where what a category looks like or how it is worded changes with time: category
 #: retrieval across time is what a time-aware model is for there.
 CHANGING = ("demo", "content drift", "wording drift")
+#: Worlds where the meaning of a category's captions or pictures moves with time (issue 54:
+#: Diachronic ≥ static SM + 0.05 there).
+MEANING_MOVES = ("demo", "wording drift", "content drift")
 #: Worlds where time says little about how pictures and captions relate.
 QUIET = ("static", "steady", "recurring events")
 
@@ -107,8 +122,21 @@ def _blocks(X, n_image_features):
     return X[:, :n_image_features], X[:, n_image_features:-1], X[:, -1]
 
 
+def clip_like_split(n_samples, random_state=0, test_fraction=0.3, **world):
+    """:func:`~temporal_xmodal.datasets.make_clip_like` at its defaults (12 categories whose
+    caption wordings pass between categories at era boundaries, stable pictures, unit-norm
+    512-d vectors with a shared offset per modality), split as
+    :func:`~temporal_xmodal.comparison.synthetic_split` splits the other worlds."""
+    X, y, info = make_clip_like(n_samples, return_info=True, random_state=random_state,
+                                **world)
+    test = np.random.default_rng(random_state).random(n_samples) < test_fraction
+    return (X[~test], y[~test], X[test], y[test], info.n_image_features,
+            0.05 * float(np.ptp(X[:, -1])))
+
+
 def run_world(world, seed, n_samples, max_epochs, names=NAMES, settings=None, overrides=None):
-    X_tr, y_tr, X_te, y_te, n_img, window = synthetic_split(
+    split = clip_like_split if world == CLIP_WORLD else synthetic_split
+    X_tr, y_tr, X_te, y_te, n_img, window = split(
         n_samples, random_state=seed, **{**(overrides or {}), **WORLDS[world]})
     time_te = X_te[:, -1]
     const_tr = with_constant_time(_blocks(X_tr, n_img))
@@ -127,8 +155,9 @@ def run_world(world, seed, n_samples, max_epochs, names=NAMES, settings=None, ov
         if entry.time_role != "none":
             fitted, short = _fit(clone(est), const_tr, y_tr)
             control = retrieval_figures(fitted, const_te, y_te, window, time_te)
-            row["control"], row["control_tmap50"] = control["map"], control["tmap50"]
-            row["control_tmap50_filter"] = control["tmap50_filter"]
+            row["control"] = control["map"]
+            row.update({f"control_{key}": value for key, value in control.items()
+                        if key != "map"})
             row["control_still_improving"] = short
             row["delta_time"] = row["map"] - row["control"]
             row["delta_tmap50"] = row["tmap50"] - row["control_tmap50"]
@@ -221,12 +250,51 @@ def _targets(summary):
         for name in ("TempXNet-Rec", "Binned+Procrustes"):
             add(f"{world}_{name}_delta_time", mean(world, name, "delta_time"), -0.02,
                 f"{world}: {name} category mAP − its control's")
+    _issue54_targets(summary, mean, add)
     binned = mean("wording drift", "Binned+Procrustes", "map")
     dcm = mean("wording drift", "Diachronic", "map")
     if binned is not None and dcm is not None:
         add("wording drift_Diachronic_map_vs_Binned", dcm - binned, 0.0,
             "wording drift: Diachronic category mAP − Binned+Procrustes'")
     return targets
+
+
+def _issue54_targets(summary, mean, add):
+    """Issue 54: the neural models against the class-posterior reference (SM, static: its
+    constant-time control), and Diachronic's local alignment (a query read at another
+    instant) and filtered figure against SAM and Binned."""
+    for world in summary:
+        reference = mean(world, "SM", "control")
+        for name in ("SAM", "TempXNet-Rec", "Diachronic", "Binned+Procrustes"):
+            value = mean(world, name, "map")
+            if reference is not None and value is not None:
+                add(f"{world}_{name}_map_vs_SM", value - reference, -0.02,
+                    f"{world}: {name} category mAP − static SM's")
+        if world in MEANING_MOVES and reference is not None:
+            value = mean(world, "Diachronic", "map")
+            if value is not None:
+                add(f"{world}_Diachronic_map_vs_SM_plus", value - reference, 0.05,
+                    f"{world}: Diachronic category mAP − static SM's (meaning moves)")
+        quiet = world in ("static", "steady")
+        for direction in ("local_i2t", "local_t2i"):
+            dcm, sam = mean(world, "Diachronic", direction), mean(world, "SAM", direction)
+            binned = mean(world, "Binned+Procrustes", direction)
+            if dcm is None or sam is None:
+                continue
+            if quiet:
+                add(f"{world}_Diachronic_{direction}_vs_SAM", dcm - sam, -0.01,
+                    f"{world}: Diachronic {direction} − SAM's (nothing changes)")
+            elif world in CHANGING or world.startswith("clip"):
+                add(f"{world}_Diachronic_{direction}_vs_SAM", dcm - sam, 0.02,
+                    f"{world}: Diachronic {direction} − SAM's")
+                if binned is not None:
+                    add(f"{world}_Diachronic_{direction}_vs_Binned", dcm - binned, 0.0,
+                        f"{world}: Diachronic {direction} − Binned+Procrustes'")
+        if "drift" in world:
+            dcm, sam = (mean(world, n, "tmap50_filter") for n in ("Diachronic", "SAM"))
+            if dcm is not None and sam is not None:
+                add(f"{world}_Diachronic_filter_vs_SAM_filter", dcm - sam, 0.01,
+                    f"{world}: Diachronic + filter − SAM + filter (t-mAP@50)")
 
 
 def main():
@@ -293,6 +361,8 @@ def main():
                          f"  Δ-time {d['mean']:+.4f} ± {d['std']:.4f}")
             text += (f"  | t-mAP@50 {row['tmap50']['mean']:.4f}, + filter "
                      f"{row['tmap50_filter']['mean']:.4f} ± {row['tmap50_filter']['std']:.4f}")
+            text += (f"  | local@10 I→T {row['local_i2t']['mean']:.4f} T→I "
+                     f"{row['local_t2i']['mean']:.4f}")
             if "delta_beyond_filter" in row:
                 d = row["delta_beyond_filter"]
                 text += (f"  control + filter {row['control_tmap50_filter']['mean']:.4f}"

@@ -107,7 +107,7 @@ __all__ = ["counterpart_reciprocal_ranks", "random_mrr"]
 
 
 def random_map(labels, *, block_size=1024):
-    """Expected category mAP of a random ranking: the chance line of category retrieval.
+    r"""Expected category mAP of a random ranking: the chance line of category retrieval.
 
     Each item of a cross-modal split queries the other modality's ``n`` items, ``R`` of
     which share a label with it (its own counterpart among them).  A uniformly random
