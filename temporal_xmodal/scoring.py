@@ -59,7 +59,10 @@ class RetrievalScorer:
         shares as ``time_window``.  ``time_filter=time_window`` reads a
         time-window figure as that search would (``SCORERS["tmap@50|filter"]``).
     **metric_params
-        Passed to :func:`cross_modal_scores` (e.g. ``ap_at_k_normaliser``).
+        Passed to :func:`cross_modal_scores` (e.g. ``ap_at_k_normaliser``).  With a
+        ``time_window`` mAP@k divides by min(k, relevant items) unless
+        ``ap_at_k_normaliser`` says otherwise (its ``"auto"`` default): the
+        time-window figure a date filter can never lower (docs/metrics.md).
 
     Examples
     --------
@@ -131,6 +134,7 @@ class RetrievalScorer:
             f"{n}={v!r}" for n, v in [("metric", self.metric), ("direction", self.direction),
                                        ("k", self.k), ("time_window", self.time_window)]
             + ([("time_filter", self.time_filter)] if self.time_filter is not None else [])
+            + sorted(self.metric_params.items())
         )
         return f"RetrievalScorer({params})"
 
@@ -216,12 +220,16 @@ def make_retrieval_scorer(metric="map", *, direction="mean", k=None, time_window
 #: figure with each query's candidates restricted to that window, as a user holding the
 #: dates would search: the rival a time-aware model must beat), ``"period@50"`` (time-period
 #: inference with the paper's one-month period, Semedo & Magalhães, ACM MM 2019) and
-#: ``"date_mrr"`` (:class:`DateAwareMRRScorer`).
+#: ``"date_mrr"`` (:class:`DateAwareMRRScorer`).  The three time-window figures divide AP@50
+#: by min(50, relevant items) (``ap_at_k_normaliser="min_k_total"``): the filter can never
+#: lower them, and finding only each query's own counterpart does not score 1.
 SCORERS = {
     "map": RetrievalScorer("map"),
-    "tmap@50": RetrievalScorer("map", k=50, time_window="5%"),
-    "tmap@50|filter": RetrievalScorer("map", k=50, time_window="5%", time_filter="5%"),
-    "period@50": RetrievalScorer("map", k=50, time_window="1M"),
+    "tmap@50": RetrievalScorer("map", k=50, time_window="5%", ap_at_k_normaliser="min_k_total"),
+    "tmap@50|filter": RetrievalScorer("map", k=50, time_window="5%", time_filter="5%",
+                                      ap_at_k_normaliser="min_k_total"),
+    "period@50": RetrievalScorer("map", k=50, time_window="1M",
+                                 ap_at_k_normaliser="min_k_total"),
     "date_mrr": DateAwareMRRScorer(),
     "map_i2t": RetrievalScorer("map", "i2t"),
     "map_t2i": RetrievalScorer("map", "t2i"),

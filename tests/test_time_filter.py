@@ -35,13 +35,15 @@ def _brute(Q, G, y, t, within=WITHIN):
     return np.where(inside, Q @ G.T, -np.inf), (y[:, None] == y[None, :]) & inside, inside
 
 
-def _ap_at_k(S, rel, k):
+def _ap_at_k(S, rel, k, min_k_total=False):
+    """Brute AP@k, divided by the relevant items found (or by min(k, R))."""
     out = []
     for s, r in zip(S, rel):
         if not r.any():
             continue
         hit = r[np.argsort(-s, kind="stable")[:k]].astype(float)
-        out.append((hit * np.cumsum(hit) / np.arange(1, len(hit) + 1)).sum() / max(hit.sum(), 1))
+        denom = min(k, r.sum()) if min_k_total else max(hit.sum(), 1)
+        out.append((hit * np.cumsum(hit) / np.arange(1, len(hit) + 1)).sum() / denom)
     return np.mean(out)
 
 
@@ -90,7 +92,9 @@ def test_filter_and_window_combine_and_the_filter_changes_the_figure(pairs):
     rel_window = rel & (np.abs(t[:, None] - t[None, :]) <= 0.5)
     out = cross_modal_scores(Q, G, y, metrics="map", k=20, time=t, time_window=0.5,
                              time_filter=WITHIN)
-    assert out["map_i2t"] == pytest.approx(_ap_at_k(S, rel_window, 20), abs=1e-12)
+    # a time-window figure divides by min(k, R) (its default)
+    assert out["map_i2t"] == pytest.approx(_ap_at_k(S, rel_window, 20, min_k_total=True),
+                                           abs=1e-12)
     unfiltered = cross_modal_scores(Q, G, y, metrics="map", k=20, time=t, time_window=0.5)
     assert out["map"] > unfiltered["map"] + 0.05  # random scores: the filter removes rivals
 

@@ -140,9 +140,10 @@ def test_tmap_scorer_window_is_a_share_of_the_scored_span(demo):
     span = float(np.ptp(X[:, -1]))
     assert SCORERS["tmap@50"](cca, X, y) == pytest.approx(
         make_retrieval_scorer("map", k=50, time_window=0.05 * span)(cca, X, y))
-    # all rows at one time: a zero window, i.e. category mAP@50
-    assert SCORERS["tmap@50"](cca, _constant(X), y) == pytest.approx(
-        SCORERS["map@50"](cca, _constant(X), y))
+    # all rows at one time: a zero window, i.e. category mAP@50 (divided by min(50, R), as
+    # every time-window figure)
+    assert SCORERS["tmap@50"](cca, _constant(X), y) == pytest.approx(make_retrieval_scorer(
+        "map", k=50, ap_at_k_normaliser="min_k_total")(cca, _constant(X), y))
     for bad in ("5 %%", "0%", "150%", "x%"):
         with pytest.raises(ValueError, match="share of the time span"):
             make_retrieval_scorer("map", time_window=bad)

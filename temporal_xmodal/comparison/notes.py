@@ -102,8 +102,9 @@ def answer_lines(rows, protocol, *, runs=None):
         lines.append(f"Best on {what}: {best['name']} {value:.3f}{margin}.")
     best, value, margin = _winner(rows, _stronger, runs)
     if best is not None:
-        lines.append(f"Best on the time-aware figure (time-window mAP@50, the stronger of all "
-                     f"candidates and + filter): {best['name']} {value:.3f}{margin}.")
+        lines.append(f"Best on the time-aware figure (time-window mAP@50 over min(50, "
+                     f"relevant items), the stronger of all candidates and + filter): "
+                     f"{best['name']} {value:.3f}{margin}.")
     key = "delta_beyond_filter" if best is not None else "delta_time"
     gains = [(r[key], r["name"], r) for r in rows if not is_na(r.get(key))]
     if gains:
@@ -173,9 +174,14 @@ def note_lines(rows, data):
                      "evaluated with a constant time column; n/a for estimators that ignore "
                      "time.")
         if data.eval_window is not None and not undated:
-            lines.append("+ filter = t-mAP@50 with each query's candidates restricted to the "
+            lines.append("t-mAP@50 divides each query's AP@50 by min(50, its relevant "
+                         "items), so a ranking that finds only the query's own counterpart "
+                         "does not score 1 (results.json also keeps tmap50_topk: divided by "
+                         "the relevant items found, as the figures published before). "
+                         "+ filter = t-mAP@50 with each query's candidates restricted to the "
                          "time window (a search filtered by date, which any model gets from "
-                         "the dates the user holds). Δ>filter = the stronger of a model's "
+                         "the dates the user holds; never below t-mAP@50). Δ>filter = the "
+                         "stronger of a model's "
                          "t-mAP@50 and + filter minus the stronger of its control's: what the "
                          "dates add beyond that filter. Category mAP across time (I→T / T→I "
                          "mAP) is what no filter gives. To choose between a model and its "

@@ -40,12 +40,20 @@ METRIC_NAMES = {
     "mrr": ("MRR", "mean reciprocal rank of each item's own counterpart"),
     "mrr_t2i": ("MRR\ntext→image", "the same, caption query → pictures"),
     "tmap50": ("time-window\nmAP@50", "top-50 mAP, relevant: same category and dated within "
-                                       "the time window"),
+                                       "the time window; AP@50 divided by min(50, relevant "
+                                       "items), so finding only the own counterpart is not 1"),
     "tmap50_filter": ("+ date\nfilter", "time-window mAP@50 with each query's candidates "
                       "restricted to the window (a search filtered by date: what a user "
-                      "holding the dates gets from any model)"),
+                      "holding the dates gets from any model); never below t-mAP@50"),
+    "tmap50_topk": ("t-mAP@50\n(found)", "time-window mAP@50 divided by the relevant items "
+                    "found in the top 50 (the figures published before; results.json only)"),
+    "tmap50_filter_topk": ("+ filter\n(found)", "the same with the date filter (results.json "
+                           "only)"),
     "local_map10": ("local\nmAP@10", "local alignment: top-10 mAP of queries projected into "
-                                      "each of 10 time bins"),
+                                      "each of 10 time bins (the paper's AP@10, divided by "
+                                      "the relevant items found)"),
+    "local_map10_i2t": ("local@10\nimage→text", "local alignment, image queries"),
+    "local_map10_t2i": ("local@10\ntext→image", "local alignment, text queries"),
     "bounded_map": ("per-bin\nmAP", "temporally bounded retrieval: mAP within the query's own "
                                      "time bin (10 bins), mean of both directions"),
     "date_gain": ("Δ date", "MRR minus the MRR with the query dates shuffled"),

@@ -27,7 +27,14 @@ from .protocols import local_alignment, temporally_bounded_retrieval
 __all__ = ["TEMPORAL_KEYS", "evaluate_estimator", "evaluate_undated"]
 
 #: The diachronic protocols of :func:`evaluate_estimator` (NaN when the data is undated).
-TEMPORAL_KEYS = ("tmap50", "tmap50_filter", "local_map10", "bounded_map")
+TEMPORAL_KEYS = ("tmap50", "tmap50_filter", "tmap50_topk", "tmap50_filter_topk",
+                 "local_map10", "local_map10_i2t", "local_map10_t2i", "bounded_map")
+#: The time-window figures: (key, AP@50 normaliser, date filter).  min(50, R), R the
+#: relevant items, is the figure a date filter can never lower; the relevant items found in
+#: the top 50 is the normaliser of the figures published before (docs/evaluation.md).
+_TIME_WINDOW_FIGURES = (("tmap50", "min_k_total", False), ("tmap50_filter", "min_k_total", True),
+                        ("tmap50_topk", "relevant_in_topk", False),
+                        ("tmap50_filter_topk", "relevant_in_topk", True))
 
 
 def _per_category_map(Z_image, Z_text, y):
@@ -93,12 +100,17 @@ def evaluate_estimator(estimator, X, y, *, time_window, n_bins=10, random_state=
     -------
     figures : dict
         ``map_i2t``, ``map_t2i``, ``map`` (coarse alignment, mean of both),
-        ``mrr`` (counterpart, mean of both directions), ``tmap50``,
-        ``tmap50_filter`` (the same with the date filter: each query's
-        candidates restricted to the items within ``time_window`` of its
-        time, as a user holding the dates searches with any model),
-        ``local_map10`` (local alignment, mAP@10), ``bounded_map``
-        (temporally bounded retrieval, micro) and
+        ``mrr`` (counterpart, mean of both directions), ``tmap50`` (AP@50
+        divided by min(50, R), R the relevant items: the date filter never
+        lowers it), ``tmap50_filter`` (the same with the date filter: each
+        query's candidates restricted to the items within ``time_window`` of
+        its time, as a user holding the dates searches with any model),
+        ``tmap50_topk`` and ``tmap50_filter_topk`` (both divided by the
+        relevant items found in the top 50 instead, the normaliser of the
+        figures published before: a ranking that finds only each query's
+        counterpart scores 1 there), ``local_map10`` (local alignment,
+        mAP@10, mean of ``local_map10_i2t`` and ``local_map10_t2i``),
+        ``bounded_map`` (temporally bounded retrieval, micro) and
         ``per_bin`` (its per-bin table as lists); undated: NaN protocols and
         ``per_category`` (``category``, ``map_mean``, ``count``) instead of
         ``per_bin``.
@@ -121,15 +133,17 @@ def evaluate_estimator(estimator, X, y, *, time_window, n_bins=10, random_state=
             return figures
         period_time = time if relevance_time is None else np.asarray(relevance_time,
                                                                      dtype=float)
-        period, filtered = (cross_modal_scores(
-            Z_image, Z_text, labels, metrics=("map",), k=50, time_window=float(time_window),
-            time=period_time, time_filter=within) for within in (None, float(time_window)))
+        for key, normaliser, filtered in _TIME_WINDOW_FIGURES:
+            figures[key] = float(cross_modal_scores(
+                Z_image, Z_text, labels, metrics=("map",), k=50, time_window=float(time_window),
+                time=period_time, time_filter=float(time_window) if filtered else None,
+                ap_at_k_normaliser=normaliser)["map"])
         bounded, per_bin = temporally_bounded_retrieval(estimator, split, bins=n_bins)
         local = local_alignment(estimator, split, bins=n_bins, random_state=random_state)
     figures.update({
-        "tmap50": float((period["map_i2t"] + period["map_t2i"]) / 2),
-        "tmap50_filter": float(filtered["map"]),
         "local_map10": local["mean"],
+        "local_map10_i2t": local["i2t"],
+        "local_map10_t2i": local["t2i"],
         "bounded_map": bounded["mean"],
         "per_bin": {key: np.asarray(per_bin[key]).tolist()
                     for key in ("center", "map_i2t", "map_t2i", "map_mean")},

@@ -53,7 +53,7 @@ from sklearn.utils._param_validation import validate_params
 
 from .._validation import check_embeddings
 from ._full_ranking import SCAN_CONSTRAINTS
-from ._ranking import RANKING_CONSTRAINTS
+from ._ranking import RANKING_CONSTRAINTS, resolve_normaliser
 from ._retrieval import _nanmean
 from ._scan import (
     K_RANGE,
@@ -305,7 +305,7 @@ def _block_metrics(st, k, n_gallery, opts):
 def retrieval_metrics_at_k(
     query, gallery, query_labels=None, gallery_labels=None, *, k=10,
     metrics=TOPK_METRICS, query_time=None, gallery_time=None, time_window=None,
-    similarity="dot", ap_at_k_normaliser="relevant_in_topk", gain="linear",
+    similarity="dot", ap_at_k_normaliser="auto", gain="linear",
     discount="jarvelin", working_memory=None, nan_policy="raise", return_per_query=False,
     device=None, time_filter=None,
 ):
@@ -344,8 +344,10 @@ def retrieval_metrics_at_k(
         See :func:`iter_score_blocks`.  Scores are float64, or float32 when
         both embeddings are float32 NumPy arrays (no float64 copy of the
         gallery); tensors are scored in float64 on any device.
-    ap_at_k_normaliser : {"relevant_in_topk", "min_k_total"}, default="relevant_in_topk"
-        Denominator of AP@k (see :func:`average_precision_per_query`).
+    ap_at_k_normaliser : {"auto", "relevant_in_topk", "min_k_total"}, default="auto"
+        Denominator of AP@k (see :func:`average_precision_per_query`); ``"auto"``:
+        ``"min_k_total"`` with ``time_window``, ``"relevant_in_topk"`` without, as
+        :func:`mean_average_precision`.
     gain : {"linear", "exponential"}, default="linear"
         nDCG gain (see :func:`ndcg_per_query`).
     discount : {"jarvelin", "standard"}, default="jarvelin"
@@ -407,7 +409,8 @@ def retrieval_metrics_at_k(
     scan = Scan(Qt, Gt, _FOOTPRINT._replace(bytes_per_query=24 * width**2),
                 working_memory=working_memory, time_filter=relevance.time_filter)
     names = tuple(m for m in TOPK_METRICS if m in metrics)  # the order of the figures
-    opts = {"metrics": names, "ap_at_k_normaliser": ap_at_k_normaliser, "gain": gain,
+    opts = {"metrics": names, "gain": gain,
+            "ap_at_k_normaliser": resolve_normaliser(ap_at_k_normaliser, time_window),
             "discount": discount}
     figures = scan.run(_AtK(relevance, k, len(Q), len(G), opts, device)).figures
     figures[:, relevance.bad_queries] = np.nan

@@ -30,8 +30,9 @@ Definitions (Semedo, thesis, Eqs. 2.19-2.20)
 * AP = (1/R) sum_k rel_k P@k  (Eq. 2.19), R = number of relevant gallery items.
 * AP@K: the sum runs over the top K; R = relevant items within the top K
   (``ap_at_k_normaliser="relevant_in_topk"``, AP = 0 when there are none) or
-  min(K, R_total) (``"min_k_total"``); docs/metrics.md says why the first is
-  the default.
+  min(K, R_total) (``"min_k_total"``).  The embedding-level metrics default to
+  ``"auto"`` (:func:`resolve_normaliser`): ``"min_k_total"`` under time-window
+  relevance, ``"relevant_in_topk"`` otherwise; docs/metrics.md says why.
 * DCG@K = rel_1 + sum_{i=2..K} rel_i / log2(i)  (Eq. 2.20, Järvelin &
   Kekäläinen; ``discount="jarvelin"``) or sum_i rel_i / log2(i + 1)
   (``discount="standard"``, scikit-learn's); gain ``rel`` (``"linear"``) or
@@ -49,9 +50,12 @@ from sklearn.utils._param_validation import StrOptions, validate_params
 from ._exact_ranks import _RelevantRanks
 from ._scan import K_RANGE, sortable_keys
 
-#: Constraints of the ranking options, shared by every metric that takes them.
+#: The denominators of AP@k (docs/metrics.md, "AP@k normaliser").
+AP_NORMALISERS = ("relevant_in_topk", "min_k_total")
+#: Constraints of the ranking options, shared by every metric that takes them
+#: (``"auto"``: see :func:`resolve_normaliser`).
 RANKING_CONSTRAINTS = {
-    "ap_at_k_normaliser": [StrOptions({"relevant_in_topk", "min_k_total"})],
+    "ap_at_k_normaliser": [StrOptions({"auto", *AP_NORMALISERS})],
     "gain": [StrOptions({"linear", "exponential"})],
     "discount": [StrOptions({"jarvelin", "standard"})],
 }
@@ -60,7 +64,7 @@ _BLOCK_CONSTRAINTS = {"scores": ["array-like"], "relevance": ["array-like"]}
 
 @validate_params(
     {**_BLOCK_CONSTRAINTS, "k": [K_RANGE, None],
-     "ap_at_k_normaliser": RANKING_CONSTRAINTS["ap_at_k_normaliser"]},
+     "ap_at_k_normaliser": [StrOptions(set(AP_NORMALISERS))]},
     prefer_skip_nested_validation=True,
 )
 def average_precision_per_query(
@@ -170,6 +174,31 @@ def ndcg_per_query(scores, gains, *, k=None, gain="linear", discount="jarvelin")
         NaN for queries whose ideal DCG is 0 (no relevant item).
     """
     return _ndcg(scores, gains, k, gain, discount)
+
+
+def resolve_normaliser(ap_at_k_normaliser, time_window):
+    """The AP@k normaliser an embedding-level metric uses.
+
+    ``"auto"`` reads ``"min_k_total"`` under time-window relevance (``time_window``
+    given) and ``"relevant_in_topk"`` otherwise.  With min(k, R) a date filter within
+    the window can never lower the time-window AP@k (every relevant item is inside the
+    window: the filter only removes non-relevant items ranked above them), and a
+    ranking that finds only the query's own counterpart scores 1 / min(k, R), not 1.
+
+    Parameters
+    ----------
+    ap_at_k_normaliser : {"auto", "relevant_in_topk", "min_k_total"}
+        The value asked for.
+    time_window : float or None
+        The metric's time window.
+
+    Returns
+    -------
+    normaliser : {"relevant_in_topk", "min_k_total"}
+    """
+    if ap_at_k_normaliser != "auto":
+        return ap_at_k_normaliser
+    return "relevant_in_topk" if time_window is None else "min_k_total"
 
 
 def _average_precision(scores, relevance, k, ap_at_k_normaliser):

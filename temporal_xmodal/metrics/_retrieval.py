@@ -14,6 +14,7 @@ from ._ranking import (
     _ndcg,
     _recall,
     _reciprocal_rank,
+    resolve_normaliser,
 )
 from ._scan import K_RANGE, check_lengths
 
@@ -70,7 +71,7 @@ def _scan_options(query_time, gallery_time, time_window, similarity, working_mem
 )
 def mean_average_precision(
     query, gallery, query_labels=None, gallery_labels=None, *, k=None,
-    ap_at_k_normaliser="relevant_in_topk", return_per_query=False, query_time=None,
+    ap_at_k_normaliser="auto", return_per_query=False, query_time=None,
     gallery_time=None, time_window=None, similarity="dot", working_memory=None, n_jobs=None,
     nan_policy="raise", time_filter=None,
 ):
@@ -87,8 +88,11 @@ def mean_average_precision(
     {scan}
     k : int or None, default=None
         Truncate at ``k`` (mAP@k); see :func:`average_precision_per_query`.
-    ap_at_k_normaliser : {{"relevant_in_topk", "min_k_total"}}, default="relevant_in_topk"
-        Denominator of AP@k.
+    ap_at_k_normaliser : {{"auto", "relevant_in_topk", "min_k_total"}}, default="auto"
+        Denominator of AP@k: the relevant items within the top k, or min(k, R) with R
+        the relevant items.  ``"auto"``: min(k, R) with ``time_window`` (so that a date
+        filter never lowers the time-window figure), the relevant items within the top
+        k otherwise (the papers' mAP@k); see docs/metrics.md.
     return_per_query : bool, default=False
         Also return the per-query AP array (NaN where a query has no relevant item).
     {options}
@@ -100,8 +104,9 @@ def mean_average_precision(
     per_query : ndarray of shape (n_queries,)
         Only when ``return_per_query``.
     """
+    normaliser = resolve_normaliser(ap_at_k_normaliser, time_window)
     ap = _per_query(
-        lambda s, r: _average_precision(s, r, k, ap_at_k_normaliser),
+        lambda s, r: _average_precision(s, r, k, normaliser),
         query, gallery, query_labels, gallery_labels,
         **_scan_options(query_time, gallery_time, time_window, similarity, working_memory,
                         n_jobs, nan_policy, time_filter),
@@ -218,7 +223,7 @@ CROSS_MODAL_METRICS = ("map", "mrr", "ndcg", "recall")
 )
 def cross_modal_scores(
     image_embedding, text_embedding, labels=None, *, metrics=("map", "mrr"), time=None,
-    time_window=None, k=None, ap_at_k_normaliser="relevant_in_topk", gain="linear",
+    time_window=None, k=None, ap_at_k_normaliser="auto", gain="linear",
     discount="jarvelin", similarity="dot", working_memory=None, n_jobs=None,
     nan_policy="raise", time_filter=None,
 ):
@@ -253,8 +258,12 @@ def cross_modal_scores(
         read with this filter.
     k : int or None, default=None
         See ``metrics``.
-    ap_at_k_normaliser, gain, discount
-        Options of :func:`mean_average_precision` and :func:`ndcg_at_k`.
+    ap_at_k_normaliser : {"auto", "relevant_in_topk", "min_k_total"}, default="auto"
+        Denominator of mAP@k (:func:`mean_average_precision`): ``"auto"`` is
+        min(k, R) with ``time_window``, the time-window figure a date filter
+        never lowers, and the relevant items within the top k without it.
+    gain, discount
+        Options of :func:`ndcg_at_k`.
     similarity, working_memory, n_jobs, nan_policy
         See :func:`iter_score_blocks`.
 
