@@ -4,6 +4,12 @@ Each world puts what time tells somewhere else, so that a time-aware model
 can be checked on all of them: where time helps it should win, and in the
 static world it should not lose.  Read more in the user guide:
 docs/datasets.md ("Worlds").
+
+The CLIP-like world is not an entry: its geometry (unit-norm embeddings with a
+shared offset per modality) is not a keyword of :func:`make_temporal_crossmodal`,
+and every entry here is.  It is :func:`~temporal_xmodal.datasets.make_clip_like`
+at its defaults, and ``make_clip_like(n, **TEMPORAL_WORLDS[name])`` puts any of
+these worlds in that geometry.
 """
 
 __all__ = ["TEMPORAL_WORLDS"]
