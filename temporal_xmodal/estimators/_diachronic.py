@@ -166,7 +166,8 @@ class DiachronicEmbedder(NeuralCrossModalEmbedder):
                  conditioning="film", time_dropout=0.25, time_lr_scale=3.0,
                  same_time_anchors=0, *,
                  use_time=True,
-                 embedding_dim=200, hidden_dim=1024, dropout=0.0, max_epochs=25,
+                 embedding_dim=200, hidden_dim=1024, dropout=0.0, standardize=True,
+                 max_epochs=25,
                  batch_size=64, lr=3e-4, optimizer="adam", momentum=0.9, nesterov=False,
                  lr_decay=0.0, validation_fraction=0.1, patience=None,
                  selection_metric="valid_map", device="auto", random_state=None, verbose=0,
@@ -190,6 +191,7 @@ class DiachronicEmbedder(NeuralCrossModalEmbedder):
         self.embedding_dim = embedding_dim
         self.hidden_dim = hidden_dim
         self.dropout = dropout
+        self.standardize = standardize
         self.max_epochs = max_epochs
         self.batch_size = batch_size
         self.lr = lr
@@ -219,7 +221,7 @@ class DiachronicEmbedder(NeuralCrossModalEmbedder):
         time_lr = self.lr * self.time_lr_scale  # the time pathway: time layer and FiLM
         return NetConfig(
             module=DiachronicNet,
-            module_params={**self._towers(), "time_dim": self.time_dim,
+            module_params={**self._towers(rows), "time_dim": self.time_dim,
                            "n_time_features": encoding.n_features_out_,
                            "conditioning": self.conditioning,
                            "time_dropout": self.time_dropout,

@@ -82,6 +82,23 @@ class TrainingRows:
     def text(self):
         return as_tensor(self._X_text, self._rows).numpy()
 
+    def standardization(self, block=65536):
+        """Each modality's ``(centre, scale)`` over the training rows: the features' means
+        and the root mean square of the centred features per feature (one scale per block),
+        read in blocks of rows (float64 sums, no copy of the block)."""
+        out = {}
+        for modality, X in (("image", self._X_image), ("text", self._X_text)):
+            rows = np.arange(len(X)) if self._rows is None else np.asarray(self._rows)
+            total, squares = np.zeros(X.shape[1]), 0.0
+            for start in range(0, len(rows), block):
+                part = np.asarray(X[rows[start:start + block]], dtype=np.float64)
+                total += part.sum(axis=0)
+                squares += float(np.einsum("ij,ij->", part, part))
+            centre = total / len(rows)
+            variance = max(squares / len(rows) - float(centre @ centre), 0.0) / X.shape[1]
+            out[modality] = (centre, np.sqrt(variance) if variance > 0 else 1.0)
+        return out
+
 
 # ------------------------------------------------- use_time: the constant-time control
 def training_times(estimator, time):
@@ -107,11 +124,13 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
 
     _float32_features = True
 
-    def _towers(self):
-        """The two-tower module parameters every neural estimator starts from."""
+    def _towers(self, rows):
+        """The two-tower module parameters every neural estimator starts from; with
+        ``standardize``, each modality's input standardisation from the training ``rows``."""
         return {"n_image_features": self.n_image_features_,
                 "n_text_features": self.n_text_features_, "hidden_dim": self.hidden_dim,
-                "embedding_dim": self.embedding_dim, "dropout": self.dropout}
+                "embedding_dim": self.embedding_dim, "dropout": self.dropout,
+                "standardization": rows.standardization() if self.standardize else None}
 
     def _fit(self, X_image, X_text, time, labels):
         name = type(self).__name__

@@ -280,7 +280,7 @@ register(RegisteredEstimator(
     "SAM", SAMEmbedder,
     # Semedo & Magalhães, ACM MM 2019 (SAM): SGD, Nesterov momentum 0.9, lr 5e-3, decay 1e-6
     paper={"optimizer": "sgd", "lr": 5e-3, "momentum": 0.9, "nesterov": True,
-           "lr_decay": 1e-6},
+           "lr_decay": 1e-6, "standardize": False},
     compare=CompareEntry("SAM"),
 ))
 register(RegisteredEstimator(
@@ -288,7 +288,8 @@ register(RegisteredEstimator(
     # Semedo & Magalhães, ACM MM 2018 (TempXNet): SGD, momentum 0.9, lr 5e-3, decay 1e-6,
     # the temporal term at λ = 1 and the recency bandwidth of the thesis' tables (0.3 years)
     paper={"optimizer": "sgd", "lr": 5e-3, "momentum": 0.9, "lr_decay": 1e-6,
-           "temporal_weight": 1.0, "bandwidth": "0.3Y", "use_time": True},
+           "temporal_weight": 1.0, "bandwidth": "0.3Y", "use_time": True,
+           "standardize": False},
     compare=CompareEntry("TempXNet-Rec", {"correlation": "recency"}),
 ))
 register(RegisteredEstimator(
@@ -300,7 +301,7 @@ register(RegisteredEstimator(
     paper={"optimizer": "sgd", "lr": 5e-3, "momentum": 0.9, "conditioning": "concat",
            "loss_reduction": "sum", "window": "4M", "decay": "0.1/M", "intra_margin": None,
            "time_encoding": "minmax", "time_dropout": 0.0, "time_lr_scale": 1.0,
-           "selection_metric": "valid_loss", "use_time": True},
+           "selection_metric": "valid_loss", "use_time": True, "standardize": False},
     # TICRC's labels are the pairs: no two items share a category, so L_intra has no pair to
     # act on, and the scalar time input with time dropout reads captions at the query's date
     # better than the one-hot bins (docs/estimators/diachronic.md, "Deviations")

@@ -78,7 +78,8 @@ class SAMEmbedder(NeuralCrossModalEmbedder):
                  schedule_slope=0.1, margin_schedule="sigmoid",
                  semantic_normalisation="per_modality", negatives="different_category",
                  loss_reduction="sum_per_anchor", *, embedding_dim=200, hidden_dim=1024,
-                 dropout=0.1, max_epochs=100, batch_size=200, lr=1e-4, optimizer="adam",
+                 dropout=0.1, standardize=True, max_epochs=100, batch_size=200, lr=1e-4,
+                 optimizer="adam",
                  momentum=0.9, nesterov=True, lr_decay=1e-6, validation_fraction=0.1,
                  patience=None, selection_metric="valid_map", device="auto",
                  random_state=None, verbose=0, callbacks=None, warm_start=False,
@@ -96,6 +97,7 @@ class SAMEmbedder(NeuralCrossModalEmbedder):
         self.embedding_dim = embedding_dim
         self.hidden_dim = hidden_dim
         self.dropout = dropout
+        self.standardize = standardize
         self.max_epochs = max_epochs
         self.batch_size = batch_size
         self.lr = lr
@@ -122,7 +124,7 @@ class SAMEmbedder(NeuralCrossModalEmbedder):
             semantic = SemanticDistance(self.semantic_normalisation,
                                         random_state=0).fit(rows.image, rows.text)
         return NetConfig(
-            module=TwoTowerNet, module_params=self._towers(),
+            module=TwoTowerNet, module_params=self._towers(rows),
             criterion=SAMLoss,
             criterion_params={
                 "margin": self.margin, "adaptive_weight": self.adaptive_weight,

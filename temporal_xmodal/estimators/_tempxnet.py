@@ -145,7 +145,8 @@ class TempXNetEmbedder(NeuralCrossModalEmbedder):
                  negatives="different_category", loss_reduction="sum_per_anchor",
                  temporal_normalisation="active_triplets", *,
                  use_time=True,
-                 embedding_dim=100, hidden_dim=1024, dropout=0.0, max_epochs=25,
+                 embedding_dim=100, hidden_dim=1024, dropout=0.0, standardize=True,
+                 max_epochs=25,
                  batch_size=64, lr=1e-3, optimizer="adam", momentum=0.9, nesterov=False,
                  lr_decay=1e-6, validation_fraction=0.1, patience=None,
                  selection_metric="valid_map", device="auto", random_state=None, verbose=0,
@@ -168,6 +169,7 @@ class TempXNetEmbedder(NeuralCrossModalEmbedder):
         self.embedding_dim = embedding_dim
         self.hidden_dim = hidden_dim
         self.dropout = dropout
+        self.standardize = standardize
         self.max_epochs = max_epochs
         self.batch_size = batch_size
         self.lr = lr
@@ -202,7 +204,7 @@ class TempXNetEmbedder(NeuralCrossModalEmbedder):
         if self.bandwidth is None and not isinstance(self.correlation, TemporalCorrelation):
             fitted["bandwidth_"] = correlation.bandwidth  # the default, read in time_unit
         return NetConfig(
-            module=TwoTowerNet, module_params=self._towers(),
+            module=TwoTowerNet, module_params=self._towers(rows),
             criterion=TempXNetLoss,
             criterion_params={
                 "correlation": correlation, "margin": self.margin,

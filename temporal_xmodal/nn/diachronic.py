@@ -10,6 +10,7 @@ from torch import nn
 from torch.utils.checkpoint import checkpoint
 
 from .layers import Dropout, l2_normalize
+from .towers import input_layer
 
 CONDITIONINGS = ("film", "concat")
 #: Elements of one (anchors × items × hidden) block of the anchor-time projections; larger
@@ -56,6 +57,9 @@ class DiachronicNet(nn.Module):
     same_time_anchors : int, default=0
         Items of each batch whose negatives :meth:`forward` also projects at
         the item's time; 0: none (the paper).
+    standardization : dict or None, default=None
+        Each modality's input standardisation (:class:`~temporal_xmodal.nn.towers.
+        Standardize`), as in :class:`~temporal_xmodal.nn.TwoTowerNet`.
 
     Examples
     --------
@@ -69,8 +73,10 @@ class DiachronicNet(nn.Module):
 
     def __init__(self, n_image_features, n_text_features, n_time_features=1, hidden_dim=1024,
                  time_dim=200, embedding_dim=200, dropout=0.0, conditioning="film",
-                 time_dropout=0.0, same_time_anchors=0):
+                 time_dropout=0.0, same_time_anchors=0, standardization=None):
         super().__init__()
+        self.image_input = input_layer(standardization, "image")
+        self.text_input = input_layer(standardization, "text")
         self.conditioning = conditioning
         self.same_time_anchors = same_time_anchors
         self.time_layer = nn.Linear(n_time_features, time_dim)
@@ -101,6 +107,7 @@ class DiachronicNet(nn.Module):
         return self.text_hidden, self.text_out, getattr(self, "text_film", None)
 
     def _hidden(self, modality, x):
+        x = (self.image_input if modality == "image" else self.text_input)(x)
         return self.dropout(torch.tanh(self._parts(modality)[0](x)))
 
     def _output(self, modality, h, f):

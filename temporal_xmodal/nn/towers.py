@@ -5,9 +5,43 @@ outputs are L2-normalised, so the dot product of an image and a text
 embedding is their cosine similarity.
 """
 
+import numpy as np
+import torch
 from torch import nn
 
 from .layers import Dropout, l2_normalize
+
+
+class Standardize(nn.Module):
+    """A modality's input standardisation, ``x ↦ (x − centre) / scale``, in one fused
+    multiply-add (``torch.addcmul``) on buffers: nothing trained, nothing copied beforehand.
+
+    Parameters
+    ----------
+    centre : array-like of shape (n_features,)
+        Each feature's training mean.
+    scale : float
+        One scale for the whole block (the root mean square of the centred training
+        features per feature), so the features' relative scales (a TF-IDF vocabulary's,
+        say) are kept.
+    """
+
+    def __init__(self, centre, scale):
+        super().__init__()
+        centre = torch.as_tensor(np.asarray(centre, dtype=np.float64))
+        self.register_buffer("weight", torch.tensor(1.0 / float(scale), dtype=torch.float32))
+        self.register_buffer("bias", (-centre / float(scale)).to(torch.float32))
+
+    def forward(self, x):
+        return torch.addcmul(self.bias, x, self.weight)
+
+
+def input_layer(standardization, modality):
+    """:class:`Standardize` for ``modality`` from ``{"image": (centre, scale), "text": ...}``,
+    or ``nn.Identity`` (no kernel) when ``standardization`` is ``None``."""
+    if standardization is None:
+        return nn.Identity()
+    return Standardize(*standardization[modality])
 
 
 class ProjectionTower(nn.Sequential):
@@ -61,6 +95,9 @@ class TwoTowerNet(nn.Module):
         Output dimension D.
     dropout : float, default=0.1
         Dropout on each tower's hidden layer.
+    standardization : dict or None, default=None
+        ``{"image": (centre, scale), "text": (centre, scale)}``: each modality's input is
+        standardised first (:class:`Standardize`); ``None``: taken as it is.
 
     Examples
     --------
@@ -73,22 +110,24 @@ class TwoTowerNet(nn.Module):
     """
 
     def __init__(self, n_image_features, n_text_features, hidden_dim=1024,
-                 embedding_dim=200, dropout=0.1):
+                 embedding_dim=200, dropout=0.1, standardization=None):
         super().__init__()
+        self.image_input = input_layer(standardization, "image")
+        self.text_input = input_layer(standardization, "text")
         self.image_tower = ProjectionTower(n_image_features, hidden_dim, embedding_dim, dropout)
         self.text_tower = ProjectionTower(n_text_features, hidden_dim, embedding_dim, dropout)
 
     def embed_image(self, image, time_features=None):
         """L2-normalised image embeddings, shape (B, embedding_dim)."""
-        return l2_normalize(self.image_tower(image), dim=1)
+        return l2_normalize(self.image_tower(self.image_input(image)), dim=1)
 
     def embed_text(self, text, time_features=None):
         """L2-normalised text embeddings, shape (B, embedding_dim)."""
-        return l2_normalize(self.text_tower(text), dim=1)
+        return l2_normalize(self.text_tower(self.text_input(text)), dim=1)
 
     def forward(self, image, text, **unused):
         """Embed both modalities of a batch: ``(z_image, z_text)``."""
         return self.embed_image(image), self.embed_text(text)
 
 
-__all__ = ["ProjectionTower", "TwoTowerNet"]
+__all__ = ["ProjectionTower", "Standardize", "TwoTowerNet", "input_layer"]
