@@ -70,10 +70,8 @@ _SHARED_PARAMETERS = (
                             "TF-IDF vocabulary's say, stay), as the first operation of the "
                             "network (one fused multiply-add on buffers: no copy of X).  "
                             "CLIP-like vectors share a large offset per modality and vary "
-                            "little around it; on the CLIP-like world "
-                            "(:func:`~temporal_xmodal.datasets.make_clip_like`) it raised "
-                            "Diachronic's category mAP from 0.529 to 0.665 "
-                            "(docs/estimators/diachronic.md, \"Input standardisation\").  "
+                            "little around it (docs/estimators/diachronic.md, \"Input "
+                            "standardisation\", measures what it changes).  "
                             "``False``: the features as they are (the papers')."),
     ("max_epochs", "int", "Training epochs per ``fit``."),
     ("batch_size", "int", "Mini-batch size b; in-batch negatives come from the same batch."),
