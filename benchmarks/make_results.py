@@ -104,6 +104,44 @@ def demo_time_section(doc):
                 f"{_stat(entry.get('control_tmap50_filter'))} | "
                 f"{_stat(entry.get('delta_beyond_filter'), True)} | "
                 f"{_stat(entry.get('local_i2t'))} | {_stat(entry.get('local_t2i'))} |")
+    if any("SM" in rows for rows in summary.values()) and any(
+            "local_i2t" in entry for rows in summary.values() for entry in rows.values()):
+        lines += ["", "The same run against the class-posterior reference (issue 54; means over "
+                  "the seeds; static SM is SM's constant-time control, Rasiwasia et al.'s "
+                  "model):", "", *reference_table(doc)]
+    return lines
+
+
+def reference_table(doc):
+    """Issue 54's comparison of a ``bench_demo_time`` run, world by world (means over the
+    seeds): category mAP of Diachronic, its constant-time control, the class-posterior
+    reference (static SM: SM's control; SM: its time-interacted variant), SAM and Binned;
+    local alignment I→T / T→I of Diachronic, SAM and Binned; the filtered time-window figure
+    of Diachronic and SAM.  The Diachronic page quotes these lines verbatim
+    (``tests/test_docs.py`` checks them)."""
+    summary = doc["summary"]
+
+    def value(world, name, key):
+        entry = summary.get(world, {}).get(name, {}).get(key)
+        return None if entry is None else entry["mean"]
+
+    def pair(world, name):
+        return (f"{_fmt(value(world, name, 'local_i2t'))} / "
+                f"{_fmt(value(world, name, 'local_t2i'))}")
+
+    lines = ["| world | Diachronic | its control | static SM | SM (time) | SAM | Binned "
+             "| local@10 I→T / T→I: Diachronic | SAM | Binned | + filter: Diachronic | SAM |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for world in summary:
+        lines.append(
+            f"| {world} | {_fmt(value(world, 'Diachronic', 'map'))} | "
+            f"{_fmt(value(world, 'Diachronic', 'control'))} | "
+            f"{_fmt(value(world, 'SM', 'control'))} | {_fmt(value(world, 'SM', 'map'))} | "
+            f"{_fmt(value(world, 'SAM', 'map'))} | "
+            f"{_fmt(value(world, 'Binned+Procrustes', 'map'))} | {pair(world, 'Diachronic')} | "
+            f"{pair(world, 'SAM')} | {pair(world, 'Binned+Procrustes')} | "
+            f"{_fmt(value(world, 'Diachronic', 'tmap50_filter'))} | "
+            f"{_fmt(value(world, 'SAM', 'tmap50_filter'))} |")
     return lines
 
 

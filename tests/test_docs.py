@@ -207,3 +207,15 @@ def test_every_path_the_readme_and_the_guide_name_exists():
     missing = [f"{name}: {path.relative_to(ROOT)}" for name, path in checked
                if not path.exists()]
     assert checked and not missing, missing
+
+
+def test_the_diachronic_page_quotes_the_reference_tables_of_the_json():
+    """docs/estimators/diachronic.md, "What the defaults win": its two tables are what
+    benchmarks/make_results.py renders from the committed bench_demo_time JSON (defaults, and
+    the inputs as they are)."""
+    page = (DOCS / "estimators" / "diachronic.md").read_text(encoding="utf-8")
+    results = ROOT / "benchmarks" / "results"
+    for name in ("bench_demo_time.json", "bench_demo_time_raw_inputs.json"):
+        table = "\n".join(_make_results().reference_table(
+            json.loads((results / name).read_text())))
+        assert table in page, name
