@@ -127,8 +127,11 @@ PROTOTYPE_CHUNK = 4096  # embed_batches' chunk size
 
 
 def make_estimator(kind, params):
-    """The estimator as benchmarked: default architecture, no validation, no lr decay."""
+    """The estimator as benchmarked: default architecture, no validation, no lr decay, and
+    the inputs as they are (``standardize=False``), as the plain PyTorch loop it is compared
+    with takes them."""
     extra = {"correlation": "recency"} if kind == "tempxnet" else {}
+    extra["standardize"] = False
     return ESTIMATORS[kind](
         **extra, max_epochs=params["max_epochs"], lr_decay=params["lr_decay"],
         validation_fraction=params["validation_fraction"], device="cpu",

@@ -14,8 +14,7 @@ import time
 import uuid
 from pathlib import Path
 
-from .comparison.estimate import (SYNTHETIC_FEATURES, SYNTHETIC_TRAIN_SHARE, estimate_seconds,
-                                  scml_seconds)
+from .comparison.estimate import SYNTHETIC_FEATURES, SYNTHETIC_TRAIN_SHARE, estimate_seconds
 from .comparison.job import (COMPARED_NAMES, DATASETS, MIN_SAMPLES, check_output_folder,
                              data_folder, job_key, seconds_text, unique_names)
 
@@ -289,10 +288,11 @@ def _run_job(args, argv, started):
     if args.dataset == "synthetic" or args.data:
         size = (len(args.user_data.X_train) / SYNTHETIC_TRAIN_SHARE if args.data
                 else args.n_samples or 3000)
-        seconds, n_fits = estimate_seconds(size, args.max_epochs, args.names)
-        if args.data and args.user_data.pairs and args.names is None:
-            n_fits -= 1  # SCML is not run on pairs
-            seconds -= scml_seconds(size, args.max_epochs)
+        names = args.names
+        if args.data and args.user_data.pairs and names is None:  # SCML, SM: not on pairs
+            from .comparison.registry import left_out
+            names = [name for name in ESTIMATOR_NAMES if name not in left_out("ticrc")]
+        seconds, n_fits = estimate_seconds(size, args.max_epochs, names)
         seconds, n_fits = seconds * args.seeds, n_fits * args.seeds
         _flushed_print(f"time estimate: about {seconds_text(seconds)} on 2 free CPU cores "
                        f"({n_fits} fit{'s' * (n_fits != 1)}, constant-time controls included"

@@ -5,7 +5,7 @@ per fit on a free CPU core, summed over the fits and the constant-time controls
 (:func:`estimate_seconds`); the command line scales it by the machine's load.
 """
 
-__all__ = ["SECONDS_PER_KILO_ITEM_EPOCH", "estimate_seconds", "scml_seconds"]
+__all__ = ["SECONDS_PER_KILO_ITEM_EPOCH", "estimate_seconds"]
 
 #: Seconds of one fit per 1000 training items × epochs at one torch thread on a free CPU core,
 #: with some headroom, from the fit times the main job prints on the synthetic data (docs/index.md,
@@ -68,9 +68,3 @@ def estimate_seconds(n_samples=3000, max_epochs=None, estimators=None):
         seconds += copies * fit
         n_fits += copies
     return seconds, n_fits
-
-
-def scml_seconds(n_samples, max_epochs):
-    """SCML's share of :func:`estimate_seconds` (left out on pairs without labels)."""
-    with_scml, _ = estimate_seconds(n_samples, max_epochs, ["SCML"])
-    return with_scml - STARTUP_SECONDS
