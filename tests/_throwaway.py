@@ -37,8 +37,7 @@ class TripletEmbedder(NeuralCrossModalEmbedder):
     time_role = "none"
     _parameter_constraints = dict(COMMON_CONSTRAINTS)
     def __init__(self, margin=1.0, negatives="different_category", loss_reduction="sum_per_anchor",
-                 *, embedding_dim=64, hidden_dim=256, dropout=0.0, standardize=True,
-                 max_epochs=25, batch_size=64,
+                 *, embedding_dim=64, hidden_dim=256, dropout=0.0, max_epochs=25, batch_size=64,
                  lr=1e-3, optimizer="adam", momentum=0.9, nesterov=False, lr_decay=0.0,
                  validation_fraction=0.1, patience=None, selection_metric="valid_map",
                  device="auto", random_state=None, verbose=0, callbacks=None, warm_start=False,
@@ -50,7 +49,6 @@ class TripletEmbedder(NeuralCrossModalEmbedder):
         self.embedding_dim = embedding_dim
         self.hidden_dim = hidden_dim
         self.dropout = dropout
-        self.standardize = standardize
         self.max_epochs = max_epochs
         self.batch_size = batch_size
         self.lr = lr

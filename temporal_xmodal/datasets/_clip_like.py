@@ -179,7 +179,7 @@ def make_clip_like(
     X_world, y, info = make_temporal_crossmodal(
         n_samples, return_info=True, random_state=rng, **{**CLIP_LIKE_DEFAULTS, **world})
     d = info.n_image_features
-    image_features, text_features, time = X_world[:, :d], X_world[:, d:-1], X_world[:, -1]
+    image_features, text_features, time = X_world[:, :d], X_world[:, d:-1], info.time
     X_image, image_projection, image_offset = _to_clip_geometry(
         rng, image_features, n_image_features, offset, embedding_noise)
     X_text, text_projection, text_offset = _to_clip_geometry(

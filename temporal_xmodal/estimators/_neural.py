@@ -126,11 +126,14 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
 
     def _towers(self, rows):
         """The two-tower module parameters every neural estimator starts from; with
-        ``standardize``, each modality's input standardisation from the training ``rows``."""
+        ``standardize`` (a parameter of SAM, TempXNet and Diachronic; an estimator without it
+        takes its inputs as they are), each modality's input standardisation from the
+        training ``rows``."""
         return {"n_image_features": self.n_image_features_,
                 "n_text_features": self.n_text_features_, "hidden_dim": self.hidden_dim,
                 "embedding_dim": self.embedding_dim, "dropout": self.dropout,
-                "standardization": rows.standardization() if self.standardize else None}
+                "standardization": (rows.standardization() if getattr(self, "standardize", False)
+                                    else None)}
 
     def _fit(self, X_image, X_text, time, labels):
         name = type(self).__name__
