@@ -22,6 +22,7 @@ from .._interrupts import interrupt_message, report_interrupt
 from .._warnings import StillImprovingWarning, warn
 from ..base import CrossModalEmbedder
 from ..nn.layers import reseed
+from ..nn.towers import block_standardization
 from ..training import (BatchIterator, CheckpointSelection, CompiledStep, CrossModalNet,
                         InverseTimeDecay, LearningRateDecay, ProgressLog, RetrievalScoring,
                         TrainingDivergedError, as_tensor, cannot_rank, embed_batches,
@@ -82,22 +83,11 @@ class TrainingRows:
     def text(self):
         return as_tensor(self._X_text, self._rows).numpy()
 
-    def standardization(self, block=65536):
-        """Each modality's ``(centre, scale)`` over the training rows: the features' means
-        and the root mean square of the centred features per feature (one scale per block),
-        read in blocks of rows (float64 sums, no copy of the block)."""
-        out = {}
-        for modality, X in (("image", self._X_image), ("text", self._X_text)):
-            rows = np.arange(len(X)) if self._rows is None else np.asarray(self._rows)
-            total, squares = np.zeros(X.shape[1]), 0.0
-            for start in range(0, len(rows), block):
-                part = np.asarray(X[rows[start:start + block]], dtype=np.float64)
-                total += part.sum(axis=0)
-                squares += float(np.einsum("ij,ij->", part, part))
-            centre = total / len(rows)
-            variance = max(squares / len(rows) - float(centre @ centre), 0.0) / X.shape[1]
-            out[modality] = (centre, np.sqrt(variance) if variance > 0 else 1.0)
-        return out
+    def standardization(self):
+        """Each modality's ``(centre, scale)`` over the training rows
+        (:func:`~temporal_xmodal.nn.towers.block_standardization`)."""
+        return {"image": block_standardization(self._X_image, self._rows),
+                "text": block_standardization(self._X_text, self._rows)}
 
 
 # ------------------------------------------------- use_time: the constant-time control

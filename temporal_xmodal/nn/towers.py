@@ -36,6 +36,21 @@ class Standardize(nn.Module):
         return torch.addcmul(self.bias, x, self.weight)
 
 
+def block_standardization(X, rows=None, block=65536):
+    """A block's ``(centre, scale)`` for :class:`Standardize` over ``rows`` of ``X`` (all
+    when ``None``): the features' means and the root mean square of the centred features
+    per feature, read in blocks of ``block`` rows (float64 sums, no copy of ``X``)."""
+    rows = np.arange(len(X)) if rows is None else np.asarray(rows)
+    total, squares = np.zeros(X.shape[1]), 0.0
+    for start in range(0, len(rows), block):
+        part = np.asarray(X[rows[start:start + block]], dtype=np.float64)
+        total += part.sum(axis=0)
+        squares += float(np.einsum("ij,ij->", part, part))
+    centre = total / len(rows)
+    variance = max(squares / len(rows) - float(centre @ centre), 0.0) / X.shape[1]
+    return centre, (np.sqrt(variance) if variance > 0 else 1.0)
+
+
 def input_layer(standardization, modality):
     """:class:`Standardize` for ``modality`` from ``{"image": (centre, scale), "text": ...}``,
     or ``nn.Identity`` (no kernel) when ``standardization`` is ``None``."""
@@ -130,4 +145,5 @@ class TwoTowerNet(nn.Module):
         return self.embed_image(image), self.embed_text(text)
 
 
-__all__ = ["ProjectionTower", "Standardize", "TwoTowerNet", "input_layer"]
+__all__ = ["ProjectionTower", "Standardize", "TwoTowerNet", "block_standardization",
+           "input_layer"]
