@@ -190,3 +190,18 @@ def test_the_figure_marks_fits_still_improving(tmp_path, monkeypatch):
         assert [t.get_text() for t in ax.get_yticklabels()] == ["CCA", "SAM *", "Diachronic †"]
     caption = "\n".join(t.get_text() for t in closed[0].texts)
     assert "* still improving at its last epoch, † its constant-time control too" in caption
+
+
+@pytest.mark.parametrize("names, hint", [(["CCA", "Nope"], "'Nope'"),
+                                         (["TempXNet"], "did you mean 'TempXNet-Rec'"),
+                                         ([], "(none given)")])
+def test_unknown_estimator_names_are_refused_before_any_work(tmp_path, names, hint):
+    """run_compare (and compare_estimators through it) refuses a name the job does not know,
+    as the command line does, naming the known names (issue 57, 2): it ran the known ones
+    alone, or wrote an empty table."""
+    from temporal_xmodal.comparison import run_compare
+
+    with pytest.raises(ValueError, match="choose among CCA, SM, SAM") as error:
+        run_compare(estimators=names, output=tmp_path / "out", n_samples=120, plots=False,
+                    log=lambda *args: None)
+    assert hint in str(error.value) and not (tmp_path / "out").exists()

@@ -23,7 +23,8 @@ from sklearn.utils._param_validation import StrOptions, validate_params
 from .._constraints import Interval
 from ..metrics import random_map, random_mrr
 from .data import DATASETS, load_comparison_data, with_constant_time
-from .job import RESULTS, check_output_folder, finished_fits, job_key, unique_names, write_atomic
+from .job import (RESULTS, check_names, check_output_folder, finished_fits, job_key, unique_names,
+                  write_atomic)
 from .notes import answer_lines, marked, note_lines
 from .plots import figure_title, plot_results
 from .registry import estimator_registry, left_out, set_matching_params, training_epochs
@@ -145,6 +146,8 @@ def run_compare(dataset="synthetic", output="compare_output", n_samples=None, ra
     if data is not None and n_samples is not None:
         raise ValueError("n_samples applies to the embedded data sets; for your own data pass "
                          "it to load_user_data (compare --data FILE --n-samples N)")
+    if estimators is not None:
+        check_names(estimators)  # before any folder is made or data read
     options = dict(n_samples=n_samples, plots=plots, max_epochs=max_epochs,
                    data_dir=data_dir, cache_dir=cache_dir, estimators=estimators,
                    n_jobs=n_jobs, verbose=verbose, log=log, resume=resume, force=force,

@@ -18,7 +18,8 @@ import os
 import tempfile
 from pathlib import Path
 
-__all__ = ["COMPARED_NAMES", "DATASETS", "MIN_SAMPLES", "RESULTS", "check_output_folder",
+__all__ = ["COMPARED_NAMES", "DATASETS", "MIN_SAMPLES", "RESULTS", "check_names",
+           "check_output_folder",
            "data_folder", "default_data_dir", "describe_job", "finished_fits", "job_key",
            "seconds_text", "unique_names", "write_atomic"]
 
@@ -69,6 +70,28 @@ def data_folder(data_dir, name):
             f"data folder not found: {folder.resolve()} (the {name!r} data set). Pass "
             f"--data-dir (the folder holding {name}/) or set TEMPORAL_XMODAL_DATA.")
     return folder
+
+
+def check_names(names):
+    """Refuse estimator names the job does not know, naming the known ones and the closest
+    (``"TempXNet"`` → ``"TempXNet-Rec"``); an empty list is refused too.  The command
+    line's ``--estimators`` and the Python functions read names through this one check."""
+    import difflib
+
+    names = list(names)
+    unknown = [name for name in names if name not in COMPARED_NAMES]
+    if not unknown and names:
+        return names
+    hints = []
+    for name in unknown:
+        close = difflib.get_close_matches(str(name), COMPARED_NAMES, n=1, cutoff=0.5) or [
+            known for known in COMPARED_NAMES if known.lower().startswith(str(name).lower())]
+        if close:
+            hints.append(f"{name!r}: did you mean {close[0]!r}?")
+    raise ValueError(
+        f"estimators: unknown name(s) {', '.join(map(repr, unknown)) or '(none given)'}; "
+        f"choose among {', '.join(COMPARED_NAMES)}" + (f" ({'; '.join(hints)})" if hints
+                                                       else "") + ".")
 
 
 def unique_names(names):
