@@ -160,7 +160,9 @@ def _bad_files(folder):
     dates = df.assign(date=df["date"].astype(str))
     dates.loc[7, "date"] = "the spring of 1882"
     paths = {}
-    for name, frame in {"items": df, "few": few, "dates": dates}.items():
+    one_class = df.assign(label="news")  # issue 57, 6: a perfect, meaningless table before
+    for name, frame in {"items": df, "few": few, "dates": dates,
+                        "one_class": one_class}.items():
         paths[name] = folder / f"{name}.csv"
         frame.to_csv(paths[name], index=False)
     (folder / "items.xlsx").write_text("not read")
@@ -188,6 +190,8 @@ def _bad_files(folder):
     (["--data", "absent.csv", "--image", "img_", "--text", "txt_"], "no such file"),
     (["--data", "items", "--image", "img_", "--text", "txt_", "--time", "date",
       "--window", "soon"], "--window"),
+    (["--data", "one_class", "--image", "img_", "--text", "txt_", "--time", "date",
+      "--label", "label"], "--label 'label' holds a single class ('news') for every row"),
 ])
 def test_bad_data_is_a_one_line_refusal(args, message, tmp_path, capsys):
     paths = {**_bad_files(tmp_path), "items.xlsx": tmp_path / "items.xlsx",

@@ -335,6 +335,15 @@ def load_user_data(data, *, image, text, time=None, label=None, label_sep=None,
     X_image, X_text, t = X_image[keep], X_text[keep], t[keep]
     if label:
         y, label_kind, categories = _read_labels(frame[label][keep], label, label_sep)
+        if len(categories) < 2 or (label_kind == "multilabel" and y.all()):
+            what = (f"holds a single class ({categories[0]!r}) for every row"
+                    if len(categories) < 2 else
+                    f"gives every row every label ({', '.join(categories)})")
+            raise UserDataError(
+                f"--label {label!r} {what}: every item is relevant to every other, so any "
+                "ranking scores category mAP 1 and the estimators that learn from labels "
+                "cannot train; give at least 2 classes, or leave --label out to rank each "
+                "row's pair by MRR")
     else:
         y, label_kind, categories = None, "pairs", None
     span = float(np.ptp(t))
