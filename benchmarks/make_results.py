@@ -249,6 +249,16 @@ def ticrc_section(doc):
               f"{_fmt(references['random'])}; date-only ranking (the caption's date estimated "
               f"from its words) {_fmt(references['date_prior'])}; LEAK bound (the caption's own "
               f"picture date, not a method) {_fmt(references['leak_upper_bound'])}."]
+    fusion = results.get("date_prior_fusion") or {}
+    if fusion:
+        lines += ["", "Fused with the caption-date prior (`DatePriorRetrieval`: the estimator's "
+                  "score plus β · log p(query date | caption), β and the prior chosen on held-out "
+                  "fitting pairs), and its constant-time control fused with the same prior:", "",
+                  "| estimator | alone | fused | its control alone | control fused |",
+                  "|---|---|---|---|---|"]
+        for name, entry in fusion.items():
+            lines.append(f"| {name} | {_stat(entry['alone'])} | {_stat(entry['fused'])} | "
+                         f"{_stat(entry['control_alone'])} | {_stat(entry['control_fused'])} |")
     return lines
 
 
