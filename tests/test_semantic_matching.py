@@ -126,3 +126,16 @@ def test_the_compare_job_splits_it_as_the_others():
     entry = estimator_registry(8)["SM"]
     assert isinstance(entry.estimator, SemanticMatchingCrossModal)
     assert entry.time_role == "inference" and entry.estimator.random_state is None
+
+
+def test_a_constant_time_column_fits_the_static_model(wording):
+    """With every training time equal there is one bin: the fit is the static SM exactly
+    (the compare job's constant-time control is Rasiwasia et al.'s model)."""
+    X_tr, y_tr, X_te, y_te, d = wording
+    constant = X_tr.copy()
+    constant[:, -1] = 0.0
+    timed = SemanticMatchingCrossModal(n_image_features=d).fit(constant, y_tr)
+    static = SemanticMatchingCrossModal(n_image_features=d, use_time=False).fit(X_tr, y_tr)
+    assert timed.time_encoding_ is None
+    np.testing.assert_allclose(timed.transform_text(X_te[:, d:-1], time=0.0),
+                               static.transform_text(X_te[:, d:-1]), atol=1e-8)

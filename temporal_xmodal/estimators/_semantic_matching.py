@@ -148,7 +148,9 @@ class SemanticMatchingCrossModal(CrossModalEmbedder):
     image_scaler_, text_scaler_ : StandardScaler or None
         Each modality's standardisation (``None`` without ``standardize``).
     time_encoding_ : TimeEncoding or None
-        The one-hot bins of a time-interacted fit (``None`` for the control).
+        The one-hot bins of a time-interacted fit; ``None`` for the control, and when the
+        training times fill a single bin (all equal: a constant time column), where the
+        time-interacted model is the static one.
     n_features_in_, feature_names_in_, n_image_features_, n_text_features_, time_axis_, time_range_
         See :class:`~temporal_xmodal.base.CrossModalEmbedder`.
 """ + USE_TIME_ATTRIBUTES_DOC + """
@@ -219,9 +221,11 @@ class SemanticMatchingCrossModal(CrossModalEmbedder):
                 "per class (embedding_dim=None keeps them all).")
         self.time_encoding_ = None
         if self.uses_time_:
-            self.time_encoding_ = TimeEncoding("onehot", n_bins=self.time_bins).fit(
+            encoding = TimeEncoding("onehot", n_bins=self.time_bins).fit(
                 self.time_axis_.centre(time))
-            self.time_axis_.bind_encoding(self.time_encoding_)
+            if encoding.bins_.n_bins_ > 1:  # one bin (all times equal): the static model
+                self.time_encoding_ = encoding
+                self.time_axis_.bind_encoding(encoding)
         target = labels.astype(np.intp) if multilabel else labels
         for modality, A in (("image", X_image), ("text", X_text)):
             scaler = StandardScaler().fit(A) if self.standardize else None
