@@ -357,7 +357,8 @@ def _plot(rows, *, out, columns, dataset, data, random_state, epochs, references
                      else None,
                      category_names=data.extra.get("categories"),
                      delta_label="I→T MRR" if undated else "mAP",
-                     time_unit=data.get("time_unit", "years"))
+                     time_unit=data.get("time_unit", "years"),
+                     chance_map=references.get("chance_map"))
         log(f"wrote {out / 'comparison.png'}")
     except ImportError:
         log("matplotlib is not installed: no plots (pip install 'temporal-xmodal[plots]')")

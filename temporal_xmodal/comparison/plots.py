@@ -64,7 +64,7 @@ def _metric_names(columns):
     return names
 
 
-def _retrieval_panel(ax, rows, columns, references):
+def _retrieval_panel(ax, rows, columns, references, chance_map=None):
     """Scores as an annotated grid (estimators × metrics): every value printed in its cell."""
     names = _metric_names(columns)
     metrics = [k for k, _, _ in columns if k not in ("fit_seconds", "delta_time", "date_gain",
@@ -86,6 +86,8 @@ def _retrieval_panel(ax, rows, columns, references):
     if references:
         title += "\n" + ", ".join(f"{label} ranking: {level:.3f}"
                                   for label, level in references.items())
+    if chance_map is not None:
+        title += f"\ncategory mAP of a random ranking (chance): {chance_map:.3f}"
     ax.set_title(title, fontsize=11)
     return metrics
 
@@ -178,7 +180,7 @@ def _fit_time_panel(ax, rows):
     prefer_skip_nested_validation=True,
 )
 def plot_results(rows, path, *, columns=COLUMNS, references=None, category_names=None,
-                 delta_label="mAP", time_unit="years", title=None):
+                 delta_label="mAP", time_unit="years", title=None, chance_map=None):
     """Write the comparison figure: a 2 × 2 grid, readable at 1000 pixels wide.
 
     Top left, the retrieval scores of every estimator as an annotated grid
@@ -200,6 +202,8 @@ def plot_results(rows, path, *, columns=COLUMNS, references=None, category_names
         The table's columns: :data:`COLUMNS` or :data:`UNDATED_COLUMNS`.
     references : dict of str -> float, optional
         Horizontal reference lines (e.g. random MRR) on the first two panels.
+    chance_map : float, optional
+        Category mAP of a random ranking, named in the grid's title (labelled data).
     category_names : sequence of str, optional
         Names of the categories of a per-category panel (1-based labels).
     delta_label : str, default="mAP"
@@ -221,7 +225,7 @@ def plot_results(rows, path, *, columns=COLUMNS, references=None, category_names
     import matplotlib.pyplot as plt
 
     fig, ((ax, ax_mid), (ax_dt, ax_t)) = plt.subplots(2, 2, figsize=(13, 10))
-    metrics = _retrieval_panel(ax, rows, columns, references)
+    metrics = _retrieval_panel(ax, rows, columns, references, chance_map)
     _breakdown_panel(ax_mid, rows, references, category_names, time_unit)
     _delta_time_panel(ax_dt, rows, delta_label)
     _fit_time_panel(ax_t, rows)
