@@ -19,7 +19,7 @@ from .._constraints import Interval
 from .._validation import check_labels
 from ..base import layout_blocks
 from ..estimators import query_time_scores
-from ..metrics import average_precision_per_query, counterpart_reciprocal_ranks, cross_modal_scores
+from ..metrics import counterpart_reciprocal_ranks, cross_modal_scores, mean_average_precision
 from ..time import TimeRangeWarning, time_role
 from .embedded import embed_split
 from .protocols import local_alignment, temporally_bounded_retrieval
@@ -38,11 +38,11 @@ _TIME_WINDOW_FIGURES = (("tmap50", "min_k_total", False), ("tmap50_filter", "min
 
 
 def _per_category_map(Z_image, Z_text, y):
-    """mAP (mean of I→T and T→I) of the queries of each class."""
-    scores = Z_image @ Z_text.T
-    relevance = y[:, None] == y[None, :]
-    ap = 0.5 * (average_precision_per_query(scores, relevance)
-                + average_precision_per_query(scores.T, relevance))
+    """mAP (mean of I→T and T→I) of the queries of each class: each query's full-ranking AP
+    from the chunked scan (memory bounded by the scan's working memory, never an n × n
+    score or relevance matrix: 17 GB at 30,000 test rows)."""
+    ap = 0.5 * (mean_average_precision(Z_image, Z_text, y, y, return_per_query=True)[1]
+                + mean_average_precision(Z_text, Z_image, y, y, return_per_query=True)[1])
     categories, which = np.unique(y, return_inverse=True)
     counts = np.bincount(which)
     return {"category": categories.tolist(),
