@@ -196,17 +196,13 @@ def retrieval_figures(estimator, X, y, window, time):
     from dataclasses import replace
 
     from temporal_xmodal.evaluation import embed_split, local_alignment
+    from temporal_xmodal.evaluation.report import time_window_figures
     from temporal_xmodal.metrics import cross_modal_scores
 
     split = replace(embed_split(estimator, X, y), time=np.asarray(time, dtype=float))
     Zi, Zt = split.Z_image, split.Z_text
-    out = {"map": cross_modal_scores(Zi, Zt, y, metrics=("map",))["map"]}
-    for normaliser, suffix in (("min_k_total", ""), ("relevant_in_topk", "_topk")):
-        windowed = dict(metrics=("map",), k=50, time=time, time_window=window,
-                        ap_at_k_normaliser=normaliser)
-        out[f"tmap50{suffix}"] = cross_modal_scores(Zi, Zt, y, **windowed)["map"]
-        out[f"tmap50_filter{suffix}"] = cross_modal_scores(Zi, Zt, y, **windowed,
-                                                          time_filter=window)["map"]
+    out = {"map": cross_modal_scores(Zi, Zt, y, metrics=("map",))["map"],
+           **time_window_figures(Zi, Zt, y, split.time, window)}
     local = local_alignment(None, split, bins=10, random_state=0)
     out.update(local_map10=local["mean"], local_i2t=local["i2t"], local_t2i=local["t2i"])
     return out

@@ -83,7 +83,7 @@ from _common import (add_settings_argument, make_parser, parse_settings, print_h
 from temporal_xmodal.comparison import (estimator_registry, set_matching_params, synthetic_split,
                                         with_constant_time)
 from temporal_xmodal.comparison.run import beyond_filter, recording_convergence
-from temporal_xmodal.datasets import TEMPORAL_WORLDS, make_clip_like
+from temporal_xmodal.datasets import TEMPORAL_WORLDS, make_clip_like, make_temporal_crossmodal
 
 #: The worlds, each as its overrides of the demo world (DEMO_WORLD is "meaning shift").
 #: The CLIP-like world (issue 54, 4): the demo's meaning shift in CLIP's geometry
@@ -122,22 +122,11 @@ def _blocks(X, n_image_features):
     return X[:, :n_image_features], X[:, n_image_features:-1], X[:, -1]
 
 
-def clip_like_split(n_samples, random_state=0, test_fraction=0.3, **world):
-    """:func:`~temporal_xmodal.datasets.make_clip_like` at its defaults (12 categories whose
-    caption wordings pass between categories at era boundaries, stable pictures, unit-norm
-    512-d vectors with a shared offset per modality), split as
-    :func:`~temporal_xmodal.comparison.synthetic_split` splits the other worlds."""
-    X, y, info = make_clip_like(n_samples, return_info=True, random_state=random_state,
-                                **world)
-    test = np.random.default_rng(random_state).random(n_samples) < test_fraction
-    return (X[~test], y[~test], X[test], y[test], info.n_image_features,
-            0.05 * float(np.ptp(X[:, -1])))
-
-
 def run_world(world, seed, n_samples, max_epochs, names=NAMES, settings=None, overrides=None):
-    split = clip_like_split if world == CLIP_WORLD else synthetic_split
-    X_tr, y_tr, X_te, y_te, n_img, window = split(
-        n_samples, random_state=seed, **{**(overrides or {}), **WORLDS[world]})
+    generator = make_clip_like if world == CLIP_WORLD else make_temporal_crossmodal
+    X_tr, y_tr, X_te, y_te, n_img, window = synthetic_split(
+        n_samples, random_state=seed, generator=generator,
+        **{**(overrides or {}), **WORLDS[world]})
     time_te = X_te[:, -1]
     const_tr = with_constant_time(_blocks(X_tr, n_img))
     const_te = with_constant_time(_blocks(X_te, n_img))

@@ -15,7 +15,8 @@ import uuid
 from pathlib import Path
 
 from .comparison.estimate import SYNTHETIC_FEATURES, SYNTHETIC_TRAIN_SHARE, estimate_seconds
-from .comparison.job import (COMPARED_NAMES, DATASETS, MIN_SAMPLES, check_output_folder,
+from .comparison.job import (COMPARED_NAMES, DATASETS, MIN_SAMPLES, check_names,
+                             check_output_folder,
                              data_folder, job_key, seconds_text, unique_names)
 
 #: Units of ``--time-unit`` (those of :func:`temporal_xmodal.time.to_time_axis`), written out so
@@ -159,10 +160,10 @@ def _check_compare_args(args):
     args.names, args.repeated = None, []
     if args.estimators is not None:
         names = [name.strip() for name in args.estimators.split(",") if name.strip()]
-        unknown = [name for name in names if name not in ESTIMATOR_NAMES]
-        if unknown or not names:
-            return (f"--estimators: unknown name(s) {', '.join(unknown) or '(none given)'}; "
-                    f"choose among {', '.join(ESTIMATOR_NAMES)}")
+        try:
+            check_names(names)
+        except ValueError as error:
+            return f"--{error}"
         args.names, args.repeated = unique_names(names)
     args.user_data = None
     if args.data is not None:

@@ -192,7 +192,7 @@ def test_the_figure_marks_fits_still_improving(tmp_path, monkeypatch):
     assert "* still improving at its last epoch, † its constant-time control too" in caption
 
 
-@pytest.mark.parametrize("names, hint", [(["CCA", "Nope"], "'Nope'"),
+@pytest.mark.parametrize("names, hint", [(["CCA", "Nope"], "unknown name(s) Nope;"),
                                          (["TempXNet"], "did you mean 'TempXNet-Rec'"),
                                          ([], "(none given)")])
 def test_unknown_estimator_names_are_refused_before_any_work(tmp_path, names, hint):

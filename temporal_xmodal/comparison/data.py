@@ -55,10 +55,12 @@ def _blocks(X, n_image_features):
 @validate_params(
     {"n_samples": [Interval(Integral, 1, None, closed="left")],
      "test_fraction": [Interval(Real, 0, 1, closed="neither")],
-     "random_state": [Interval(Integral, 0, None, closed="left")]},
-    prefer_skip_nested_validation=False,  # **world is checked by make_temporal_crossmodal
+     "random_state": [Interval(Integral, 0, None, closed="left")],
+     "generator": [callable]},
+    prefer_skip_nested_validation=False,  # **world is checked by the generator
 )
-def synthetic_split(n_samples=3000, test_fraction=0.3, random_state=0, **world):
+def synthetic_split(n_samples=3000, test_fraction=0.3, random_state=0, *,
+                    generator=make_temporal_crossmodal, **world):
     """The embedded default data set, split at random into train and test.
 
     Read more in the user guide: docs/index.md.
@@ -71,10 +73,15 @@ def synthetic_split(n_samples=3000, test_fraction=0.3, random_state=0, **world):
         Probability of an item being in the test split.
     random_state : int, default=0
         Seed of the generator and of the split.
+    generator : callable, default=make_temporal_crossmodal
+        The data's generator, called as ``generator(n_samples, return_info=True,
+        random_state=random_state, **world)``; e.g.
+        :func:`~temporal_xmodal.datasets.make_clip_like` (the same world in CLIP's
+        geometry).
     **world
-        Parameters of :func:`~temporal_xmodal.datasets.make_temporal_crossmodal`
-        overriding :data:`DEMO_WORLD` (e.g. ``meaning_shift=0`` for the static
-        world).
+        Parameters of the generator (of :func:`~temporal_xmodal.datasets.
+        make_temporal_crossmodal`) overriding :data:`DEMO_WORLD` (e.g.
+        ``meaning_shift=0`` for the static world).
 
     Returns
     -------
@@ -84,9 +91,8 @@ def synthetic_split(n_samples=3000, test_fraction=0.3, random_state=0, **world):
         5 % of the time span (in the units of the time column), the window
         of t-mAP@50.
     """
-    X, y, info = make_temporal_crossmodal(n_samples, return_info=True,
-                                          random_state=random_state,
-                                          **{**DEMO_WORLD, **world})
+    X, y, info = generator(n_samples, return_info=True, random_state=random_state,
+                           **{**DEMO_WORLD, **world})
     rng = np.random.default_rng(random_state)
     test = rng.random(n_samples) < test_fraction
     span = float(np.ptp(info.time))

@@ -89,7 +89,7 @@ def check_names(names):
         if close:
             hints.append(f"{name!r}: did you mean {close[0]!r}?")
     raise ValueError(
-        f"estimators: unknown name(s) {', '.join(map(repr, unknown)) or '(none given)'}; "
+        f"estimators: unknown name(s) {', '.join(map(str, unknown)) or '(none given)'}; "
         f"choose among {', '.join(COMPARED_NAMES)}" + (f" ({'; '.join(hints)})" if hints
                                                        else "") + ".")
 

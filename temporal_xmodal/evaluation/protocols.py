@@ -18,6 +18,7 @@ from sklearn.utils._param_validation import StrOptions, validate_params
 
 from .._constraints import Interval
 from ..metrics import cross_modal_scores, mean_average_precision
+from ..metrics._ranking import AP_NORMALISERS
 from ..time import to_duration
 from ._bins import evaluate_per_instant, fit_instants, stack_per_instant
 from ._scores import DIRECTIONS, nanmean, scores_dict
@@ -33,7 +34,6 @@ __all__ = [
 
 _QUERY_TIMES = {"instant": "instant", "target_bin": "instant", "own": "own", "own_bin": "own"}
 _AGGREGATES = {"micro": "micro", "macro": "macro", "macro_over_bins": "macro"}
-_AP_NORMALISERS = ("relevant_in_topk", "min_k_total")
 
 
 def _sample_queries(labels, per_category, rng):
@@ -121,7 +121,7 @@ def coarse_alignment(estimator, X, y=None, *, k=None):
         "k": [Interval(Integral, 1, None, closed="left")],
         "query_time": [StrOptions(set(_QUERY_TIMES))],
         "include_empty": ["boolean"],
-        "ap_at_k_normaliser": [StrOptions(set(_AP_NORMALISERS))],
+        "ap_at_k_normaliser": [StrOptions(set(AP_NORMALISERS))],
         "random_state": ["random_state"],
         "return_details": ["boolean"],
     },
@@ -311,7 +311,7 @@ def temporally_bounded_retrieval(estimator, X, y=None, *, bins=10, aggregate="mi
         "window": "no_validation",
         "k": [Interval(Integral, 1, None, closed="left"), None],
         "time_filter": ["boolean"],
-        "ap_at_k_normaliser": [StrOptions(set(_AP_NORMALISERS))],
+        "ap_at_k_normaliser": [StrOptions(set(AP_NORMALISERS))],
     },
     prefer_skip_nested_validation=True,
 )

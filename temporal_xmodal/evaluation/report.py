@@ -24,7 +24,7 @@ from ..time import TimeRangeWarning, time_role
 from .embedded import embed_split
 from .protocols import local_alignment, temporally_bounded_retrieval
 
-__all__ = ["TEMPORAL_KEYS", "evaluate_estimator", "evaluate_undated"]
+__all__ = ["TEMPORAL_KEYS", "evaluate_estimator", "evaluate_undated", "time_window_figures"]
 
 #: The diachronic protocols of :func:`evaluate_estimator` (NaN when the data is undated).
 TEMPORAL_KEYS = ("tmap50", "tmap50_filter", "tmap50_topk", "tmap50_filter_topk",
@@ -35,6 +35,23 @@ TEMPORAL_KEYS = ("tmap50", "tmap50_filter", "tmap50_topk", "tmap50_filter_topk",
 _TIME_WINDOW_FIGURES = (("tmap50", "min_k_total", False), ("tmap50_filter", "min_k_total", True),
                         ("tmap50_topk", "relevant_in_topk", False),
                         ("tmap50_filter_topk", "relevant_in_topk", True))
+
+
+def time_window_figures(Z_image, Z_text, labels, time, time_window):
+    """The time-window mAP@50 of embedded items, all candidates and date-filtered, with both
+    AP@50 normalisers (:data:`_TIME_WINDOW_FIGURES`): relevant = same label and
+    ``|Δt| <= time_window`` of ``time`` (the items' real times, a number on the axis).
+
+    Returns
+    -------
+    figures : dict of str -> float
+        ``tmap50``, ``tmap50_filter``, ``tmap50_topk``, ``tmap50_filter_topk``.
+    """
+    window = float(time_window)
+    return {key: float(cross_modal_scores(
+        Z_image, Z_text, labels, metrics=("map",), k=50, time_window=window, time=time,
+        time_filter=window if filtered else None, ap_at_k_normaliser=normaliser)["map"])
+        for key, normaliser, filtered in _TIME_WINDOW_FIGURES}
 
 
 def _per_category_map(Z_image, Z_text, y):
@@ -133,11 +150,7 @@ def evaluate_estimator(estimator, X, y, *, time_window, n_bins=10, random_state=
             return figures
         period_time = time if relevance_time is None else np.asarray(relevance_time,
                                                                      dtype=float)
-        for key, normaliser, filtered in _TIME_WINDOW_FIGURES:
-            figures[key] = float(cross_modal_scores(
-                Z_image, Z_text, labels, metrics=("map",), k=50, time_window=float(time_window),
-                time=period_time, time_filter=float(time_window) if filtered else None,
-                ap_at_k_normaliser=normaliser)["map"])
+        figures.update(time_window_figures(Z_image, Z_text, labels, period_time, time_window))
         bounded, per_bin = temporally_bounded_retrieval(estimator, split, bins=n_bins)
         local = local_alignment(estimator, split, bins=n_bins, random_state=random_state)
     figures.update({

@@ -103,9 +103,6 @@ def random_mrr(n_candidates):
     return float(np.sum(1.0 / np.arange(1, n_candidates + 1)) / n_candidates)
 
 
-__all__ = ["counterpart_reciprocal_ranks", "random_mrr"]
-
-
 def random_map(labels, *, block_size=1024):
     r"""Expected category mAP of a random ranking: the chance line of category retrieval.
 
@@ -149,3 +146,6 @@ def random_map(labels, *, block_size=1024):
                                    for i in range(0, n, block_size)]).astype(np.float64)
     harmonic = float(np.sum(1.0 / np.arange(1, n + 1)))
     return float(np.mean(((relevant - 1) / (n - 1) * (n - harmonic) + harmonic) / n))
+
+
+__all__ = ["counterpart_reciprocal_ranks", "random_map", "random_mrr"]
