@@ -227,16 +227,18 @@ class SemanticMatchingCrossModal(CrossModalEmbedder):
                 self.time_encoding_ = encoding
                 self.time_axis_.bind_encoding(encoding)
         target = labels.astype(np.intp) if multilabel else labels
+        gram = 0.0  # of the training posteriors, for the principal axes of embedding_dim
         for modality, A in (("image", X_image), ("text", X_text)):
             scaler = StandardScaler().fit(A) if self.standardize else None
             setattr(self, f"{modality}_scaler_", scaler)
-            classifier = self._classifier(multilabel).fit(self._design(modality, A, time),
-                                                          target)
+            design = self._design(modality, A, time)
+            classifier = self._classifier(multilabel).fit(design, target)
             setattr(self, f"{modality}_classifier_", classifier)
+            if self.embedding_dim is not None:
+                P = classifier.predict_proba(design)
+                gram = gram + P.T @ P
         self.components_ = None
         if self.embedding_dim is not None:  # uncentred principal axes of the posteriors
-            P = [self._embed(m, A, time) for m, A in (("image", X_image), ("text", X_text))]
-            gram = sum(p.T @ p for p in P)
             _, vectors = np.linalg.eigh(gram)
             self.components_ = vectors[:, ::-1][:, :self.embedding_dim]
         self.embedding_dim_ = n_classes if self.components_ is None else self.embedding_dim
