@@ -21,6 +21,7 @@ import numpy as np
 from sklearn.utils._param_validation import StrOptions, validate_params
 
 from .._constraints import Interval
+from ..evaluation.report import QUERY_SAMPLE
 from ..metrics import random_map, random_mrr
 from .data import DATASETS, load_comparison_data, with_constant_time
 from .job import (RESULTS, check_names, check_output_folder, finished_fits, job_key, unique_names,
@@ -296,9 +297,22 @@ def _report(rows, n_done, n_fits, answer, columns, references, data):
     elif "chance_map" in references:
         lines.append(f"reference: a random ranking's category mAP (chance) "
                      f"{references['chance_map']:.3f}")
+    lines += _sample_lines(rows, len(data.X_test))
     lines += note_lines(rows, data)
     lines += [f"data: {note}" for note in data.get("notes", ())]
     return "\n".join(lines)
+
+
+def _sample_lines(rows, n_test):
+    """The line that says the figures are estimates from a query sample, when they are."""
+    sampled = sorted({r["n_queries"] for r in rows if r.get("n_queries", n_test) < n_test})
+    if not sampled:
+        return []
+    return [f"evaluation: a random sample of {', '.join(f'{m:,}' for m in sampled)} of the "
+            f"{n_test:,} test items queries every test item (above {QUERY_SAMPLE:,} test "
+            "items the full rankings' O(n²) cost is not paid; the same items in every fit); "
+            "mAP, MRR and t-mAP@50 are the sample's means ± their standard errors. Exact "
+            "figures: temporal_xmodal.evaluation.evaluate_estimator(..., query_sample=None)"]
 
 
 def _over_seeds(dataset, output, random_state, seeds, *, log, resume, force, plots, **options):

@@ -71,8 +71,13 @@ def is_na(value):
     return value is None or (isinstance(value, (float, np.floating)) and np.isnan(value))
 
 
-def _cell(value, fmt):
-    return "n/a" if is_na(value) else fmt.format(value)
+def _cell(value, fmt, se=None):
+    """A figure (``n/a`` when not applicable), with ``±`` its standard error when it is an
+    estimate from a query sample (``se`` > 0)."""
+    if is_na(value):
+        return "n/a"
+    return fmt.format(value) + (f"±{se:.3f}" if se is not None and not is_na(se) and se > 0
+                                else "")
 
 
 @validate_params({"rows": [list], "columns": ["array-like"]},
@@ -92,12 +97,18 @@ def format_table(rows, columns=COLUMNS):
     Returns
     -------
     table : str
-        A header line, a rule and one line per row.
+        A header line, a rule and one line per row; a figure estimated from a
+        query sample (its row holds ``<key>_se`` > 0) reads ``0.812±0.004``.
     """
     width = max([len("estimator")] + [len(r["name"]) for r in rows])
-    header = f"{'estimator':<{width}}  " + "  ".join(f"{h:>9}" for _, h, _ in columns)
+    cells = [[_cell(r.get(key), fmt, r.get(f"{key}_se")) for key, _, fmt in columns]
+             for r in rows]
+    widths = [max([9, len(header)] + [len(row[j]) for row in cells])
+              for j, (_, header, _) in enumerate(columns)]
+    header = f"{'estimator':<{width}}  " + "  ".join(
+        f"{h:>{w}}" for (_, h, _), w in zip(columns, widths))
     lines = [header, "-" * len(header)]
-    for r in rows:
-        cells = "  ".join(f"{_cell(r.get(key), fmt):>9}" for key, _, fmt in columns)
-        lines.append(f"{r['name']:<{width}}  {cells}")
+    for r, row in zip(rows, cells):
+        text = "  ".join(f"{c:>{w}}" for c, w in zip(row, widths))
+        lines.append(f"{r['name']:<{width}}  {text}")
     return "\n".join(lines)

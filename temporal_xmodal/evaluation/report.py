@@ -20,11 +20,19 @@ from .._validation import check_labels
 from ..base import layout_blocks
 from ..estimators import query_time_scores
 from ..metrics import counterpart_reciprocal_ranks, cross_modal_scores, mean_average_precision
+from ..metrics._retrieval import sample_queries
 from ..time import TimeRangeWarning, time_role
 from .embedded import embed_split
 from .protocols import local_alignment, temporally_bounded_retrieval
 
-__all__ = ["TEMPORAL_KEYS", "evaluate_estimator", "evaluate_undated", "time_window_figures"]
+__all__ = ["QUERY_SAMPLE", "TEMPORAL_KEYS", "evaluate_estimator", "evaluate_undated",
+           "time_window_figures"]
+
+#: Test items above which :func:`evaluate_estimator` ranks for a random sample of this many
+#: queries (the same for every figure and every estimator evaluated with the same seed), each
+#: figure with its standard error: the full rankings of n test items cost O(n²), about
+#: 15 CPU s at 10,000 items and 25 CPU min at 100,000 (docs/evaluation.md, "At scale").
+QUERY_SAMPLE = 5000
 
 #: The diachronic protocols of :func:`evaluate_estimator` (NaN when the data is undated).
 TEMPORAL_KEYS = ("tmap50", "tmap50_filter", "tmap50_topk", "tmap50_filter_topk",
@@ -37,30 +45,44 @@ _TIME_WINDOW_FIGURES = (("tmap50", "min_k_total", False), ("tmap50_filter", "min
                         ("tmap50_filter_topk", "relevant_in_topk", True))
 
 
-def time_window_figures(Z_image, Z_text, labels, time, time_window):
+def time_window_figures(Z_image, Z_text, labels, time, time_window, *, query_sample=None,
+                        random_state=0):
     """The time-window mAP@50 of embedded items, all candidates and date-filtered, with both
     AP@50 normalisers (:data:`_TIME_WINDOW_FIGURES`): relevant = same label and
     ``|Δt| <= time_window`` of ``time`` (the items' real times, a number on the axis).
+    ``query_sample`` and ``random_state``: as :func:`~temporal_xmodal.metrics.cross_modal_scores`
+    (the same sampled queries for every figure).
 
     Returns
     -------
     figures : dict of str -> float
-        ``tmap50``, ``tmap50_filter``, ``tmap50_topk``, ``tmap50_filter_topk``.
+        ``tmap50``, ``tmap50_filter``, ``tmap50_topk``, ``tmap50_filter_topk``; with
+        ``query_sample`` also each one's standard error, ``<key>_se``.
     """
     window = float(time_window)
-    return {key: float(cross_modal_scores(
-        Z_image, Z_text, labels, metrics=("map",), k=50, time_window=window, time=time,
-        time_filter=window if filtered else None, ap_at_k_normaliser=normaliser)["map"])
-        for key, normaliser, filtered in _TIME_WINDOW_FIGURES}
+    figures = {}
+    for key, normaliser, filtered in _TIME_WINDOW_FIGURES:
+        scores = cross_modal_scores(
+            Z_image, Z_text, labels, metrics=("map",), k=50, time_window=window, time=time,
+            time_filter=window if filtered else None, ap_at_k_normaliser=normaliser,
+            query_sample=query_sample, random_state=random_state)
+        figures[key] = float(scores["map"])
+        if query_sample is not None:
+            figures[f"{key}_se"] = scores["map_se"]
+    return figures
 
 
-def _per_category_map(Z_image, Z_text, y):
+def _per_category_map(Z_image, Z_text, y, rows=None):
     """mAP (mean of I→T and T→I) of the queries of each class: each query's full-ranking AP
     from the chunked scan (memory bounded by the scan's working memory, never an n × n
-    score or relevance matrix: 17 GB at 30,000 test rows)."""
-    ap = 0.5 * (mean_average_precision(Z_image, Z_text, y, y, return_per_query=True)[1]
-                + mean_average_precision(Z_text, Z_image, y, y, return_per_query=True)[1])
-    categories, which = np.unique(y, return_inverse=True)
+    score or relevance matrix: 17 GB at 30,000 test rows); ``rows``: the sampled queries
+    (all when None)."""
+    rows = slice(None) if rows is None else rows
+    ap = 0.5 * (mean_average_precision(Z_image[rows], Z_text, y[rows], y,
+                                       return_per_query=True)[1]
+                + mean_average_precision(Z_text[rows], Z_image, y[rows], y,
+                                         return_per_query=True)[1])
+    categories, which = np.unique(y[rows], return_inverse=True)
     counts = np.bincount(which)
     return {"category": categories.tolist(),
             "map_mean": (np.bincount(which, weights=ap) / counts).tolist(),
@@ -76,11 +98,12 @@ def _per_category_map(Z_image, Z_text, y):
         "n_bins": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
         "relevance_time": ["array-like", None],
+        "query_sample": [Interval(Integral, 2, None, closed="left"), None],
     },
     prefer_skip_nested_validation=True,
 )
 def evaluate_estimator(estimator, X, y, *, time_window, n_bins=10, random_state=0,
-                       relevance_time=None):
+                       relevance_time=None, query_sample=QUERY_SAMPLE):
     """Retrieval figures and diachronic protocols of a fitted estimator on ``(X, y)``.
 
     The split is embedded once at its own times (:func:`embed_split`); coarse
@@ -107,11 +130,17 @@ def evaluate_estimator(estimator, X, y, *, time_window, n_bins=10, random_state=
     n_bins : int, default=10
         Time bins of the local-alignment and temporally-bounded protocols.
     random_state : int, default=0
-        Query sampling of the local-alignment protocol.
+        Query sampling of the local-alignment protocol and of ``query_sample``.
     relevance_time : array-like of shape (n_samples,) or None, default=None
         The times t-mAP@50's relevance reads, on the estimator's time axis; ``None``: the
         rows' own (those they are embedded at).  A constant-time control, embedded at one
         instant, passes the rows' real times, so that its t-mAP@50 asks the task's question.
+    query_sample : int or None, default=QUERY_SAMPLE (5000)
+        Above this many test items, a random sample of ``query_sample`` items (seeded by
+        ``random_state``: the same items for every estimator) queries every test item in
+        coarse alignment, MRR, t-mAP@50 and the per-category breakdown, and each of those
+        figures is the sample's mean, with its standard error (``<key>_se``); cost linear
+        in the test items instead of quadratic.  ``None``: every item queries (exact).
 
     Returns
     -------
@@ -130,27 +159,35 @@ def evaluate_estimator(estimator, X, y, *, time_window, n_bins=10, random_state=
         ``bounded_map`` (temporally bounded retrieval, micro) and
         ``per_bin`` (its per-bin table as lists); undated: NaN protocols and
         ``per_category`` (``category``, ``map_mean``, ``count``) instead of
-        ``per_bin``.
+        ``per_bin``.  Unless ``query_sample`` is None: ``n_queries`` (the
+        items that queried: all, or ``query_sample``) and the standard errors
+        ``map_i2t_se``, ``map_t2i_se``, ``map_se``, ``mrr_se`` and, dated,
+        ``tmap50_se``, ``tmap50_filter_se``, ``tmap50_topk_se``,
+        ``tmap50_filter_topk_se`` (0 when every item queried).
     """
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TimeRangeWarning)
         split = embed_split(estimator, X, y)  # the one embedding every figure uses
         Z_image, Z_text, time = split.Z_image, split.Z_text, split.time
         labels = check_labels(y, Z_image.shape[0], required=False)
-        coarse = cross_modal_scores(Z_image, Z_text, labels, metrics=("map",))
-        figures = {
-            "map_i2t": float(coarse["map_i2t"]),
-            "map_t2i": float(coarse["map_t2i"]),
-            "map": float((coarse["map_i2t"] + coarse["map_t2i"]) / 2),
-            "mrr": float(cross_modal_scores(Z_image, Z_text, None, metrics=("mrr",))["mrr"]),
-        }
+        sample = dict(query_sample=query_sample, random_state=random_state)
+        coarse = cross_modal_scores(Z_image, Z_text, labels, metrics=("map",), **sample)
+        mrr = cross_modal_scores(Z_image, Z_text, None, metrics=("mrr",), **sample)
+        figures = {**{key: float(coarse[key]) for key in ("map_i2t", "map_t2i", "map")},
+                   "mrr": float(mrr["mrr"])}
+        if query_sample is not None:
+            figures.update({key: coarse[key] for key in ("map_i2t_se", "map_t2i_se", "map_se")},
+                           mrr_se=mrr["mrr_se"], n_queries=int(coarse["n_queries"]))
         if time_window is None:
             figures.update(dict.fromkeys(TEMPORAL_KEYS, float("nan")))
-            figures["per_category"] = _per_category_map(Z_image, Z_text, np.asarray(y))
+            figures["per_category"] = _per_category_map(
+                Z_image, Z_text, np.asarray(y),
+                sample_queries(len(Z_image), query_sample, random_state))
             return figures
         period_time = time if relevance_time is None else np.asarray(relevance_time,
                                                                      dtype=float)
-        figures.update(time_window_figures(Z_image, Z_text, labels, period_time, time_window))
+        figures.update(time_window_figures(Z_image, Z_text, labels, period_time, time_window,
+                                           **sample))
         bounded, per_bin = temporally_bounded_retrieval(estimator, split, bins=n_bins)
         local = local_alignment(estimator, split, bins=n_bins, random_state=random_state)
     figures.update({

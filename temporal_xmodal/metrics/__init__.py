@@ -28,6 +28,7 @@ from ._retrieval import (
     mean_reciprocal_rank,
     ndcg_at_k,
     recall_at_k,
+    sample_standard_error,
 )
 
 __all__ = [
@@ -43,6 +44,7 @@ __all__ = [
     "random_map",
     "random_mrr",
     "recall_at_k",
+    "sample_standard_error",
     "recall_per_query",
     "reciprocal_rank_per_query",
     "retrieval_metrics_at_k",

@@ -4,9 +4,13 @@ Each metric runs its per-query function (:mod:`._ranking`) over the memory-bound
 score blocks of the full-ranking scan (:mod:`._full_ranking`).
 """
 
+from numbers import Integral
+
 import numpy as np
+from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import validate_params
 
+from .._constraints import Interval
 from ._full_ranking import SCAN_CONSTRAINTS, _per_query
 from ._ranking import (
     RANKING_CONSTRAINTS,
@@ -213,24 +217,65 @@ del _f
 CROSS_MODAL_METRICS = ("map", "mrr", "ndcg", "recall")
 
 
+def _block_function(name, k, normaliser, gain, discount):
+    """The per-query function of metric ``name`` on a block of (scores, relevance)."""
+    if name == "map":
+        return lambda s, r: _average_precision(s, r, k, normaliser)
+    if name == "mrr":
+        return _reciprocal_rank
+    if name == "ndcg":
+        return lambda s, r: _ndcg(s, r, k or 50, gain, discount)
+    return lambda s, r: _recall(s, r, k or 10)
+
+
+def sample_queries(n, query_sample, random_state=0):
+    """The rows of a simple random sample of ``query_sample`` of ``n`` items, sorted
+    (``random_state`` seeds it); ``None`` when ``query_sample`` is None or at least ``n``
+    (every item queries)."""
+    if query_sample is None or n <= query_sample:
+        return None
+    return np.sort(check_random_state(random_state).choice(n, query_sample, replace=False))
+
+
+def sample_standard_error(values, n_population):
+    """Standard error of the mean of ``values``, a simple random sample (without
+    replacement) of a population of ``n_population`` items: s / sqrt(m) times the
+    finite-population correction sqrt((N - m) / (N - 1)), NaN values left out; 0 when the
+    sample is the whole population (Cochran, *Sampling Techniques*, 1977, Eq. 2.12)."""
+    values = np.asarray(values, dtype=np.float64)
+    values = values[~np.isnan(values)]
+    m = values.size
+    if m < 2 or m >= n_population:
+        return 0.0 if m >= n_population else float("nan")
+    fpc = (n_population - m) / (n_population - 1)
+    return float(values.std(ddof=1) / np.sqrt(m) * np.sqrt(fpc))
+
+
 @validate_params(
     {"image_embedding": ["array-like"], "text_embedding": ["array-like"],
      "labels": ["array-like", None], "metrics": [str, "array-like"],
      "time": ["array-like", None], "k": [K_RANGE, None], **RANKING_CONSTRAINTS,
      **{name: SCAN_CONSTRAINTS[name] for name in ("time_window", "time_filter", "similarity",
-                                                  "working_memory", "n_jobs", "nan_policy")}},
+                                                  "working_memory", "n_jobs", "nan_policy")},
+     "query_sample": [Interval(Integral, 2, None, closed="left"), None],
+     "random_state": ["random_state"]},
     prefer_skip_nested_validation=True,
 )
 def cross_modal_scores(
     image_embedding, text_embedding, labels=None, *, metrics=("map", "mrr"), time=None,
     time_window=None, k=None, ap_at_k_normaliser="auto", gain="linear",
     discount="jarvelin", similarity="dot", working_memory=None, n_jobs=None,
-    nan_policy="raise", time_filter=None,
+    nan_policy="raise", time_filter=None, query_sample=None, random_state=0,
 ):
     """Image→text and text→image retrieval figures over one set of paired items.
 
     Every image queries all texts and every text queries all images (each
-    candidate pool includes the query's own counterpart).
+    candidate pool includes the query's own counterpart).  Ranking every
+    item against every other costs O(n²) (about 2·10⁻⁸ CPU s per query-candidate
+    pair and direction for full-ranking mAP on one core, docs/metrics.md): with
+    ``query_sample``, at most that many items (drawn at random, the same items in
+    both directions) query the whole gallery, and the figures are the sample's
+    means, with their standard errors.
 
     Read more in the user guide: docs/metrics.md.
 
@@ -266,11 +311,24 @@ def cross_modal_scores(
         Options of :func:`ndcg_at_k`.
     similarity, working_memory, n_jobs, nan_policy
         See :func:`iter_score_blocks`.
+    query_sample : int or None, default=None
+        At most this many queries per direction: when ``n`` exceeds it, a
+        simple random sample of ``query_sample`` items (``random_state``)
+        queries all ``n`` candidates of the other modality, in both directions,
+        and each figure is the sample's mean (an unbiased estimate of the exact
+        figure).  ``None``: every item queries (exact).
+    random_state : int, RandomState or None, default=0
+        Seed of the query sample.
 
     Returns
     -------
     scores : dict
-        ``{"<metric>_i2t": ..., "<metric>_t2i": ..., "<metric>": mean of both}``.
+        ``{"<metric>_i2t": ..., "<metric>_t2i": ..., "<metric>": mean of both}``;
+        with ``query_sample`` also ``"<metric>_i2t_se"``, ``"<metric>_t2i_se"`` and
+        ``"<metric>_se"``, their standard errors over the query sample
+        (:func:`sample_standard_error`; for ``"<metric>"`` of each sampled item's mean
+        of both directions; 0 when every item queried), and ``"n_queries"``, the items
+        that queried.
     """
     metrics = (metrics,) if isinstance(metrics, str) else tuple(metrics)
     unknown = set(metrics) - set(CROSS_MODAL_METRICS)
@@ -284,19 +342,28 @@ def cross_modal_scores(
     check_lengths(labels, None, time, None, n_image, n_image,
                   names={"query_labels": "labels", "query_time": "time",
                          "query": "image_embedding and text_embedding have"})
-    options = _scan_options(time, time, time_window, similarity, working_memory, n_jobs,
-                            nan_policy, time_filter)
-    funcs = {
-        "map": lambda q, g: mean_average_precision(
-            q, g, labels, labels, k=k, ap_at_k_normaliser=ap_at_k_normaliser, **options),
-        "mrr": lambda q, g: mean_reciprocal_rank(q, g, labels, labels, **options),
-        "ndcg": lambda q, g: ndcg_at_k(q, g, labels, labels, k=k or 50, gain=gain,
-                                       discount=discount, **options),
-        "recall": lambda q, g: recall_at_k(q, g, labels, labels, k=k or 10, **options),
-    }
+    rows = sample_queries(n_image, query_sample, random_state)
+    if labels is None and rows is not None:  # counterpart relevance: each item its own label
+        labels = np.arange(n_image)
+    query_labels = labels if rows is None or labels is None else np.asarray(labels)[rows]
+    query_time = time if rows is None or time is None else np.asarray(time)[rows]
+    options = _scan_options(query_time, time, time_window, similarity, working_memory,
+                            n_jobs, nan_policy, time_filter)
+    normaliser = resolve_normaliser(ap_at_k_normaliser, time_window)
     out = {}
     for name in metrics:
-        i2t = funcs[name](image_embedding, text_embedding)
-        t2i = funcs[name](text_embedding, image_embedding)
+        block = _block_function(name, k, normaliser, gain, discount)
+        per_item = []
+        for Q, G in ((image_embedding, text_embedding), (text_embedding, image_embedding)):
+            Q = Q if rows is None else np.asarray(Q)[rows]
+            per_item.append(_per_query(block, Q, G, query_labels, labels, **options))
+        i2t, t2i = _nanmean(per_item[0]), _nanmean(per_item[1])
         out.update({f"{name}_i2t": i2t, f"{name}_t2i": t2i, name: (i2t + t2i) / 2})
+        if query_sample is not None:
+            out.update({f"{name}_i2t_se": sample_standard_error(per_item[0], n_image),
+                        f"{name}_t2i_se": sample_standard_error(per_item[1], n_image),
+                        f"{name}_se": sample_standard_error(0.5 * (per_item[0] + per_item[1]),
+                                                            n_image)})
+    if query_sample is not None:
+        out["n_queries"] = n_image if rows is None else len(rows)
     return out
