@@ -154,6 +154,52 @@ def test_read_table_reads_npz_blocks_and_feather(tmp_path):
         assert read_table(tmp_path / "d.feather").equals(frame)
 
 
+def test_an_npz_block_whose_columns_clash_with_an_array_is_refused(tmp_path):
+    # issue 57, 3: img (2-D) expands to img_0 ..., and the 1-D array img_0 overwrote one
+    from temporal_xmodal.comparison import read_table
+    from temporal_xmodal.comparison.user_data import UserDataError
+
+    for order in ({"img": np.ones((5, 3)), "img_0": np.arange(5.0)},
+                  {"img_0": np.arange(5.0), "img": np.ones((5, 3))}):
+        np.savez(tmp_path / "c.npz", **order, year=np.arange(5.0))
+        with pytest.raises(UserDataError, match="'img_0' is also an array"):
+            read_table(tmp_path / "c.npz")
+
+
+def test_float32_features_stay_float32_without_copies_of_the_data():
+    # issue 55, 4: compare --data held 10-12x the float32 data (float64 blocks, then X)
+    import tracemalloc
+
+    from temporal_xmodal.comparison.data import with_constant_time
+    from temporal_xmodal.comparison.user_data import load_user_data
+
+    rng = np.random.default_rng(0)
+    n, d = 6000, 200
+    frame = _frame(n)[["date", "label"]].copy()
+    features = rng.standard_normal((n, d), dtype=np.float32)
+    frame = frame.join(pd.DataFrame(
+        features, columns=[f"img_{j}" for j in range(d // 2)]
+        + [f"txt_{j}" for j in range(d // 2)], index=frame.index))
+    tracemalloc.start()
+    data = load_user_data(frame, image="img_", text="txt_", time="date", label="label")
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    size = features.nbytes
+    assert data.X_train.dtype == data.X_test.dtype == np.float32
+    assert peak < 1.6 * size  # X (1x) plus chunks, never a float64 copy (2x) of a block
+    image, text, t = data.blocks_test
+    assert np.shares_memory(image, data.X_test) and np.shares_memory(text, data.X_test)
+    assert t.dtype == np.float64 and not np.array_equal(t, data.X_test[:, -1].astype(float))
+    assert np.allclose(t, data.X_test[:, -1], atol=1e-3)  # rounded to float32 in X only
+    assert any("rounded to float32" in note for note in data.notes)
+    assert with_constant_time(data.blocks_train).dtype == np.float32
+    wide = load_user_data(frame.astype({c: np.float64 for c in frame.columns
+                                        if c.startswith("img_")}),
+                          image="img_", text="txt_", time="date", label="label")
+    assert wide.X_train.dtype == np.float64  # float64 features are not rounded
+    np.testing.assert_array_equal(wide.X_train[:, :-1], data.X_train[:, :-1])
+
+
 def _bad_files(folder):
     df = _frame(150)
     few = df.iloc[:60]

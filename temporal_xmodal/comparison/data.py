@@ -127,9 +127,14 @@ def with_constant_time(blocks, value=0.0):
     Returns
     -------
     X : ndarray
+        In the blocks' dtype (float32 blocks give a float32 X, at least float32).
     """
     X_image, X_text, _ = blocks
-    return stack_modalities(X_image, X_text, float(value))
+    d = X_image.shape[1]
+    X = np.empty((len(X_image), d + X_text.shape[1] + 1),
+                 dtype=np.result_type(X_image.dtype, X_text.dtype, np.float32))
+    X[:, :d], X[:, d:-1], X[:, -1] = X_image, X_text, float(value)
+    return X
 
 
 @validate_params(

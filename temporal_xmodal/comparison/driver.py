@@ -241,7 +241,7 @@ def _run_one(dataset, output, random_state, *, n_samples, plots, max_epochs, dat
         rows = compare(chosen, data.X_train, data.y_train, data.X_test, data.y_test,
                        time_window=data.eval_window, protocol=data.protocol,
                        controls=controls, n_jobs=n_jobs, log=log,
-                       done=done, on_fit=on_fit)
+                       done=done, on_fit=on_fit, test_time=data.blocks_test[2])
     except CompareInterrupted as stop:
         text = write(stop.rows, stop.results, stop.n_fits)
         log(f"\ninterrupted (Ctrl-C): {len(stop.results)} of {stop.n_fits} fits finished, "

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from functools import partial
 from numbers import Integral, Real
 
+import numpy as np
 from joblib import Parallel, delayed
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
@@ -157,13 +158,15 @@ def _fit_evaluate(estimator, X_train, y_train, X_test, y_test, evaluate, control
     return seconds, {**figures, "still_improving": bool(short), **extra}
 
 
-def _evaluate_control(estimator, X_control, y, *, X_real, time_window):
+def _evaluate_control(estimator, X_control, y, *, X_real, time_window, real_time=None):
     """A constant-time control's figures on its constant-time test rows, except t-mAP@50,
-    whose relevance (same label and ``|Δt| <= time_window``) reads the rows' real times, as
-    the estimator's own t-mAP@50 does: the control is embedded without them."""
-    with warnings.catch_warnings():  # the real times lie outside the control's one instant
-        warnings.simplefilter("ignore", TimeRangeWarning)
-        real_time = layout_blocks(estimator, X_real)[2]
+    whose relevance (same label and ``|Δt| <= time_window``) reads the rows' real times
+    (``real_time``, else ``X_real``'s), as the estimator's own t-mAP@50 does: the control is
+    embedded without them."""
+    if real_time is None:
+        with warnings.catch_warnings():  # the real times lie outside the control's instant
+            warnings.simplefilter("ignore", TimeRangeWarning)
+            real_time = layout_blocks(estimator, X_real)[2]
     return evaluate_estimator(estimator, X_control, y, time_window=time_window,
                               relevance_time=real_time)
 
@@ -187,11 +190,12 @@ def _keyed_fit_evaluate(key, *args):
         "log": [callable],
         "done": [dict, None],
         "on_fit": [callable, None],
+        "test_time": ["array-like", None],
     },
     prefer_skip_nested_validation=True,
 )
 def compare(estimators, X_train, y_train, X_test, y_test, *, time_window, protocol="labels",
-            controls=None, n_jobs=1, log=print, done=None, on_fit=None):
+            controls=None, n_jobs=1, log=print, done=None, on_fit=None, test_time=None):
     """Fit each estimator on the training split and evaluate it on the test split.
 
     Every estimator that uses time is also fitted and evaluated as its
@@ -246,6 +250,10 @@ def compare(estimators, X_train, y_train, X_test, y_test, *, time_window, protoc
         ``{(name, control): (fit seconds, figures)}``), their rows and the
         number of fits in all: :func:`run_compare` writes the table and
         ``results.json`` there.
+    test_time : array-like of shape (n_test,) or None, default=None
+        The test rows' exact times on the estimators' time axis, read by t-mAP@50's
+        relevance and date filter instead of ``X_test``'s time column (which a float32
+        ``X_test`` rounds); ``None``: ``X_test``'s.
 
     Returns
     -------
@@ -260,11 +268,16 @@ def compare(estimators, X_train, y_train, X_test, y_test, *, time_window, protoc
     CompareInterrupted
         On Ctrl-C, with the finished fits and their rows.
     """
-    evaluate = (partial(evaluate_estimator, time_window=time_window) if protocol == "labels"
-                else evaluate_undated)
+    if test_time is not None and time_window is not None:
+        test_time = np.asarray(test_time, dtype=np.float64)
+    else:
+        test_time = None
+    evaluate = (partial(evaluate_estimator, time_window=time_window, relevance_time=test_time)
+                if protocol == "labels" else evaluate_undated)
     # a control's t-mAP@50 asks the task's question: relevant = same label within the window
     # of the rows' real times (its own rows all carry one time)
-    evaluate_control = (partial(_evaluate_control, X_real=X_test, time_window=time_window)
+    evaluate_control = (partial(_evaluate_control, X_real=X_test, time_window=time_window,
+                                real_time=test_time)
                         if protocol == "labels" and time_window is not None else evaluate)
     y_eval = y_test if protocol == "labels" else None
     # how each method uses time, read before the fits (a fitted use_time=False control
