@@ -196,9 +196,10 @@ def pinned_staging(device):
     return device.type == "cuda" or (device.type == "cpu" and torch.cuda.is_available())
 
 
-def map_nest(fn, nest):
+def map_nest(fn, nest, leaves=()):
     """``fn`` on every tensor of a nest of dicts, tuples and lists; other entries
-    (``None`` labels, numbers) unchanged.
+    (``None`` labels, numbers) unchanged.  An object with a ``map_tensors(fn)`` method
+    (:class:`~temporal_xmodal.training.SparseRows`) maps its own tensors.
 
     The one walker of nested tensors (batches, a dataset's tensors, SCML's pools).
 
@@ -207,6 +208,8 @@ def map_nest(fn, nest):
     fn : callable
         Takes a tensor.
     nest : dict, tuple, list, torch.Tensor or any
+    leaves : tuple of types, default=()
+        Objects of these types go to ``fn`` whole (a gather of a block's rows).
 
     Returns
     -------
@@ -214,12 +217,14 @@ def map_nest(fn, nest):
         Of the same structure (and container types), ``fn``'s results in place of the
         tensors.
     """
-    if torch.is_tensor(nest):
+    if torch.is_tensor(nest) or isinstance(nest, leaves):
         return fn(nest)
+    if hasattr(nest, "map_tensors"):  # a container of tensors (a dataset's sparse rows)
+        return nest.map_tensors(fn)
     if isinstance(nest, dict):
-        return {key: map_nest(fn, value) for key, value in nest.items()}
+        return {key: map_nest(fn, value, leaves) for key, value in nest.items()}
     if isinstance(nest, (tuple, list)):
-        return type(nest)(map_nest(fn, value) for value in nest)
+        return type(nest)(map_nest(fn, value, leaves) for value in nest)
     return nest
 
 

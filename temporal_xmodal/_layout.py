@@ -17,6 +17,7 @@ from scipy import sparse
 
 from .time import is_datetime_like
 from ._names import LayoutWarning  # noqa: F401 - raised here, exported from here
+from ._sparse_input import split_sparse
 from ._names import (_blocks_seen, _check_time_name, _label_like, _looks_like_time_name,
                      _warn_half_split, named_blocks)
 from ._validation import _is_number
@@ -33,11 +34,13 @@ def split_time_column(X):
 
     Parameters
     ----------
-    X : array-like or pandas.DataFrame of shape (n_samples, n_columns)
+    X : array-like, pandas.DataFrame or scipy sparse matrix of shape (n_samples, n_columns)
+        A sparse X (any scipy format) is read as CSR
+        (:func:`temporal_xmodal._sparse_input.split_sparse`).
 
     Returns
     -------
-    features : ndarray or DataFrame of shape (n_samples, n_columns - 1)
+    features : ndarray, DataFrame or CSR matrix of shape (n_samples, n_columns - 1)
     time : ndarray or Series of shape (n_samples,)
         Raw time values (numbers or dates), to be mapped by
         :func:`temporal_xmodal.time.to_time_axis`.
@@ -50,8 +53,7 @@ def split_time_column(X):
         X is not 2-D or has no column.
     """
     if sparse.issparse(X):
-        raise TypeError("X is a sparse matrix; sparse input is not supported: the "
-                        "networks take dense features (convert with X.toarray()).")
+        return split_sparse(X)
     if hasattr(X, "iloc") and hasattr(X, "columns"):  # pandas DataFrame
         if X.shape[1] == 0:
             raise ValueError(_NO_COLUMNS.format(n=X.shape[0]))
@@ -253,6 +255,18 @@ def _reference(A):
     return {k: v[varying] for k, v in stats.items()}
 
 
+def _spread(k):
+    """Up to ``_SAMPLE_COLUMNS`` evenly spaced positions among ``k`` columns (all when
+    fewer): those :func:`_reference` keeps."""
+    return np.unique(np.linspace(0, k - 1, min(k, _SAMPLE_COLUMNS)).astype(np.intp))
+
+
+def _columns(F, columns):
+    """Columns of the sampled rows ``F`` (an array or CSR) as a dense float64 array."""
+    part = F[:, np.asarray(columns, dtype=np.intp)]
+    return (part.toarray() if sparse.issparse(part) else np.asarray(part)).astype(np.float64)
+
+
 def _one(stats):
     return {k: float(v[0]) for k, v in stats.items()}
 
@@ -364,20 +378,22 @@ def check_time_column_values(features, time, n_image, n_text, *, estimator_name,
     if n < _MIN_ROWS or n_text < _MIN_REFERENCE:
         return
     rows = np.unique(np.linspace(0, n - 1, min(n, _SAMPLE_ROWS)).astype(np.intp))
-    F = np.asarray(features[rows], dtype=np.float64)
+    F = features[rows]  # the sampled rows; the sampled columns are read densely below
     t = np.asarray(time, dtype=np.float64)[rows]
-    text = _reference(F[:, d - n_text:])
+    text = _reference(_columns(F, d - n_text + _spread(n_text)))
     if text is None:
         return
     last = _one(_column_stats(t[:, None]))
     if not _feature_like(last, text):
         return
-    image = _reference(F[:, 1:n_image]) if n_image > _MIN_REFERENCE else None
-    first = _one(_column_stats(F[:, :1]))
+    image = (_reference(_columns(F, 1 + _spread(n_image - 1))) if n_image > _MIN_REFERENCE
+             else None)
+    F_first = _columns(F, [0])
+    first = _one(_column_stats(F_first))
     common = ("The time column must be the last of X = [image | text | time]: check how "
               "X was built (stack_modalities(X_image, X_text, time) builds it; in a "
               "Pipeline, make_crossmodal_transformer puts the time last).")
-    if image is not None and _time_like_first(F[:, 0], first, image):
+    if image is not None and _time_like_first(F_first[:, 0], first, image):
         warn(
             f"{estimator_name}: X's first column looks like a time (values "
             f"{first['min']:.6g} … {first['max']:.6g}, mostly outside the other image "

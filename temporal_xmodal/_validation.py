@@ -4,7 +4,8 @@ Errors are ``ValueError``/``TypeError`` in the library's own words, naming
 the input, the columns and the counts; lower layers trust what passes here.
 Feature blocks (:func:`check_features`) and embedding matrices
 (:func:`check_embeddings`) are scanned for NaN and infinity in chunks of
-rows, so no full-size mask is ever allocated.  Time checks are
+rows sized in bytes (:data:`_CHUNK_BYTES` of temporaries, whatever the width), so no
+full-size mask is ever allocated; a scipy sparse block is checked on its stored values.  Time checks are
 :mod:`temporal_xmodal.time`'s, column-layout checks
 :mod:`temporal_xmodal._layout`'s.  The parameter constraints are
 :mod:`temporal_xmodal._constraints`' (re-exported here: :class:`Interval`,
@@ -17,6 +18,7 @@ import datetime
 
 import numpy as np
 import torch
+from scipy import sparse
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_array
@@ -25,7 +27,9 @@ from ._constraints import Arrangement, Interval, SequenceOf, _Rule  # noqa: F401
 from .time import is_datetime_like, to_duration, to_rate
 
 _F32 = np.finfo(np.float32)
-_CHUNK_ROWS = 65536
+#: Bytes of temporaries a chunked scan of a dense block holds at once (the chunk's rows are
+#: as many as fit, whatever the width; at least one).
+_CHUNK_BYTES = 32 * 2 ** 20
 
 
 def check_features(A, *, name="X", float32=False, ensure_min_samples=1,
@@ -34,7 +38,9 @@ def check_features(A, *, name="X", float32=False, ensure_min_samples=1,
 
     Parameters
     ----------
-    A : array-like of shape (n_samples, n_columns)
+    A : array-like or scipy sparse matrix of shape (n_samples, n_columns)
+        A sparse block (any scipy format) becomes CSR; its stored values are checked
+        (explicit zeros included), the implicit zeros need no check.
     name : str, default="X"
         Used in messages.
     float32 : bool, default=False
@@ -47,17 +53,19 @@ def check_features(A, *, name="X", float32=False, ensure_min_samples=1,
 
     Returns
     -------
-    A : ndarray of float64 or float32
+    A : ndarray or scipy.sparse CSR matrix/array of float64 or float32
         float32 input stays float32 (no copy); anything else becomes float64.
     """
     if np.ndim(A) == 1:
         raise ValueError(
             f"{name} must be 2-D (n_samples, n_features); got a 1-D array of shape "
             f"{np.shape(A)}. Reshape a single item with A.reshape(1, -1).")
-    _check_numeric_columns(A, name, column_offset)
-    A = check_array(A, dtype=(np.float64, np.float32), ensure_all_finite=False,
-                    ensure_min_samples=ensure_min_samples, input_name=name)
-    n_bad, absmax, absmin = _scan_columns(A)
+    if not sparse.issparse(A):
+        _check_numeric_columns(A, name, column_offset)
+    A = check_array(A, accept_sparse="csr", dtype=(np.float64, np.float32),
+                    ensure_all_finite=False, ensure_min_samples=ensure_min_samples,
+                    input_name=name)
+    n_bad, absmax, absmin = (_scan_stored(A) if sparse.issparse(A) else _scan_columns(A))
     if n_bad.any():
         cols = np.flatnonzero(n_bad) + column_offset
         raise ValueError(
@@ -138,12 +146,13 @@ def _is_number(value):
 
 
 def _scan_columns(A):
-    """Per column: count of non-finite values, max |x|, min non-zero |x| (chunked rows)."""
+    """Per column: count of non-finite values, max |x|, min non-zero |x| (chunked rows:
+    about ``2 · itemsize + 3`` bytes of temporaries per element of a chunk)."""
     d = A.shape[1]
     n_bad = np.zeros(d, dtype=np.int64)
     absmax = np.zeros(d)
     absmin = np.full(d, np.inf)
-    for chunk in _row_chunks(A):
+    for chunk in _row_chunks(A, 2 * A.dtype.itemsize + 3):
         chunk = np.abs(chunk)
         finite = np.isfinite(chunk)
         n_bad += (~finite).sum(axis=0)
@@ -155,9 +164,46 @@ def _scan_columns(A):
     return n_bad, absmax, absmin
 
 
-def _row_chunks(A):
-    """``A``'s rows in chunks of ``_CHUNK_ROWS`` (views)."""
-    return (A[start:start + _CHUNK_ROWS] for start in range(0, A.shape[0], _CHUNK_ROWS))
+def _scan_stored(A):
+    """:func:`_scan_columns` of a CSR block, read from its stored values (in chunks of
+    :data:`_CHUNK_BYTES`): the implicit zeros are finite and count for neither extreme."""
+    d = A.shape[1]
+    n_bad = np.zeros(d, dtype=np.int64)
+    absmax = np.zeros(d)
+    absmin = np.full(d, np.inf)
+    step = max(1, _CHUNK_BYTES // (2 * A.data.dtype.itemsize + 3))
+    for start in range(0, A.data.size, step):
+        values = np.abs(A.data[start:start + step])
+        columns = A.indices[start:start + step]
+        bad = ~np.isfinite(values)
+        if bad.any():
+            n_bad += np.bincount(columns[bad], minlength=d)
+        if n_bad.any():
+            continue
+        # only the columns of the extreme values matter: those beyond float32's range or
+        # below its smallest normal number, and each chunk's largest and smallest
+        over, under = values > _F32.max, (values > 0) & (values < _F32.tiny)
+        np.maximum.at(absmax, columns[over], values[over])
+        np.minimum.at(absmin, columns[under], values[under])
+        if values.size:
+            top = int(np.argmax(values))
+            absmax[columns[top]] = max(absmax[columns[top]], values[top])
+            positive = np.where(values > 0, values, np.inf)
+            low = int(np.argmin(positive))
+            absmin[columns[low]] = min(absmin[columns[low]], positive[low])
+    return n_bad, absmax, absmin
+
+
+def _row_chunks(A, bytes_per_element=None):
+    """``A``'s rows in chunks (views) of about :data:`_CHUNK_BYTES` of temporaries, at
+    ``bytes_per_element`` per element of a chunk (default: the element size plus one byte
+    of mask)."""
+    width = int(np.prod(A.shape[1:], dtype=np.int64)) or 1
+    if bytes_per_element is None:
+        itemsize = A.element_size() if isinstance(A, torch.Tensor) else A.dtype.itemsize
+        bytes_per_element = itemsize + 2
+    rows = max(1, _CHUNK_BYTES // (width * bytes_per_element))
+    return (A[start:start + rows] for start in range(0, A.shape[0], rows))
 
 
 def nonfinite_rows(A, *, sync=True):

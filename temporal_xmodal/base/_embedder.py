@@ -12,6 +12,7 @@ from sklearn.utils._set_output import ADAPTERS_MANAGER, _get_output_config
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._layout import check_time_column_values, resolve_blocks, split_blocks, split_time_column
+from .._sparse_input import dense_if_dense, refuse_sparse
 from .._stacking import refuse_raw_columns
 from .._validation import Duration, Interval, check_features, check_labels
 from ..metrics import cross_modal_scores
@@ -129,6 +130,11 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
     _requires_labels = True
     #: Whether the features feed a float32 network (values must fit float32).
     _float32_features = False
+    #: Whether scipy sparse X (and sparse blocks given to ``transform_<modality>``) is
+    #: accepted: its feature blocks then reach ``_fit`` / ``_embed`` as CSR, but for a block
+    #: that is in fact dense (:func:`~temporal_xmodal._sparse_input.dense_if_dense`); otherwise
+    #: sparse input is refused, naming the estimator (docs/scaling.md, "Sparse text").
+    _accepts_sparse = False
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y=None):
@@ -136,9 +142,11 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like or DataFrame of shape (n_samples, n_features)
+        X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
             ``[image features | text features | time]``; the last column is
-            the time: numbers on the time axis (``time_unit``) or dates.
+            the time: numbers on the time axis (``time_unit``) or dates.  A scipy
+            sparse X (estimators that accept it: docs/scaling.md, "Sparse text") is
+            read as CSR; its time column is read densely.
         y : array-like of shape (n_samples,) or (n_samples, n_labels), default=None
             Class labels or a multilabel indicator; items sharing a label are
             relevant to each other.
@@ -171,6 +179,7 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
         to the new times, and times outside the old range warn.
         """
         features, raw_time = split_time_column(X)
+        self._refuse_sparse(features, "X")
         validate_data(self, X, skip_check_array=True, reset=reset)
         time = to_time_axis(raw_time, self.time_unit, name="the time column (last of X)")
         if reset:
@@ -199,7 +208,19 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
                                              what="continuing training on")
             self.time_axis_.extend(time)
         self.time_range_ = self.time_axis_.range_
-        return (*split_blocks(features, self.n_image_features_, self.n_text_features_), time)
+        return (*self._blocks(features), time)
+
+    def _blocks(self, features):
+        """``(X_image, X_text)`` of validated feature columns; a sparse block that is in fact
+        dense becomes dense (:func:`~temporal_xmodal._sparse_input.dense_if_dense`)."""
+        dtype = np.float32 if self._float32_features else None
+        return tuple(dense_if_dense(block, dtype) for block in
+                     split_blocks(features, self.n_image_features_, self.n_text_features_))
+
+    def _refuse_sparse(self, A, name):
+        """Raise a ``TypeError`` for sparse ``A`` when the estimator takes dense input only."""
+        if not self._accepts_sparse:
+            refuse_sparse(A, type(self).__name__, name)
 
     def _resolve_durations(self):
         """Read each duration parameter (its constraint is a
@@ -254,18 +275,20 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
     def _validate_transform(self, X):
         check_is_fitted(self)
         features, raw_time = split_time_column(X)
+        self._refuse_sparse(features, "X")
         validate_data(self, X, skip_check_array=True, reset=False)
         features = check_features(features, name="X", float32=self._float32_features)
         time = to_time_axis(raw_time, self.time_unit, name="the time column (last of X)")
-        return (*split_blocks(features, self.n_image_features_, self.n_text_features_), time)
+        return (*self._blocks(features), time)
 
     def transform_image(self, X_image, time=None):
         """Embed image features alone.
 
         Parameters
         ----------
-        X_image : array-like of shape (n_samples, n_image_features_)
-            Image feature block only (no time column).
+        X_image : array-like or sparse matrix of shape (n_samples, n_image_features_)
+            Image feature block only (no time column); sparse where the estimator
+            accepts sparse X.
         time : scalar, date or array-like of shape (n_samples,), default=None
             Instant(s) at which to project: numbers on the time axis (in
             ``time_unit``) or dates (``pandas.Timestamp``, ``numpy.datetime64``).  Models whose
@@ -284,8 +307,9 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
 
         Parameters
         ----------
-        X_text : array-like of shape (n_samples, n_text_features_)
-            Text feature block only (no time column).
+        X_text : array-like or sparse matrix of shape (n_samples, n_text_features_)
+            Text feature block only (no time column); sparse where the estimator
+            accepts sparse X.
         time : scalar, date or array-like of shape (n_samples,), default=None
             Instant(s) at which to project; see :meth:`transform_image`.
 
@@ -321,6 +345,7 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
         """Validate one modality's feature block (no time column) of a fitted estimator."""
         check_is_fitted(self)
         expected = self.n_image_features_ if modality == "image" else self.n_text_features_
+        self._refuse_sparse(A, f"X_{modality}")
         A = check_features(A, name=f"X_{modality}", float32=self._float32_features,
                            ensure_min_samples=ensure_min_samples)
         if A.shape[1] != expected:
@@ -328,6 +353,7 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
                 f"X_{modality} has {A.shape[1]} columns but {type(self).__name__} was "
                 f"fitted with {expected} {modality} features (pass the {modality} block "
                 "only, without the time column).")
+        A = dense_if_dense(A, np.float32 if self._float32_features else None)
         return A if dtype is None else A.astype(dtype, copy=False)
 
     def _wrap(self, Z, modality, original):
@@ -391,6 +417,7 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.required = self._requires_labels
+        tags.input_tags.sparse = self._accepts_sparse
         return tags
 
 

@@ -4,7 +4,7 @@ from numbers import Integral, Real
 
 import numpy as np
 import torch
-from scipy import linalg
+from scipy import linalg, sparse
 from sklearn.utils.extmath import svd_flip
 
 from .._device import resolve_device
@@ -17,44 +17,134 @@ DEFAULT_N_COMPONENTS = 32
 _EPS = np.finfo(np.float64).eps
 
 
-def _inverse_sqrt_covariance(Xc, reg):
-    """(Σ + r I)^{-1/2} with r = reg · trace(Σ) / d, via ``eigh``."""
-    cov = Xc.T @ Xc / (Xc.shape[0] - 1)
+#: Bytes of float64 temporaries the covariances are accumulated from: row blocks of both
+#: views at once (a fixed budget, whatever the number of rows).
+_BLOCK_BYTES = 16 * 2 ** 20
+
+
+def _inverse_sqrt(cov, reg):
+    """(Σ + r I)^{-1/2} with r = reg · trace(Σ) / d, via ``eigh`` (NumPy or torch)."""
+    if isinstance(cov, torch.Tensor):
+        ridge = reg * torch.trace(cov) / cov.shape[0]
+        eigval, eigvec = torch.linalg.eigh(cov)
+        eigval = eigval.clamp(min=0.0) + ridge
+        floor = _EPS * eigval.max().clamp(min=1.0) * cov.shape[0]
+        return (eigvec * (1.0 / torch.sqrt(torch.maximum(eigval, floor)))) @ eigvec.T
     ridge = reg * np.trace(cov) / cov.shape[0]
     eigval, eigvec = linalg.eigh(cov)
     eigval = np.maximum(eigval, 0.0) + ridge
     floor = _EPS * max(eigval.max(), 1.0) * cov.shape[0]
-    inv_sqrt = 1.0 / np.sqrt(np.maximum(eigval, floor))
-    return (eigvec * inv_sqrt) @ eigvec.T
+    return (eigvec * (1.0 / np.sqrt(np.maximum(eigval, floor)))) @ eigvec.T
 
 
-def _closed_form_numpy(Xc, Yc, reg):
-    """Whitening matrices and the SVD of the whitened cross-covariance, in NumPy/SciPy."""
-    Wx = _inverse_sqrt_covariance(Xc, reg)
-    Wy = _inverse_sqrt_covariance(Yc, reg)
-    U, rho, Vt = linalg.svd(Wx @ (Xc.T @ Yc / (Xc.shape[0] - 1)) @ Wy, full_matrices=False)
-    return Wx, Wy, U, rho, Vt
-
-
-def _inverse_sqrt_covariance_torch(A, reg):
-    """:func:`_inverse_sqrt_covariance` with torch, on ``A``'s device."""
-    cov = A.T @ A / (A.shape[0] - 1)
-    ridge = reg * torch.trace(cov) / cov.shape[0]
-    eigval, eigvec = torch.linalg.eigh(cov)
-    eigval = eigval.clamp(min=0.0) + ridge
-    floor = _EPS * eigval.max().clamp(min=1.0) * cov.shape[0]
-    inv_sqrt = 1.0 / torch.sqrt(torch.maximum(eigval, floor))
-    return (eigvec * inv_sqrt) @ eigvec.T
-
-
-def _closed_form_torch(Xc, Yc, reg, device):
-    """:func:`_closed_form_numpy` with torch in float64 on ``device``; returns NumPy."""
-    X = torch.as_tensor(Xc, dtype=torch.float64, device=device)
-    Y = torch.as_tensor(Yc, dtype=torch.float64, device=device)
-    Wx = _inverse_sqrt_covariance_torch(X, reg)
-    Wy = _inverse_sqrt_covariance_torch(Y, reg)
-    U, rho, Vt = torch.linalg.svd(Wx @ (X.T @ Y / (X.shape[0] - 1)) @ Wy, full_matrices=False)
+def _closed_form(Cxx, Cyy, Cxy, reg, device=None):
+    """Whitening matrices and the SVD of the whitened cross-covariance: NumPy/SciPy, or
+    torch in float64 on ``device``; returns NumPy."""
+    if device is None:
+        Wx, Wy = _inverse_sqrt(Cxx, reg), _inverse_sqrt(Cyy, reg)
+        U, rho, Vt = linalg.svd(Wx @ Cxy @ Wy, full_matrices=False)
+        return Wx, Wy, U, rho, Vt
+    Cxx, Cyy, Cxy = (torch.as_tensor(C, dtype=torch.float64, device=device)
+                     for C in (Cxx, Cyy, Cxy))
+    Wx, Wy = _inverse_sqrt(Cxx, reg), _inverse_sqrt(Cyy, reg)
+    U, rho, Vt = torch.linalg.svd(Wx @ Cxy @ Wy, full_matrices=False)
     return tuple(t.cpu().numpy() for t in (Wx, Wy, U, rho, Vt))
+
+
+def _row_blocks(n, width):
+    """Row slices of about :data:`_BLOCK_BYTES` of float64 at ``width`` columns."""
+    rows = max(1, _BLOCK_BYTES // (8 * max(width, 1)))
+    return [slice(start, start + rows) for start in range(0, n, rows)]
+
+
+def _column_means(A):
+    """Column means of a dense or CSR block, in float64, read by row blocks (no copy)."""
+    if sparse.issparse(A):
+        return np.asarray(A.sum(axis=0, dtype=np.float64)).reshape(-1) / A.shape[0]
+    total = np.zeros(A.shape[1])
+    for rows in _row_blocks(A.shape[0], A.shape[1]):
+        total += A[rows].sum(axis=0, dtype=np.float64)
+    return total / A.shape[0]
+
+
+def _shifted(A, rows, mean):
+    """Rows of a view in float64, centred when dense (``mean``), as stored when sparse."""
+    part = A[rows]
+    if sparse.issparse(part):
+        return part.astype(np.float64)
+    return np.subtract(part, mean, dtype=np.float64)
+
+
+def _product(a, b):
+    """``aᵀ b`` of two float64 blocks (dense or CSR) as a dense float64 array."""
+    if sparse.issparse(b) and not sparse.issparse(a):
+        return np.asarray(b.T @ a).T
+    out = a.T @ b
+    return out.toarray() if sparse.issparse(out) else np.asarray(out)
+
+
+def _largest_deviation(A, mean, block):
+    """The largest |x − mean| of a block (dense: exact, as centred; sparse: a bound, its
+    stored values' largest |x| plus the largest |mean|)."""
+    if sparse.issparse(block):
+        return float(np.abs(block.data).max(initial=0.0)) + float(np.abs(mean).max(initial=0.0))
+    return max(float(block.max(initial=0.0)), -float(block.min(initial=0.0)))  # no |.| copy
+
+
+def covariances(X, Y):
+    """The covariances Σxx, Σyy, Σxy of two views and their means, in float64.
+
+    Accumulated from row blocks of about :data:`_BLOCK_BYTES` (the float32 or float64
+    input is never copied whole).  A dense view is centred block by block (two passes:
+    the means, then the products of the centred blocks, as a centred copy would give); a
+    sparse (CSR) view is never centred: its centring is folded into the products,
+    ``Σ = (AᵀA − n μμᵀ) / (n − 1)`` and the cross-covariance likewise.
+
+    Parameters
+    ----------
+    X, Y : ndarray or scipy sparse CSR matrix of shape (n, d_x) and (n, d_y)
+
+    Returns
+    -------
+    Cxx, Cyy, Cxy : ndarray of float64
+    mean_x, mean_y : ndarray of float64
+
+    Raises
+    ------
+    ValueError
+        A view whose deviations from its mean would overflow its covariance (named).
+    """
+    n = X.shape[0]
+    means = [_column_means(X), _column_means(Y)]
+    # what each view's blocks are shifted by (dense: their mean), and what is left (δ)
+    deltas = [means[i] if sparse.issparse(A) else np.zeros_like(means[i])
+              for i, A in enumerate((X, Y))]
+    S = {key: 0.0 for key in ("xx", "yy", "xy")}
+    sums = [np.zeros(X.shape[1]), np.zeros(Y.shape[1])]
+    limit = np.sqrt(np.finfo(np.float64).max / n)
+    for rows in _row_blocks(n, X.shape[1] + Y.shape[1]):
+        blocks = [_shifted(A, rows, m) for A, m in zip((X, Y), means)]
+        for name, A, mean, block in zip(("image", "text"), (X, Y), means, blocks):
+            largest = _largest_deviation(A, mean, block)
+            if largest > limit:  # the covariance would overflow
+                raise ValueError(
+                    f"The {name} features deviate from their mean by up to {largest:.3g}: "
+                    "their covariance overflows float64 (too large for CCA). Scale the "
+                    "features (e.g. StandardScaler) before fitting.")
+        a, b = blocks
+        S["xx"] = S["xx"] + _product(a, a)
+        S["yy"] = S["yy"] + _product(b, b)
+        S["xy"] = S["xy"] + _product(a, b)
+        for total, block in zip(sums, blocks):
+            total += np.asarray(block.sum(axis=0)).reshape(-1)
+        del blocks, a, b  # before the next blocks are read: one block pair at a time
+    (sx, sy), (dx, dy) = sums, deltas
+
+    def folded(S_ab, s_a, s_b, d_a, d_b):  # Σ (ã − δa)(b̃ − δb)ᵀ / (n − 1)
+        return (S_ab - np.outer(s_a, d_b) - np.outer(d_a, s_b) + n * np.outer(d_a, d_b)) / (n - 1)
+
+    return (folded(S["xx"], sx, sx, dx, dx), folded(S["yy"], sy, sy, dy, dy),
+            folded(S["xy"], sx, sy, dx, dy), means[0], means[1])
 
 
 def closed_form_device(device):
@@ -101,8 +191,9 @@ class CCACrossModal(CrossModalEmbedder):
         Where the closed form is solved; ``"auto"`` is CUDA when torch finds a
         GPU, else the CPU, as for every estimator.  On the CPU: NumPy and SciPy.
         On a CUDA device (``"cuda"``, ``"cuda:1"``, a ``torch.device``): the
-        covariances, their eigendecompositions and the SVD run with torch in
-        float64 there (the CPU's solution up to float error).  Pass
+        covariances' eigendecompositions and the SVD run with torch in
+        float64 there (the CPU's solution up to float error); the covariances
+        themselves are accumulated on the CPU (Notes).  Pass
         ``device="cpu"`` for the same solution, bit for bit, on every machine.
         A CUDA device on a machine without a GPU raises a ``ValueError``.  The
         fitted weights are NumPy arrays either way and ``transform`` runs in
@@ -127,6 +218,16 @@ class CCACrossModal(CrossModalEmbedder):
     n_features_in_, feature_names_in_, n_image_features_, n_text_features_, time_axis_, time_range_
         See :class:`~temporal_xmodal.base.CrossModalEmbedder`.
 
+    Notes
+    -----
+    Memory: the covariances are accumulated in float64 from row blocks of about 16 MiB
+    (:func:`covariances`), so a fit holds no copy of X's blocks (float32 input stays
+    float32): beyond the input, the ``d × d`` covariances and one block.  Sparse X (any
+    scipy format, read as CSR) is accepted: a sparse block is never centred nor densified,
+    its centring folded into the products (``Σ = (AᵀA − n μμᵀ) / (n − 1)``), and
+    ``transform`` embeds it as ``A W − μ W``.  The closed form needs the dense ``d × d``
+    covariance of each view, whatever their sparsity (docs/scaling.md, "Sparse text").
+
     See Also
     --------
     sklearn.cross_decomposition.CCA : iterative (NIPALS) CCA; same canonical
@@ -143,6 +244,7 @@ class CCACrossModal(CrossModalEmbedder):
     """
 
     _requires_labels = False
+    _accepts_sparse = True
     time_role = "none"
     _parameter_constraints = {
         "embedding_dim": [Interval(Integral, 1, None, closed="left"), None],
@@ -166,8 +268,6 @@ class CCACrossModal(CrossModalEmbedder):
     def _fit(self, X_image, X_text, time, labels):
         requested = self.embedding_dim
         device = closed_form_device(self.device)
-        X_image = np.asarray(X_image, dtype=np.float64)  # closed form in float64
-        X_text = np.asarray(X_text, dtype=np.float64)
         n = X_image.shape[0]
         limit = min(X_image.shape[1], X_text.shape[1], n - 1)
         if requested is None:
@@ -179,18 +279,9 @@ class CCACrossModal(CrossModalEmbedder):
             )
         else:
             k = requested
-        self.image_mean_ = X_image.mean(axis=0)
-        self.text_mean_ = X_text.mean(axis=0)
-        Xc, Yc = X_image - self.image_mean_, X_text - self.text_mean_
-        for name, A in (("image", Xc), ("text", Yc)):
-            largest = np.abs(A).max(initial=0.0)
-            if largest > np.sqrt(np.finfo(np.float64).max / n):  # the covariance would overflow
-                raise ValueError(
-                    f"The {name} features deviate from their mean by up to {largest:.3g}: "
-                    "their covariance overflows float64 (too large for CCA). Scale the "
-                    "features (e.g. StandardScaler) before fitting.")
-        Wx, Wy, U, rho, Vt = (_closed_form_numpy(Xc, Yc, self.reg) if device is None else
-                              _closed_form_torch(Xc, Yc, self.reg, device))
+        # the closed form in float64, from covariances accumulated by row blocks
+        Cxx, Cyy, Cxy, self.image_mean_, self.text_mean_ = covariances(X_image, X_text)
+        Wx, Wy, U, rho, Vt = _closed_form(Cxx, Cyy, Cxy, self.reg, device)
         U, Vt = svd_flip(U[:, :k], Vt[:k], u_based_decision=True)
         self.image_weights_ = Wx @ U
         self.text_weights_ = Wy @ Vt.T
@@ -204,4 +295,11 @@ class CCACrossModal(CrossModalEmbedder):
     def _embed(self, modality, A, time):
         mean, weights = ((self.image_mean_, self.image_weights_) if modality == "image"
                          else (self.text_mean_, self.text_weights_))
-        return (np.asarray(A, dtype=np.float64) - mean) @ weights * self._component_scale()
+        offset = mean @ weights  # (A − μ) W as A W − μ W: a sparse A is never centred
+        Z = np.empty((A.shape[0], weights.shape[1]))
+        for rows in _row_blocks(A.shape[0], A.shape[1]):
+            part = A[rows]
+            part = part.astype(np.float64) if sparse.issparse(part) else np.asarray(
+                part, dtype=np.float64)
+            Z[rows] = part @ weights - offset
+        return Z * self._component_scale()

@@ -14,6 +14,7 @@ from functools import cached_property
 
 import numpy as np
 import torch
+from scipy import sparse
 from sklearn.utils import check_random_state
 from skorch.helper import predefined_split
 
@@ -26,7 +27,7 @@ from ..nn.towers import block_standardization
 from ..training import (BatchIterator, CheckpointSelection, CompiledStep, CrossModalNet,
                         InverseTimeDecay, LearningRateDecay, ProgressLog, RetrievalScoring,
                         TrainingDivergedError, as_tensor, cannot_rank, embed_batches,
-                        make_dataset, seeded)
+                        input_block, make_dataset, seeded)
 from ._neural_params import OPTIMIZERS, TMAP_WINDOW_SHARE
 
 #: The library's optimisers, run fused on the CPU and CUDA (same update, one kernel per group).
@@ -68,7 +69,8 @@ class NetConfig:
 class TrainingRows:
     """The training rows a configuration reads: ``time`` (centred, float64), ``labels``
     (bool indicator) and, each on first use, ``image`` and ``text`` (float32 features:
-    views when every row trains, else copies of the training rows)."""
+    views when every row trains, else copies of the training rows; a sparse block's are
+    float32 CSR, never densified)."""
 
     def __init__(self, X_image, X_text, time, labels, rows):
         self._X_image, self._X_text, self._rows = X_image, X_text, rows
@@ -77,11 +79,11 @@ class TrainingRows:
 
     @cached_property
     def image(self):
-        return as_tensor(self._X_image, self._rows).numpy()
+        return _training_block(self._X_image, self._rows)
 
     @cached_property
     def text(self):
-        return as_tensor(self._X_text, self._rows).numpy()
+        return _training_block(self._X_text, self._rows)
 
     def standardization(self):
         """Each modality's ``(centre, scale)`` over the training rows
@@ -109,10 +111,15 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
     """Base of the neural estimators (not used directly): a subclass implements
     ``_net_config(rows) -> NetConfig`` (:class:`TrainingRows`; docs/adding_an_estimator.md).
 
+    Sparse X is accepted: a sparse block stays sparse on the host (its CSR arrays), each
+    batch's rows are gathered padded, and the tower's first layer is a sparse product
+    (docs/scaling.md, "Sparse text").
+
     Read more in the user guide: docs/training.md.
     """
 
     _float32_features = True
+    _accepts_sparse = True
 
     def _towers(self, rows):
         """The two-tower module parameters every neural estimator starts from; with
@@ -295,7 +302,7 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
         return state
 
     def _embed(self, modality, A, time):
-        tensors = {modality: as_tensor(A)}
+        tensors = {modality: input_block(A, as_tensor)}
         time = projection_times(self, time, A.shape[0])  # the control: its one instant
         if time is not None:
             tensors.update({k: torch.as_tensor(v) for k, v in
@@ -394,6 +401,15 @@ def still_improving_message(name):
             "Raise max_epochs (the best epoch's weights are kept, so more epochs mostly cost "
             "time). Each fit's best and last epoch, its figure and recent_gain are in "
             "convergence_ (docs/training.md).")
+
+
+def _training_block(A, rows):
+    """A block's training rows in float32: an array (a view when every row trains), or
+    the CSR rows of a sparse block."""
+    if sparse.issparse(A):
+        A = A if rows is None else A[rows]
+        return A.astype(np.float32, copy=False)
+    return as_tensor(A, rows).numpy()
 
 
 def _bool_indicator(labels):

@@ -21,6 +21,9 @@ from ._use_time import USE_TIME_ATTRIBUTES_DOC
 
 __all__ = ["SemanticMatchingCrossModal", "interacted_design"]
 
+#: Bytes of a dense row chunk of a sparse block embedded by a model fitted on dense X.
+_CENTRED_CHUNK_BYTES = 32 * 2 ** 20
+
 #: ``use_time`` of this estimator: the published method (Rasiwasia et al.) is the static one.
 USE_TIME_DOC_SM = """    use_time : bool, default=True
         ``True``: time-interacted classifiers (shared weights plus a regularised deviation
@@ -43,7 +46,8 @@ def interacted_design(A, bins, n_bins, weight):
 
     Parameters
     ----------
-    A : ndarray of shape (n, d)
+    A : ndarray or scipy sparse CSR matrix of shape (n, d)
+        A sparse ``A`` gives a design storing its stored values twice (never densified).
     bins : ndarray of int of shape (n,)
         Each row's bin, in ``[0, n_bins)``.
     n_bins : int
@@ -56,6 +60,8 @@ def interacted_design(A, bins, n_bins, weight):
     """
     n, d = A.shape
     width = d * (1 + n_bins)
+    if sp.issparse(A):
+        return _sparse_interacted_design(A, bins, n_bins, weight)
     index = np.int32 if max(width, 2 * n * d) < np.iinfo(np.int32).max else np.int64
     data = np.empty((n, 2 * d), dtype=A.dtype)
     data[:, :d] = A
@@ -66,6 +72,22 @@ def interacted_design(A, bins, n_bins, weight):
         d, dtype=index)
     indptr = np.arange(0, 2 * d * n + 1, 2 * d, dtype=index)
     return sp.csr_matrix((data.ravel(), columns.ravel(), indptr), shape=(n, width))
+
+
+def _sparse_interacted_design(A, bins, n_bins, weight):
+    """:func:`interacted_design` of a CSR ``A``: its stored values in the shared block and,
+    times ``weight``, in each row's bin block (``2 · nnz`` stored values)."""
+    A = sp.csr_matrix(A)
+    n, d = A.shape
+    width = d * (1 + n_bins)
+    index = np.int32 if max(width, 2 * A.nnz) < np.iinfo(np.int32).max else np.int64
+    counts = np.diff(A.indptr)
+    shift = d * (1 + np.repeat(np.asarray(bins, dtype=index), counts))
+    shared = sp.csr_matrix((A.data, A.indices.astype(index), A.indptr.astype(index)),
+                           shape=(n, width))
+    deviation = sp.csr_matrix((A.data * weight, A.indices.astype(index) + shift,
+                               A.indptr.astype(index)), shape=(n, width))
+    return (shared + deviation).tocsr()
 
 
 class SemanticMatchingCrossModal(CrossModalEmbedder):
@@ -156,6 +178,14 @@ class SemanticMatchingCrossModal(CrossModalEmbedder):
 """ + USE_TIME_ATTRIBUTES_DOC + """
     Notes
     -----
+    Sparse X (scipy, any format: read as CSR) is accepted and never densified at fit: a
+    sparse block is standardised by scaling alone (``StandardScaler(with_mean=False)``;
+    centring would densify it).  The static model (``use_time=False``) is then the same
+    model as on the centred block (its intercept absorbs the centring; the penalty does
+    not see it), up to the solver's tolerance; a time-interacted fit's per-bin deviations
+    read the uncentred scaled features, so its optimum differs from the dense block's.
+    Dense X is standardised as before (centred).  A model fitted on dense X that is given
+    a sparse block to embed centres it row chunk by row chunk (about 32 MiB at a time).
     Memory: each modality is fitted in turn on a standardised float64 copy of its block
     (one block of X's rows, the other modality's features are not copied); the
     time-interacted fit stores that copy twice more in a sparse design (values and
@@ -173,6 +203,7 @@ class SemanticMatchingCrossModal(CrossModalEmbedder):
     """
 
     time_role = "inference"
+    _accepts_sparse = True
     _parameter_constraints = {
         "embedding_dim": [Interval(Integral, 1, None, closed="left"), None],
         "C": [Interval(Real, 0, None, closed="neither")],
@@ -229,7 +260,9 @@ class SemanticMatchingCrossModal(CrossModalEmbedder):
         target = labels.astype(np.intp) if multilabel else labels
         gram = 0.0  # of the training posteriors, for the principal axes of embedding_dim
         for modality, A in (("image", X_image), ("text", X_text)):
-            scaler = StandardScaler().fit(A) if self.standardize else None
+            # a sparse block is scaled, not centred (centring would densify it)
+            scaler = (StandardScaler(with_mean=not sp.issparse(A)).fit(A)
+                      if self.standardize else None)
             setattr(self, f"{modality}_scaler_", scaler)
             design = self._design(modality, A, time)
             classifier = self._classifier(multilabel).fit(design, target)
@@ -248,7 +281,10 @@ class SemanticMatchingCrossModal(CrossModalEmbedder):
     def _design(self, modality, A, time):
         """A modality's classifier input: standardised, time-interacted when fitted so."""
         scaler = getattr(self, f"{modality}_scaler_")
-        A = scaler.transform(A) if scaler is not None else np.asarray(A, dtype=np.float64)
+        if scaler is not None:
+            A = scaler.transform(A)
+        else:
+            A = A.astype(np.float64) if sp.issparse(A) else np.asarray(A, dtype=np.float64)
         if self.time_encoding_ is None:
             return A
         bins = self.time_encoding_.bins_.transform(self.time_axis_.centre(time))
@@ -257,7 +293,15 @@ class SemanticMatchingCrossModal(CrossModalEmbedder):
     def _embed(self, modality, A, time):
         time = projection_times(self, time, A.shape[0])
         classifier = getattr(self, f"{modality}_classifier_")
-        P = classifier.predict_proba(self._design(modality, A, time))
+        scaler = getattr(self, f"{modality}_scaler_")
+        if sp.issparse(A) and scaler is not None and scaler.with_mean:
+            # fitted on dense (centred) features: a sparse block is centred by row chunks
+            rows = max(1, _CENTRED_CHUNK_BYTES // (8 * A.shape[1]))
+            P = np.vstack([classifier.predict_proba(self._design(
+                modality, A[s:s + rows].toarray(), None if time is None else time[s:s + rows]))
+                for s in range(0, A.shape[0], rows)])
+        else:
+            P = classifier.predict_proba(self._design(modality, A, time))
         components = getattr(self, "components_", None)
         return P if components is None else P @ components
 

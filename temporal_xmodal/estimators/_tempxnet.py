@@ -3,6 +3,7 @@
 from numbers import Real
 
 import numpy as np
+from scipy import sparse
 from sklearn.base import clone
 from sklearn.utils._param_validation import StrOptions
 
@@ -191,7 +192,14 @@ class TempXNetEmbedder(NeuralCrossModalEmbedder):
         self.time_unit = time_unit
 
     def _net_config(self, rows):
-        correlation = self._correlation().fit(rows.time, rows.labels > 0, rows.text)
+        correlation = self._correlation()
+        if isinstance(correlation, WordTopicCorrelation) and sparse.issparse(rows.text):
+            raise TypeError(
+                "TempXNetEmbedder(correlation='topic') reads every text's words from dense "
+                "text features; sparse X is not supported with it. Pass X.toarray() (or "
+                "TfidfTextFeatures(sparse_output=False)), or use correlation='recency' or "
+                "'category', which take sparse X.")
+        correlation = correlation.fit(rows.time, rows.labels > 0, rows.text)
         # the control (use_time=False) sees one time: no temporal term
         weight = self.temporal_weight if self.uses_time_ else 0.0
         if weight > 0 and np.ptp(rows.time) == 0:

@@ -29,13 +29,15 @@ def check_documents(X, name="X"):
 
 
 class TfidfTextFeatures(TransformerMixin, BaseEstimator):
-    r"""TF-IDF bag-of-words features of captions, as a dense float32 matrix.
+    r"""TF-IDF bag-of-words features of captions, as a float32 matrix (dense or CSR).
 
     A thin wrapper of :class:`sklearn.feature_extraction.text.TfidfVectorizer`
     (the text representation of the TempXNet and DCM papers: tf(w, d) ·
     log(N / df(w)) (Semedo, thesis, Eq. 2.1), with scikit-learn's smoothed idf
     and l2 row normalisation) that returns a dense ``float32`` array so the
-    result can be stacked into ``X = [image | text | time]`` directly.
+    result can be stacked into ``X = [image | text | time]`` directly, or with
+    ``sparse_output=True`` a float32 CSR matrix (a large vocabulary: the
+    estimators that take sparse X keep it sparse; docs/scaling.md, "Sparse text").
 
     Read more in the user guide: docs/datasets.md.
 
@@ -59,6 +61,10 @@ class TfidfTextFeatures(TransformerMixin, BaseEstimator):
         Accent removal before tokenising.
     norm : {"l2", "l1"} or None, default="l2"
         Row normalisation.
+    sparse_output : bool, default=False
+        Return a ``scipy.sparse.csr_matrix`` of float32 (the vectoriser's own
+        output: 8 bytes per stored term, with int32 indices) instead of a dense
+        array (4 bytes per vocabulary term per caption).  The same values.
 
     Attributes
     ----------
@@ -89,11 +95,12 @@ class TfidfTextFeatures(TransformerMixin, BaseEstimator):
         "stop_words": [StrOptions({"english"}), list, None],
         "strip_accents": [StrOptions({"ascii", "unicode"}), None],
         "norm": [StrOptions({"l1", "l2"}), None],
+        "sparse_output": ["boolean"],
     }
 
     def __init__(self, max_features=4096, min_df=2, max_df=1.0, sublinear_tf=True,
                  lowercase=True, ngram_range=(1, 1), stop_words=None, strip_accents=None,
-                 norm="l2"):
+                 norm="l2", sparse_output=False):
         self.max_features = max_features
         self.min_df = min_df
         self.max_df = max_df
@@ -103,6 +110,7 @@ class TfidfTextFeatures(TransformerMixin, BaseEstimator):
         self.stop_words = stop_words
         self.strip_accents = strip_accents
         self.norm = norm
+        self.sparse_output = sparse_output
 
     def fit(self, X, y=None):
         """Learn the vocabulary and idf weights.
@@ -146,12 +154,12 @@ class TfidfTextFeatures(TransformerMixin, BaseEstimator):
 
         Returns
         -------
-        X_text : ndarray of float32, shape (n_documents, n_features_out_)
-            The TF-IDF rows.
+        X_text : ndarray or scipy.sparse.csr_matrix of float32, shape (n_documents, n_features_out_)
+            The TF-IDF rows (CSR with ``sparse_output=True``).
         """
         check_is_fitted(self, "vectorizer_")
-        return self.vectorizer_.transform(check_documents(X)).toarray().astype(np.float32,
-                                                                              copy=False)
+        rows = self.vectorizer_.transform(check_documents(X)).astype(np.float32, copy=False)
+        return rows.tocsr() if self.sparse_output else rows.toarray()
 
     def get_feature_names_out(self, input_features=None):
         """The vocabulary terms, in column order."""

@@ -13,6 +13,7 @@ from numbers import Integral, Real
 
 import numpy as np
 import torch
+from scipy import sparse
 from sklearn.utils._param_validation import (
     StrOptions,
     validate_parameter_constraints,
@@ -21,6 +22,7 @@ from sklearn.utils._param_validation import (
 from torch import nn
 
 from .._constraints import Interval
+from ..nn.towers import densify
 from .triplet import NEGATIVE_MODES, REDUCTIONS, _negative_mask, _triplet_loss
 
 SCHEDULES = ("sigmoid", "fixed", "always")
@@ -84,6 +86,8 @@ class SemanticDistance:
     ----------
     stats_ : tuple of float
         The min and max distances (per modality, or of the averages).
+    n_features_ : tuple of int
+        The image and text widths (a batch of sparse rows is densified to them).
 
     Examples
     --------
@@ -114,14 +118,16 @@ class SemanticDistance:
         self.random_state = random_state
 
     def fit(self, X_image, X_text):
-        """Estimate the min / max distance statistics from random training pairs."""
+        """Estimate the min / max distance statistics from random training pairs (either
+        block may be a scipy sparse matrix: its pairs' differences stay sparse)."""
         rng = np.random.default_rng(self.random_state)
         n = X_image.shape[0]
         a = rng.integers(0, n, self.max_pairs if n * n > self.max_pairs else n * n)
         b = rng.integers(0, n, a.shape[0])
         keep = a != b
-        d_img = np.linalg.norm(X_image[a[keep]] - X_image[b[keep]], axis=1)
-        d_txt = np.linalg.norm(X_text[a[keep]] - X_text[b[keep]], axis=1)
+        d_img = _row_distances(X_image, a[keep], b[keep])
+        d_txt = _row_distances(X_text, a[keep], b[keep])
+        self.n_features_ = (X_image.shape[1], X_text.shape[1])
         if self.normalisation == "after_average":
             avg = (d_img + d_txt) / 2
             self.stats_ = (float(avg.min()), float(avg.max()))
@@ -136,7 +142,12 @@ class SemanticDistance:
         return ((D - lo) / span).clamp(0.0, 1.0)
 
     def __call__(self, image, text):
-        """f_ms for all pairs of a batch, shape (B, B), in [0, 1]."""
+        """f_ms for all pairs of a batch, shape (B, B), in [0, 1].
+
+        A modality given as sparse rows (a sparse block's batch) is scattered into a dense
+        ``(B, n_features)`` tensor first: one batch, for the distances only."""
+        widths = getattr(self, "n_features_", (None, None))
+        image, text = densify(image, widths[0]), densify(text, widths[1])
         d_img = torch.cdist(image, image)
         d_txt = torch.cdist(text, text)
         if self.normalisation == "batch":
@@ -151,6 +162,15 @@ class SemanticDistance:
         span_i, span_t = max(hi_i - lo_i, 1e-12), max(hi_t - lo_t, 1e-12)
         return torch.add((d_img.clamp(lo_i, lo_i + span_i) - lo_i) * (0.5 / span_i),
                          d_txt.clamp(lo_t, lo_t + span_t) - lo_t, alpha=0.5 / span_t)
+
+
+def _row_distances(X, a, b):
+    """``‖X[a] − X[b]‖`` row by row, dense or scipy sparse ``X``."""
+    if sparse.issparse(X):
+        X = sparse.csr_matrix(X)
+        D = X[a] - X[b]
+        return np.sqrt(np.asarray(D.multiply(D).sum(axis=1), dtype=np.float64).reshape(-1))
+    return np.linalg.norm(X[a] - X[b], axis=1)
 
 
 def category_distance_matrix(image_prototypes, text_prototypes):

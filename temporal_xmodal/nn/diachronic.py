@@ -10,7 +10,7 @@ from torch import nn
 from torch.utils.checkpoint import checkpoint
 
 from .layers import Dropout, l2_normalize
-from .towers import input_layer
+from .towers import input_layer, input_linear
 
 CONDITIONINGS = ("film", "concat")
 #: Elements of one (anchors × items × hidden) block of the anchor-time projections; larger
@@ -107,8 +107,8 @@ class DiachronicNet(nn.Module):
         return self.text_hidden, self.text_out, getattr(self, "text_film", None)
 
     def _hidden(self, modality, x):
-        x = (self.image_input if modality == "image" else self.text_input)(x)
-        return self.dropout(torch.tanh(self._parts(modality)[0](x)))
+        standardize = self.image_input if modality == "image" else self.text_input
+        return self.dropout(torch.tanh(input_linear(self._parts(modality)[0], x, standardize)))
 
     def _output(self, modality, h, f):
         """L2-normalised f_*(x, t) from hidden units h (..., H) and time embeddings f (..., T).

@@ -3,11 +3,20 @@
 Each modality has its own tower ``f(x) = tanh(W2 · dropout(tanh(W1 · x)))``;
 outputs are L2-normalised, so the dot product of an image and a text
 embedding is their cosine similarity.
+
+A modality's input ``x`` is a dense ``(B, d)`` tensor or a batch of sparse rows: a dict
+``{"index": (B, K) int64, "value": (B, K) float}`` of each row's stored columns and values,
+padded to K entries with value 0 (:class:`~temporal_xmodal.training.SparseRows` gathers
+them).  :func:`input_linear` runs the first layer on either: on sparse rows as one
+``embedding_bag`` (a gather of K weight columns per row, weighted and summed: ``x Wᵀ``
+without the ``B × d`` dense batch), with the input standardisation folded into the bias.
 """
 
 import numpy as np
 import torch
+from scipy import sparse
 from torch import nn
+from torch.nn import functional as F
 
 from .layers import Dropout, l2_normalize
 
@@ -39,16 +48,71 @@ class Standardize(nn.Module):
 def block_standardization(X, rows=None, block=65536):
     """A block's ``(centre, scale)`` for :class:`Standardize` over ``rows`` of ``X`` (all
     when ``None``): the features' means and the root mean square of the centred features
-    per feature, read in blocks of ``block`` rows (float64 sums, no copy of ``X``)."""
-    rows = np.arange(len(X)) if rows is None else np.asarray(rows)
+    per feature, read in blocks of ``block`` rows (float64 sums, no copy of ``X``).  A
+    scipy sparse ``X`` is read from its stored values (never densified)."""
+    n_rows = X.shape[0]
+    rows = np.arange(n_rows) if rows is None else np.asarray(rows)
     total, squares = np.zeros(X.shape[1]), 0.0
     for start in range(0, len(rows), block):
-        part = np.asarray(X[rows[start:start + block]], dtype=np.float64)
+        part = X[rows[start:start + block]]
+        if sparse.issparse(part):
+            total += np.asarray(part.sum(axis=0, dtype=np.float64)).reshape(-1)
+            values = part.data.astype(np.float64)
+            squares += float(values @ values)
+            continue
+        part = np.asarray(part, dtype=np.float64)
         total += part.sum(axis=0)
         squares += float(np.einsum("ij,ij->", part, part))
     centre = total / len(rows)
     variance = max(squares / len(rows) - float(centre @ centre), 0.0) / X.shape[1]
     return centre, (np.sqrt(variance) if variance > 0 else 1.0)
+
+
+def is_sparse_rows(x):
+    """Whether ``x`` is a batch of sparse rows (the dict :meth:`SparseRows.gather_rows`
+    gives) rather than a dense tensor."""
+    return isinstance(x, dict) and "index" in x and "value" in x
+
+
+def densify(x, n_features):
+    """A batch of sparse rows as a dense ``(B, n_features)`` tensor (one batch, for what
+    needs the rows themselves: SAM's input-space distances); a tensor is returned as is."""
+    if not is_sparse_rows(x):
+        return x
+    index, value = x["index"], x["value"]
+    out = value.new_zeros((index.shape[0], n_features))
+    return out.scatter_add_(1, index, value)
+
+
+def input_linear(linear, x, standardize=None):
+    """A tower's first layer ``linear(standardize(x))`` on dense or sparse rows.
+
+    Parameters
+    ----------
+    linear : torch.nn.Linear
+    x : torch.Tensor of shape (B, d), or dict
+        Dense rows, or sparse rows ``{"index": (B, K) int64, "value": (B, K)}`` (padding:
+        value 0): ``x Wᵀ`` is then one ``embedding_bag`` over ``Wᵀ`` (a view), weighted by
+        the values and summed, plus the bias: 2 kernels instead of 1 ``addmm``.
+    standardize : Standardize, nn.Identity or None
+        The input standardisation ``(x − μ) · s``.  On sparse rows it is folded, never
+        applied to x: ``W((x − μ) s) + b = s · (x Wᵀ) + (b − s · W μ)``, the bias recomputed
+        from the current weights at every call (one ``addmv``) and the scale applied with it
+        (one ``addcmul``): 3 kernels instead of 2.
+
+    Returns
+    -------
+    h : torch.Tensor of shape (B, linear.out_features)
+    """
+    if not is_sparse_rows(x):
+        return linear(x if standardize is None else standardize(x))
+    xw = F.embedding_bag(x["index"], linear.weight.t(), per_sample_weights=x["value"].to(
+        linear.weight.dtype), mode="sum")
+    if not isinstance(standardize, Standardize):
+        return xw + linear.bias
+    # Standardize's bias is −μ · s: W (−μ s) + b, then s · xWᵀ added to it
+    bias = torch.addmv(linear.bias, linear.weight, standardize.bias)
+    return torch.addcmul(bias, xw, standardize.weight)
 
 
 def input_layer(standardization, modality):
@@ -87,6 +151,14 @@ class ProjectionTower(nn.Sequential):
         for layer in (self[0], self[3]):  # Glorot-uniform weights, zero biases
             nn.init.xavier_uniform_(layer.weight)
             nn.init.zeros_(layer.bias)
+
+    def forward(self, x, standardize=None):
+        """The tower on dense or sparse rows ``x``, after the input standardisation
+        ``standardize`` (:func:`input_linear`)."""
+        h = input_linear(self[0], x, standardize)
+        for layer in list(self)[1:]:
+            h = layer(h)
+        return h
 
 
 class TwoTowerNet(nn.Module):
@@ -134,11 +206,11 @@ class TwoTowerNet(nn.Module):
 
     def embed_image(self, image, time_features=None):
         """L2-normalised image embeddings, shape (B, embedding_dim)."""
-        return l2_normalize(self.image_tower(self.image_input(image)), dim=1)
+        return l2_normalize(self.image_tower(image, self.image_input), dim=1)
 
     def embed_text(self, text, time_features=None):
         """L2-normalised text embeddings, shape (B, embedding_dim)."""
-        return l2_normalize(self.text_tower(self.text_input(text)), dim=1)
+        return l2_normalize(self.text_tower(text, self.text_input), dim=1)
 
     def forward(self, image, text, **unused):
         """Embed both modalities of a batch: ``(z_image, z_text)``."""
@@ -146,4 +218,4 @@ class TwoTowerNet(nn.Module):
 
 
 __all__ = ["ProjectionTower", "Standardize", "TwoTowerNet", "block_standardization",
-           "input_layer"]
+           "densify", "input_layer", "input_linear", "is_sparse_rows"]

@@ -24,6 +24,7 @@ in words whether the model barely uses time.
 from numbers import Real
 
 import numpy as np
+from scipy import sparse
 import torch
 from sklearn.utils._param_validation import StrOptions, validate_params
 
@@ -68,11 +69,11 @@ def _as_row(x):
     """One item's row: a DataFrame row stays a DataFrame (a Pipeline reads its columns)."""
     if hasattr(x, "to_frame") and not hasattr(x, "columns"):  # a Series: df.loc[905]
         x = x.to_frame().T.infer_objects()
-    if not hasattr(x, "columns"):
+    if not hasattr(x, "columns") and not sparse.issparse(x):  # a sparse row stays sparse
         x = np.asarray(x)
         if x.ndim == 1:
             x = x[None, :]
-    if np.ndim(x) != 2 or x.shape[0] != 1:
+    if len(x.shape) != 2 or x.shape[0] != 1:
         raise ValueError(f"x must be one item's feature row (1-D, or shape (1, n_features)); "
                          f"got shape {np.shape(x)}.")
     return x
@@ -81,8 +82,8 @@ def _as_row(x):
 @validate_params(
     {
         "estimator": CONSTRAINTS["estimator"],
-        "x": ["array-like"],
-        "X_gallery": ["array-like"],
+        "x": ["array-like", "sparse matrix"],
+        "X_gallery": ["array-like", "sparse matrix"],
         "times": ["array-like"],
         "k": CONSTRAINTS["k"],
         "direction": [StrOptions(set(_DIRECTIONS))],
@@ -155,7 +156,8 @@ def neighbourhood_over_time(estimator, x, X_gallery, times, k=10, *, direction="
     if not times:
         raise ValueError("times is empty; give at least one instant.")
     x = _as_row(x)
-    payload = check_payload(payload, len(X_gallery))
+    payload = check_payload(payload, X_gallery.shape[0] if hasattr(X_gallery, "shape")
+                            else len(X_gallery))
     frames, previous, queries = [], None, []
     for t in times:
         index = CrossModalIndex(estimator, modality=gallery_modality,
@@ -221,11 +223,11 @@ def _topk_sets(Z, G, k, exclude_self, working_memory):
 @validate_params(
     {
         "estimator": CONSTRAINTS["estimator"],
-        "X": ["array-like"],
+        "X": ["array-like", "sparse matrix"],
         "times": ["array-like"],
         "k": CONSTRAINTS["k"],
         "modality": [_MODALITIES],
-        "X_gallery": ["array-like", None],
+        "X_gallery": ["array-like", "sparse matrix", None],
         "gallery_modality": [_MODALITIES, None],
         "payload": "no_validation",
         "ids": CONSTRAINTS["ids"],
@@ -300,14 +302,15 @@ def neighbourhood_shift(estimator, X, times, k=10, *, modality="text", X_gallery
     times = list(times)
     if len(times) != 2:
         raise ValueError(f"times must hold exactly two instants (t1, t2); got {len(times)}.")
-    payload = check_payload(payload, len(X))
+    n_items = X.shape[0] if hasattr(X, "shape") else len(X)
+    payload = check_payload(payload, n_items)
     ids = check_ids(ids, X, "ids", "item")
     device = estimator_device(estimator)
     exclude_self = X_gallery is None
     if exclude_self:
         gallery_modality, X_gallery = modality, X
-        if len(X) < k + 1:
-            raise ValueError(f"X has {len(X)} items; neighbourhoods of k={k} among them "
+        if n_items < k + 1:
+            raise ValueError(f"X has {n_items} items; neighbourhoods of k={k} among them "
                              f"need at least {k + 1}.")
     elif gallery_modality is None:
         gallery_modality = "image" if modality == "text" else "text"

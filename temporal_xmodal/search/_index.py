@@ -216,7 +216,7 @@ class CrossModalIndex(BaseEstimator):
         return TimeFilter(query_times, self.times_, within)
 
     @validate_params(
-        {"X": ["array-like"], "k": CONSTRAINTS["k"], "time": "no_validation",
+        {"X": ["array-like", "sparse matrix"], "k": CONSTRAINTS["k"], "time": "no_validation",
          "within": "no_validation", "ids": CONSTRAINTS["ids"],
          "as_frame": CONSTRAINTS["as_frame"]},
         prefer_skip_nested_validation=True,
@@ -316,8 +316,8 @@ class CrossModalIndex(BaseEstimator):
 @validate_params(
     {
         "estimator": CONSTRAINTS["estimator"],
-        "X_query": ["array-like"],
-        "X_gallery": ["array-like"],
+        "X_query": ["array-like", "sparse matrix"],
+        "X_gallery": ["array-like", "sparse matrix"],
         "k": CONSTRAINTS["k"],
         "direction": [StrOptions({"i2t", "t2i", "i2i", "t2t"})],
         "query_time": "no_validation",

@@ -22,6 +22,7 @@ Pipeline (:func:`~temporal_xmodal._stacking.refuse_raw_columns`).
 """
 
 import numpy as np
+from scipy import sparse
 import torch
 from sklearn.utils._param_validation import HasMethods
 
@@ -89,7 +90,8 @@ def _through_pipeline(pipe, X, modality):
     names_in = getattr(pipe, "feature_names_in_", None)
     n_in = getattr(pipe, "n_features_in_", None)
     columns = getattr(X, "columns", None)
-    n_columns = np.shape(X)[1] if np.ndim(X) == 2 else None
+    shape = getattr(X, "shape", None) if sparse.issparse(X) else np.shape(X)
+    n_columns = shape[1] if shape is not None and len(shape) == 2 else None
     whole = (set(map(str, names_in)) <= set(map(str, columns))
              if columns is not None and names_in is not None else n_columns == n_in)
     if whole:
@@ -101,6 +103,12 @@ def _through_pipeline(pipe, X, modality):
         raw, transformer = block
         if columns is not None:
             fits = list(map(str, columns)) == list(map(str, raw))
+        elif sparse.issparse(X):
+            raise TypeError(
+                f"A sparse {modality} block cannot go through the Pipeline's column "
+                f"selection ({_preview(raw)}, read by name from a DataFrame): pass whole "
+                "rows as pipe.fit took them (sparse X is read as CSR), or the block as a "
+                "DataFrame (X.toarray() in pandas.DataFrame(..., columns=...)).")
         else:
             fits = n_columns == len(raw)
             if fits:
@@ -109,7 +117,7 @@ def _through_pipeline(pipe, X, modality):
                 X = pd.DataFrame(np.asarray(X), columns=raw)
         if fits:
             A = X[raw] if transformer == "passthrough" else transformer.transform(X[raw])
-            return np.asarray(A), None
+            return (A if sparse.issparse(A) else np.asarray(A)), None
     step = pipe.steps[0][0]
     shape = f"{len(columns)} columns ({_preview(columns)})" if columns is not None else \
         f"shape {np.shape(X)}"

@@ -7,9 +7,10 @@ from ._data import BatchIterator, CrossModalDataset, as_tensor, make_dataset, sh
 from ._net import (CrossModalNet, TrainingDivergedError, TrainingInterruptedWarning,
                    embed_batches, seeded)
 from ._sequential import LearnedOptimizerNet, ModalityPoolIterator, ModalityPools, StageNet
+from ._sparse import SparseRows, input_block
 
 __all__ = ["BatchIterator", "CheckpointSelection", "CompiledStep", "CrossModalDataset",
            "CrossModalNet", "InverseTimeDecay", "LearnedOptimizerNet", "LearningRateDecay",
            "ModalityPoolIterator", "ModalityPools", "ProgressLog", "RetrievalScoring", "ScheduledMargin",
-           "StageNet", "TrainingDivergedError", "TrainingInterruptedWarning", "as_tensor",
-           "cannot_rank", "embed_batches", "make_dataset", "seeded", "shared_dataset"]
+           "SparseRows", "StageNet", "TrainingDivergedError", "TrainingInterruptedWarning", "as_tensor",
+           "cannot_rank", "embed_batches", "input_block", "make_dataset", "seeded", "shared_dataset"]

@@ -30,6 +30,7 @@ from sklearn.utils._param_validation import StrOptions, validate_parameter_const
 
 from .._device import map_nest, move, pinned_staging, resolve_device
 from ._placement import DeviceCopies
+from ._sparse import SparseRows, input_block
 
 PLACEMENTS = ("auto", "device", "staged")
 
@@ -44,9 +45,11 @@ class CrossModalDataset(torch.utils.data.Dataset):
 
     Parameters
     ----------
-    X : dict of str -> torch.Tensor
-        Aligned tensors of n rows: ``image``, ``text`` (float32), the time
-        entries (``time``: float64 centred times; ``time_features``: float32).
+    X : dict of str -> torch.Tensor or SparseRows
+        Aligned tensors of n rows: ``image``, ``text`` (float32, or a sparse block's
+        :class:`~temporal_xmodal.training.SparseRows`: its batches are padded sparse
+        rows), the time entries (``time``: float64 centred times; ``time_features``:
+        float32).
     y : torch.Tensor of shape (n, C)
         Label indicator (bool or float); batches are float32.
     rows : torch.Tensor of int64 or None, default=None
@@ -67,12 +70,14 @@ class CrossModalDataset(torch.utils.data.Dataset):
 
     def __getstate__(self):
         # host arrays (DeviceCopies pickles none of its copies): loads on any machine
-        return {**self.__dict__, "X": {k: v.numpy() for k, v in self.X.items()},
+        return {**self.__dict__, "X": {k: v.numpy() if torch.is_tensor(v) else v
+                                       for k, v in self.X.items()},
                 "y": self.y.numpy(), "rows": None if self.rows is None else self.rows.numpy()}
 
     def __setstate__(self, state):
         self.__dict__.update(state)
-        self.X = {k: torch.from_numpy(v) for k, v in self.X.items()}
+        self.X = {k: torch.from_numpy(v) if isinstance(v, np.ndarray) else v
+                  for k, v in self.X.items()}
         self.y = torch.from_numpy(self.y)
         self.rows = None if self.rows is None else torch.from_numpy(self.rows)
 
@@ -152,16 +157,20 @@ def gather(tensors, rows, pin=False):
         The nest of ``tensors`` (the keys of ``rows`` when it is a dict), of the rows.
     """
     if isinstance(rows, dict):
-        return {key: map_nest(_rows_of(index, pin), tensors[key]) for key, index in rows.items()}
-    return map_nest(_rows_of(rows, pin), tensors)
+        return {key: map_nest(_rows_of(index, pin), tensors[key], (SparseRows,))
+                for key, index in rows.items()}
+    return map_nest(_rows_of(rows, pin), tensors, (SparseRows,))
 
 
 def _rows_of(rows, pin):
-    """The function that gathers ``rows`` of a tensor (into pinned memory when ``pin``)."""
+    """The function that gathers ``rows`` of a tensor (into pinned memory when ``pin``); a
+    sparse block's rows come padded (:meth:`SparseRows.gather_rows`)."""
     if not pin:
         return lambda tensor: tensor.index_select(0, rows)
 
     def into_pinned(tensor):
+        if isinstance(tensor, SparseRows):
+            return tensor.gather_rows(rows, pin=True)
         out = torch.empty((len(rows),) + tuple(tensor.shape[1:]), dtype=tensor.dtype,
                           pin_memory=True)
         return torch.index_select(tensor, 0, rows, out=out)
@@ -173,9 +182,10 @@ def make_dataset(X_image, X_text, labels, time_inputs=None, rows=None):
 
     Parameters
     ----------
-    X_image, X_text : ndarray of shape (n, d_*)
+    X_image, X_text : ndarray or scipy sparse matrix of shape (n, d_*)
         All rows; float32 arrays are shared (no copy), others are cast to
-        float32 chunk by chunk (:func:`as_tensor`).
+        float32 chunk by chunk (:func:`as_tensor`); a sparse block stays sparse
+        (:class:`~temporal_xmodal.training.SparseRows`: its CSR arrays, float32 values).
     labels : ndarray of shape (n, C)
         Label indicator (bool or float), all rows.
     time_inputs : dict of str -> ndarray, default=None
@@ -191,7 +201,7 @@ def make_dataset(X_image, X_text, labels, time_inputs=None, rows=None):
         Batches are ``({"image", "text", **time_inputs}, y)`` with ``y`` the
         float32 label indicator.
     """
-    X = {"image": as_tensor(X_image), "text": as_tensor(X_text)}
+    X = {"image": input_block(X_image, as_tensor), "text": input_block(X_text, as_tensor)}
     X.update({key: torch.as_tensor(value) for key, value in (time_inputs or {}).items()})
     return shared_dataset(X, torch.as_tensor(labels), rows)
 

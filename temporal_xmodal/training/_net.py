@@ -266,7 +266,7 @@ def embed_batches(module, tensors, device, *, modality=None, batch_size=4096, ro
     module : torch.nn.Module
         Has ``embed_image(image, time_features=None)`` and
         ``embed_text(text, time_features=None)``.
-    tensors : dict of str -> torch.Tensor
+    tensors : dict of str -> torch.Tensor or SparseRows
         ``image`` and/or ``text``, optionally ``time_features`` (other
         entries, such as the losses' ``time``, are ignored); on the host or
         on ``device``.
@@ -305,7 +305,7 @@ def embed_batches(module, tensors, device, *, modality=None, batch_size=4096, ro
                     extra["time_features"] = tensors["time_features"][index].to(device)
                 for m in modalities:
                     embed = module.embed_image if m == "image" else module.embed_text
-                    chunk = tensors[m][index].to(device)
+                    chunk = move(tensors[m][index], device)  # a tensor or sparse rows
                     z = embed(chunk, **extra)
                     outputs[m].append(z if out_device is None else z.to(out_device))
     finally:
