@@ -293,16 +293,14 @@ def _run_job(args, argv, started):
         if args.data and args.user_data.pairs and names is None:  # SCML, SM: not on pairs
             from .comparison.registry import left_out
             names = [name for name in ESTIMATOR_NAMES if name not in left_out("ticrc")]
-        seconds, n_fits = estimate_seconds(size, args.max_epochs, names)
+        n_features = args.user_data.X_train.shape[1] - 1 if args.data else SYNTHETIC_FEATURES
+        seconds, n_fits = estimate_seconds(size, args.max_epochs, names, n_features)
         seconds, n_fits = seconds * args.seeds, n_fits * args.seeds
         _flushed_print(f"time estimate: about {seconds_text(seconds)} on 2 free CPU cores "
                        f"({n_fits} fit{'s' * (n_fits != 1)}, constant-time controls included"
                        + (f", over {args.seeds} seeds" if args.seeds > 1 else "") + ", "
-                       f"{args.n_threads} thread{'s' * (args.n_threads != 1)} per fit)")
-        n_features = args.user_data.X_train.shape[1] - 1 if args.data else SYNTHETIC_FEATURES
-        if n_features > SYNTHETIC_FEATURES:
-            _flushed_print(f"  measured at the synthetic data's {SYNTHETIC_FEATURES} features; "
-                           f"{n_features} features make each epoch longer")
+                       f"{args.n_threads} thread{'s' * (args.n_threads != 1)} per fit, "
+                       f"{n_features} features)")
         busy = _busy_cores()
         cores = os.cpu_count() or 1
         if busy > cores / 2:
