@@ -209,6 +209,9 @@ def test_time_estimate_constants_are_the_benchmarks_figures_with_headroom():
             at_112 = (doc["sam_synthetic"][key] if name == "SAM" else fits["112"][name][key])
             holds(low, at_112, 0.05)
             holds(high, fits["1024"][name][key], 0.05)
+    from temporal_xmodal.metrics import QUERY_SAMPLE
+
+    assert estimate.QUERY_SAMPLE == QUERY_SAMPLE
     for kind, name in (("static", "CCA"), ("inference", "Diachronic")):
         for n, seconds in doc["evaluation"][name].items():
             predicted = estimate.evaluation_seconds(int(n), kind)

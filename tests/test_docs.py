@@ -246,3 +246,15 @@ def test_the_ticrc_page_quotes_the_dates_benchmark():
     for text in quoted:
         assert text in " ".join(section.split()), text
     assert ratio < 2  # "not clear": the page's conclusion holds for these figures
+
+
+def test_the_evaluation_page_quotes_the_estimate_benchmark():
+    """docs/evaluation.md ("At scale") quotes benchmarks/results/bench_estimate.json."""
+    page = (DOCS / "evaluation.md").read_text(encoding="utf-8")
+    doc = json.loads((ROOT / "benchmarks" / "results" / "bench_estimate.json").read_text())
+    evaluation = doc["evaluation"]
+    assert f"5,000 test items takes\n{evaluation['CCA']['5000']:.1f} CPU s" in page
+    assert f"30,000 test\nitems takes {evaluation['CCA']['30000']:.0f} CPU s" in page
+    assert f"a Diachronic one {evaluation['Diachronic']['30000']:.0f} CPU s" in page
+    # the O(n²) extrapolation the page and QUERY_SAMPLE's comment give: 20² x 4.5 s ≈ 30 min
+    assert round(400 * evaluation["CCA"]["5000"] / 60, -1) == 30

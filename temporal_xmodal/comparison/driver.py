@@ -21,8 +21,7 @@ import numpy as np
 from sklearn.utils._param_validation import StrOptions, validate_params
 
 from .._constraints import Interval
-from ..evaluation.report import QUERY_SAMPLE
-from ..metrics import random_map, random_mrr
+from ..metrics import QUERY_SAMPLE, random_map, random_mrr
 from .data import DATASETS, load_comparison_data, with_constant_time
 from .job import (RESULTS, check_names, check_output_folder, finished_fits, job_key, unique_names,
                   write_atomic)

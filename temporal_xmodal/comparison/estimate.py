@@ -40,7 +40,8 @@ EVALUATION_PROJECTIONS = {"static": 1, "inference": 11}
 #: Seconds of a fit's and an evaluation's fixed costs.
 FIT_SECONDS_FIXED = 0.5
 EVALUATION_SECONDS_FIXED = 0.5
-#: The queries of a large evaluation (``temporal_xmodal.evaluation.report.QUERY_SAMPLE``).
+#: The queries of a large evaluation (``temporal_xmodal.metrics.QUERY_SAMPLE``, not imported
+#: here: the estimate imports nothing heavy; tests/test_cli.py checks they agree).
 QUERY_SAMPLE = 5000
 #: Interpreter start, imports and the synthetic data.
 STARTUP_SECONDS = 5.0

@@ -19,20 +19,15 @@ from .._constraints import Interval
 from .._validation import check_labels
 from ..base import layout_blocks
 from ..estimators import query_time_scores
-from ..metrics import counterpart_reciprocal_ranks, cross_modal_scores, mean_average_precision
+from ..metrics import (QUERY_SAMPLE, counterpart_reciprocal_ranks, cross_modal_scores,
+                       mean_average_precision)
 from ..metrics._retrieval import sample_queries
 from ..time import TimeRangeWarning, time_role
 from .embedded import embed_split
 from .protocols import local_alignment, temporally_bounded_retrieval
 
-__all__ = ["QUERY_SAMPLE", "TEMPORAL_KEYS", "evaluate_estimator", "evaluate_undated",
-           "time_window_figures"]
+__all__ = ["TEMPORAL_KEYS", "evaluate_estimator", "evaluate_undated", "time_window_figures"]
 
-#: Test items above which :func:`evaluate_estimator` ranks for a random sample of this many
-#: queries (the same for every figure and every estimator evaluated with the same seed), each
-#: figure with its standard error: the full rankings of n test items cost O(n²), about
-#: 15 CPU s at 10,000 items and 25 CPU min at 100,000 (docs/evaluation.md, "At scale").
-QUERY_SAMPLE = 5000
 
 #: The diachronic protocols of :func:`evaluate_estimator` (NaN when the data is undated).
 TEMPORAL_KEYS = ("tmap50", "tmap50_filter", "tmap50_topk", "tmap50_filter_topk",

@@ -23,6 +23,7 @@ from ._ranking import (
     reciprocal_rank_per_query,
 )
 from ._retrieval import (
+    QUERY_SAMPLE,
     cross_modal_scores,
     mean_average_precision,
     mean_reciprocal_rank,
@@ -32,6 +33,7 @@ from ._retrieval import (
 )
 
 __all__ = [
+    "QUERY_SAMPLE",
     "average_precision_per_query",
     "counterpart_reciprocal_ranks",
     "cross_modal_scores",

@@ -213,6 +213,13 @@ for _f in (mean_average_precision, mean_reciprocal_rank, recall_at_k, ndcg_at_k)
     _f.__doc__ = _f.__doc__.format(scan=_SCAN_DOC, options=_OPTIONS_DOC)
 del _f
 
+#: Items above which the library's own evaluations rank for a random sample of this many
+#: queries instead of every item (:meth:`CrossModalEmbedder.score
+#: <temporal_xmodal.base.CrossModalEmbedder.score>`,
+#: :func:`~temporal_xmodal.evaluation.evaluate_estimator`): full rankings of n items cost
+#: O(n²) (docs/evaluation.md, "At scale").
+QUERY_SAMPLE = 5000
+
 #: Metrics :func:`cross_modal_scores` computes.
 CROSS_MODAL_METRICS = ("map", "mrr", "ndcg", "recall")
 
