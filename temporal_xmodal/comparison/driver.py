@@ -187,6 +187,9 @@ def _run_one(dataset, output, random_state, *, n_samples, plots, max_epochs, dat
     for name, reason in skipped.items():
         log(f"{name} is not run on {where}: {reason}. (--estimators {name} runs it anyway.)")
     for est in chosen.values():
+        # the data's unit (compare --time-unit): every duration of every estimator is read in
+        # it, as the data's times and the evaluation window are (issue 57, 1)
+        set_matching_params(est, time_unit=data.get("time_unit", "years"))
         if max_epochs is not None:
             set_matching_params(est, max_epochs=max_epochs)
         if verbose:
