@@ -27,7 +27,6 @@ from sklearn.base import clone
 from sklearn.utils import check_random_state
 
 from ..._device import limit_worker_threads
-from ..._stacking import stack_modalities
 from ...time import TimeBins, TimeBinWarning
 from ...training import TrainingInterruptedWarning
 from ..._warnings import warn
@@ -114,7 +113,7 @@ def fit_bin_models(base, rows, X_image, X_text, time, labels, *, init, n_jobs, r
         # one model on all rows (the last seed: the bins' seeds do not depend on init)
         title = (f"{owner} start: all {len(time)} items (init='global'; every bin "
                  "continues from it)") if titled else None
-        start = fit_start(base, update, seeds[-1], stack_modalities(X_image, X_text, time),
+        start = fit_start(base, update, seeds[-1], stack_rows(X_image, X_text, time),
                           labels, title=title)
         if start is None:
             return None, True
@@ -136,9 +135,31 @@ def fit_bin_models(base, rows, X_image, X_text, time, labels, *, init, n_jobs, r
         return (f"{owner} bin {b + 1}/{len(rows)} [{lo:.6g}, {hi:.6g}) {bins.time_unit}: "
                 f"{len(rows[b])} items")
 
-    jobs = ((bin_model(b), stack_modalities(X_image[r], X_text[r], time[r]),
+    jobs = ((bin_model(b), stack_rows(X_image, X_text, time, r),
              None if labels is None else labels[r], title(b)) for b, r in enumerate(rows))
     return fit_in_order(jobs, n_jobs)
+
+
+#: Rows copied at a time into a bin model's X (a bounded temporary of each block).
+_CHUNK_ROWS = 16384
+
+
+def stack_rows(X_image, X_text, time, rows=None):
+    """``[X_image | X_text | time]`` of ``rows`` (all when None) for a bin model, filled in
+    row chunks: one copy of those rows, in float32 when both blocks are float32 (the
+    networks' dtype: no float64 copy, which took 2x the data), else float64.  In a float32
+    X the bin model reads its times rounded to float32 (at most half a float32 spacing of
+    the axis times, about 30 minutes at the year 2000); the bins are cut on the exact
+    times."""
+    n = len(time) if rows is None else len(rows)
+    d, e = X_image.shape[1], X_text.shape[1]
+    dtype = np.float32 if X_image.dtype == X_text.dtype == np.float32 else np.float64
+    X = np.empty((n, d + e + 1), dtype=dtype)
+    for start in range(0, n, _CHUNK_ROWS):
+        part = slice(start, min(start + _CHUNK_ROWS, n))
+        take = part if rows is None else rows[part]
+        X[part, :d], X[part, d:d + e], X[part, -1] = X_image[take], X_text[take], time[take]
+    return X
 
 
 def _fit_bin(estimator, X, y, title=None):
