@@ -140,6 +140,10 @@ def _check_output(output):
     return None
 
 
+#: Most runs of the job ``--seeds`` asks for (each one refits every estimator).
+MAX_SEEDS = 100
+
+
 def _check_compare_args(args):
     """The first problem with the arguments of ``compare`` in words, or None; sets ``args.names``."""
     if args.n_samples is not None and args.n_samples < MIN_SAMPLES:
@@ -149,6 +153,9 @@ def _check_compare_args(args):
         return f"--max-epochs must be at least 1; got {args.max_epochs}"
     if args.seeds < 1:
         return f"--seeds must be at least 1 (runs of the job); got {args.seeds}"
+    if args.seeds > MAX_SEEDS:  # issue 57, 15: 10**12 died in a MemoryError after the estimate
+        return (f"--seeds must be at most {MAX_SEEDS} (each seed reruns the whole job); "
+                f"got {args.seeds}")
     if args.n_jobs == 0 or args.n_jobs < -1:
         return f"--n-jobs must be a positive number of workers or -1 (every core); got {args.n_jobs}"
     if args.n_threads < 1:

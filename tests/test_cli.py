@@ -360,3 +360,12 @@ def test_n_threads_limits_blas_as_well_as_torch(monkeypatch, tmp_path):
         after = {pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"}
     assert seen["torch"] == 1 and seen["blas"] == {1}
     assert after == {2}  # and restored
+
+
+@pytest.mark.parametrize("seeds", ["101", str(10 ** 12)])
+def test_seeds_beyond_the_bound_are_refused_by_name(seeds, capsys):
+    # issue 57, 15: --seeds 10**12 printed an estimate, then died in a MemoryError
+    with pytest.raises(SystemExit):
+        main(["compare", "--seeds", seeds, "--no-plots"])
+    err = capsys.readouterr().err
+    assert "--seeds must be at most 100" in err and "Traceback" not in err

@@ -445,3 +445,17 @@ def test_the_same_dates_give_the_same_table_in_every_time_unit(tmp_path):
     for unit in ("days", "hours"):
         np.testing.assert_allclose(tables[unit][numbers].to_numpy(float),
                                    tables["years"][numbers].to_numpy(float), atol=2e-3)
+
+
+def test_a_numeric_window_and_a_header_only_file(tmp_path):
+    # issue 57, 10: --window 0.5 (a number in --time-unit, as --help says) was "not a
+    # duration"; 14: a header-only CSV was refused as "columns are not numeric"
+    from temporal_xmodal.comparison.user_data import UserDataError, load_user_data
+
+    frame = _frame(200)
+    data = load_user_data(frame, image="img_", text="txt_", time="date", label="label",
+                          window="0.5")
+    assert data.eval_window == 0.5
+    frame.iloc[:0].to_csv(tmp_path / "empty.csv", index=False)
+    with pytest.raises(UserDataError, match="no rows"):
+        load_user_data(str(tmp_path / "empty.csv"), image="img_", text="txt_", time="date")

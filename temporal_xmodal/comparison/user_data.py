@@ -363,6 +363,15 @@ def load_user_data(data, *, image, text, time=None, label=None, label_sep=None,
         source, data = str(data), read_table(data)
     if not isinstance(data, pd.DataFrame):
         raise UserDataError(f"data must be a DataFrame or a file path; got {type(data).__name__}")
+    if len(data) == 0:  # issue 57, 14: a header-only file was "not numeric"
+        raise UserDataError(f"{source or 'the data'} hold(s) no rows (columns: "
+                            f"{_preview(data.columns)}); the comparison needs at least "
+                            f"{MIN_SAMPLES} rows")
+    if isinstance(window, str):  # issue 57, 10: "0.5" is the number the help says it may be
+        try:
+            window = float(window)
+        except ValueError:
+            pass
     frame = data
     image_cols = _select(frame, image, "--image")
     text_cols = _select(frame, text, "--text")
