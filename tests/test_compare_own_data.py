@@ -459,3 +459,21 @@ def test_a_numeric_window_and_a_header_only_file(tmp_path):
     frame.iloc[:0].to_csv(tmp_path / "empty.csv", index=False)
     with pytest.raises(UserDataError, match="no rows"):
         load_user_data(str(tmp_path / "empty.csv"), image="img_", text="txt_", time="date")
+
+
+def test_a_zero_margin_is_not_a_yes_and_the_answer_names_what_it_covers():
+    # issue 57, 16: "Does time pay ... beyond the date filter? Yes: Binned+Procrustes +0.000"
+    from temporal_xmodal.comparison import answer_lines
+
+    def rows(gain):
+        return [{"name": "CCA", "map": 0.5, "time_role": "none"},
+                {"name": "Binned", "map": 0.4, "tmap50": 0.3, "tmap50_filter": 0.4,
+                 "delta_beyond_filter": gain, "time_role": "inference"},
+                {"name": "Diachronic", "map": 0.45, "tmap50": 0.3, "tmap50_filter": 0.4,
+                 "delta_beyond_filter": -0.02, "time_role": "inference"}]
+
+    line = next(l for l in answer_lines(rows(0.0004), "labels") if l.startswith("Does time"))
+    assert "Not measurably: the best is Binned +0.000, below 0.005" in line
+    assert "Yes" not in line and "among Binned, Diachronic" in line
+    line = next(l for l in answer_lines(rows(0.012), "labels") if l.startswith("Does time"))
+    assert "Yes: Binned +0.012 (among Binned, Diachronic" in line

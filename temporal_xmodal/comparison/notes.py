@@ -68,6 +68,12 @@ def _stronger(row):
     return float("nan") if any(is_na(v) for v in pair) else max(pair)
 
 
+#: The smallest margin the answer calls a gain ("Yes"); a smaller positive one is "not
+#: measurably": a few thousandths move with the seed (docs/index.md, "The answer on the
+#: first lines").
+MIN_MARGIN = 0.005
+
+
 def answer_lines(rows, protocol, *, runs=None):
     """The answer a user came for, in a few lines above the table.
 
@@ -113,11 +119,19 @@ def answer_lines(rows, protocol, *, runs=None):
                   "constant-time control's searched with the filter)" if key != "delta_time"
                   else f"(Δ-time on {score.upper() if score == 'mrr' else 'mAP'})")
         sd, = _spreads(runs, [row], lambda r: r.get(key))
-        if gain > 0:
-            judged = ("" if sd is None else " (more than twice its spread)" if _clear(gain, sd)
-                      else " (within twice its spread: not clear)")
+        covered = [r["name"] for r in rows if not is_na(r.get(key))]
+        among = (f" (among {', '.join(covered)}: the time-aware estimators run with their "
+                 "controls)")
+        if gain >= MIN_MARGIN and (sd is None or _clear(gain, sd)):
+            judged = "" if sd is None else " (more than twice its spread)"
             lines.append(f"Does time pay on these data {beyond}? Yes: {name} {gain:+.3f}"
-                         f"{_pm(sd)}{judged}.")
+                         f"{_pm(sd)}{judged}{among}.")
+        elif gain > 0:  # issue 57, 16: "Yes: +0.000" was printed for a margin of zero
+            why = (f"below {MIN_MARGIN:.3f}" if gain < MIN_MARGIN
+                   else "within twice its spread over the seeds")
+            lines.append(f"Does time pay on these data {beyond}? Not measurably: the best is "
+                         f"{name} {gain:+.3f}{_pm(sd)}, {why}{among}"
+                         + ("; --seeds 3 measures the spread" if runs is None else "") + ".")
         else:
             rival = ("a static model with the date filter does as well" if key != "delta_time"
                      else "the same model without the dates does as well")
