@@ -199,7 +199,9 @@ def pinned_staging(device):
 def map_nest(fn, nest, leaves=()):
     """``fn`` on every tensor of a nest of dicts, tuples and lists; other entries
     (``None`` labels, numbers) unchanged.  An object with a ``map_tensors(fn)`` method
-    (:class:`~temporal_xmodal.training.SparseRows`) maps its own tensors.
+    (:class:`~temporal_xmodal.training.SparseRows`) maps its own tensors; a tensor such
+    objects share (the CSR arrays of one sparse X, behind its image and text blocks) goes
+    to ``fn`` once, and they share its result.
 
     The one walker of nested tensors (batches, a dataset's tensors, SCML's pools).
 
@@ -217,15 +219,28 @@ def map_nest(fn, nest, leaves=()):
         Of the same structure (and container types), ``fn``'s results in place of the
         tensors.
     """
+    return _map_nest(fn, nest, leaves, {})
+
+
+def _map_nest(fn, nest, leaves, shared):
     if torch.is_tensor(nest) or isinstance(nest, leaves):
         return fn(nest)
     if hasattr(nest, "map_tensors"):  # a container of tensors (a dataset's sparse rows)
-        return nest.map_tensors(fn)
+        return nest.map_tensors(lambda t: _once(fn, t, shared))
     if isinstance(nest, dict):
-        return {key: map_nest(fn, value, leaves) for key, value in nest.items()}
+        return {key: _map_nest(fn, value, leaves, shared) for key, value in nest.items()}
     if isinstance(nest, (tuple, list)):
-        return type(nest)(map_nest(fn, value, leaves) for value in nest)
+        return type(nest)(_map_nest(fn, value, leaves, shared) for value in nest)
     return nest
+
+
+def _once(fn, tensor, shared):
+    """``fn(tensor)``, once per tensor of the containers of one nest: the image and text
+    windows of one sparse X share its arrays, moved (and counted) once."""
+    key = id(tensor)
+    if key not in shared:
+        shared[key] = (tensor, fn(tensor))  # the tensor held: its id stays its own
+    return shared[key][1]
 
 
 def move(nest, device, non_blocking=False):

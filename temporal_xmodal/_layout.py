@@ -29,6 +29,14 @@ _NO_COLUMNS = ("X has 0 feature(s) (shape=({n}, 0)) while a minimum of 2 is requ
 
 
 # ------------------------------------------------------------------ split
+def write_time_column(X, time):
+    """Write ``time`` into the last column of a stacked ``X = [image | text | time]`` (in
+    place): the layout's one writer of the time column, as :func:`split_time_column` is its
+    reader.  Returns X."""
+    X[:, -1] = time
+    return X
+
+
 def split_time_column(X):
     """Separate X's feature columns from its time column (the last), checking column types.
 
@@ -36,11 +44,12 @@ def split_time_column(X):
     ----------
     X : array-like, pandas.DataFrame or scipy sparse matrix of shape (n_samples, n_columns)
         A sparse X (any scipy format) is read as CSR
-        (:func:`temporal_xmodal._sparse_input.split_sparse`).
+        (:func:`temporal_xmodal._sparse_input.split_sparse`): its features are a column
+        window of it (:class:`~temporal_xmodal._sparse_input.CSRWindow`, nothing copied).
 
     Returns
     -------
-    features : ndarray, DataFrame or CSR matrix of shape (n_samples, n_columns - 1)
+    features : ndarray, DataFrame or CSRWindow of shape (n_samples, n_columns - 1)
     time : ndarray or Series of shape (n_samples,)
         Raw time values (numbers or dates), to be mapped by
         :func:`temporal_xmodal.time.to_time_axis`.
@@ -418,7 +427,8 @@ def check_time_column_values(features, time, n_image, n_text, *, estimator_name,
 
 
 def split_blocks(features, n_image, n_text):
-    """``(X_image, X_text)``: the first ``n_image`` feature columns and the last ``n_text``.
+    """``(X_image, X_text)``: the first ``n_image`` feature columns and the last ``n_text``
+    (views of an array; windows of a sparse X's CSR, nothing copied).
 
     They overlap only in the degenerate single-column case (both blocks are
     that column).

@@ -1,11 +1,16 @@
-"""Scipy sparse X at the public boundary: read as CSR, refused by name, or densified where
-a block is in fact dense.
+"""Scipy sparse X at the public boundary: read in place as column windows of one CSR,
+refused by name, or densified where a consumer needs a block whole.
 
 :func:`split_sparse` is :func:`temporal_xmodal._layout.split_time_column`'s reading of a
-sparse X; :func:`refuse_sparse` is the error of the estimators that take dense input only;
-:func:`dense_if_dense` stores a dense block held in a sparse X densely.  Which estimators
-take sparse X, and what it costs: docs/scaling.md ("Sparse text").
+sparse X: its feature columns are a :class:`CSRWindow` of X's own CSR arrays (no stored value
+copied), and so are the image and text blocks cut from them; :func:`refuse_sparse` is the
+error of the estimators that take dense input only; :func:`dense_if_dense` gives a consumer
+that needs a real block (CCA, semantic matching) the block whole: dense when it is in fact
+dense, else a CSR copy of its stored values.  Which estimators take sparse X, and what it
+costs: docs/scaling.md ("Sparse text").
 """
+
+from functools import cached_property
 
 import numpy as np
 from scipy import sparse
@@ -13,74 +18,339 @@ from scipy import sparse
 _NO_COLUMNS = ("X has 0 feature(s) (shape=({n}, 0)) while a minimum of 2 is required: the "
                "layout is [image | text | time].")
 
+#: Bytes of temporaries a chunked reading of a window holds at once (rows densified, the
+#: positions of the rows' stored values, a chunk of the stored values).
+CHUNK_BYTES = 32 * 2 ** 20
+#: Rows of one step of the rows' bound search (a few int64 arrays of this length).
+_SEARCH_ROWS = 2 ** 18
+
+
+class CSRWindow:
+    """Columns ``[lo, hi)`` of some rows of one CSR matrix, read in place.
+
+    The blocks of a CSR ``X = [image | text | time]`` are windows of X's own arrays: nothing
+    stored is copied to make them.  A window knows, per row, where its stored values lie in
+    X's ``indices`` / ``data`` (X's column indices are sorted within each row, so a row's
+    values in the window are one contiguous run: ``start``, ``stop``; 16 bytes per row,
+    computed on first use by a binary search per row, never a pass over every stored value).
+    What needs a block's values reads them through the window: rows (``window[rows]``, a
+    CSR copy of those rows), row chunks (:meth:`row_chunks`), the stored values
+    (:meth:`stored_chunks`), the whole block densely (:meth:`toarray`) or as CSR
+    (:meth:`tocsr`), each a copy of what it returns only.
+
+    Parameters
+    ----------
+    X : scipy.sparse CSR matrix or array
+        With sorted column indices in each row (:meth:`of` makes sure of it).
+    lo, hi : int
+        The columns of X the window holds (``hi`` None: to the last).
+    rows : ndarray of int or None, default=None
+        The rows of X the window holds, in this order (all when None).
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> from temporal_xmodal._sparse_input import CSRWindow
+    >>> X = sp.csr_matrix(np.array([[1.0, 0, 2, 3], [0, 4, 0, 5]]))
+    >>> text = CSRWindow.of(X)[:, 1:3]
+    >>> text.shape, text.nnz, text.toarray().tolist()
+    ((2, 2), 2, [[0.0, 2.0], [4.0, 0.0]])
+    """
+
+    ndim = 2
+    format = "csr-window"
+
+    def __init__(self, X, lo=0, hi=None, rows=None):
+        self.X = X
+        self.lo = int(lo)
+        self.hi = int(X.shape[1] if hi is None else hi)
+        self.rows = None if rows is None else np.asarray(rows, dtype=np.intp)
+
+    @classmethod
+    def of(cls, A):
+        """A window of every column of the scipy sparse ``A``: CSR as given (no copy), other
+        formats converted once, and a CSR whose indices are unsorted sorted in a copy."""
+        A = A.tocsr()
+        if not A.has_sorted_indices:
+            A = A.sorted_indices()  # a copy: the user's matrix is left as it was
+        return cls(A)
+
+    # ------------------------------------------------------------ an array's protocol
+    @property
+    def shape(self):
+        n = self.X.shape[0] if self.rows is None else len(self.rows)
+        return (n, self.hi - self.lo)
+
+    @property
+    def dtype(self):
+        return self.X.dtype
+
+    def __len__(self):
+        return self.shape[0]
+
+    def __repr__(self):
+        return (f"<CSRWindow of shape {self.shape}: columns [{self.lo}, {self.hi}) of a "
+                f"{self.X.shape[0]} x {self.X.shape[1]} CSR, {self.nnz} stored>")
+
+    def _row_ids(self, index=None):
+        """X's rows of the window's rows ``index`` (all when None), as intp."""
+        n = self.shape[0]
+        if index is None:
+            return np.arange(n) if self.rows is None else self.rows
+        if isinstance(index, slice):
+            index = np.arange(*index.indices(n))
+        index = np.asarray(index)
+        if index.dtype == bool:
+            index = np.flatnonzero(index)
+        index = index.astype(np.intp, copy=False)
+        index = np.where(index < 0, index + n, index)
+        if index.size and (index.min() < 0 or index.max() >= n):
+            raise IndexError(f"row index out of range for a window of {n} rows.")
+        return index if self.rows is None else self.rows[index]
+
+    # ------------------------------------------------------------ where the values lie
+    def _search(self, rows, column):
+        """Per row of ``rows`` (X's), the first position in X's arrays whose column is at
+        least ``column`` within the row (a binary search of every row at once)."""
+        indptr, indices = self.X.indptr, self.X.indices
+        out = np.empty(len(rows), dtype=np.int64)
+        for s in range(0, len(rows), _SEARCH_ROWS):
+            part = rows[s:s + _SEARCH_ROWS]
+            a = indptr[part].astype(np.int64)
+            b = indptr[part + 1].astype(np.int64)
+            active = np.flatnonzero(a < b)
+            while active.size:
+                mid = (a[active] + b[active]) >> 1
+                right = indices[mid] < column
+                a[active[right]] = mid[right] + 1
+                b[active[~right]] = mid[~right]
+                active = active[a[active] < b[active]]
+            out[s:s + _SEARCH_ROWS] = a
+        return out
+
+    def bounds(self, index=None):
+        """``(start, stop)``: per window row (of ``index``; all when None), the positions in
+        X's ``indices`` / ``data`` of its first stored value in the window and one past its
+        last (int64)."""
+        if index is None:
+            return self._bounds
+        rows = self._row_ids(index)
+        return self._bounds_of(rows)
+
+    def _bounds_of(self, rows):
+        indptr = self.X.indptr
+        start = (indptr[rows].astype(np.int64) if self.lo == 0
+                 else self._search(rows, self.lo))
+        stop = (indptr[rows + 1].astype(np.int64) if self.hi == self.X.shape[1]
+                else self._search(rows, self.hi))
+        return start, stop
+
+    @cached_property
+    def _bounds(self):
+        return self._bounds_of(self._row_ids())
+
+    @property
+    def counts(self):
+        """Stored values of each row in the window (int64)."""
+        start, stop = self._bounds
+        return stop - start
+
+    @cached_property
+    def nnz(self):
+        """Stored values in the window."""
+        start, stop = self._bounds
+        return int((stop - start).sum())
+
+    @cached_property
+    def width(self):
+        """The most stored values of a row in the window (0 for an empty window)."""
+        return int(self.counts.max(initial=0))
+
+    @property
+    def is_dense(self):
+        """Whether the window stores at least :data:`DENSE_SHARE` of its entries (read
+        densely by whoever reads it: a densified block is no larger than its CSR form)."""
+        n, d = self.shape
+        return n * d > 0 and self.nnz >= DENSE_SHARE * n * d
+
+    # ------------------------------------------------------------ reading the values
+    def __getitem__(self, key):
+        """``window[:, a:b]``: the window of those columns (no copy); ``window[rows]`` (an
+        int, a slice, an index or mask array) or ``window[rows, :]``: those rows as a CSR
+        matrix (a copy of their stored values in the window)."""
+        if isinstance(key, tuple):
+            if len(key) != 2:
+                raise IndexError("a CSRWindow takes [rows] or [rows, columns].")
+            rows, columns = key
+            if not isinstance(columns, slice) or columns.step not in (None, 1):
+                raise IndexError("a CSRWindow's columns are taken as a slice with step 1.")
+            a, b, _ = columns.indices(self.shape[1])
+            if isinstance(rows, slice) and rows == slice(None):
+                if (a, b) == (0, self.shape[1]):
+                    return self
+                return CSRWindow(self.X, self.lo + a, self.lo + max(a, b), self.rows)
+            return self[:, a:b][rows]
+        if isinstance(key, (int, np.integer)):
+            return self._csr(self._row_ids([key]))
+        return self._csr(self._row_ids(key))
+
+    def take(self, rows):
+        """The window of the rows ``rows`` of this one (no copy of a stored value)."""
+        return CSRWindow(self.X, self.lo, self.hi, self._row_ids(rows))
+
+    def _csr(self, rows):
+        """X's rows ``rows`` in the window, as a CSR matrix of their own arrays."""
+        start, stop = self._bounds_of(rows)
+        counts = stop - start
+        indptr = np.zeros(len(rows) + 1, dtype=np.int64)
+        np.cumsum(counts, out=indptr[1:])
+        total = int(indptr[-1])
+        position = np.arange(total, dtype=np.int64)
+        position += np.repeat(start - indptr[:-1], counts)
+        indices = self.X.indices[position]
+        if self.lo:
+            indices -= indices.dtype.type(self.lo)
+        index_dtype = indices.dtype
+        return sparse.csr_matrix(
+            (self.X.data[position], indices, indptr.astype(index_dtype, copy=False)),
+            shape=(len(rows), self.shape[1]))
+
+    def _chunk_rows(self, bytes_per_row):
+        """Rows per chunk for ``bytes_per_row`` bytes of temporaries per row."""
+        n = max(self.shape[0], 1)
+        stored = self.nnz / n  # the mean: a chunk's values are read once, then dropped
+        # per stored value: its position (int64, and the repeat that builds it), its column
+        # and value copied, and a float64 reading of the values by the consumer
+        per_row = bytes_per_row + 40 * stored + 16
+        return max(1, int(CHUNK_BYTES // per_row))
+
+    def row_chunks(self, rows=None, dense=False):
+        """``(index, block)`` pairs: consecutive window rows (of ``rows``, all when None)
+        and their values, CSR (or dense when ``dense``), about :data:`CHUNK_BYTES` each."""
+        ids = self._row_ids(rows)
+        step = self._chunk_rows(self.shape[1] * self.dtype.itemsize if dense else 0)
+        for s in range(0, len(ids), step):
+            block = self._csr(ids[s:s + step])
+            yield slice(s, s + step), (block.toarray() if dense else block)
+
+    def stored_chunks(self, step=None):
+        """``(values, columns)`` of every stored value of the window, ``step`` of X's stored
+        values at a time (default: about :data:`CHUNK_BYTES` of them and of the
+        window's mask; views of X's ``data`` where the window holds every row and every
+        column; the columns are the window's)."""
+        data, indices = self.X.data, self.X.indices
+        whole = self.lo == 0 and self.hi == self.X.shape[1]
+        if self.rows is None:
+            if step is None:
+                step = max(1, CHUNK_BYTES // (data.itemsize + 2 * indices.itemsize + 3))
+            for s in range(0, data.size, step):
+                values, columns = data[s:s + step], indices[s:s + step]
+                if not whole:
+                    keep = (columns >= self.lo) & (columns < self.hi)
+                    values, columns = values[keep], columns[keep] - self.lo
+                yield values, columns
+            return
+        for _, block in self.row_chunks():
+            yield block.data, block.indices
+
+    def toarray(self, dtype=None, out=None):
+        """The window as a dense array (``dtype``: X's by default), filled row chunk by row
+        chunk: its ``n × d`` entries plus one chunk of about :data:`CHUNK_BYTES`."""
+        if out is None:
+            out = np.empty(self.shape, dtype=self.dtype if dtype is None else dtype)
+        for index, block in self.row_chunks(dense=True):
+            out[index] = block
+        return out
+
+    def tocsr(self):
+        """The window as a CSR matrix of its own (a copy of its stored values; the whole of
+        X itself when the window is all of it)."""
+        if self.rows is None and self.lo == 0 and self.hi == self.X.shape[1]:
+            return sparse.csr_matrix(self.X)
+        return self._csr(self._row_ids())
+
+    def astype(self, dtype, copy=True):
+        """The window over X in ``dtype`` (a copy of X's ``data`` when it differs)."""
+        if np.dtype(dtype) == self.dtype:
+            return self
+        X = self.X.astype(dtype)
+        return CSRWindow(X, self.lo, self.hi, self.rows)
+
+
+def is_sparse_block(A):
+    """Whether ``A`` is a scipy sparse matrix or a :class:`CSRWindow`."""
+    return sparse.issparse(A) or isinstance(A, CSRWindow)
+
 
 def split_sparse(X):
-    """:func:`temporal_xmodal._layout.split_time_column` of a scipy sparse X: CSR features and the dense time.
+    """:func:`temporal_xmodal._layout.split_time_column` of a scipy sparse X: the features
+    as a :class:`CSRWindow` of X and the time column read densely.
 
-    X becomes CSR once (no copy when it is CSR already); the feature columns are a CSR
-    slice (a copy of their stored values), the time column is read densely (one column):
-    an implicit zero is the time 0, as a 0 in a dense X, and a NaN stored there is seen by
-    the time checks as in a dense X.
+    X becomes CSR once (no copy when it is CSR already with sorted indices; other formats
+    are converted, unsorted indices sorted, in a copy); the feature columns are a window of
+    its arrays (nothing copied), the time column is read densely (one value per row): an
+    implicit zero is the time 0, as a 0 in a dense X, and a NaN stored there is seen by the
+    time checks as in a dense X.
     """
     if X.ndim != 2:
         raise ValueError(f"X must be 2-D ([image | text | time] columns); got shape {X.shape}.")
     if X.shape[1] == 0:
         raise ValueError(_NO_COLUMNS.format(n=X.shape[0]))
-    X = X.tocsr()
     if X.dtype.kind == "c":
         raise ValueError("Complex data not supported: X holds complex numbers; features "
                          "and time must be real.")
     if X.dtype.kind not in "biuf":
         raise TypeError(f"X is a sparse matrix of dtype {X.dtype}; features and time must "
                         "be numbers.")
-    time = np.asarray(X[:, [X.shape[1] - 1]].toarray()).reshape(-1)
-    return X[:, :X.shape[1] - 1], time
+    window = CSRWindow.of(X)
+    d = window.shape[1]
+    time = window[:, d - 1:d].toarray().reshape(-1)
+    return window[:, :d - 1], time
 
 
 def refuse_sparse(A, estimator_name, name="X"):
     """Raise a ``TypeError`` for a scipy sparse ``A`` given to an estimator that takes dense
     input only, naming it and the dense alternatives (docs/scaling.md, "Sparse text")."""
-    if sparse.issparse(A):
+    if is_sparse_block(A):
+        kind = type(A.X if isinstance(A, CSRWindow) else A).__name__
         raise TypeError(
             f"{estimator_name} does not accept sparse input: {name} is a scipy sparse "
-            f"matrix ({type(A).__name__}). Pass dense features: {name}.toarray() when it "
+            f"matrix ({kind}). Pass dense features: {name}.toarray() when it "
             "fits in memory, or reduce the sparse text block first (e.g. "
             "sklearn.decomposition.TruncatedSVD in make_crossmodal_transformer). "
             "CCACrossModal, SemanticMatchingCrossModal, SAMEmbedder, TempXNetEmbedder and "
             "DiachronicEmbedder take sparse X.")
 
 
-#: A sparse block holding at least this share of its entries is stored densely by
-#: :func:`dense_if_dense` (a float32 CSR takes 8 bytes per stored value, dense 4 per entry).
+#: A sparse block holding at least this share of its entries is read densely
+#: (a float32 CSR takes 8 bytes per stored value, dense 4 per entry).
 DENSE_SHARE = 0.5
-_DENSE_CHUNK_BYTES = 64 * 2 ** 20
 
 
 def dense_if_dense(A, dtype=None):
-    """A sparse block that is in fact dense, as a dense array; anything else unchanged.
+    """A sparse block as a consumer that needs it whole takes it: dense when it is in fact
+    dense, else CSR; anything else unchanged.
 
-    A CSR block storing at least :data:`DENSE_SHARE` of its entries (the image columns of a
+    A block storing at least :data:`DENSE_SHARE` of its entries (the image columns of a
     CSR X hstacked from dense image features and sparse text, as a ``ColumnTransformer``
     builds it) is densified row chunk by row chunk into ``dtype`` (default: its own):
-    ``n × d × itemsize`` bytes for the result, plus one chunk of about 64 MiB, and no more
-    than its CSR form took (≥ 8 bytes per stored float32 value).  Nothing else is densified.
+    ``n × d × itemsize`` bytes for the result, plus one chunk of about
+    :data:`CHUNK_BYTES`, no more than its CSR form took (≥ 8 bytes per stored float32
+    value).  A sparser :class:`CSRWindow` becomes a CSR matrix of its own (a copy of its
+    stored values); a scipy sparse matrix that is not dense is returned as given.
 
     Parameters
     ----------
-    A : ndarray or scipy sparse CSR matrix
+    A : ndarray, scipy sparse CSR matrix or CSRWindow
     dtype : numpy dtype or None, default=None
 
     Returns
     -------
-    A : ndarray or the CSR matrix as given
+    A : ndarray or CSR matrix
     """
-    if not sparse.issparse(A):
+    if not is_sparse_block(A):
         return A
-    n, d = A.shape
-    if n * d == 0 or A.nnz < DENSE_SHARE * n * d:
-        return A
-    out = np.empty((n, d), dtype=A.dtype if dtype is None else dtype)
-    rows = max(1, _DENSE_CHUNK_BYTES // (d * max(out.itemsize, A.dtype.itemsize)))
-    for start in range(0, n, rows):
-        out[start:start + rows] = A[start:start + rows].toarray()
-    return out
+    window = A if isinstance(A, CSRWindow) else CSRWindow.of(A)
+    if window.is_dense:
+        return window.toarray(dtype)
+    return window.tocsr() if isinstance(A, CSRWindow) else A

@@ -24,6 +24,7 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_array
 
 from ._constraints import Arrangement, Interval, SequenceOf, _Rule  # noqa: F401 (re-exported)
+from ._sparse_input import CSRWindow, is_sparse_block
 from .time import is_datetime_like, to_duration, to_rate
 
 _F32 = np.finfo(np.float32)
@@ -38,9 +39,12 @@ def check_features(A, *, name="X", float32=False, ensure_min_samples=1,
 
     Parameters
     ----------
-    A : array-like or scipy sparse matrix of shape (n_samples, n_columns)
+    A : array-like, scipy sparse matrix or CSRWindow of shape (n_samples, n_columns)
         A sparse block (any scipy format) becomes CSR; its stored values are checked
-        (explicit zeros included), the implicit zeros need no check.
+        (explicit zeros included), the implicit zeros need no check.  A
+        :class:`~temporal_xmodal._sparse_input.CSRWindow` (the blocks of a sparse X) is
+        checked in place, its stored values read once in chunks, and returned as it is
+        (X's values converted to float64 once when they are neither float32 nor float64).
     name : str, default="X"
         Used in messages.
     float32 : bool, default=False
@@ -53,19 +57,22 @@ def check_features(A, *, name="X", float32=False, ensure_min_samples=1,
 
     Returns
     -------
-    A : ndarray or scipy.sparse CSR matrix/array of float64 or float32
+    A : ndarray, scipy.sparse CSR matrix/array or CSRWindow of float64 or float32
         float32 input stays float32 (no copy); anything else becomes float64.
     """
     if np.ndim(A) == 1:
         raise ValueError(
             f"{name} must be 2-D (n_samples, n_features); got a 1-D array of shape "
             f"{np.shape(A)}. Reshape a single item with A.reshape(1, -1).")
-    if not sparse.issparse(A):
-        _check_numeric_columns(A, name, column_offset)
-    A = check_array(A, accept_sparse="csr", dtype=(np.float64, np.float32),
-                    ensure_all_finite=False, ensure_min_samples=ensure_min_samples,
-                    input_name=name)
-    n_bad, absmax, absmin = (_scan_stored(A) if sparse.issparse(A) else _scan_columns(A))
+    if isinstance(A, CSRWindow):
+        A = _check_window(A, ensure_min_samples)
+    else:
+        if not sparse.issparse(A):
+            _check_numeric_columns(A, name, column_offset)
+        A = check_array(A, accept_sparse="csr", dtype=(np.float64, np.float32),
+                        ensure_all_finite=False, ensure_min_samples=ensure_min_samples,
+                        input_name=name)
+    n_bad, absmax, absmin = (_scan_stored(A) if is_sparse_block(A) else _scan_columns(A))
     if n_bad.any():
         cols = np.flatnonzero(n_bad) + column_offset
         raise ValueError(
@@ -164,17 +171,43 @@ def _scan_columns(A):
     return n_bad, absmax, absmin
 
 
+def _check_window(A, ensure_min_samples):
+    """:func:`sklearn.utils.check_array`'s checks of a CSRWindow (float dtype, rows)."""
+    if A.dtype not in (np.float32, np.float64):
+        A = A.astype(np.float64)
+    if A.shape[0] < ensure_min_samples:
+        raise ValueError(f"Found array with {A.shape[0]} sample(s) (shape={A.shape}) while a "
+                         f"minimum of {ensure_min_samples} is required.")
+    if A.shape[1] < 1:
+        raise ValueError(f"Found array with 0 feature(s) (shape={A.shape}) while a minimum "
+                         "of 1 is required.")
+    return A
+
+
+def _stored_chunks(A, step):
+    """``(values, columns)`` chunks of the stored values of a CSR block or a window."""
+    if isinstance(A, CSRWindow):
+        yield from A.stored_chunks(step)
+        return
+    for start in range(0, A.data.size, step):
+        yield A.data[start:start + step], A.indices[start:start + step]
+
+
 def _scan_stored(A):
-    """:func:`_scan_columns` of a CSR block, read from its stored values (in chunks of
-    :data:`_CHUNK_BYTES`): the implicit zeros are finite and count for neither extreme."""
+    """:func:`_scan_columns` of a CSR block or a CSRWindow, read from its stored values (in
+    chunks of about :data:`_CHUNK_BYTES`): the implicit zeros are finite and count for
+    neither extreme."""
     d = A.shape[1]
     n_bad = np.zeros(d, dtype=np.int64)
     absmax = np.zeros(d)
     absmin = np.full(d, np.inf)
-    step = max(1, _CHUNK_BYTES // (2 * A.data.dtype.itemsize + 3))
-    for start in range(0, A.data.size, step):
-        values = np.abs(A.data[start:start + step])
-        columns = A.indices[start:start + step]
+    # per stored value: |x|, the float32 range's masks, the positives, and a window's mask
+    # with its selected values and columns
+    itemsize, index_size = A.dtype.itemsize, np.dtype(A.X.indices.dtype if isinstance(
+        A, CSRWindow) else A.indices.dtype).itemsize
+    step = max(1, _CHUNK_BYTES // (3 * itemsize + 2 * index_size + 9))
+    for values, columns in _stored_chunks(A, step):
+        values = np.abs(values)
         bad = ~np.isfinite(values)
         if bad.any():
             n_bad += np.bincount(columns[bad], minlength=d)

@@ -150,3 +150,19 @@ def test_each_duration_is_read_once_per_fit_into_its_fitted_attribute(cls, param
     else:  # a share works for TempXNet's bandwidth as for any duration
         assert model.bandwidth_ == pytest.approx(0.02 * span)
         assert model.correlation_.bandwidth == model.bandwidth_
+
+
+def test_genuine_dates_are_never_implausible():
+    # issue 57, 9: a datetime64 column spanning 2,500 years warned "implausible for
+    # time_unit='years'" and told the user to pass the datetime64 column they had passed
+    import pandas as pd
+
+    X, y = stacked()
+    frame = pd.DataFrame(X[:, :-1], columns=[f"img_{j}" for j in range(6)]
+                         + [f"txt_{j}" for j in range(X.shape[1] - 7)])
+    days = np.linspace(0, 2500 * 365, len(frame)).astype("timedelta64[D]")
+    frame["date"] = (np.datetime64("-0500-01-01") + days).astype("datetime64[s]")
+    est = tiny(DiachronicEmbedder, window="1Y", n_image_features=6, max_epochs=1)
+    _, record = recorded(lambda: est.fit(frame, y))
+    assert not [w for w in record if issubclass(w.category, TimeUnitWarning)]
+    assert np.ptp(est.time_axis_.range_) > 2000  # the span the warning objected to

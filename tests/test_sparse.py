@@ -272,3 +272,191 @@ def test_a_network_fitted_on_sparse_x_pickles_with_its_training_state():
     loaded = pickle.loads(pickle.dumps(fitted))
     np.testing.assert_array_equal(loaded.transform(S), fitted.transform(S))
     loaded.set_params(warm_start=True, max_epochs=1).fit(S, y)  # continues on sparse rows
+
+
+# ------------------------------------------------------------------ X read in place
+def _hstacked(n=160, seed=0, image_share=1.0):
+    """A float32 CSR X = [dense image | sparse text | time], as a ColumnTransformer stacks
+    it, and its dense form; ``image_share``: the image entries stored (the rest are 0)."""
+    X, y = _data(n, seed)
+    X = X.astype(np.float32)
+    if image_share < 1.0:
+        rng = np.random.default_rng(seed + 1)
+        X[:, :N_IMAGE][rng.random((n, N_IMAGE)) > image_share] = 0.0
+    return sp.csr_matrix(X), X, y
+
+
+def test_splitting_a_csr_x_copies_no_stored_value_and_checks_it_in_place():
+    from temporal_xmodal._layout import split_blocks, split_time_column
+    from temporal_xmodal._sparse_input import CSRWindow
+
+    S, X, _ = _hstacked()
+    features, time = split_time_column(S)
+    assert isinstance(features, CSRWindow) and features.X is S
+    np.testing.assert_array_equal(time, X[:, -1])
+    checked = check_features(features, float32=True)
+    assert checked is features  # float32: nothing converted, nothing copied
+    image, text = split_blocks(checked, N_IMAGE, N_TEXT)
+    assert image.X is S and text.X is S and image.is_dense and not text.is_dense
+    np.testing.assert_array_equal(image.toarray(), X[:, :N_IMAGE])
+    np.testing.assert_array_equal(text.toarray(), X[:, N_IMAGE:-1])
+    np.testing.assert_array_equal(text[[3, 0]].toarray(), X[[3, 0], N_IMAGE:-1])
+    # a NaN among the features is named by its column in X; one in the time is the time's
+    bad = S.copy()
+    bad.data[bad.indptr[2] + N_IMAGE] = np.nan  # row 2's first text entry
+    column = bad.indices[bad.indptr[2] + N_IMAGE]
+    with pytest.raises(ValueError, match=rf"1 value\(s\) in 1 column\(s\) \(first: column "
+                                         rf"{column}\)"):
+        check_features(split_time_column(bad)[0])
+    bad = S.copy()
+    bad.data[bad.indptr[1] - 1] = np.nan  # row 0's time
+    check_features(split_time_column(bad)[0])
+
+
+def test_csr_x_with_unsorted_indices_is_read_as_the_sorted_one():
+    S, X, _ = _hstacked(40)
+    shuffled = S.copy()
+    for r in range(S.shape[0]):  # each row's entries in reverse order
+        a, b = shuffled.indptr[r], shuffled.indptr[r + 1]
+        shuffled.indices[a:b] = shuffled.indices[a:b][::-1].copy()
+        shuffled.data[a:b] = shuffled.data[a:b][::-1].copy()
+    shuffled.has_sorted_indices = False
+    from temporal_xmodal._sparse_input import split_sparse
+
+    features, time = split_sparse(shuffled)
+    np.testing.assert_array_equal(features.toarray(), X[:, :-1])
+    np.testing.assert_array_equal(time, X[:, -1])
+
+
+def test_the_training_data_shares_x_and_gathers_dense_batches_from_the_image_window():
+    from temporal_xmodal._device import move, nbytes
+    from temporal_xmodal._layout import split_blocks, split_time_column
+
+    S, X, y = _hstacked(image_share=0.7)  # a partly stored image block, still dense
+    image, text = split_blocks(split_time_column(S)[0], N_IMAGE, N_TEXT)
+    dataset = make_dataset(image, text, np.eye(3)[y], rows=np.arange(10, 160))
+    rows_image, rows_text = dataset.X["image"], dataset.X["text"]
+    assert rows_image.dense and not rows_text.dense
+    # X's arrays, shared by both blocks: no copy of a stored value
+    assert rows_image.data is rows_text.data and rows_image.indices is rows_text.indices
+    assert np.shares_memory(rows_image.data.numpy(), S.data)
+    assert np.shares_memory(rows_image.indices.numpy(), S.indices)
+    assert nbytes(dataset.X) < S.data.nbytes + S.indices.nbytes + 2 * 16 * S.shape[0] + 2048
+    moved = move(dataset.X, "cpu")
+    assert moved["image"].data is moved["text"].data  # moved (and placed) once
+    for (batch, _), index in zip(BatchIterator(dataset, batch_size=64),
+                                 (np.arange(10, 74), np.arange(74, 138), np.arange(138, 160))):
+        assert torch.is_tensor(batch["image"]) and batch["image"].shape == (len(index), N_IMAGE)
+        np.testing.assert_array_equal(batch["image"].numpy(), X[index, :N_IMAGE])
+        dense = torch.zeros(len(index), N_TEXT).scatter_add_(1, batch["text"]["index"],
+                                                             batch["text"]["value"])
+        np.testing.assert_array_equal(dense.numpy(), X[index, N_IMAGE:-1])
+
+
+@pytest.mark.parametrize("name", NEURAL)
+def test_csr_x_with_a_dense_image_block_embeds_as_its_dense_form(name, monkeypatch):
+    from temporal_xmodal.training import _net
+
+    S, X, y = _hstacked(image_share=0.7)
+    dense = _neural(name).fit(X, y)
+    fitted = _neural(name).fit(S, y)
+    np.testing.assert_allclose(fitted.net_.history[:, "train_loss"],
+                               dense.net_.history[:, "train_loss"], rtol=1e-5)
+    monkeypatch.setattr(_net, "_SPARSE_BATCH_BYTES", 1)  # 64-row chunks
+    np.testing.assert_allclose(fitted.transform(S), dense.transform(X), atol=1e-5)
+    time = X[:, -1] if name == "Diachronic" else None
+    np.testing.assert_allclose(fitted.transform_image(S[:, :N_IMAGE], time=time),
+                               dense.transform_image(X[:, :N_IMAGE], time=time), atol=1e-5)
+
+
+def _peak_rss():
+    """A context measuring this process's peak resident set (bytes) within it: VmHWM
+    after resetting it (``/proc/self/clear_refs``), else a thread sampling VmRSS."""
+    import contextlib
+    import threading
+
+    def status(field):
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) * 1024
+        raise KeyError(field)
+
+    @contextlib.contextmanager
+    def measure():
+        result = {"before": status("VmRSS")}
+        try:
+            with open("/proc/self/clear_refs", "w") as f:
+                f.write("5")
+            stop = None
+        except OSError:
+            stop, peak = threading.Event(), [result["before"]]
+
+            def sample():
+                while not stop.wait(0.002):
+                    peak[0] = max(peak[0], status("VmRSS"))
+            sampler = threading.Thread(target=sample, daemon=True)
+            sampler.start()
+        try:
+            yield result
+        finally:
+            if stop is None:
+                result["peak"] = status("VmHWM")
+            else:
+                stop.set()
+                sampler.join()
+                result["peak"] = max(peak[0], status("VmRSS"))
+    try:
+        status("VmRSS")
+    except (OSError, KeyError):
+        pytest.skip("no /proc/self/status here: the peak resident set cannot be read")
+    return measure
+
+
+def _paper_like_csr(n, d_image, d_text, terms, seed=0):
+    """A float32 CSR [dense image | text of ``terms`` terms a row | time] built from its
+    arrays (no dense copy), and labels."""
+    rng = np.random.default_rng(seed)
+    per_row = d_image + terms + 1
+    y = rng.integers(0, 10, n)
+    indices = np.empty((n, per_row), dtype=np.int32)
+    data = np.empty((n, per_row), dtype=np.float32)
+    indices[:, :d_image] = np.arange(d_image)
+    data[:, :d_image] = rng.standard_normal((n, d_image), dtype=np.float32) + 0.3 * y[:, None]
+    words = np.sort(rng.integers(0, d_text - terms + 1, (n, terms)), axis=1) + np.arange(terms)
+    indices[:, d_image:-1] = d_image + words
+    data[:, d_image:-1] = rng.random((n, terms), dtype=np.float32)
+    indices[:, -1] = d_image + d_text
+    data[:, -1] = rng.uniform(0, 10, n)
+    indptr = np.arange(n + 1, dtype=np.int32) * per_row
+    return sp.csr_matrix((data.ravel(), indices.ravel(), indptr),
+                         shape=(n, d_image + d_text + 1)), y
+
+
+def test_a_fit_on_a_paper_like_csr_x_holds_a_small_fraction_of_x_beyond_it(monkeypatch):
+    """Issue 55, "the paper's setting, run": a CSR X of dense image features and a sparse
+    text block is fitted without a copy of X, of its image block densely, or of its
+    stored values: what the fit holds beyond X is its chunks, the model and the batches.
+    The chunk budgets are lowered to 4 MiB, so that the fit's fixed part is its model (a
+    few MiB) and a dense copy of the image block (31 MB; X: 66 MB) would show."""
+    import gc
+
+    from temporal_xmodal import _sparse_input, _validation
+
+    measure = _peak_rss()
+    for module in (_sparse_input, _validation):
+        monkeypatch.setattr(module, "CHUNK_BYTES" if module is _sparse_input
+                            else "_CHUNK_BYTES", 4 * 2 ** 20)
+    params = dict(max_epochs=1, hidden_dim=64, embedding_dim=16, device="cpu",
+                  n_image_features=256, random_state=0)
+    warm, y_warm = _paper_like_csr(2000, 256, 5000, 20, seed=1)
+    DiachronicEmbedder(**params).fit(warm, y_warm)  # the imports and first allocations
+    del warm
+    X, y = _paper_like_csr(30000, 256, 5000, 20)
+    x_bytes = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
+    gc.collect()
+    with measure() as rss:
+        fitted = DiachronicEmbedder(**params).fit(X, y)
+    beyond = rss["peak"] - rss["before"]
+    assert beyond <= 0.3 * x_bytes, (beyond / 2 ** 20, x_bytes / 2 ** 20)  # 10 MiB of 64
+    assert isinstance(fitted.net_.history[-1]["train_loss"], float)

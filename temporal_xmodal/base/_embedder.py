@@ -12,10 +12,10 @@ from sklearn.utils._set_output import ADAPTERS_MANAGER, _get_output_config
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._layout import check_time_column_values, resolve_blocks, split_blocks, split_time_column
-from .._sparse_input import dense_if_dense, refuse_sparse
+from .._sparse_input import CSRWindow, dense_if_dense, is_sparse_block, refuse_sparse
 from .._stacking import refuse_raw_columns
 from .._validation import Duration, Interval, check_features, check_labels
-from ..metrics import cross_modal_scores
+from ..metrics import QUERY_SAMPLE, cross_modal_scores
 from ..time import (
     TIME_UNITS,
     TimeAxis,
@@ -135,6 +135,10 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
     #: that is in fact dense (:func:`~temporal_xmodal._sparse_input.dense_if_dense`); otherwise
     #: sparse input is refused, naming the estimator (docs/scaling.md, "Sparse text").
     _accepts_sparse = False
+    #: Whether the sparse blocks reach ``_fit`` / ``_embed`` as the windows of X's CSR arrays
+    #: they are (:class:`~temporal_xmodal._sparse_input.CSRWindow`, read per batch: nothing
+    #: of X copied) rather than made whole.
+    _reads_windows = False
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y=None):
@@ -198,7 +202,9 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
             self.time_axis_ = TimeAxis(self.time_unit).fit(
                 time, dates=_holds_dates(raw_time))
             windows = self._resolve_durations()
-            if self.time_role != "none":
+            # numbers in a wrong unit are what the check is for; dates are read in their
+            # own units, never implausible (issue 57, 9: a span of 2,000+ years warned)
+            if self.time_role != "none" and not _holds_dates(raw_time):
                 check_axis_plausible(time, self.time_unit, type(self).__name__, windows)
             for name, value in windows:
                 self.time_axis_.check_duration(name, value, type(self).__name__, estimator=self)
@@ -211,11 +217,16 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
         return (*self._blocks(features), time)
 
     def _blocks(self, features):
-        """``(X_image, X_text)`` of validated feature columns; a sparse block that is in fact
-        dense becomes dense (:func:`~temporal_xmodal._sparse_input.dense_if_dense`)."""
+        """``(X_image, X_text)`` of validated feature columns.  Those of a sparse X are
+        windows of its CSR arrays (:class:`~temporal_xmodal._sparse_input.CSRWindow`): kept
+        as they are for an estimator that reads them per batch (``_reads_windows``), else
+        made whole (:func:`~temporal_xmodal._sparse_input.dense_if_dense`: dense when in
+        fact dense, else a CSR copy of the block's stored values)."""
+        blocks = split_blocks(features, self.n_image_features_, self.n_text_features_)
+        if self._reads_windows:
+            return blocks
         dtype = np.float32 if self._float32_features else None
-        return tuple(dense_if_dense(block, dtype) for block in
-                     split_blocks(features, self.n_image_features_, self.n_text_features_))
+        return tuple(dense_if_dense(block, dtype) for block in blocks)
 
     def _refuse_sparse(self, A, name):
         """Raise a ``TypeError`` for sparse ``A`` when the estimator takes dense input only."""
@@ -353,7 +364,10 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
                 f"X_{modality} has {A.shape[1]} columns but {type(self).__name__} was "
                 f"fitted with {expected} {modality} features (pass the {modality} block "
                 "only, without the time column).")
-        A = dense_if_dense(A, np.float32 if self._float32_features else None)
+        if self._reads_windows and is_sparse_block(A):
+            A = A if isinstance(A, CSRWindow) else CSRWindow.of(A)  # read per batch
+        else:
+            A = dense_if_dense(A, np.float32 if self._float32_features else None)
         return A if dtype is None else A.astype(dtype, copy=False)
 
     def _wrap(self, Z, modality, original):
@@ -380,12 +394,20 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
         Returns
         -------
         score : float
+            Exact up to :data:`~temporal_xmodal.metrics.QUERY_SAMPLE` (5,000) rows.  Above,
+            a fixed random sample of 5,000 rows (seed 0: the same rows for every
+            estimator and every candidate of a search) queries all rows, so the cost is
+            linear in the rows instead of quadratic, and the score is an unbiased estimate
+            of the exact one (its standard error: docs/evaluation.md, "At scale"; the
+            exact figure: :func:`~temporal_xmodal.metrics.cross_modal_scores` of
+            :meth:`transform`'s halves).
         """
         Z, _ = self._embed_rows(X)
         labels = check_labels(y, Z.shape[0], required=False)
         metric = "mrr" if labels is None else "map"
         d = Z.shape[1] // 2
-        return cross_modal_scores(Z[:, :d], Z[:, d:], labels, metrics=(metric,))[metric]
+        return cross_modal_scores(Z[:, :d], Z[:, d:], labels, metrics=(metric,),
+                                  query_sample=QUERY_SAMPLE, random_state=0)[metric]
 
     # --------------------------------------------------------- feature names
     def get_feature_names_out(self, input_features=None):

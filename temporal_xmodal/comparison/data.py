@@ -26,7 +26,7 @@ from sklearn.utils import Bunch
 from sklearn.utils._param_validation import StrOptions, validate_params
 
 from .._constraints import Interval
-from .._layout import split_blocks, split_time_column
+from .._layout import split_blocks, split_time_column, write_time_column
 from .._stacking import stack_modalities
 from ..datasets import load_wiki, make_temporal_crossmodal
 from ..datasets._ticrc_features import ticrc_features
@@ -133,8 +133,8 @@ def with_constant_time(blocks, value=0.0):
     d = X_image.shape[1]
     X = np.empty((len(X_image), d + X_text.shape[1] + 1),
                  dtype=np.result_type(X_image.dtype, X_text.dtype, np.float32))
-    X[:, :d], X[:, d:-1], X[:, -1] = X_image, X_text, float(value)
-    return X
+    X[:, :d], X[:, d:-1] = X_image, X_text
+    return write_time_column(X, float(value))
 
 
 @validate_params(

@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.utils import Bunch
 
+from .._layout import write_time_column
 from ..time import to_duration, to_time_axis
 from .job import MIN_SAMPLES
 
@@ -222,8 +223,7 @@ def _stacked(frame, columns, rows, t, dtype):
     X = np.empty((len(rows), len(columns) + 1), dtype=dtype)
     for start, stop in _row_chunks(len(rows), len(columns), X.itemsize):
         X[start:stop, :-1] = frame.iloc[rows[start:stop]][columns].to_numpy(dtype=dtype)
-    X[:, -1] = t
-    return X
+    return write_time_column(X, t)
 
 
 def _read_time(values, column, unit):

@@ -19,6 +19,7 @@ from sklearn.utils import check_random_state
 from skorch.helper import predefined_split
 
 from .._device import resolve_device, training_threads
+from .._sparse_input import CSRWindow
 from .._interrupts import interrupt_message, report_interrupt
 from .._warnings import StillImprovingWarning, warn
 from ..base import CrossModalEmbedder
@@ -69,8 +70,9 @@ class NetConfig:
 class TrainingRows:
     """The training rows a configuration reads: ``time`` (centred, float64), ``labels``
     (bool indicator) and, each on first use, ``image`` and ``text`` (float32 features:
-    views when every row trains, else copies of the training rows; a sparse block's are
-    float32 CSR, never densified)."""
+    views when every row trains, else copies of the training rows; a sparse X's block is
+    the window of its training rows, :class:`~temporal_xmodal._sparse_input.CSRWindow`,
+    nothing copied)."""
 
     def __init__(self, X_image, X_text, time, labels, rows):
         self._X_image, self._X_text, self._rows = X_image, X_text, rows
@@ -111,15 +113,18 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
     """Base of the neural estimators (not used directly): a subclass implements
     ``_net_config(rows) -> NetConfig`` (:class:`TrainingRows`; docs/adding_an_estimator.md).
 
-    Sparse X is accepted: a sparse block stays sparse on the host (its CSR arrays), each
-    batch's rows are gathered padded, and the tower's first layer is a sparse product
-    (docs/scaling.md, "Sparse text").
+    Sparse X is accepted and read in place: each block is a window of X's CSR arrays
+    (nothing of X copied), each batch's rows are gathered from it, a dense block's (the
+    image columns) into a dense batch, a sparse block's padded, for a sparse product in the
+    tower's first layer; ``transform`` embeds a sparse X in row chunks (docs/scaling.md,
+    "Sparse text").
 
     Read more in the user guide: docs/training.md.
     """
 
     _float32_features = True
     _accepts_sparse = True
+    _reads_windows = True
 
     def _towers(self, rows):
         """The two-tower module parameters every neural estimator starts from; with
@@ -404,8 +409,10 @@ def still_improving_message(name):
 
 
 def _training_block(A, rows):
-    """A block's training rows in float32: an array (a view when every row trains), or
-    the CSR rows of a sparse block."""
+    """A block's training rows: float32 rows of an array (a view when every row trains),
+    or the window of the training rows of a sparse X's block (nothing copied)."""
+    if isinstance(A, CSRWindow):
+        return A if rows is None else A.take(rows)
     if sparse.issparse(A):
         A = A if rows is None else A[rows]
         return A.astype(np.float32, copy=False)

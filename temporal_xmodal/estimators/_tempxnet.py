@@ -3,11 +3,11 @@
 from numbers import Real
 
 import numpy as np
-from scipy import sparse
 from sklearn.base import clone
 from sklearn.utils._param_validation import StrOptions
 
 from .._constraints import USE_TIME_CONSTRAINT
+from .._sparse_input import is_sparse_block
 from .._validation import Duration, Interval
 from .._warnings import warn
 from ..losses.tempxnet import SIMILARITY_MODES, TEMPORAL_NORMALISATIONS, TempXNetLoss
@@ -193,7 +193,7 @@ class TempXNetEmbedder(NeuralCrossModalEmbedder):
 
     def _net_config(self, rows):
         correlation = self._correlation()
-        if isinstance(correlation, WordTopicCorrelation) and sparse.issparse(rows.text):
+        if isinstance(correlation, WordTopicCorrelation) and is_sparse_block(rows.text):
             raise TypeError(
                 "TempXNetEmbedder(correlation='topic') reads every text's words from dense "
                 "text features; sparse X is not supported with it. Pass X.toarray() (or "

@@ -22,6 +22,7 @@ from sklearn.utils._param_validation import (
 from torch import nn
 
 from .._constraints import Interval
+from .._sparse_input import CSRWindow
 from ..nn.towers import densify
 from .triplet import NEGATIVE_MODES, REDUCTIONS, _negative_mask, _triplet_loss
 
@@ -164,13 +165,32 @@ class SemanticDistance:
                          d_txt.clamp(lo_t, lo_t + span_t) - lo_t, alpha=0.5 / span_t)
 
 
+#: Pairs of rows whose distances are computed at once from a window of a sparse X.
+_PAIR_CHUNK = 4096
+
+
 def _row_distances(X, a, b):
-    """``‖X[a] − X[b]‖`` row by row, dense or scipy sparse ``X``."""
+    """``‖X[a] − X[b]‖`` row by row, dense or scipy sparse ``X``, or a window of a sparse
+    X (:class:`~temporal_xmodal._sparse_input.CSRWindow`: a chunk of pairs at a time, read
+    densely when the window is dense, as the dense block's distances are)."""
+    if isinstance(X, CSRWindow):
+        return np.concatenate([
+            _window_distances(X, a[s:s + _PAIR_CHUNK], b[s:s + _PAIR_CHUNK])
+            for s in range(0, len(a), _PAIR_CHUNK)] or [np.zeros(0)])
     if sparse.issparse(X):
         X = sparse.csr_matrix(X)
         D = X[a] - X[b]
         return np.sqrt(np.asarray(D.multiply(D).sum(axis=1), dtype=np.float64).reshape(-1))
     return np.linalg.norm(X[a] - X[b], axis=1)
+
+
+def _window_distances(X, a, b):
+    """:func:`_row_distances` of a chunk of pairs of a window's rows."""
+    if X.is_dense:  # as the dense block's: float32 rows
+        return np.linalg.norm(X[a].toarray().astype(np.float32, copy=False)
+                              - X[b].toarray().astype(np.float32, copy=False), axis=1)
+    D = X[a] - X[b]
+    return np.sqrt(np.asarray(D.multiply(D).sum(axis=1), dtype=np.float64).reshape(-1))
 
 
 def category_distance_matrix(image_prototypes, text_prototypes):

@@ -18,6 +18,7 @@ from scipy import sparse
 from torch import nn
 from torch.nn import functional as F
 
+from .._sparse_input import CSRWindow
 from .layers import Dropout, l2_normalize
 
 
@@ -49,12 +50,16 @@ def block_standardization(X, rows=None, block=65536):
     """A block's ``(centre, scale)`` for :class:`Standardize` over ``rows`` of ``X`` (all
     when ``None``): the features' means and the root mean square of the centred features
     per feature, read in blocks of ``block`` rows (float64 sums, no copy of ``X``).  A
-    scipy sparse ``X`` is read from its stored values (never densified)."""
+    scipy sparse ``X`` is read from its stored values (never densified), a window of a
+    sparse X (:class:`~temporal_xmodal._sparse_input.CSRWindow`) in row chunks of about
+    32 MiB of its stored values."""
     n_rows = X.shape[0]
     rows = np.arange(n_rows) if rows is None else np.asarray(rows)
     total, squares = np.zeros(X.shape[1]), 0.0
-    for start in range(0, len(rows), block):
-        part = X[rows[start:start + block]]
+    parts = (X.row_chunks(rows) if isinstance(X, CSRWindow) else
+             (X[rows[start:start + block]] for start in range(0, len(rows), block)))
+    for part in parts:
+        part = part[1] if isinstance(part, tuple) else part
         if sparse.issparse(part):
             total += np.asarray(part.sum(axis=0, dtype=np.float64)).reshape(-1)
             values = part.data.astype(np.float64)

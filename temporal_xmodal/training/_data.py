@@ -182,10 +182,12 @@ def make_dataset(X_image, X_text, labels, time_inputs=None, rows=None):
 
     Parameters
     ----------
-    X_image, X_text : ndarray or scipy sparse matrix of shape (n, d_*)
+    X_image, X_text : ndarray, scipy sparse matrix or CSRWindow of shape (n, d_*)
         All rows; float32 arrays are shared (no copy), others are cast to
-        float32 chunk by chunk (:func:`as_tensor`); a sparse block stays sparse
-        (:class:`~temporal_xmodal.training.SparseRows`: its CSR arrays, float32 values).
+        float32 chunk by chunk (:func:`as_tensor`); a sparse block (the window of a
+        sparse X, :class:`~temporal_xmodal._sparse_input.CSRWindow`) stays where it is
+        (:class:`~temporal_xmodal.training.SparseRows` over X's CSR arrays, shared by both
+        blocks; float32 values), its batches gathered from it.
     labels : ndarray of shape (n, C)
         Label indicator (bool or float), all rows.
     time_inputs : dict of str -> ndarray, default=None
@@ -201,7 +203,9 @@ def make_dataset(X_image, X_text, labels, time_inputs=None, rows=None):
         Batches are ``({"image", "text", **time_inputs}, y)`` with ``y`` the
         float32 label indicator.
     """
-    X = {"image": input_block(X_image, as_tensor), "text": input_block(X_text, as_tensor)}
+    memo = {}  # the image and text windows of one sparse X share its arrays
+    X = {"image": input_block(X_image, as_tensor, memo),
+         "text": input_block(X_text, as_tensor, memo)}
     X.update({key: torch.as_tensor(value) for key, value in (time_inputs or {}).items()})
     return shared_dataset(X, torch.as_tensor(labels), rows)
 

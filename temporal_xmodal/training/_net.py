@@ -28,6 +28,7 @@ from skorch.history import History
 from .._device import move
 from .._interrupts import TrainingInterruptedWarning  # noqa: F401 - exported here
 from ._data import DeviceBatches
+from ._sparse import SparseRows
 
 
 class TrainingDivergedError(ValueError):
@@ -291,6 +292,7 @@ def embed_batches(module, tensors, device, *, modality=None, batch_size=4096, ro
     was_training = module.training
     module.eval()
     modalities = ("image", "text") if modality is None else (modality,)
+    batch_size = min(batch_size, _sparse_batch_rows(tensors, modalities))
     outputs = {m: [] for m in modalities}
     n = len(next(iter(tensors.values()))) if rows is None else len(rows)
     if rows is not None:
@@ -312,6 +314,23 @@ def embed_batches(module, tensors, device, *, modality=None, batch_size=4096, ro
         module.train(was_training)
     result = tuple(torch.cat(outputs[m]) for m in modalities)
     return result[0] if modality else result
+
+
+#: Bytes of the temporaries of one gathered batch of a sparse block's rows in
+#: :func:`embed_batches` (a dense window's batch: 2,048 image columns stored per row take
+#: about 67 KiB a row: some 500 rows).
+_SPARSE_BATCH_BYTES = 32 * 2 ** 20
+
+
+def _sparse_batch_rows(tensors, modalities):
+    """The most rows of a batch whose gather from the sparse blocks among ``tensors``
+    (:class:`~temporal_xmodal.training.SparseRows`) stays within
+    :data:`_SPARSE_BATCH_BYTES`: about 29 bytes per row and stored position, and the dense
+    batch of a dense window."""
+    per_row = sum(29 * block.width + (4 * block.n_features if block.dense else 0)
+                  for m in modalities
+                  if isinstance(block := tensors.get(m), SparseRows))
+    return max(64, _SPARSE_BATCH_BYTES // per_row) if per_row else 2 ** 62
 
 
 _lock = threading.RLock()

@@ -1,39 +1,60 @@
-"""A sparse feature block on the host (or a device) as CSR tensors, gathered per batch.
+"""A sparse feature block as tensors over X's own CSR arrays, gathered per batch.
 
-A bag-of-words or TF-IDF text block (20,000 terms, ~23 per caption) is kept as its CSR
-arrays, never densified: :class:`SparseRows` holds ``indptr``, ``indices`` and ``data`` as
-torch tensors, and a batch of rows is gathered vectorised (no Python loop over rows) into
-two ``(B, K)`` tensors, each row's stored columns and values padded to ``K``, the block's
-most stored values in a row: static shapes, as a compiled step or a CUDA graph needs.
-The batch is the dict ``{"index": int64, "value": float32}`` that the towers' first layer
-reads (:func:`temporal_xmodal.nn.towers.input_linear`: an ``embedding_bag``, ``x Wᵀ``
-without the ``B × d`` dense batch).  Padding points at one extra stored entry, column 0
-with value 0, which adds nothing to the product nor to its gradient.
+The blocks of a sparse X are column windows of its CSR arrays
+(:class:`~temporal_xmodal._sparse_input.CSRWindow`).  :class:`SparseRows` holds a window as
+tensors: X's ``indices`` and ``data`` (shared with X, and between the image and text blocks
+of one X: nothing stored is copied when X is float32), and each row's run of stored values
+in the window (``start``, ``count``: 16 bytes per row).  A batch of rows is gathered
+vectorised (no Python loop over rows) into ``(B, K)`` positions, K being the window's most
+stored values in a row (static shapes, as a compiled step or a CUDA graph needs); the
+positions past a row's count are masked (``torch.where``, value 0), and the columns are
+mapped to the window's (``index − lo``).
+
+* A **sparse** window (the text: ~23 of 20,000 terms) gives the batch as the dict
+  ``{"index": (B, K) int64, "value": (B, K) float32}`` that the towers' first layer reads
+  (:func:`temporal_xmodal.nn.towers.input_linear`: an ``embedding_bag``, ``x Wᵀ`` without
+  the ``B × d`` dense batch).
+* A **dense** window (≥ 50 % of its entries stored: the image columns of an X hstacked from
+  dense image features) gives the batch scattered into a dense ``(B, d)`` float32 tensor
+  (``scatter_add``, on the batch's device): the dense first layer (one ``addmm``) runs on
+  it, and the block is never densified whole.
 """
+
+import warnings
+import weakref
 
 import numpy as np
 import torch
 from scipy import sparse
 
+from .._sparse_input import CSRWindow
+
 __all__ = ["SparseRows", "input_block"]
 
 
 class SparseRows:
-    """A CSR block of n rows as tensors; :meth:`gather_rows` gives a padded batch.
+    """A window of a CSR X of n rows as tensors; :meth:`gather_rows` gives a batch.
 
     Read more in the user guide: docs/scaling.md ("Sparse text").
 
     Parameters
     ----------
-    indptr : torch.Tensor of int64 of shape (n + 1,)
-    indices : torch.Tensor of int32 or int64 of shape (nnz + 1,)
-        Columns of the stored values, then the padding entry (column 0).
-    data : torch.Tensor of float32 of shape (nnz + 1,)
-        The stored values, then the padding entry (0).
+    start : torch.Tensor of int64 of shape (n,)
+        Each row's first position in ``indices`` / ``data`` within the window.
+    count : torch.Tensor of int64 of shape (n,)
+        Each row's stored values in the window (they follow ``start``).
+    indices : torch.Tensor of int32 or int64 of shape (nnz,)
+        X's column indices (all of X's: shared, never copied).
+    data : torch.Tensor of float32 of shape (nnz,)
+        X's stored values.
     n_features : int
-        Columns of the block.
+        Columns of the window.
     width : int
-        K, the most stored values of a row (at least 1): the batches' padded width.
+        K, the most stored values of a row in the window: the batches' padded width.
+    lo : int, default=0
+        X's column of the window's first column.
+    dense : bool, default=False
+        Batches as dense ``(B, n_features)`` tensors rather than padded sparse rows.
 
     Examples
     --------
@@ -45,33 +66,40 @@ class SparseRows:
     ([[0, 2], [1, 0]], [[1.0, 3.0], [2.0, 0.0]])
     """
 
-    def __init__(self, indptr, indices, data, n_features, width):
-        self.indptr, self.indices, self.data = indptr, indices, data
+    def __init__(self, start, count, indices, data, n_features, width, lo=0, dense=False,
+                 arrays=None):
+        self.start, self.count, self.indices, self.data = start, count, indices, data
         self.n_features, self.width = int(n_features), int(width)
+        self.lo, self.dense = int(lo), bool(dense)
+        # X's host arrays behind ``indices`` / ``data``: one pickled copy for every block
+        # of one X (pickle keeps each object once)
+        self._arrays = arrays
 
     @classmethod
-    def from_scipy(cls, A, rows=None):
-        """The rows ``rows`` (all when None) of a scipy sparse block: the CSR arrays are
-        shared where their dtypes allow (int32/int64 columns, float32 values), otherwise
-        cast once (float64 values become float32: a copy of the stored values only)."""
-        A = sparse.csr_matrix(A) if rows is None else sparse.csr_matrix(A)[np.asarray(rows)]
-        if not A.has_canonical_format:
-            A = A.copy()
-            A.sum_duplicates()  # each column once per row: the padded width is exact
-        indptr = A.indptr.astype(np.int64, copy=False)
-        counts = np.diff(indptr)
-        width = max(1, int(counts.max(initial=0)))
-        index_dtype = A.indices.dtype if A.indices.dtype in (np.int32, np.int64) else np.int64
-        indices = np.concatenate([A.indices.astype(index_dtype, copy=False),
-                                  np.zeros(1, dtype=index_dtype)])
-        data = np.concatenate([A.data.astype(np.float32, copy=False),
-                               np.zeros(1, dtype=np.float32)])
-        return cls(torch.from_numpy(indptr), torch.from_numpy(indices),
-                   torch.from_numpy(data), A.shape[1], width)
+    def from_window(cls, window, dense=None, memo=None):
+        """The rows of a :class:`~temporal_xmodal._sparse_input.CSRWindow`, over X's arrays
+        (shared when X's values are float32, else cast once per X: a float32 copy of its
+        values, shared by its blocks through ``memo``).  ``dense`` (default: whether the
+        window stores at least half its entries) makes its batches dense tensors."""
+        start, stop = window.bounds()
+        (indices, data), tensors = _shared_arrays(window.X, memo)
+        count = stop - start
+        return cls(torch.from_numpy(start), torch.from_numpy(count), *tensors,
+                   window.shape[1],
+                   max(1, window.width), lo=window.lo,
+                   dense=window.is_dense if dense is None else dense,
+                   arrays=(indices, data))
+
+    @classmethod
+    def from_scipy(cls, A, rows=None, dense=False):
+        """The rows ``rows`` (all when None) of a scipy sparse block, over its arrays (a
+        CSR with sorted indices and float32 values is not copied)."""
+        window = CSRWindow.of(A)
+        return cls.from_window(window if rows is None else window.take(rows), dense=dense)
 
     # ------------------------------------------------------------ a tensor's protocol
     def __len__(self):
-        return self.indptr.shape[0] - 1
+        return self.start.shape[0]
 
     @property
     def shape(self):
@@ -79,12 +107,12 @@ class SparseRows:
 
     @property
     def device(self):
-        return self.indptr.device
+        return self.start.device
 
     def map_tensors(self, fn):
-        """The same block with ``fn`` applied to its three tensors (a device copy)."""
-        return SparseRows(fn(self.indptr), fn(self.indices), fn(self.data), self.n_features,
-                          self.width)
+        """The same block with ``fn`` applied to its four tensors (a device copy)."""
+        return SparseRows(fn(self.start), fn(self.count), fn(self.indices), fn(self.data),
+                          self.n_features, self.width, self.lo, self.dense)
 
     def to(self, device, non_blocking=False):
         return self.map_tensors(lambda t: t.to(device, non_blocking=non_blocking))
@@ -102,41 +130,106 @@ class SparseRows:
         return self.gather_rows(torch.as_tensor(index, device=self.device))
 
     def gather_rows(self, rows, pin=False):
-        """The padded batch of ``rows`` (int64, on the block's device).
+        """The batch of ``rows`` (int64, on the block's device).
 
-        Vectorised: each row's first stored position and count from ``indptr``, the
-        ``(B, K)`` positions ``start + k`` where ``k < count`` and the padding entry
-        elsewhere, then one gather of the columns and one of the values.
+        Vectorised: each row's first position and count, the ``(B, K)`` positions
+        ``start + k``, one gather of the columns (mapped to the window's: ``index − lo``,
+        clamped into it) and one of the values, masked to 0 where ``k ≥ count`` (those
+        positions hold other entries of X, read and not used); a dense window's are then
+        scattered into a zeroed ``(B, d)`` tensor.  About 29 bytes of temporaries per
+        ``(row, k)``.
 
         Returns
         -------
-        batch : dict
-            ``{"index": (B, K) int64, "value": (B, K) float32}`` (in pinned memory when
-            ``pin``).
+        batch : dict or torch.Tensor
+            ``{"index": (B, K) int64, "value": (B, K) float32}``, or for a dense window a
+            ``(B, n_features)`` float32 tensor (in pinned memory when ``pin``).
         """
         rows = rows.to(self.device)
-        start = self.indptr.index_select(0, rows)
-        count = self.indptr.index_select(0, rows + 1) - start
+        start = self.start.index_select(0, rows)
+        count = self.count.index_select(0, rows)
         offset = torch.arange(self.width, device=self.device)
-        padding = self.data.shape[0] - 1
-        position = torch.where(offset < count[:, None], start[:, None] + offset, padding)
+        inside = offset < count[:, None]
+        # past a row's count: another row's entry (or X's last), read and masked below
+        position = (start[:, None] + offset).clamp_(max=self.data.shape[0] - 1)
         index = self.indices[position].to(torch.int64)
-        value = self.data[position]
+        if self.lo:
+            index.sub_(self.lo)
+        index.clamp_(0, self.n_features - 1)  # masked entries: a column of the window
+        value = torch.where(inside, self.data[position], 0.0)
+        if self.dense:
+            out = torch.zeros((len(rows), self.n_features), dtype=value.dtype,
+                              device=self.device, pin_memory=pin)
+            return out.scatter_add_(1, index, value)
         if pin:
             index, value = index.pin_memory(), value.pin_memory()
         return {"index": index, "value": value}
 
     def __getstate__(self):
-        return {**self.__dict__, "indptr": self.indptr.cpu().numpy(),
-                "indices": self.indices.cpu().numpy(), "data": self.data.cpu().numpy()}
+        state = {**self.__dict__, "start": self.start.cpu().numpy(),
+                 "count": self.count.cpu().numpy()}
+        if self._arrays is not None and self.indices.device.type == "cpu":
+            state["indices"], state["data"] = self._arrays  # X's: pickled once per X
+        else:
+            state["indices"] = self.indices.cpu().numpy()
+            state["data"] = self.data.cpu().numpy()
+        state["_arrays"] = None
+        return state
 
     def __setstate__(self, state):
         self.__dict__.update(state)
-        for key in ("indptr", "indices", "data"):
+        self._arrays = (state["indices"], state["data"])
+        for key in ("start", "count"):
             setattr(self, key, torch.from_numpy(state[key]))
+        self.indices, self.data = (_unpickled_tensor(a) for a in self._arrays)
 
 
-def input_block(A, as_tensor):
+def _shared_arrays(X, memo=None):
+    """X's ``indices`` (int32 or int64) and float32 ``data`` (X's own when float32; else
+    cast once per X and ``memo``, a dict the blocks of one X share), and the tensors over
+    them (the same tensor objects for every block of one X and ``memo``)."""
+    key = id(X)
+    if memo is not None and key in memo and memo[key][0] is X:
+        return memo[key][1]
+    indices = X.indices
+    if indices.dtype not in (np.int32, np.int64):
+        indices = indices.astype(np.int64)
+    data = X.data.astype(np.float32, copy=False)
+    if data.size == 0:  # an empty X: one position to read, masked
+        indices, data = np.zeros(1, dtype=indices.dtype), np.zeros(1, dtype=np.float32)
+    result = (indices, data), (_tensor(indices), _tensor(data))
+    if memo is not None:
+        memo[key] = (X, result)
+    return result
+
+
+#: The tensors over unpickled arrays, by the array's identity, while a block holds them.
+_UNPICKLED = weakref.WeakValueDictionary()
+
+
+def _unpickled_tensor(array):
+    """The one tensor over an unpickled array of X (pickle gives the blocks of one X the
+    same arrays; they get the same tensors, moved once)."""
+    tensor = _UNPICKLED.get(id(array))
+    if tensor is None:  # a tensor holds its array: an id is not reused while it lives
+        tensor = _UNPICKLED[id(array)] = _tensor(array)
+    return tensor
+
+
+def _tensor(array):
+    """``torch.from_numpy`` of X's array, read-only ones included (never written)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*not writable.*", category=UserWarning)
+        return torch.from_numpy(array)
+
+
+def input_block(A, as_tensor, memo=None):
     """A modality block as the datasets and the towers take it: :class:`SparseRows` of a
-    scipy sparse block, else ``as_tensor(A)`` (float32 tensor)."""
-    return SparseRows.from_scipy(A) if sparse.issparse(A) else as_tensor(A)
+    sparse block (a :class:`~temporal_xmodal._sparse_input.CSRWindow` of X or a scipy
+    sparse matrix), else ``as_tensor(A)`` (float32 tensor).  ``memo``: a dict shared by
+    the blocks of one X (their float32 values cast once)."""
+    if isinstance(A, CSRWindow):
+        return SparseRows.from_window(A, memo=memo)
+    if sparse.issparse(A):
+        return SparseRows.from_window(CSRWindow.of(A), memo=memo)
+    return as_tensor(A)
