@@ -175,3 +175,25 @@ def test_bad_labels(data):
     with pytest.raises(ValueError, match=r"non-integer numbers such as 0\.5 \(a continuous target\)"):
         check_labels(np.arange(len(X)) + 0.5, len(X), estimator_name="Demo")
     assert check_labels(np.arange(len(X)) % 2 * 1.0, len(X)).max() == 1  # whole floats are fine
+
+
+def test_transform_of_float32_features_is_float32():
+    # issue 55, 4: every transform returned float64 (a float64 copy of the embeddings, and
+    # float64 temporaries per modality); the network computes in float32 anyway
+    from _tiny import tiny_six
+
+    X, y, info = make_temporal_crossmodal(240, n_image_features=12, n_text_features=10,
+                                          return_info=True, random_state=0)
+    X32 = X.astype(np.float32)
+    preserving = {"CCA", "SAM", "TempXNet", "Diachronic", "Binned"}
+    for name, est in tiny_six(n_image_features=info.n_image_features).items():
+        est.fit(X32, y)
+        if name not in preserving:
+            continue
+        assert est.__sklearn_tags__().transformer_tags.preserves_dtype == ["float64",
+                                                                          "float32"], name
+        Z32, Z64 = est.transform(X32), est.transform(X32.astype(np.float64))
+        assert Z32.dtype == np.float32 and Z64.dtype == np.float64, name
+        np.testing.assert_allclose(Z32, Z64, atol=1e-5, err_msg=name)
+        assert est.transform_text(X32[:, info.n_image_features:-1],
+                                  time=X32[:, -1]).dtype == np.float32, name

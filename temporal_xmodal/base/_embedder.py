@@ -49,6 +49,13 @@ LAYOUT_PARAMETERS_DOC = """
         it, and duration parameters given as numbers are in it."""
 
 
+def output_dtype(A):
+    """The dtype of an embedding of the feature block ``A``: float32 for float32 features
+    (scikit-learn's ``preserves_dtype``: a transform of float32 data holds no float64 copy),
+    float64 otherwise."""
+    return np.float32 if getattr(A, "dtype", None) == np.float32 else np.float64
+
+
 def l2_normalize(Z):
     """Scale each row of ``Z`` to unit L2 norm (zero rows stay zero).
 
@@ -59,6 +66,7 @@ def l2_normalize(Z):
     Returns
     -------
     Z_normalized : ndarray of shape (n, d)
+        In ``Z``'s dtype.
     """
     norms = np.linalg.norm(Z, axis=1, keepdims=True)
     return Z / np.where(norms > 0, norms, 1.0)

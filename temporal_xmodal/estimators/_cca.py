@@ -10,6 +10,7 @@ from sklearn.utils.extmath import svd_flip
 from .._device import resolve_device
 from .._validation import Interval
 from ..base import LAYOUT_CONSTRAINTS, LAYOUT_PARAMETERS_DOC, CrossModalEmbedder
+from ..base._embedder import output_dtype
 
 #: Components used when ``embedding_dim=None`` (clipped to what the data allows).
 DEFAULT_N_COMPONENTS = 32
@@ -289,6 +290,11 @@ class CCACrossModal(CrossModalEmbedder):
         self.n_components_ = self.embedding_dim_ = k
         return self
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
+
     def _component_scale(self):
         return self.canonical_correlations_ ** self.correlation_power
 
@@ -296,10 +302,11 @@ class CCACrossModal(CrossModalEmbedder):
         mean, weights = ((self.image_mean_, self.image_weights_) if modality == "image"
                          else (self.text_mean_, self.text_weights_))
         offset = mean @ weights  # (A − μ) W as A W − μ W: a sparse A is never centred
-        Z = np.empty((A.shape[0], weights.shape[1]))
+        Z = np.empty((A.shape[0], weights.shape[1]), dtype=output_dtype(A))
         for rows in _row_blocks(A.shape[0], A.shape[1]):
             part = A[rows]
             part = part.astype(np.float64) if sparse.issparse(part) else np.asarray(
                 part, dtype=np.float64)
             Z[rows] = part @ weights - offset
-        return Z * self._component_scale()
+        Z *= self._component_scale()
+        return Z

@@ -23,6 +23,7 @@ from .._sparse_input import CSRWindow
 from .._interrupts import interrupt_message, report_interrupt
 from .._warnings import StillImprovingWarning, warn
 from ..base import CrossModalEmbedder
+from ..base._embedder import output_dtype
 from ..nn.layers import reseed
 from ..nn.towers import block_standardization
 from ..training import (BatchIterator, CheckpointSelection, CompiledStep, CrossModalNet,
@@ -313,7 +314,9 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
             tensors.update({k: torch.as_tensor(v) for k, v in
                             self._batch_times(self.time_axis_.centre(time)).items()})
         Z = embed_batches(self.net_.module_, tensors, self.net_.device, modality=modality)
-        return Z.numpy().astype(np.float64)
+        # the network computes in float32: float32 input gets it as it is (no float64 copy of
+        # the embeddings, scikit-learn's preserves_dtype), anything else float64
+        return Z.numpy().astype(output_dtype(A), copy=False)
 
     def __sklearn_is_fitted__(self):
         """Fitted when it holds a net (a fit that diverged leaves none)."""
@@ -322,6 +325,7 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.non_deterministic = self.random_state is None
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         return tags
 
 

@@ -10,6 +10,7 @@ from sklearn.utils._param_validation import HasMethods, StrOptions
 
 from ..._validation import Interval
 from ...base import LAYOUT_CONSTRAINTS, LAYOUT_PARAMETERS_DOC, CrossModalEmbedder
+from ...base._embedder import output_dtype
 from ...time import TimeBins, TimeBinWarning
 from ..._interrupts import report_interrupt
 from .._tempxnet import TempXNetEmbedder
@@ -316,7 +317,7 @@ class BinnedProcrustesEmbedder(CrossModalEmbedder):
         # after an interrupted fit, the unfitted (later) bins use the last fitted one
         time = projection_times(self, time, A.shape[0])
         index = np.minimum(self.bins_.transform(time), len(self.bin_estimators_) - 1)
-        Z = np.empty((A.shape[0], self.embedding_dim_))
+        Z = np.empty((A.shape[0], self.embedding_dim_), dtype=output_dtype(A))
         for b in np.unique(index):
             r = np.flatnonzero(index == b)
             Z[r] = bin_embedding(self.bin_estimators_[b], modality, A[r], time[r]) \
@@ -325,6 +326,7 @@ class BinnedProcrustesEmbedder(CrossModalEmbedder):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]  # see _embed
         base = self._base()
         if "random_state" in base.get_params(deep=False):
             base.set_params(random_state=self.random_state)
