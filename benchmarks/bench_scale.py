@@ -101,7 +101,9 @@ def run_one(name, n):
     size = X.nbytes
     est = estimator_registry(WIDTH, 0, 1.0)[name].estimator
     set_matching_params(est, max_epochs=1)
-    out = {"name": name, "n": n, "x_bytes": size}
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True, cwd=Path(__file__).resolve().parent).stdout.strip()
+    out = {"name": name, "n": n, "x_bytes": size, "commit": commit}
     with thread_limits(1), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with Peak() as peak:
