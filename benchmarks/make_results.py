@@ -18,6 +18,9 @@ from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _scale_sections import SCALE_SECTIONS  # noqa: E402 - a sibling module of the scripts
+
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 PAGE = ROOT / "docs" / "results.md"
@@ -494,7 +497,8 @@ SECTIONS = {"bench_sensitivity": sensitivity_section,
             "bench_search_filter": search_filter_section,
             "bench_readme_search": readme_search_section,
             "bench_compiled_search": compiled_search_section,
-            "probe_core": probe_core_section, "probe_slim_pickle": slim_pickle_section}
+            "probe_core": probe_core_section, "probe_slim_pickle": slim_pickle_section,
+            **SCALE_SECTIONS}
 
 
 def _section(doc):
