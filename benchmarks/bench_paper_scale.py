@@ -197,9 +197,10 @@ def reference_map_seconds(Zq, Zg, yq, yg, n_queries, block=256):
     aps = []
     ranks = np.arange(1, Zg.shape[0] + 1)
     for s in range(0, n_queries, block):
-        S = Zq[s:s + block] @ Zg.T
+        e = min(s + block, n_queries)
+        S = Zq[s:e] @ Zg.T
         order = np.argsort(-S, axis=1)
-        relevant = yg[order] == yq[s:s + block, None]
+        relevant = yg[order] == yq[s:e, None]
         hits = np.cumsum(relevant, axis=1)
         aps.append((relevant * hits / ranks).sum(axis=1) / relevant.sum(axis=1))
     return (time.process_time() - start) / n_queries, np.concatenate(aps)
