@@ -223,3 +223,14 @@ def write_results(name, payload, output_dir):
     path.write_text(json.dumps(document, indent=2, allow_nan=True) + "\n")
     print(f"\nResults written to {path}")
     return path
+
+
+def settings_line(doc):
+    """How a result was produced, for docs/results.md: the command, its date, the cores and
+    torch's version."""
+    import shlex
+
+    machine = doc.get("machine", {})
+    command = shlex.join(["python", f"benchmarks/{doc['command'][0]}", *doc["command"][1:]])
+    return (f"`{command}` ({doc.get('date', 'undated')}, {machine.get('cpu_count', '?')} CPU "
+            f"cores, torch {machine.get('versions', {}).get('torch', '?')})")

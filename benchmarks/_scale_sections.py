@@ -2,16 +2,9 @@
 ``bench_estimate``, ``bench_scale`` and ``bench_paper_scale``.  Every figure is read from
 the document."""
 
-import shlex
+from _common import settings_line as _settings
 
 GIB = 2 ** 30
-
-
-def _settings(doc):
-    machine = doc.get("machine", {})
-    command = shlex.join(["python", f"benchmarks/{doc['command'][0]}", *doc["command"][1:]])
-    return (f"`{command}` ({doc.get('date', 'undated')}, {machine.get('cpu_count', '?')} CPU "
-            f"cores, torch {machine.get('versions', {}).get('torch', '?')})")
 
 
 def estimate_section(doc):

@@ -38,6 +38,7 @@ import warnings
 
 import numpy as np
 from _common import make_parser, print_header, print_targets, target, write_results
+from bench_scale_fit import _status, time_retrieval_scoring, truncated_iterator
 
 NAME = "bench_paper_scale"
 PAPER = {"n_train": 638_112, "n_test": 70_921, "image": 2048, "vocabulary": 20_000,
@@ -50,14 +51,6 @@ GIB = 2 ** 30
 
 
 # ------------------------------------------------------------------- memory
-def _status(field):
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) * 1024
-    raise KeyError(field)
-
-
 def reset_peak():
     """Reset ``VmHWM`` to the current resident set (Linux)."""
     with open("/proc/self/clear_refs", "w") as f:
@@ -212,8 +205,6 @@ def run_case(case, sizes, train_batches):
 
     from temporal_xmodal import DiachronicEmbedder
     from temporal_xmodal.metrics import cross_modal_scores, mean_average_precision
-    from temporal_xmodal.training import RetrievalScoring
-
     torch.set_num_threads(2)
     baseline = _status("VmRSS")
     world = World(sizes, seed=0)
@@ -232,19 +223,9 @@ def run_case(case, sizes, train_batches):
           f"({'CSR' if case == 'paper' else 'dense float32'}), resident "
           f"{(_status('VmRSS') - baseline) / GIB:.2f} GiB", flush=True)
 
-    scoring = {"seconds": 0.0, "calls": 0}
-    original = RetrievalScoring.on_epoch_end
-
-    def timed(self, net, **kwargs):
-        t0 = time.perf_counter()
-        original(self, net, **kwargs)
-        scoring["seconds"] += time.perf_counter() - t0
-        scoring["calls"] += 1
-
-    RetrievalScoring.on_epoch_end = timed
+    scoring = time_retrieval_scoring()
     if train_batches:
         import temporal_xmodal.estimators._neural as neural
-        from bench_scale_fit import truncated_iterator
 
         neural.BatchIterator = truncated_iterator(train_batches)
     est = DiachronicEmbedder(max_epochs=1, batch_size=64, device="cpu",

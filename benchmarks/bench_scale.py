@@ -33,19 +33,12 @@ from pathlib import Path
 
 import numpy as np
 from _common import make_parser, print_header, print_targets, target, write_results
+from bench_scale_fit import _status
 
 NAME = "bench_scale"
 SIZES = (10_000, 30_000, 100_000, 300_000)
 QUICK_SIZES = (2_000, 4_000)
 WIDTH = 512
-
-
-def _status(field):
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) * 1024
-    raise KeyError(field)
 
 
 class Peak:

@@ -122,6 +122,24 @@ def make_data(n, d, n_categories, seed=0, chunk=50_000):
 
 
 # ----------------------------------------------------------------- one case
+def time_retrieval_scoring():
+    """Time every ``RetrievalScoring.on_epoch_end`` of this process (the validation mAP of
+    each epoch): a dict whose ``seconds`` and ``calls`` add up as the fits run."""
+    from temporal_xmodal.training import RetrievalScoring
+
+    scoring = {"seconds": 0.0, "calls": 0}
+    original = RetrievalScoring.on_epoch_end
+
+    def timed(self, net, **kwargs):
+        start = time.perf_counter()
+        original(self, net, **kwargs)
+        scoring["seconds"] += time.perf_counter() - start
+        scoring["calls"] += 1
+
+    RetrievalScoring.on_epoch_end = timed
+    return scoring
+
+
 def truncated_iterator(n_batches):
     """``BatchIterator`` whose shuffled (training) passes stop after ``n_batches``."""
     from temporal_xmodal.training import BatchIterator
@@ -190,22 +208,12 @@ def run_case(case, sizes):
     import torch
 
     from temporal_xmodal import DiachronicEmbedder
-    from temporal_xmodal.training import RetrievalScoring
 
     d = sizes["n_features"]
     baseline = _status("VmRSS")
     X, y = make_data(sizes["n_samples"], d, sizes["n_categories"])
     data_bytes = X.nbytes
-    scoring = {"seconds": 0.0, "calls": 0}
-    original = RetrievalScoring.on_epoch_end
-
-    def timed(self, net, **kwargs):
-        start = time.perf_counter()
-        original(self, net, **kwargs)
-        scoring["seconds"] += time.perf_counter() - start
-        scoring["calls"] += 1
-
-    RetrievalScoring.on_epoch_end = timed
+    scoring = time_retrieval_scoring()
     if sizes["train_batches"]:
         import temporal_xmodal.estimators._neural as neural
 

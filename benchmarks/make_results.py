@@ -12,14 +12,14 @@ Run::
 
 import argparse
 import json
-import shlex
 import sys
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _scale_sections import SCALE_SECTIONS  # noqa: E402 - a sibling module of the scripts
+from _common import settings_line as _settings  # noqa: E402 - sibling modules
+from _scale_sections import SCALE_SECTIONS  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -49,13 +49,6 @@ def _stat(entry, signed=False):
     if len(entry.get("values", entry.get("runs"))) == 1:
         return _fmt(entry["mean"], signed)
     return f"{_fmt(entry['mean'], signed)} ± {entry['std']:.3f}"
-
-
-def _settings(doc):
-    machine = doc.get("machine", {})
-    command = shlex.join(["python", f"benchmarks/{doc['command'][0]}", *doc["command"][1:]])
-    return (f"`{command}` ({doc.get('date', 'undated')}, {machine.get('cpu_count', '?')} CPU "
-            f"cores, torch {machine.get('versions', {}).get('torch', '?')})")
 
 
 def demo_time_section(doc):
