@@ -258,3 +258,17 @@ def test_the_evaluation_page_quotes_the_estimate_benchmark():
     assert f"a Diachronic one {evaluation['Diachronic']['30000']:.0f} CPU s" in page
     # the O(n²) extrapolation the page and QUERY_SAMPLE's comment give: 20² x 4.5 s ≈ 30 min
     assert round(400 * evaluation["CCA"]["5000"] / 60, -1) == 30
+
+
+def test_the_scaling_page_quotes_the_paper_scale_benchmark():
+    """docs/scaling.md ("One machine") quotes benchmarks/results/bench_paper_scale.json."""
+    page = " ".join((DOCS / "scaling.md").read_text(encoding="utf-8").split())
+    r = json.loads((ROOT / "benchmarks" / "results" / "bench_paper_scale.json").read_text())[
+        "results"]["paper"]
+    assert f"{r['exact_map_cpu_seconds']:.0f} CPU s, against " \
+           f"{r['reference_cpu_seconds_both_directions']:.0f}" in page
+    assert f"{r['data_bytes'] / 2 ** 30:.2f} GiB with the test items" in page
+    assert f"a peak {r['fit_peak_over_data_gib']:.2f} GiB above the data" in page
+    assert f"about {round(r['epoch_seconds_extrapolated'], -1):.0f} s" in page
+    assert f"first {r['train_batches_run']} of {r['train_batches_epoch']:,}" in page
+    assert f"about {r['twenty_five_epochs_hours']:.1f} hours" in page
