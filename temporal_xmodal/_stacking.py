@@ -76,6 +76,28 @@ def stack_modalities(X_image, X_text, time=None, *, time_unit="years"):
     return np.hstack([X_image, X_text, t[:, None]])
 
 
+#: Rows copied at a time into a bin model's X (a bounded temporary of each block).
+_CHUNK_ROWS = 16384
+
+
+def stack_rows(X_image, X_text, time, rows=None):
+    """``[X_image | X_text | time]`` of ``rows`` (all when None), filled in row chunks: one
+    copy of those rows, in float32 when both blocks are float32 (the networks' dtype: no
+    float64 copy), else float64; ``time`` is one value per row of the blocks.  A float32 X
+    holds its times rounded to float32 (half a float32 spacing of the axis times, about 30
+    minutes at the year 2000).  Binned's models and the main job's constant-time controls
+    are built with it."""
+    n = len(time) if rows is None else len(rows)
+    d, e = X_image.shape[1], X_text.shape[1]
+    dtype = np.float32 if X_image.dtype == X_text.dtype == np.float32 else np.float64
+    X = np.empty((n, d + e + 1), dtype=dtype)
+    for start in range(0, n, _CHUNK_ROWS):
+        part = slice(start, min(start + _CHUNK_ROWS, n))
+        take = part if rows is None else rows[part]
+        X[part, :d], X[part, d:d + e], X[part, -1] = X_image[take], X_text[take], time[take]
+    return X
+
+
 def _as_2d_float(A, name):
     A = np.asarray(A, dtype=np.float64)
     if A.ndim != 2:

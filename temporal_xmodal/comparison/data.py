@@ -26,8 +26,8 @@ from sklearn.utils import Bunch
 from sklearn.utils._param_validation import StrOptions, validate_params
 
 from .._constraints import Interval
-from .._layout import split_blocks, split_time_column, write_time_column
-from .._stacking import stack_modalities
+from .._layout import split_blocks, split_time_column
+from .._stacking import stack_modalities, stack_rows
 from ..datasets import load_wiki, make_temporal_crossmodal
 from ..datasets._ticrc_features import ticrc_features
 from .job import DATASETS, MIN_SAMPLES, data_folder, default_data_dir
@@ -127,14 +127,11 @@ def with_constant_time(blocks, value=0.0):
     Returns
     -------
     X : ndarray
-        In the blocks' dtype (float32 blocks give a float32 X, at least float32).
+        float32 when both blocks are float32, else float64
+        (:func:`~temporal_xmodal._stacking.stack_rows`).
     """
     X_image, X_text, _ = blocks
-    d = X_image.shape[1]
-    X = np.empty((len(X_image), d + X_text.shape[1] + 1),
-                 dtype=np.result_type(X_image.dtype, X_text.dtype, np.float32))
-    X[:, :d], X[:, d:-1] = X_image, X_text
-    return write_time_column(X, float(value))
+    return stack_rows(X_image, X_text, np.full(len(X_image), float(value)))
 
 
 @validate_params(

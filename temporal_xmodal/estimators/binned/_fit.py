@@ -26,6 +26,7 @@ from joblib import Parallel, delayed
 from sklearn.base import clone
 from sklearn.utils import check_random_state
 
+from ..._stacking import stack_rows
 from ..._device import limit_worker_threads
 from ...time import TimeBins, TimeBinWarning
 from ...training import TrainingInterruptedWarning
@@ -138,28 +139,6 @@ def fit_bin_models(base, rows, X_image, X_text, time, labels, *, init, n_jobs, r
     jobs = ((bin_model(b), stack_rows(X_image, X_text, time, r),
              None if labels is None else labels[r], title(b)) for b, r in enumerate(rows))
     return fit_in_order(jobs, n_jobs)
-
-
-#: Rows copied at a time into a bin model's X (a bounded temporary of each block).
-_CHUNK_ROWS = 16384
-
-
-def stack_rows(X_image, X_text, time, rows=None):
-    """``[X_image | X_text | time]`` of ``rows`` (all when None) for a bin model, filled in
-    row chunks: one copy of those rows, in float32 when both blocks are float32 (the
-    networks' dtype: no float64 copy, which took 2x the data), else float64.  In a float32
-    X the bin model reads its times rounded to float32 (at most half a float32 spacing of
-    the axis times, about 30 minutes at the year 2000); the bins are cut on the exact
-    times."""
-    n = len(time) if rows is None else len(rows)
-    d, e = X_image.shape[1], X_text.shape[1]
-    dtype = np.float32 if X_image.dtype == X_text.dtype == np.float32 else np.float64
-    X = np.empty((n, d + e + 1), dtype=dtype)
-    for start in range(0, n, _CHUNK_ROWS):
-        part = slice(start, min(start + _CHUNK_ROWS, n))
-        take = part if rows is None else rows[part]
-        X[part, :d], X[part, d:d + e], X[part, -1] = X_image[take], X_text[take], time[take]
-    return X
 
 
 def _fit_bin(estimator, X, y, title=None):
