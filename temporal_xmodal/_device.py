@@ -378,7 +378,7 @@ _controller_lock = threading.Lock()  # apart: limit_worker_threads reads it unde
 
 def thread_controller():
     """The process's :class:`threadpoolctl.ThreadpoolController`, kept while no module was
-    imported: building one scans the loaded libraries (about 4 ms of CPU), so it is built
+    imported: building one scans the loaded libraries (milliseconds of CPU), so it is built
     again only when ``sys.modules`` grew (an import may have loaded a BLAS or an OpenMP
     runtime, e.g. faiss' OpenBLAS).  Every thread limit of the library reads it."""
     with _controller_lock:

@@ -51,11 +51,10 @@ class DiachronicEmbedder(NeuralCrossModalEmbedder):
         negatives (L_intra).  The default 0 switches L_intra off: it pays
         only on a question a date filter answers for any model (same
         category and close in time), and costs category mAP across time
-        (docs/estimators/diachronic.md, "Which knobs matter").  ``"5%"``,
-        the default before, is a half-life of 5 % of the training times'
-        span (λ = ln 2 / (0.05 · span): 1.39 per year on a 10-year
-        collection, ρ = 0.5 at the default window's edge); the paper's is
-        0.1 per month, ``"0.1/M"``.  A number is a rate per ``time_unit``;
+        (docs/estimators/diachronic.md, "Which knobs matter").  ``"5%"``
+        is a half-life of 5 % of the training times' span (λ = ln 2 /
+        (0.05 · span), ρ = 0.5 at the default window's edge); the paper's
+        is 0.1 per month, ``"0.1/M"``.  A number is a rate per ``time_unit``;
         ``"<rate>/<unit>"`` a rate per the named unit (``"1.2/Y"``,
         ``"0.01/D"``; :func:`~temporal_xmodal.time.to_rate`); a duration or
         a share ``"<p>%"`` is read as the half-life of ρ (λ = ln 2 /
@@ -110,8 +109,9 @@ class DiachronicEmbedder(NeuralCrossModalEmbedder):
         Anchors per batch (the first of the shuffled batch; at least
         ``batch_size``: all) whose negatives are the other modality's items
         projected at the anchor's time, as its positive was; 0: every item at
-        its own time (the paper's loss).  With every anchor of a 64-item batch
-        an epoch takes about 4 × as long.
+        its own time (the paper's loss).  Each such anchor projects the other
+        modality's B batch items once more, at its time: K anchors add K·B
+        projections per modality to a step's B.
     [use_time parameter]
     [shared parameters]
 

@@ -69,10 +69,9 @@ class TempXNetEmbedder(NeuralCrossModalEmbedder):
         (docs/estimators/tempxnet.md, "Which knobs matter").
     temporal_weight : float, default=0.1
         λ, the weight of the temporal term; 0 gives the static triplet-loss
-        control.  The paper's λ = 1 (``paper_settings``) buys more time-window
-        mAP for much more category mAP; 0.1 buys +0.05 time-window mAP@50 where
-        categories recur in bursts for about 0.01 of category mAP elsewhere
-        (docs/estimators/tempxnet.md, "Defaults").  When every training item has the same time, the fit warns
+        control; the paper's λ = 1 is ``paper_settings``.  Larger values
+        trade category mAP for time-window mAP (measured on
+        docs/estimators/tempxnet.md, "Does time pay?").  When every training item has the same time, the fit warns
         and trains with 0 (``temporal_weight_``).
     margin : float, default=1.0
         Fixed triplet margin m.

@@ -42,7 +42,7 @@ _FLOAT32_MAX = np.finfo(np.float32).max
 def _bucket_keys(scores, clip=False):
     """int32 bit patterns of the float32 scores with bit 0 cleared (their bucket).
 
-    ``+ 0.0`` maps -0.0 to +0.0 (equal scores must share a bucket); ``clip``
+    ``+ 0.0`` maps ``-0.0`` to ``+0.0`` (equal scores must share a bucket); ``clip``
     keeps scores beyond the float32 range finite (their bucket is then
     resolved in float64).
     """
