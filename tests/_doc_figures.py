@@ -15,7 +15,8 @@ and in the Sphinx site::
 Each entry is the figure as printed (sign, ``−``, thousands commas and a trailing unit such
 as ``×``, ``%``, ``s`` or ``GiB`` allowed), ``=``, and a Python expression over the JSON's
 top-level keys: ``a.b`` and ``a["b c"]`` read keys, ``a[0]`` an item, with ``+ - * / **``,
-``abs``, ``min``, ``max``, ``round``, ``len``, ``sum`` and ``mean``.  The figure must equal
+``abs``, ``min``, ``max``, ``round``, ``len``, ``sum``, ``mean``, ``log``, ``sqrt`` and list
+comprehensions (``max([s[w].map for w in ("a", "b")])``).  The figure must equal
 the expression up to its printed rounding (``0.865`` holds values in [0.8645, 0.8655]);
 ``~=`` instead of ``=`` marks a rounded figure ("about 830 s"), which holds values within
 half its last significant digit (830 → [825, 835], 30 → [25, 35]).
@@ -124,31 +125,42 @@ _OPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b,
 
 def evaluate(expression, document):
     """``expression`` over the JSON ``document`` (see the module's docstring)."""
-    def walk(node):
+    def walk(node, scope):
         if isinstance(node, ast.Expression):
-            return walk(node.body)
+            return walk(node.body, scope)
         if isinstance(node, ast.Constant):
             return node.value
         if isinstance(node, ast.Name):
+            if node.id in scope:
+                return scope[node.id]
             if node.id not in document:
                 raise ValueError(f"unsupported expression: {node.id} is not a key of the JSON")
             return document[node.id]
         if isinstance(node, ast.Attribute):
-            return walk(node.value)[node.attr]
+            return walk(node.value, scope)[node.attr]
         if isinstance(node, ast.Subscript):
-            return walk(node.value)[walk(node.slice)]
+            return walk(node.value, scope)[walk(node.slice, scope)]
         if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
-            return _OPS[type(node.op)](walk(node.left), walk(node.right))
+            return _OPS[type(node.op)](walk(node.left, scope), walk(node.right, scope))
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-            value = walk(node.operand)
+            value = walk(node.operand, scope)
             return -value if isinstance(node.op, ast.USub) else value
         if (isinstance(node, ast.Call) and not node.keywords
                 and isinstance(node.func, ast.Name) and node.func.id in _FUNCTIONS):
-            return _FUNCTIONS[node.func.id](*[walk(arg) for arg in node.args])
+            return _FUNCTIONS[node.func.id](*[walk(arg, scope) for arg in node.args])
         if isinstance(node, (ast.List, ast.Tuple)):
-            return [walk(item) for item in node.elts]
+            return [walk(item, scope) for item in node.elts]
+        if isinstance(node, (ast.ListComp, ast.GeneratorExp)):  # [e for a in b for c in d]
+            scopes = [scope]
+            for generator in node.generators:
+                if generator.ifs or not isinstance(generator.target, ast.Name):
+                    raise ValueError("unsupported expression: a comprehension over one name, "
+                                     "without if")
+                scopes = [{**outer, generator.target.id: item} for outer in scopes
+                          for item in walk(generator.iter, outer)]
+            return [walk(node.elt, inner) for inner in scopes]
         raise ValueError(f"unsupported expression: {ast.unparse(node)}")
-    return walk(ast.parse(expression.strip(), mode="eval"))
+    return walk(ast.parse(expression.strip(), mode="eval"), {})
 
 
 def _prose(text):
