@@ -233,10 +233,44 @@ def test_intra_term_buys_only_what_a_date_filter_gives_where_only_the_date_separ
 def test_intra_balance_without_l_intra_says_it_does_nothing():
     """L_intra is off by default (decay=0): a weight for it would be ignored without a word."""
     X, y = make_temporal_crossmodal(120, random_state=0)
-    with pytest.warns(UserWarning, match="intra_balance=1.0 has no effect: L_intra is off"):
+    with pytest.warns(UserWarning, match="intra_balance=1.0 has no effect: L_intra, .* is "
+                                         "off"):
         tiny(DiachronicEmbedder, n_image_features=64, max_epochs=1, intra_balance=1.0).fit(X, y)
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
         tiny(DiachronicEmbedder, n_image_features=64, max_epochs=1, intra_balance=1.0,
              decay="5%").fit(X, y)
 
+
+
+def test_knobs_that_cannot_act_at_decay_0_say_so_once_per_fit():
+    """Issue 57, 11: at decay=0 (the default) window and intra_margin shape nothing; a grid
+    over them scored the same figure twice without a word, and a window at least the span
+    advised "pass one shorter", which cannot help there."""
+    X, y = make_temporal_crossmodal(120, random_state=0)
+    small = dict(n_image_features=64, max_epochs=1)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        tiny(DiachronicEmbedder, window="1%", intra_margin=0.5, **small).fit(X, y)
+    idle = [str(w.message) for w in caught if "no effect" in str(w.message)]
+    assert len(idle) == 1, idle
+    assert "window='1%', intra_margin=0.5 have no effect" in idle[0] and "decay" in idle[0]
+    # a window longer than the span: the same one warning, no advice on its length
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        tiny(DiachronicEmbedder, window=50.0, **small).fit(X, y)
+    messages = [str(w.message) for w in caught]
+    assert any("window=50.0 has no effect" in m for m in messages), messages
+    assert not any("at least the training span" in m for m in messages), messages
+    # with L_intra on, the window acts: no idle warning, and the span check holds again
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        tiny(DiachronicEmbedder, window=50.0, decay="5%", intra_margin=0.5, **small).fit(X, y)
+    messages = [str(w.message) for w in caught]
+    assert not any("no effect" in m for m in messages), messages
+    assert any("at least the training span" in m for m in messages), messages
+    # the defaults say nothing
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        tiny(DiachronicEmbedder, **small).fit(X, y)
+    assert not any("no effect" in str(w.message) for w in caught)

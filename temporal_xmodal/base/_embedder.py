@@ -3,6 +3,7 @@
 See :mod:`temporal_xmodal.base` for the two hooks a subclass implements.
 """
 
+import inspect
 from numbers import Integral
 
 import numpy as np
@@ -15,6 +16,7 @@ from .._layout import check_time_column_values, resolve_blocks, split_blocks, sp
 from .._sparse_input import CSRWindow, dense_if_dense, is_sparse_block, refuse_sparse
 from .._stacking import refuse_raw_columns
 from .._validation import Duration, Interval, check_features, check_labels
+from .._warnings import warn
 from ..metrics import QUERY_SAMPLE, cross_modal_scores
 from ..time import (
     TIME_UNITS,
@@ -214,8 +216,11 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
             # own units, never implausible (issue 57, 9: a span of 2,000+ years warned)
             if self.time_role != "none" and not _holds_dates(raw_time):
                 check_axis_plausible(time, self.time_unit, type(self).__name__, windows)
+            idle = self._idle_parameters()  # a window that cannot act: no advice on its length
             for name, value in windows:
-                self.time_axis_.check_duration(name, value, type(self).__name__, estimator=self)
+                if name not in idle:
+                    self.time_axis_.check_duration(name, value, type(self).__name__,
+                                                   estimator=self)
         else:
             if self.time_role != "none":  # a model that ignores time extrapolates nothing
                 self.time_axis_.warn_outside(time, type(self).__name__,
@@ -240,6 +245,24 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
         """Raise a ``TypeError`` for sparse ``A`` when the estimator takes dense input only."""
         if not self._accepts_sparse:
             refuse_sparse(A, type(self).__name__, name)
+
+    def _idle_parameters(self):
+        """The parameters that cannot act in this configuration (read after
+        :meth:`_resolve_durations`): ``{name: why}``, none by default.  Their windows are not
+        checked against the training span; the estimator says so itself
+        (:meth:`_warn_idle_parameters`)."""
+        return {}
+
+    def _warn_idle_parameters(self):
+        """One warning per fit naming each idle parameter set away from its default."""
+        defaults = inspect.signature(type(self).__init__).parameters
+        idle = self._idle_parameters()
+        set_ = [name for name in idle
+                if not _same_value(getattr(self, name), defaults[name].default)]
+        if set_:
+            quoted = ", ".join(f"{name}={getattr(self, name)!r}" for name in set_)
+            warn(f"{type(self).__name__}: {quoted} {'has' if len(set_) == 1 else 'have'} no "
+                 f"effect: {idle[set_[0]]}.", UserWarning)
 
     def _resolve_durations(self):
         """Read each duration parameter (its constraint is a
@@ -455,3 +478,11 @@ def _holds_dates(raw_time):
     dtype = getattr(raw_time, "dtype", None)
     return dtype is not None and (getattr(dtype, "kind", "") == "M"
                                   or getattr(dtype, "tz", None) is not None)
+
+
+def _same_value(a, b):
+    """``a == b`` for parameter values of one type (``0.5`` is not ``"5%"``)."""
+    try:
+        return type(a) is type(b) and bool(a == b)
+    except (TypeError, ValueError):
+        return False

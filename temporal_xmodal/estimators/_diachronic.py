@@ -6,7 +6,6 @@ from sklearn.utils._param_validation import StrOptions
 
 from .._constraints import USE_TIME_CONSTRAINT
 from .._validation import Duration, Interval
-from .._warnings import warn
 from ..losses.diachronic import DiachronicRankingLoss
 from ..nn.diachronic import CONDITIONINGS, DiachronicNet
 from ..time import TimeEncoding
@@ -44,8 +43,11 @@ class DiachronicEmbedder(NeuralCrossModalEmbedder):
         is ``paper_settings(DiachronicEmbedder)``.  A number is in
         ``time_unit``; ``"180D"``, ``"4M"``, ``pandas.Timedelta`` and
         ``numpy.timedelta64`` are converted, ``"<p>%"`` is p % of the span
-        (:func:`~temporal_xmodal.time.to_duration`).  A window at least the
-        training span warns: the model would then have no L_intra.
+        (:func:`~temporal_xmodal.time.to_duration`).  With ``decay > 0``, a
+        window at least the training span warns (L_intra would have no
+        pair); at ``decay=0`` a ``window``, ``intra_margin`` or
+        ``intra_balance`` set away from its default warns, once per fit,
+        that it has no effect.
     decay : float, str or timedelta, default=0.0
         λ of ρ(Δt) = 1 − exp(−λ|Δt|), the weight of the same-category soft
         negatives (L_intra).  The default 0 switches L_intra off: it pays
@@ -212,11 +214,15 @@ class DiachronicEmbedder(NeuralCrossModalEmbedder):
         self.n_image_features = n_image_features
         self.time_unit = time_unit
 
+    def _idle_parameters(self):
+        if self.decay_ != 0:
+            return {}
+        why = ("L_intra, the same-category time term they shape, is off (decay=0, the "
+               "default). Set decay (e.g. decay='5%') to switch it on")
+        return dict.fromkeys(("window", "intra_margin", "intra_balance"), why)
+
     def _net_config(self, rows):
-        if self.decay_ == 0 and self.intra_balance is not None:
-            warn(f"DiachronicEmbedder: intra_balance={self.intra_balance!r} has no effect: "
-                 "L_intra is off (decay=0, the default). Set decay (e.g. decay='5%') to "
-                 "switch it on.")
+        self._warn_idle_parameters()
         encoding = TimeEncoding(self.time_encoding, self.time_bins).fit(rows.time)
         time_lr = self.lr * self.time_lr_scale  # the time pathway: time layer and FiLM
         return NetConfig(
