@@ -2,7 +2,9 @@
 
 Every figure of the page is read from one of those JSON files (the benchmarks write them:
 ``python benchmarks/bench_<name>.py``); nothing is typed by hand, and ``tests/test_docs.py``
-checks that the committed page is what this script writes from the committed JSON.
+checks that the committed page is what this script writes from the committed JSON.  Runs
+measured at superseded defaults (``SUPERSEDED``: before issue 46 changed Diachronic's) come
+last, under their own heading, each labelled with its date and never marked as a default.
 
 Run::
 
@@ -11,6 +13,7 @@ Run::
 """
 
 import argparse
+import inspect
 import json
 import sys
 from pathlib import Path
@@ -24,6 +27,25 @@ from _scale_sections import SCALE_SECTIONS  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 PAGE = ROOT / "docs" / "results.md"
+
+#: Issue 46 changed ``DiachronicEmbedder``'s defaults (commit 195b726, 2026-12-01).  These runs
+#: were measured before it, each at the defaults of its own date (a Diachronic fit at those
+#: defaults, or among its candidates, or inside the main job of that day): the page renders
+#: them last, under a heading that says so, with no figure marked as today's default.
+SUPERSEDED = ("bench_demo_time_before", "bench_demo_time_dropout0",
+              "bench_demo_time_dropout50", "bench_demo_time_intra_dropout50",
+              "bench_diachronic_defaults", "bench_diachronic_synthetic_content_drift",
+              "bench_diachronic_synthetic_meaning_shift", "bench_sensitivity",
+              "bench_sensitivity_3000x25ep_h1024", "bench_sensitivity_at_intra_balance_1.0",
+              "bench_sensitivity_steady_3000x25ep_h1024", "bench_step", "bench_threads_load",
+              "bench_ticrc_all")
+
+SUPERSEDED_HEADER = """## Superseded runs (measured at the defaults before issue 46)
+
+Issue 46 (commit 195b726, 2026-12-01) changed `DiachronicEmbedder`'s defaults
+(docs/estimators/diachronic.md gives today's). Each run below was measured before it, at the
+defaults of its own date (named with each run, where its JSON records them): none of them
+says what today's defaults do. They stay for readers of older results."""
 
 HEADER = """# Benchmark results
 
@@ -51,8 +73,9 @@ def _stat(entry, signed=False):
     return f"{_fmt(entry['mean'], signed)} ± {entry['std']:.3f}"
 
 
-def demo_time_section(doc):
-    """Estimator × world × {time, control, filter} (``bench_demo_time.py``)."""
+def demo_time_section(doc, then=None):
+    """Estimator × world × {time, control, filter} (``bench_demo_time.py``); ``then``: the
+    date of a superseded run, whose settings are those of that day."""
     summary = doc["summary"]
     seeds = len(doc["seeds"])
     label = doc["benchmark"].removeprefix("bench_demo_time").strip("_")
@@ -69,7 +92,10 @@ def demo_time_section(doc):
         "the dates runs with any model), mean ± std over the seeds; *control* is the same "
         "estimator and seed fitted with a constant time column. *beyond the filter* is the "
         "stronger of a model's two t-mAP@50 readings minus the stronger of its control's; a "
-        "static model's row is the rival with the filter. Every estimator at its defaults. "
+        "static model's row is the rival with the filter. "
+        + ("Every estimator at its defaults. " if then is None
+           else f"Every estimator at the defaults of {then}. ")
+        + 
         "The worlds: `demo` (caption meanings move between eras), `content drift` (what each "
         "category looks like turns with time), `recurring events` (bursts of strong shared "
         "offsets), `static` (nothing changes), `steady` (static, every category spread over "
@@ -80,10 +106,17 @@ def demo_time_section(doc):
            if (merged := doc.get("merged")) else "")
         + (f" A candidate for the defaults: {doc['candidate']}; measured by "
            f"`{' '.join(doc['command'])}` under the defaults of the day, reproduced today by "
-           f"`{' '.join(doc['reproduce'])}`." if doc.get("candidate") else "")
+           f"`{' '.join(doc['reproduce'])}`." if doc.get("candidate") and then is None else "")
+        + (f" One of issue 46's candidates for Diachronic's defaults: {doc['candidate']}; "
+           f"measured by `{' '.join(doc['command'])}`, at the defaults of {then}"
+           + ("".join(f" with {name} " + ", ".join(f"`{k}={v!r}`" for k, v in values.items())
+                      for name, values in doc["settings_as_run"].items())
+              if doc.get("settings_as_run") else "") + "."
+           if doc.get("candidate") and then is not None else "")
         + (" Settings over the defaults: " + "; ".join(
             f"{name} " + ", ".join(f"`{k}={v!r}`" for k, v in values.items())
-            for name, values in doc["settings"].items()) + "." if doc.get("settings") else ""),
+            for name, values in doc["settings"].items()) + "."
+           if doc.get("settings") and then is None else ""),
         "",
         _demo_time_reading(summary),
         "",
@@ -159,8 +192,9 @@ def _demo_time_reading(summary):
             "static SM); `clip-like` is `make_clip_like` (docs/datasets.md).")
 
 
-def sensitivity_section(doc):
-    """Each temporal knob over its range (``bench_sensitivity.py``): what moves what."""
+def sensitivity_section(doc, then=None):
+    """Each temporal knob over its range (``bench_sensitivity.py``): what moves what;
+    ``then``: the date of a superseded run (the knobs' values are not today's defaults)."""
     settings = doc["settings"]
     protocols = settings.get("protocols", ["mAP", "t-mAP@50"])
     at = settings.get("at") or []
@@ -175,15 +209,20 @@ def sensitivity_section(doc):
         + (f" and {settings['ticrc_samples']} TICRC pairs" if settings.get("ticrc_samples")
            else "")
         + "; one knob moved over its documented range at a time, the others at the "
-        + ("point " + ", ".join(f"`{a}`" for a in at) + " (the rest at the defaults)" if at
-           else "estimator's defaults")
+        + ("point " + ", ".join(f"`{a}`" for a in at)
+           + (" (the rest at the defaults)" if then is None
+              else f" (the rest at the defaults of {then})") if at
+           else "estimator's defaults" if then is None
+           else f"estimator's defaults of {then} (*held at*: a knob's value in the other "
+                "knobs' rows)")
         + ". Test-split figures, mean over the seeds; *moves* is the largest minus the "
         "smallest mean over the knob's values; *paired* is the same move of the protocol that "
         "moves most, taken within each seed (same world and initialisation), mean ± std over "
         "the seeds: the move is beyond seed noise when the mean is well above the std. "
         "Protocols: " + ", ".join(protocols) + " (docs/evaluation.md).",
         "",
-        "| data | estimator | knob (default) | value: mAP / t-mAP@50 | "
+        "| data | estimator | " + ("knob (default)" if then is None else "knob (held at)")
+        + " | value: mAP / t-mAP@50 | "
         + " | ".join(f"{p} moves" for p in protocols) + " | paired |",
         "|---|---|---|---|" + "---|" * len(protocols) + "---|",
     ]
@@ -216,8 +255,9 @@ def _paired(runs, entry, metric):
     return f"{metric} {diffs.mean():.3f} ± {std:.3f}"
 
 
-def ticrc_section(doc):
-    """Caption MRR on TICRC with real dates and without (``bench_ticrc_all.py``)."""
+def ticrc_section(doc, then=None):
+    """Caption MRR on TICRC with real dates and without (``bench_ticrc_all.py``); ``then``:
+    the date of a superseded run."""
     parameters, results = doc["parameters"], doc["results"]
     references = results["references"]
     lines = [
@@ -228,7 +268,7 @@ def ticrc_section(doc):
         "caption (captions are projected at the query picture's date: they carry none). "
         "MRR of the gold caption, mean ± std over the seeds; *without time* is the same "
         "estimator and seed with a constant time column; every time-aware estimator at its "
-        "defaults (`use_time=True`).",
+        + ("defaults" if then is None else f"defaults of {then}") + " (`use_time=True`).",
         "",
         "| estimator | time use | MRR, real dates | MRR, without time | Δ | T→I MRR | fit [s] |",
         "|---|---|---|---|---|---|---|",
@@ -258,8 +298,9 @@ def ticrc_section(doc):
     return lines
 
 
-def orderings_section(doc):
-    """The papers' protocols and orderings on one world (``bench_diachronic_synthetic.py``)."""
+def orderings_section(doc, then=None):
+    """The papers' protocols and orderings on one world (``bench_diachronic_synthetic.py``);
+    ``then``: the date of a superseded run."""
     parameters = doc["parameters"]
     protocols = parameters["protocols"]
     lines = [
@@ -268,7 +309,9 @@ def orderings_section(doc):
         "",
         f"{_settings(doc)}: {len(parameters['seeds'])} seed(s), {parameters['n_samples']} "
         f"items, {parameters['max_epochs']} epochs; every time-aware model fits with time "
-        "(`use_time=True`). Test-split figures, mean of image→text and text→image, mean ± std "
+        "(`use_time=True`)" + ("" if then is None or parameters.get("paper_settings")
+                               else f", the others at their defaults of {then}")
+        + ". Test-split figures, mean of image→text and text→image, mean ± std "
         "over the seeds; the orderings the papers report are the targets below.",
         "",
         "| model | " + " | ".join(protocols) + " |",
@@ -354,16 +397,20 @@ def compiled_search_section(doc):
             f"{fit['compiled_same_width']:.2f} s."]
 
 
-def diachronic_defaults_section(doc):
+def diachronic_defaults_section(doc, then=None):
     """Each Diachronic default against the value it replaced, L_intra on / off paired
-    (``bench_diachronic_defaults.py``)."""
+    (``bench_diachronic_defaults.py``); ``then``: the date of a superseded run (its
+    ``defaults`` row is the defaults of that day)."""
     lines = [
-        "## Does DCM's temporal term pay at defaults?",
+        "## Does DCM's temporal term pay at defaults?" if then is None
+        else f"## Does DCM's temporal term pay at the defaults of {then}?",
         "",
         f"{_settings(doc)}: {len(doc['seeds'])} seed(s), {doc['n_samples']} items, the "
         "defaults' network and epochs. Every row is fitted with L_intra and without it "
         "(`decay=0`, all else equal); *Δ L_intra* is the paired difference (mean ± std over "
-        "the seeds). `defaults`: " + ", ".join(f"`{k}={v}`" for k, v in doc["defaults"].items())
+        "the seeds). `defaults`: "
+        + ("" if then is None else f"the defaults of {then}, ")
+        + ", ".join(f"`{k}={v}`" for k, v in doc["defaults"].items())
         + "; `before`: the defaults this benchmark replaced; `<knob> <- before`: the defaults "
         "with that one put back; `control`: the constant-time control (`use_time=False`). "
         "Test-split t-mAP@50 (same category, |Δt| ≤ 5 % of the span) and category mAP.",
@@ -453,6 +500,56 @@ def readme_search_section(doc):
     return lines
 
 
+def grid_search_section(doc):
+    """The grid search of ``examples/grid_search_temporal.py`` (``bench_grid_search.py``): each
+    candidate's CV figures per world, the refitted best on the held-out rows, and the
+    duration-grid search of docs/pipelines.md."""
+    def params(values):
+        return ", ".join(f"{k}={v!r}" for k, v in values.items())
+
+    def cell(entry):
+        return (f"{_fmt(entry['mean'])} ± {entry['std']:.3f}"
+                + (f" ({entry['rank']})" if "rank" in entry else ""))
+
+    grids = " or ".join("{" + ", ".join(f"{k}: {v}" for k, v in g.items()) + "}"
+                        for g in doc.get("grids", []))
+    lines = ["## A grid search over Diachronic's temporal knobs (`bench_grid_search`)", "",
+             f"{_settings(doc)}"
+             + (f", commit {doc['commit']}" + ("" if doc.get("worktree_clean", True)
+                                              else " with uncommitted changes")
+                if doc.get("commit") else "")
+             + f": `GridSearchCV` over the list of grids {grids} (the search of "
+             "`examples/grid_search_temporal.py`), refitted on category mAP "
+             "(`SCORERS[\"map\"]`) and scored on it and on t-mAP@50 with the date filter "
+             "(`SCORERS[\"tmap@50|filter\"]`). Mean ± std over the folds, rank in "
+             "parentheses.", ""]
+    for name, world in doc.get("results", {}).items():
+        small = ", ".join(f"`{k}={v!r}`" for k, v in world.get("estimator", {}).items())
+        lines += [f"**{world.get('world', name)}**: {world.get('cv')}-fold CV on "
+                  f"{world.get('n_train')} of {world.get('n_samples')} items; Diachronic with "
+                  f"{small}, the rest at its defaults.", "",
+                  "| candidate | category mAP | t-mAP@50 + filter |", "|---|---|---|"]
+        for c in world.get("candidates", []):
+            lines.append(f"| {params(c['params'])} | {cell(c['map'])} | "
+                         f"{cell(c['tmap50_filter'])} |")
+        held = world.get("held_out")
+        if held:
+            lines += ["", f"The refitted best ({params(held['params'])}) on the "
+                          f"{world.get('n_held_out')} held-out items: category mAP "
+                          f"{_fmt(held['map'])}, t-mAP@50 + filter "
+                          f"{_fmt(held['tmap50_filter'])}."]
+        lines.append("")
+    bins = doc.get("pipeline_bins")
+    if bins:
+        lines += [f"The duration grid of docs/pipelines.md (`BinnedProcrustesEmbedder`'s bin "
+                  f"width through a Pipeline, {bins['n_samples']} items, {bins['cv']}-fold CV):",
+                  "", "| bins | category mAP | t-mAP@50 + filter |", "|---|---|---|"]
+        for width in bins["bins"]:
+            lines.append(f"| {width} | {cell(bins['map'][width])} | "
+                         f"{cell(bins['tmap50_filter'][width])} |")
+    return lines
+
+
 def probe_core_section(doc):
     """What a neural fit walks through (``probe_core.py``, issue 47's reading figures)."""
     lines = ["## How much of the library a neural fit runs", "",
@@ -490,6 +587,7 @@ SECTIONS = {"bench_sensitivity": sensitivity_section,
             "bench_search_filter": search_filter_section,
             "bench_readme_search": readme_search_section,
             "bench_compiled_search": compiled_search_section,
+            "bench_grid_search": grid_search_section,
             "probe_core": probe_core_section, "probe_slim_pickle": slim_pickle_section,
             **SCALE_SECTIONS}
 
@@ -507,19 +605,40 @@ def _section(doc):
     return SECTIONS.get(doc["benchmark"], generic_section)
 
 
+def _superseded_section(doc):
+    """A superseded run's section: its renderer told the run's date where it takes one
+    (``then``), its headings one level down, under the superseded runs' heading."""
+    section = _section(doc)
+    then = str(doc.get("date", "undated"))[:10]
+    if "then" in inspect.signature(section).parameters:
+        lines = section(doc, then=then)
+    else:
+        lines = section(doc)
+        lines = lines[:2] + [f"Measured on {then}, at the defaults of that day.", ""] + lines[2:]
+    return ["#" + line if line.startswith("## ") else line
+            for line in lines + targets_section(doc)]
+
+
 def render(results_dir=RESULTS):
-    """The page's text from every ``*.json`` of ``results_dir`` (sorted by name)."""
+    """The page's text from every ``*.json`` of ``results_dir`` (sorted by name), the
+    ``SUPERSEDED`` runs last under their own heading."""
     lines = [HEADER]
     paths = sorted(Path(results_dir).glob("*.json"))
     if not paths:
         lines.append("No benchmark has committed its results yet.")
+    superseded = []
     for path in paths:
         doc = json.loads(path.read_text())
         doc.setdefault("benchmark", path.stem)
         doc.setdefault("command", [f"{path.stem}.py"])
+        if path.stem in SUPERSEDED:
+            superseded += _superseded_section(doc) + [""]
+            continue
         lines += _section(doc)(doc)
         lines += targets_section(doc)
         lines.append("")
+    if superseded:
+        lines += [SUPERSEDED_HEADER, "", *superseded]
     return "\n".join(lines).rstrip() + "\n"
 
 

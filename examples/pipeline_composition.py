@@ -22,9 +22,9 @@ learns a common image/text space and ``transform(X)`` returns
 
 Run from the repository root::
 
-    python examples/pipeline_composition.py           # ~10 s (+ ~100 s once to cache
-                                                       #   the TICRC image features)
-    python examples/pipeline_composition.py --fast     # a few seconds
+    python examples/pipeline_composition.py           # the first run also caches
+                                                       #   the TICRC image features
+    python examples/pipeline_composition.py --fast     # tiny sizes
 
 The TICRC data is looked up in ``$TEMPORAL_XMODAL_DATA/ticrc`` (default
 ``../shared/data`` next to the repository) and the image-feature cache in

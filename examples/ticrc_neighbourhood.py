@@ -8,7 +8,7 @@ caption of the archive at that year.  This script
 
 1. loads TICRC ``train`` + ``train2`` and holds out 15 % of the pairs;
 2. featurises the pictures with EfficientNet-Lite0 (1280-d pooled ImageNet features,
-   cached on disk, so only the first run pays ~30 pictures/s) and the captions with
+   cached on disk, so only the first run computes them) and the captions with
    TF-IDF, and stacks them with the date (fractional years) into
    ``X = [image | text | time]``;
 3. fits a ``DiachronicEmbedder`` for a few epochs.  TICRC has no categories and
@@ -32,9 +32,9 @@ Without the data folder the script prints where it looked and exits with status 
 
 Run from the repository root::
 
-    python examples/ticrc_neighbourhood.py             # ~15 s (+ ~100 s once to cache
-                                                       #   the 2,729 image features)
-    python examples/ticrc_neighbourhood.py --fast      # 150 pictures, a few seconds
+    python examples/ticrc_neighbourhood.py             # the first run also caches
+                                                       #   the 2,729 image features
+    python examples/ticrc_neighbourhood.py --fast      # 150 pictures
     python examples/ticrc_neighbourhood.py --picture 12 --years 1880 1900 1920 --plot nb.png
 
 The data is looked up in ``$TEMPORAL_XMODAL_DATA/ticrc`` (default ``../shared/data``
