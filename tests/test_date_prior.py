@@ -443,3 +443,22 @@ def test_one_ctrl_c_stops_the_whole_fit_in_a_real_process(tmp_path):
     assert final["weight"] is not None and final["scores"] is True
     assert len(final["warnings"]) == 1 and "usable but partial" in final["warnings"][0]
     assert "DatePriorRetrieval" in final["warnings"][0]
+
+
+@pytest.mark.parametrize("where", ["fit", "log_density"])
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_caption_prior_refuses_non_finite_caption_features(where, bad):
+    """Issue 57, 13: NaN caption features gave finite densities without a word."""
+    from temporal_xmodal.estimators import CaptionDatePrior
+    rng = np.random.default_rng(0)
+    text, times = rng.random((40, 6)), np.linspace(1880, 1890, 40)
+    broken = text.copy()
+    broken[3, 2] = bad
+    prior = CaptionDatePrior(n_neighbors=5)
+    with pytest.raises(ValueError, match=r"text .*(NaN|infinit)"):
+        if where == "fit":
+            prior.fit(broken, times)
+        else:
+            prior.fit(text, times).log_density(broken[:5], times[:5])
+    with pytest.raises(ValueError, match="fitted on 6"):
+        prior.fit(text, times).log_density(text[:5, :4], times[:5])

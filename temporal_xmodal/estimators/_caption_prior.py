@@ -12,7 +12,7 @@ from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import StrOptions, validate_params
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import Interval, PositiveDuration
+from .._validation import Interval, PositiveDuration, check_features
 from ..base import l2_normalize
 from ..time import TIME_UNITS, to_duration, to_time_axis
 
@@ -98,10 +98,7 @@ class CaptionDatePrior(BaseEstimator):
         -------
         self : CaptionDatePrior
         """
-        R = np.asarray(text, dtype=np.float64)
-        if R.ndim != 2:
-            raise ValueError(f"text must be 2-D, one row of text features per caption; got "
-                             f"shape {R.shape}.")
+        R = _dense_text(text, "text")
         times = _one_per_row(to_time_axis(time, self.time_unit), len(R), "time", "caption")
         self.reference_text_ = l2_normalize(R)
         self.reference_time_ = times
@@ -123,7 +120,11 @@ class CaptionDatePrior(BaseEstimator):
         """
         check_is_fitted(self)
         h = to_duration(self.bandwidth, self.time_unit, name="bandwidth")
-        C = l2_normalize(np.asarray(text, dtype=np.float64))
+        C = _dense_text(text, "text")
+        if C.shape[1] != self.reference_text_.shape[1]:
+            raise ValueError(f"text has {C.shape[1]} features per caption, but the prior was "
+                             f"fitted on {self.reference_text_.shape[1]}.")
+        C = l2_normalize(C)
         t_q = to_time_axis(query_time, self.time_unit)
         if t_q.ndim != 1:  # (n, 1) would broadcast against the references
             t_q = _one_per_row(t_q, t_q.size, "query_time", "query")
@@ -224,6 +225,16 @@ def date_prior_scores(reference_text, reference_time, candidate_text, query_time
     prior = CaptionDatePrior(n_neighbors, bandwidth, floor=0.0).fit(R, reference_time)
     # p(t_q | c) up to the kernel's constant 1 / (h sqrt(2 pi)), the same for every pair
     return np.exp(prior.log_density(candidate_text, query_time)) * bandwidth * np.sqrt(2 * np.pi)
+
+
+def _dense_text(text, name):
+    """Caption features as a finite float64 array (NaN, inf or a 1-D array refused by name,
+    as every estimator's boundary does)."""
+    if np.ndim(text) != 2 and not hasattr(text, "tocsr"):
+        raise ValueError(f"{name} must be 2-D, one row of text features per caption; got "
+                         f"shape {np.shape(text)}.")
+    checked = check_features(text, name=name)
+    return checked.toarray() if hasattr(checked, "toarray") else np.asarray(checked, np.float64)
 
 
 def _one_per_row(times, n, name, what):
