@@ -208,3 +208,30 @@ def test_a_validation_figure_that_cannot_rank_epochs_keeps_the_last_and_says_so(
     assert selection.best_epoch_ == 1
     EarlyStopping.on_train_end(selection, est.net_)
     assert not np.allclose(est.transform(X), kept)
+
+
+def test_a_nan_validation_figure_reports_the_epoch_actually_kept():
+    """Issue 57, 7: validation rows without a label give valid_map NaN at every epoch; the
+    fit kept the last epoch's weights while best_epoch_ said 1, without a word."""
+    X, y = make_temporal_crossmodal(200, random_state=0)
+    Y = np.zeros((len(y), y.max() + 1), dtype=int)
+    Y[np.arange(len(y)), y] = 1
+    Y[np.arange(len(Y)) % 50 != 0] = 0  # 4 labelled rows of 200: none among the validation rows
+    with pytest.warns(UserWarning, match="valid_map was NaN at every epoch .* the last epoch's "
+                                         r"weights are kept \(best_epoch_ = 4\)"):
+        model = tiny(SAMEmbedder, n_image_features=64, max_epochs=4).fit(X, Y)
+    assert np.isnan(model.net_.history[:, "valid_map"]).all()
+    assert model.best_epoch_ == 4 and model.convergence_["cannot_rank"]
+
+
+def test_nan_epochs_are_no_candidates_for_the_checkpoint():
+    from temporal_xmodal.estimators._neural import convergence
+    from temporal_xmodal.training import kept_epoch
+    figures = [0.3, np.nan, 0.5, np.nan]
+    assert kept_epoch(figures, lower_is_better=False) == 2
+    assert kept_epoch([np.nan, np.nan], lower_is_better=True) == 1
+    history = [{"valid_map": v} for v in figures]
+    with pytest.warns(UserWarning, match="NaN at 2 of 4 epochs; .* among the others \\(epoch 3"):
+        summary = convergence(history, "valid_map", 0, validating=True, max_epochs=4,
+                              interrupted=False, name="SAMEmbedder")
+    assert summary["best_epoch"] == 3 and summary["best_score"] == 0.5

@@ -29,7 +29,7 @@ from ..nn.towers import block_standardization
 from ..training import (BatchIterator, CheckpointSelection, CompiledStep, CrossModalNet,
                         InverseTimeDecay, LearningRateDecay, ProgressLog, RetrievalScoring,
                         TrainingDivergedError, as_tensor, cannot_rank, embed_batches,
-                        input_block, make_dataset, seeded)
+                        input_block, kept_epoch, make_dataset, seeded)
 from ._neural_params import OPTIMIZERS, TMAP_WINDOW_SHARE
 
 #: The library's optimisers, run fused on the CPU and CUDA (same update, one kernel per group).
@@ -365,17 +365,28 @@ def convergence(history, metric, n_before, *, validating, max_epochs, interrupte
     if not scored:
         return summary
     values = np.asarray([value for _, value in scored], dtype=float)
-    i = int(np.argmin(values) if metric == "valid_loss" else np.argmax(values))
+    i = kept_epoch(values, lower_is_better=metric == "valid_loss")  # CheckpointSelection's
     best = scored[i][0]
     summary["cannot_rank"] = cannot_rank(values)
-    if summary["cannot_rank"]:  # a tie at every epoch: the last weights are kept
+    if summary["cannot_rank"]:  # a tie or NaN at every epoch: the last weights are kept
         best, i = n, len(values) - 1
-    gain = recent_gain(values, lower_is_better=metric == "valid_loss")
+    nan = np.isnan(values)
+    gain = recent_gain(values[~nan], lower_is_better=metric == "valid_loss")
     complete = n - n_before >= 2 and n == n_before + max_epochs and not interrupted
-    tolerance = TOL * max(float(np.abs(values).max()), 1e-12) if metric == "valid_loss" else TOL
+    tolerance = (TOL * max(float(np.nanmax(np.abs(values))), 1e-12)
+                 if metric == "valid_loss" and not nan.all() else TOL)
     summary.update(best_epoch=best, metric=metric, best_score=float(values[i]),
                    recent_gain=gain, still_improving=bool(complete and gain > tolerance))
-    if summary["cannot_rank"]:
+    if nan.all():
+        warn(f"{name}: the validation figure {metric} was NaN at every epoch (validation "
+             f"rows without a label?), so it cannot choose the checkpoint: the last epoch's "
+             f"weights are kept (best_epoch_ = {best}). Give every validation row a label, "
+             f"or use selection_metric='valid_loss'.")
+    elif nan.any():
+        warn(f"{name}: the validation figure {metric} was NaN at {int(nan.sum())} of "
+             f"{len(values)} epochs; the checkpoint was chosen among the others (epoch "
+             f"{best}).")
+    elif summary["cannot_rank"]:
         warn(f"{name}: the validation figure {metric} was {summary['best_score']:.4g} at "
              f"every epoch, so it cannot choose the checkpoint (too few validation rows, or "
              f"all of one class); the last epoch's weights are kept. Raise "

@@ -1,7 +1,8 @@
 """The training loop shared by every neural estimator: a skorch net, its callbacks, its data."""
 
 from ._callbacks import (CheckpointSelection, InverseTimeDecay, LearningRateDecay,
-                         ProgressLog, RetrievalScoring, ScheduledMargin, cannot_rank)
+                         ProgressLog, RetrievalScoring, ScheduledMargin, cannot_rank,
+                         kept_epoch)
 from ._compiled import CompiledStep
 from ._data import BatchIterator, CrossModalDataset, as_tensor, make_dataset, shared_dataset
 from ._net import (CrossModalNet, TrainingDivergedError, TrainingInterruptedWarning,
@@ -13,4 +14,4 @@ __all__ = ["BatchIterator", "CheckpointSelection", "CompiledStep", "CrossModalDa
            "CrossModalNet", "InverseTimeDecay", "LearnedOptimizerNet", "LearningRateDecay",
            "ModalityPoolIterator", "ModalityPools", "ProgressLog", "RetrievalScoring", "ScheduledMargin",
            "SparseRows", "StageNet", "TrainingDivergedError", "TrainingInterruptedWarning", "as_tensor",
-           "cannot_rank", "embed_batches", "input_block", "make_dataset", "seeded", "shared_dataset"]
+           "cannot_rank", "embed_batches", "kept_epoch", "input_block", "make_dataset", "seeded", "shared_dataset"]

@@ -198,9 +198,25 @@ class LearningRateDecay(LRScheduler):
 
 
 def cannot_rank(values):
-    """Whether a fit's validation figures cannot rank its epochs: at least two, all equal
-    (the rule :class:`CheckpointSelection` and the estimators' convergence summary share)."""
-    return bool(len(values) >= 2 and max(values) == min(values))
+    """Whether a fit's validation figures cannot rank its epochs: none is a number (NaN at
+    every epoch: validation rows without a label), or at least two and the numbers all
+    equal (the rule :class:`CheckpointSelection` and the estimators' convergence summary
+    share, through :func:`kept_epoch`)."""
+    finite = np.asarray(values, dtype=float)
+    finite = finite[~np.isnan(finite)]
+    return bool(len(values) and not len(finite)
+                or len(finite) >= 2 and finite.max() == finite.min())
+
+
+def kept_epoch(values, *, lower_is_better):
+    """The position among ``values`` (a fit's validation figures, one per epoch) of the
+    epoch whose weights are kept: the first best number (NaN epochs are no candidates, as
+    skorch's :class:`~skorch.callbacks.EarlyStopping` never counts them as improvements), or
+    the last epoch when the figures :func:`cannot_rank` the epochs."""
+    values = np.asarray(values, dtype=float)
+    if not len(values) or cannot_rank(values):
+        return len(values) - 1
+    return int(np.nanargmin(values) if lower_is_better else np.nanargmax(values))
 
 
 class CheckpointSelection(EarlyStopping):
@@ -222,7 +238,7 @@ class CheckpointSelection(EarlyStopping):
         values = [row[self.monitor] for row in net.history[self.first_row_:]
                   if self.monitor in row]
         if cannot_rank(values):
-            return  # a tie at every epoch: keep the last weights
+            return  # a tie or NaN at every epoch: keep the last weights
         super().on_train_end(net, **kwargs)
 
 
