@@ -332,6 +332,9 @@ def test_tempxnet_correlation_given_as_object_is_cloned():
         tiny(TempXNetEmbedder, correlation="rec", **kw).fit(X, y)
 
 
+# two validation rows: the figure can tie at every epoch, which is said too
+@pytest.mark.filterwarnings("ignore:SAMEmbedder. the validation figure valid_map was .* at every "
+                            "epoch:UserWarning")
 def test_a_validation_fraction_below_two_rows_holds_out_two_and_says_so(data):
     X, y, _, _, n_img = data
     est = tiny(SAMEmbedder, n_image_features=n_img, max_epochs=2, validation_fraction=0.01)
@@ -457,3 +460,21 @@ def test_standardized_inputs_pay_on_clip_like_features():
                   for standardize in (False, True)]
         gains.append(scores[1] - scores[0])
     assert min(gains) > 0.03 and np.mean(gains) > 0.05, gains
+
+
+def test_a_warm_start_follows_the_current_verbose_and_epochs(capsys):
+    """Issue 57, 12: the progress column kept the first fit's epoch count and a changed
+    verbose did not reach the net."""
+    X, y = make_temporal_crossmodal(150, random_state=0)
+    model = tiny(SAMEmbedder, n_image_features=64, max_epochs=3, verbose=1, warm_start=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(X, y)
+        assert "3/3" in capsys.readouterr().out
+        model.set_params(max_epochs=2).fit(X, y)
+        out = capsys.readouterr().out
+        assert "1/2" in out and "2/2" in out and "/3" not in out
+        model.set_params(verbose=0).fit(X, y)
+        assert capsys.readouterr().out == ""
+        model.set_params(verbose=1).fit(X, y)
+        assert "2/2" in capsys.readouterr().out

@@ -260,7 +260,16 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
                 self.net_.callbacks, data_valid is not None, seed, relevance))
         self.net_.set_params(
             train_split=predefined_split(data_valid) if data_valid is not None else None,
-            max_epochs=self.max_epochs, batch_size=self.batch_size)
+            max_epochs=self.max_epochs, batch_size=self.batch_size, verbose=self.verbose)
+        # the epoch table and the checkpoint's messages follow the current verbose and
+        # max_epochs (issue 57, 12: a warm start printed the first fit's "5/2"); skorch's
+        # initialize_callbacks reads the table from the attribute its constructor set
+        self.net_.callbacks__print_log = ProgressLog(self.max_epochs) if self.verbose else None
+        self.net_.initialize_callbacks()
+        selection = dict(self.net_.callbacks_).get("selection")
+        if selection is not None:
+            selection.sink = print if self.verbose else _silent
+            selection.patience = self.max_epochs + 1 if self.patience is None else self.patience
         current = self.net_.compiled_step_
         if self._compile_options(self.net_.device) != getattr(current, "options", None):
             self.net_.compiled_step_ = self._compiled_step(self.net_.device)  # else keep
