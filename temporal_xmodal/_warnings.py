@@ -7,7 +7,13 @@ parameter validation, joblib, skorch, torch, NumPy, pandas, Python's own library
 frozen modules) is the user's.  So a warning raised inside a fit that a ``Pipeline``
 inside ``GridSearchCV`` made points at the user's ``search.fit(...)`` line.  Where no such
 frame exists (a joblib worker process or thread, or the library's own command line), it
-points at the outermost frame of the library.
+points at the line of scikit-learn or joblib that called the library's estimator: in a
+``GridSearchCV(n_jobs=2)`` or ``cross_validate(n_jobs=2)`` worker, scikit-learn's
+``estimator.fit(X_train, y_train)`` (or a Pipeline's call of its last step), the fit the
+user asked for, where a line of the library would be an inner detail of it.  Without that
+either (a thread started on a fit, ``python -m temporal_xmodal``, the comparison job's own
+workers: only Python's own modules, or joblib running the library's job, call the library),
+it points at the outermost frame of the library.
 
 The message names the estimator the user built: the outermost estimator of this library
 on the stack.  A warning raised by a model inside it (a bin's model inside
@@ -34,6 +40,12 @@ _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 #: The packages between the library and the user's line.
 _PLUMBING_PACKAGES = ("sklearn", "joblib", "skorch", "torch", "threadpoolctl", "numpy",
                       "pandas", "scipy", "loky")
+#: Those that run a user's fit in a worker (GridSearchCV, cross_validate, Pipeline, Parallel):
+#: without a user's frame, their line that called the library's estimator stands for it.
+_RUNNERS = ("sklearn", "joblib")
+#: Their decorators' wrappers (``_fit_context``, ``validate_params``, ``set_output``,
+#: ``_deprecate_positional_args``): a frame between the call and the method, not the call.
+_WRAPPERS = ("wrapper", "wrapped", "inner_f")
 
 
 class BusyMachineWarning(UserWarning):
@@ -94,11 +106,11 @@ class StillImprovingWarning(ConvergenceWarning):
     """
 
 
-def _directories():
+def _directories(packages=_PLUMBING_PACKAGES):
     """Directories whose frames are machinery, not the user's (computed per call: cheap,
     and packages imported later are included)."""
     dirs = []
-    for name in _PLUMBING_PACKAGES:
+    for name in packages:
         module = sys.modules.get(name)
         path = getattr(module, "__file__", None)
         if path:
@@ -131,13 +143,14 @@ def _is_library_estimator(obj):
 
 
 def _walk(frame):
-    """``(user frame or None, outermost library frame, estimators on the stack outward)``."""
+    """``(target frame, estimators on the stack outward)``: the user's frame; without one,
+    the frame of scikit-learn or joblib that called a method of the library's estimators
+    (past their decorators' wrappers), else the outermost frame of the library (None outside
+    the library)."""
     dirs = _directories()
     outermost, estimators = None, []
     while frame is not None:
-        filename = frame.f_code.co_filename
-        if not filename.startswith("<"):  # "<frozen runpy>", "<string>" stay as they are
-            filename = os.path.abspath(filename)
+        filename = _filename(frame)
         if _is_library(filename):
             outermost = frame
             owner = frame.f_locals.get("self")
@@ -145,9 +158,24 @@ def _walk(frame):
                     not estimators or estimators[-1] is not owner):
                 estimators.append(owner)
         elif not _is_plumbing(filename, dirs):
-            return frame, outermost, estimators
+            return frame, estimators
         frame = frame.f_back
-    return None, outermost, estimators
+    if outermost is None or not _is_library_estimator(outermost.f_locals.get("self")):
+        return outermost, estimators  # no library frame, or the library's own job
+    runners = _directories(_RUNNERS)
+    caller = outermost.f_back
+    while (caller is not None and caller.f_code.co_name in _WRAPPERS
+           and _filename(caller).startswith(runners)):
+        caller = caller.f_back
+    if caller is not None and _filename(caller).startswith(runners):
+        return caller, estimators  # e.g. sklearn's `estimator.fit(X_train, y_train)`
+    return outermost, estimators
+
+
+def _filename(frame):
+    filename = frame.f_code.co_filename
+    # "<frozen runpy>", "<string>" stay as they are
+    return filename if filename.startswith("<") else os.path.abspath(filename)
 
 
 def user_stacklevel():
@@ -155,15 +183,15 @@ def user_stacklevel():
 
     For a ``warnings.warn`` call made by the caller of this function: the first frame
     outward that is neither this package nor the machinery between (see the module's
-    docstring); without one, the outermost frame of this package.
+    docstring); without one, the line of scikit-learn or joblib that called an estimator of
+    this package, else the outermost frame of this package.
 
     Returns
     -------
     stacklevel : int
     """
     frame, level = sys._getframe(1), 1
-    target, outermost, _ = _walk(frame)
-    target = target or outermost
+    target, _ = _walk(frame)
     while frame is not None and frame is not target:
         frame, level = frame.f_back, level + 1
     return level if frame is not None else 1
@@ -195,8 +223,8 @@ def warn(message, category=UserWarning):
     message : str
     category : type of Warning, default=UserWarning
     """
-    frame, outermost, estimators = _walk(sys._getframe(1))
-    target = frame or outermost or sys._getframe(1)
+    target, estimators = _walk(sys._getframe(1))
+    target = target or sys._getframe(1)
     message = name_the_builder(str(message), estimators)
     module_globals = target.f_globals
     registry = module_globals.setdefault("__warningregistry__", {})

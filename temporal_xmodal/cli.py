@@ -7,14 +7,16 @@ answer at once); a bad one is reported in one line (``error: ...``) under
 """
 
 import argparse
+import contextlib
 import os
 import shlex
 import sys
 import time
 import uuid
+import warnings
 from pathlib import Path
 
-from .comparison.estimate import SYNTHETIC_FEATURES, SYNTHETIC_TRAIN_SHARE, estimate_seconds
+from .comparison.estimate import SYNTHETIC_FEATURES, SYNTHETIC_TRAIN_SHARE, estimate_lines
 from .comparison.job import (COMPARED_NAMES, DATASETS, MIN_SAMPLES, check_names,
                              check_output_folder,
                              data_folder, job_key, seconds_text, unique_names)
@@ -37,14 +39,6 @@ INTERRUPTED = 130
 #: "Comparing the estimators", and docs/scaling.md, "A busy machine").
 DEFAULT_THREADS = 1
 
-def _busy_cores():
-    """Cores that other work keeps busy: the 1-minute load average (0 when unknown)."""
-    try:
-        return os.getloadavg()[0]
-    except (AttributeError, OSError):
-        return 0.0
-
-
 def _parser():
     """The top-level parser and ``compare``'s (whose usage line its errors print)."""
     parser = argparse.ArgumentParser(prog="python -m temporal_xmodal",
@@ -62,7 +56,8 @@ def _parser():
                           "--dataset); default output: compare_output_<file name>")
     own.add_argument("--image", default=None, metavar="PREFIX|A,B,...",
                      help="the image feature columns: a name prefix (img_) or a "
-                          "comma-separated list")
+                          "comma-separated list; a Parquet or Feather list column (an "
+                          "array per row) img is read as img_0, img_1, ...")
     own.add_argument("--text", default=None, metavar="PREFIX|A,B,...",
                      help="the text feature columns, as --image")
     own.add_argument("--time", default=None, metavar="COLUMN",
@@ -264,10 +259,43 @@ def main(argv=None):
         compare_parser.error(problem)
     started = time.perf_counter()
     try:
-        return _run(args, argv, started)
+        with _warnings_as_notes():
+            return _run(args, argv, started)
     except KeyboardInterrupt:  # before the first fit (imports, data): nothing to keep
         print("\ninterrupted (Ctrl-C) before any fit finished; nothing written", file=sys.stderr)
         return INTERRUPTED
+
+
+#: This package's folder: a warning located in it has no line of the user's to point at.
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+@contextlib.contextmanager
+def _warnings_as_notes():
+    """Show a warning raised by the job as a ``note (Category): message`` line instead of
+    at the library's outermost frame (``__main__.py:5 ... sys.exit(main())``, issue 56, 6):
+    the command line has no line of the user's; and a fit's "cannot choose the checkpoint"
+    in the job's words (:func:`~.comparison.notes.checkpoint_note`).  Only the display
+    changes (Python's filters and a recording ``catch_warnings`` are untouched); restored
+    on return."""
+    shown = warnings.formatwarning
+
+    def note(message, category, filename, lineno, line=None):
+        from .comparison.notes import checkpoint_note
+
+        # a fit's advice that names options the command line lacks: the job records it as
+        # a note in its words; one that escaped that record is reworded here, wherever it
+        # points
+        reworded = checkpoint_note(str(message))
+        if reworded or os.path.abspath(str(filename)).startswith(_PACKAGE):
+            return f"note ({category.__name__}): {reworded or message}\n"
+        return shown(message, category, filename, lineno, line)
+
+    warnings.formatwarning = note
+    try:
+        yield
+    finally:
+        warnings.formatwarning = shown
 
 
 def _run(args, argv, started):
@@ -296,28 +324,11 @@ def _run_job(args, argv, started):
     if args.dataset == "synthetic" or args.data:
         size = (len(args.user_data.X_train) / SYNTHETIC_TRAIN_SHARE if args.data
                 else args.n_samples or 3000)
-        names = args.names
-        if args.data and args.user_data.pairs and names is None:  # SCML, SM: not on pairs
-            from .comparison.registry import left_out
-            names = [name for name in ESTIMATOR_NAMES if name not in left_out("ticrc")]
         n_features = args.user_data.X_train.shape[1] - 1 if args.data else SYNTHETIC_FEATURES
-        seconds, n_fits = estimate_seconds(size, args.max_epochs, names, n_features)
-        seconds, n_fits = seconds * args.seeds, n_fits * args.seeds
-        _flushed_print(f"time estimate: about {seconds_text(seconds)} on 2 free CPU cores "
-                       f"({n_fits} fit{'s' * (n_fits != 1)}, constant-time controls included"
-                       + (f", over {args.seeds} seeds" if args.seeds > 1 else "") + ", "
-                       f"{args.n_threads} thread{'s' * (args.n_threads != 1)} per fit, "
-                       f"{n_features} features)")
-        busy = _busy_cores()
-        cores = os.cpu_count() or 1
-        if busy > cores / 2:
-            # a fit on one thread slowed by 1.6x beside two busy processes on 2 cores
-            # (docs/index.md, "Threads"); on more threads than free cores, by up to 10x
-            many = (f"; on {args.n_threads} threads per fit up to 10 times longer "
-                    "(--n-threads 1)" if args.n_threads > 1 else "")
-            _flushed_print(f"  this machine is busy (load {busy:.1f} on {cores} cores): "
-                           f"about {seconds_text(seconds * (1 + busy / cores))} at this load, "
-                           f"and longer if it rises{many}")
+        for line in estimate_lines(size, args.max_epochs, args.names, n_features,
+                                   seeds=args.seeds, n_threads=args.n_threads,
+                                   pairs=bool(args.data) and args.user_data.pairs):
+            _flushed_print(line)
     try:
         # loky workers (--n-jobs) get the same threads per fit
         with parallel_config(backend="loky", inner_max_num_threads=args.n_threads):

@@ -13,8 +13,15 @@ from sklearn.exceptions import NotFittedError
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from temporal_xmodal import CCACrossModal, stack_modalities
+from temporal_xmodal import CCACrossModal, LayoutWarning, stack_modalities
 from temporal_xmodal.datasets import make_temporal_crossmodal
+
+#: Tests of bad input and of the time column fit CCACrossModal at its default layout
+#: (n_image_features=None), whose half split of X warns (before bad input is refused);
+#: test_default_split_halves_the_feature_columns asserts that warning.
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:CCACrossModal. n_image_features=None split X's .* as a guess:"
+    "temporal_xmodal.LayoutWarning")
 
 
 @pytest.fixture(scope="module")
@@ -43,9 +50,12 @@ def test_stack_modalities_layout():
 
 def test_default_split_halves_the_feature_columns(data):
     X, _ = data
-    est = CCACrossModal(2).fit(X)
+    with pytest.warns(LayoutWarning, match=r"split X's 16 feature columns in half, 8 image \+ "
+                                           r"8 text, as a guess"):
+        est = CCACrossModal(2).fit(X)
     assert (est.n_image_features_, est.n_text_features_) == (8, 8)
-    assert CCACrossModal(2).fit(X[:, 1:]).n_image_features_ == 8  # 15 -> 8 + 7
+    with pytest.warns(LayoutWarning, match=r"15 feature columns in half, 8 image \+ 7 text"):
+        assert CCACrossModal(2).fit(X[:, 1:]).n_image_features_ == 8  # 15 -> 8 + 7
 
 
 def test_transform_is_both_blocks_l2_normalised(fitted, data):

@@ -123,7 +123,7 @@ def test_evaluation_and_estimator_read_bins_alike(bins):
     y = np.arange(len(X)) % 3
     direct = TimeBins(bins).fit(time)
     model = _binned(bins, min_bin_size=2).fit(X)
-    _, table = temporally_bounded_retrieval(_Still().fit(X), X, y, bins=bins)
+    _, table = temporally_bounded_retrieval(_Still(N_IMG).fit(X), X, y, bins=bins)
     assert direct.n_bins_ > 1
     np.testing.assert_array_equal(model.bins_.edges_, direct.edges_)
     np.testing.assert_array_equal(table["start"], direct.edges_[:-1])
@@ -157,7 +157,7 @@ class _Still(CrossModalEmbedder):
 def _evaluation_set():
     X, time = _data()
     y = np.arange(len(X)) % 3
-    return _Still().fit(X), X, y, time
+    return _Still(N_IMG).fit(X), X, y, time
 
 
 @pytest.mark.parametrize("edges", [[0.0, 1.0], [100.0, 200.0, 300.0]])

@@ -369,3 +369,69 @@ def test_seeds_beyond_the_bound_are_refused_by_name(seeds, capsys):
         main(["compare", "--seeds", seeds, "--no-plots"])
     err = capsys.readouterr().err
     assert "--seeds must be at most 100" in err and "Traceback" not in err
+
+
+def test_delta_labels_stay_clear_of_the_estimator_names_and_the_bars(tmp_path, monkeypatch):
+    """issue 56, 3: a label beside a negative bar's end ran over the y-tick names."""
+    pytest.importorskip("matplotlib")
+    import matplotlib.pyplot as plt
+
+    from temporal_xmodal.comparison.plots import plot_results
+
+    per_bin = {"center": [0.5, 1.5], "map_i2t": [0.6, 0.7], "map_t2i": [0.5, 0.6],
+               "map_mean": [0.55, 0.65]}
+    figures = {"map_i2t": 0.61, "map_t2i": 0.62, "mrr": 0.2, "tmap50": 0.5, "local_map10": 0.4,
+               "bounded_map": 0.8, "per_bin": per_bin}
+    rows = [{"name": "CCA", "fit_seconds": 0.2, "delta_time": None, **figures},
+            {"name": "Binned+Procrustes", "fit_seconds": 40.0, "delta_time": -0.08,
+             "delta_tmap50": -0.1, "delta_beyond_filter": -0.12, **figures},
+            {"name": "Diachronic", "fit_seconds": 46.4, "delta_time": 0.05,
+             "delta_tmap50": 0.02, "delta_beyond_filter": 0.03, **figures}]
+    closed = []
+    monkeypatch.setattr(plt, "close", closed.append)
+    plot_results(rows, tmp_path / "c.png")
+    fig = closed[0]
+    delta = fig.axes[2]
+    renderer = fig.canvas.get_renderer()
+    labels = [t for t in delta.texts if t.get_text()[:1] in "+-"]
+    assert len(labels) == 4
+    names = [t.get_window_extent(renderer) for t in delta.get_yticklabels()]
+    bars = [p.get_window_extent(renderer) for p in delta.patches]
+    boxes = [t.get_window_extent(renderer) for t in labels]
+    inside = delta.get_window_extent(renderer)
+    for text, box in zip(labels, boxes):
+        assert inside.x0 <= box.x0 and box.x1 <= inside.x1, text.get_text()
+        assert not any(box.overlaps(name) for name in names), text.get_text()
+        assert not any(box.overlaps(bar) for bar in bars if bar.width > 0), text.get_text()
+    assert sum(a.overlaps(b) for a in boxes for b in boxes) == len(boxes)  # each only itself
+
+
+def test_a_warning_of_the_job_is_printed_as_a_note_not_at_main(monkeypatch, tmp_path):
+    """issue 56, 6: a warning raised in the job pointed at __main__.py:5 (sys.exit(main()))."""
+    import os
+    import warnings
+
+    from temporal_xmodal import cli, comparison
+
+    here = os.path.join(os.path.dirname(cli.__file__), "__main__.py")
+    shown = []
+
+    tie = ("TempXNetEmbedder: the validation figure valid_map was 1 at every epoch, so it "
+           "cannot choose the checkpoint (too few validation rows, or all of one class); the "
+           "last epoch's weights are kept. Raise validation_fraction, or use "
+           "selection_metric='valid_loss'.")
+
+    def run_compare(*args, **kwargs):
+        shown.append(warnings.formatwarning("SAMEmbedder: a warning", UserWarning, here, 5))
+        shown.append(warnings.formatwarning("yours", UserWarning, "/elsewhere/mine.py", 3))
+        shown.append(warnings.formatwarning(tie, UserWarning, "/site-packages/joblib/x.py", 9))
+
+    original = warnings.formatwarning
+    monkeypatch.setattr(comparison, "run_compare", run_compare)
+    assert cli.main(["compare", "--n-samples", "120", "--output", str(tmp_path)]) == 0
+    assert shown[0] == "note (UserWarning): SAMEmbedder: a warning\n"
+    assert shown[1].startswith("/elsewhere/mine.py:3: UserWarning: yours")
+    # one the job's record missed (catch_warnings is not thread-safe) names what it takes
+    assert shown[2].startswith("note (UserWarning): TempXNetEmbedder: the validation figure")
+    assert "--n-samples" in shown[2] and "Raise validation_fraction" not in shown[2]
+    assert warnings.formatwarning is original

@@ -6,6 +6,7 @@ figure is drawn."""
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -476,3 +477,145 @@ def test_a_zero_margin_is_not_a_yes_and_the_answer_names_what_it_covers():
     assert "Yes" not in line and "among Binned, Diachronic" in line
     line = next(l for l in answer_lines(rows(0.012), "labels") if l.startswith("Does time"))
     assert "Yes: Binned +0.012 (among Binned, Diachronic" in line
+
+
+def _embedded(n=150, seed=0):
+    """A user's table as embedding pipelines write it: an array per cell (float32)."""
+    df = _frame(n, seed)
+    image = df.filter(like="img_").to_numpy(np.float32)
+    text = df.filter(like="txt_").to_numpy(np.float32)
+    return pd.DataFrame({"img": list(image), "txt": list(text), "date": df["date"],
+                         "label": df["label"]}), image, text
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "feather", "frame"])
+def test_list_columns_of_embeddings_expand_to_named_float32_columns(fmt, tmp_path):
+    # issue 56, 1: a list column (an array per cell) was "not numeric (dtype object)"
+    from temporal_xmodal.comparison.user_data import load_user_data
+
+    df, image, text = _embedded()
+    if fmt != "frame":
+        pytest.importorskip("pyarrow")
+        path = tmp_path / f"emb.{fmt}"
+        getattr(df, f"to_{fmt}")(path)
+        source = str(path)
+    else:
+        source = df
+    for spec in [("img", "txt"), ("img_", "txt_"), (["img"], [f"txt_{j}" for j in range(6)])]:
+        data = load_user_data(source, image=spec[0], text=spec[1], time="date",
+                              label="label", split="time")
+        assert data.X_train.dtype == np.float32 and data.n_image_features == 8
+        assert data.X_train.shape[1] == 8 + 6 + 1
+        rows = np.argsort(df["date"].to_numpy(), kind="stable")[:len(data.X_train)]
+        np.testing.assert_array_equal(data.X_train[:, :8], image[np.sort(rows)])
+        np.testing.assert_array_equal(data.X_train[:, 8:-1], text[np.sort(rows)])
+        assert not any("columns not used" in note for note in data.notes)
+
+
+def test_a_list_column_works_on_the_command_line_as_its_columns_did(tmp_path, monkeypatch):
+    pytest.importorskip("pyarrow")
+    from temporal_xmodal import comparison
+
+    df, _, _ = _embedded()
+    path = tmp_path / "emb.parquet"
+    df.to_parquet(path)
+    seen = []
+    monkeypatch.setattr(comparison, "run_compare", lambda *a, **kw: seen.append(kw["data"]))
+    assert main(["compare", "--data", str(path), "--image", "img", "--text", "txt", "--time",
+                 "date", "--label", "label", "--output", str(tmp_path / "out")]) == 0
+    assert seen[0].n_image_features == 8 and seen[0].X_train.shape[1] == 15
+
+
+@pytest.mark.parametrize("damage, message", [
+    (lambda img: img.__setitem__(7, np.ones(5, np.float32)),
+     "--image: the list column 'img' holds arrays of 8 values (row 0) and of 5 (row 7)"),
+    (lambda img: img.__setitem__(4, None), "--image: the list column 'img' has no array in row 4"),
+    (lambda img: img.__setitem__(3, [1.0, None] + [0.0] * 6),
+     "--image: the list column 'img' has a null value inside the array of row 3 (element 1)"),
+    (lambda img: img.__setitem__(slice(None), [["a"] * 8] * len(img)),
+     "--image: the list column 'img' holds arrays of string, not numbers"),
+])
+@pytest.mark.parametrize("fmt", ["parquet", "frame"])
+def test_ragged_or_null_list_columns_are_refused_naming_the_row(damage, message, fmt,
+                                                                 tmp_path):
+    from temporal_xmodal.comparison.user_data import UserDataError, load_user_data
+
+    df, _, _ = _embedded()
+    img = list(df["img"])
+    damage(img)
+    df["img"] = pd.Series(img, dtype=object)
+    source = df
+    if fmt == "parquet":
+        pytest.importorskip("pyarrow")
+        source = tmp_path / "bad.parquet"
+        df.to_parquet(source)
+    with pytest.raises(UserDataError, match=re.escape(message)):
+        load_user_data(source, image="img", text="txt", time="date")
+
+
+def test_a_list_column_whose_columns_clash_with_a_column_is_refused_naming_both(tmp_path):
+    pytest.importorskip("pyarrow")
+    from temporal_xmodal.comparison.user_data import UserDataError, load_user_data
+
+    df, _, _ = _embedded()
+    df["img_3"] = 1.0
+    df.to_parquet(tmp_path / "clash.parquet")
+    with pytest.raises(UserDataError, match=re.escape(
+            "the list column 'img' gives the columns img_0 ... img_7, and 'img_3' is also "
+            "a column; rename one of them")):
+        load_user_data(tmp_path / "clash.parquet", image="img", text="txt", time="date")
+
+
+def test_a_multilabel_list_column_is_read_as_labels_not_features(tmp_path):
+    pytest.importorskip("pyarrow")
+    from temporal_xmodal.comparison.user_data import load_user_data
+
+    df, _, _ = _embedded()
+    df["label"] = [[int(i % 3)] + ([3] if i % 4 == 0 else []) for i in range(len(df))]
+    df.to_parquet(tmp_path / "multi.parquet")
+    data = load_user_data(tmp_path / "multi.parquet", image="img", text="txt", time="date",
+                          label="label")
+    assert data.extra["label_kind"] == "multilabel" and data.y_train.shape[1] == 4
+    again = load_user_data(tmp_path / "multi.parquet", image="img", text="txt", time="date",
+                           label="label")
+    assert again.key == data.key  # the same job key: --resume finds its fits
+
+
+def test_a_non_numeric_block_says_how_to_store_the_features(tmp_path):
+    from temporal_xmodal.comparison.user_data import UserDataError, load_user_data
+
+    df = _frame(150)
+    with pytest.raises(UserDataError, match="store each feature as a numeric column, or as a "
+                                            "list column of equal-length arrays"):
+        load_user_data(df, image="img_", text=["txt_0", "note"], time="date")
+    df, _, _ = _embedded()  # arrays written as text by a CSV
+    df.to_csv(tmp_path / "emb.csv", index=False)
+    with pytest.raises(UserDataError, match="arrays written as text .* write the file as "
+                                            "Parquet or Feather"):
+        load_user_data(tmp_path / "emb.csv", image="img", text="txt", time="date")
+
+
+def test_compare_estimators_prints_the_command_lines_time_estimate(tmp_path, monkeypatch):
+    # issue 56, 5: the Python function printed no time estimate; the command line did
+    from temporal_xmodal.comparison import estimate, frame
+    from temporal_xmodal.comparison.user_data import load_user_data
+
+    class Stop(Exception):
+        pass
+
+    def stop(**kwargs):
+        raise Stop
+
+    monkeypatch.setattr(frame, "run_compare", stop)
+    monkeypatch.setattr(estimate, "busy_cores", lambda: 64.0)  # and the busy machine's line
+    df, lines = _frame(200), []
+    with pytest.raises(Stop):  # printed before any fit
+        frame.compare_estimators(df, image="img_", text="txt_", time="date", label="label",
+                                 estimators=["Diachronic", "CCA"], max_epochs=2, n_threads=2,
+                                 output=tmp_path, log=lines.append)
+    n_train = len(load_user_data(df, image="img_", text="txt_", time="date",
+                                 label="label").X_train)
+    assert lines[0].startswith("time estimate: about ") and "(3 fits," in lines[0]
+    assert lines[:2] == estimate.estimate_lines(n_train / 0.7, 2, ["CCA", "Diachronic"], 14,
+                                                n_threads=2)
+    assert "this machine is busy" in lines[1]

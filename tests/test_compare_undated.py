@@ -9,6 +9,11 @@ from temporal_xmodal.datasets._ticrc_features import ticrc_holdout_split
 from temporal_xmodal.estimators import date_prior_scores, query_time_scores
 from temporal_xmodal.metrics import counterpart_reciprocal_ranks, random_mrr
 
+#: Fits here set Diachronic's window at the default decay=0, where it shapes nothing (L_intra
+#: is off); what they test is elsewhere.  tests/test_diachronic.py tests that warning.
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:DiachronicEmbedder. .* no effect. L_intra, the same-category time term:UserWarning")
+
 
 @pytest.fixture(scope="module")
 def dated_pairs():

@@ -205,3 +205,112 @@ def test_unknown_estimator_names_are_refused_before_any_work(tmp_path, names, hi
         run_compare(estimators=names, output=tmp_path / "out", n_samples=120, plots=False,
                     log=lambda *args: None)
     assert hint in str(error.value) and not (tmp_path / "out").exists()
+
+
+@pytest.mark.filterwarnings("ignore::temporal_xmodal.time.TimeBinWarning")  # 120 items
+@pytest.mark.parametrize("umask", [0o022, 0o027])
+def test_table_and_results_get_the_mode_open_gives(umask, tmp_path):
+    """issue 56, 2: table.txt and results.json were 0600 (tempfile.mkstemp's), the PNG 0644."""
+    import os
+    import stat
+
+    from temporal_xmodal.comparison.job import write_atomic
+
+    old = os.umask(umask)
+    try:
+        with open(tmp_path / "plain.txt", "w"):
+            pass
+        write_atomic(tmp_path / "written.txt", "text")
+        if umask == 0o027:  # the job's own files
+            assert main(["compare", "--estimators", "CCA", "--n-samples", "120", "--no-plots",
+                         "--output", str(tmp_path / "out")]) == 0
+    finally:
+        os.umask(old)
+    written = [tmp_path / "written.txt"] + ([tmp_path / "out" / "table.txt",
+                                             tmp_path / "out" / "results.json"]
+                                            if umask == 0o027 else [])
+    for path in [tmp_path / "plain.txt", *written]:
+        assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~umask, path
+    assert (tmp_path / "written.txt").read_text() == "text"
+    assert not list(tmp_path.glob(".*.tmp"))  # the temporary file was renamed
+
+
+def _faked_fits(monkeypatch, estimators, seconds):
+    """Every fit of compare() on ``estimators`` takes ``seconds[name]`` (a control:
+    ``seconds[name, True]``, else its model's), and nothing is fitted or evaluated."""
+
+    def fit_evaluate(estimator, X_train, y_train, X_test, y_test, evaluate, control):
+        name = next(n for n, est in estimators.items() if type(est) is type(estimator))
+        return seconds.get((name, control), seconds[name]), {"map": 0.5,
+                                                             "still_improving": False}
+
+    monkeypatch.setattr(run_module, "_fit_evaluate", fit_evaluate)
+
+
+def test_the_first_progress_line_reads_the_fits_to_go_from_their_estimates(monkeypatch):
+    """issue 56, 4: the first line extrapolated CCA's fit to the whole job ("8 to go, about
+    35 s of fitting left"; 30 min followed)."""
+    import numpy as np
+
+    from temporal_xmodal.comparison import estimator_registry
+    from temporal_xmodal.comparison.estimate import PRIOR_SECONDS, fit_seconds
+    from temporal_xmodal.comparison.job import seconds_text
+    from temporal_xmodal.time import time_role
+
+    registry = estimator_registry(64, 0, 1.0)
+    chosen = {name: registry[name].estimator for name in ("CCA", "Diachronic", "SCML")}
+    X_train, X_test = np.zeros((21000, 113)), np.zeros((90, 113))
+    expected = {name: fit_seconds(name, est, 21000, 112) for name, est in chosen.items()}
+    jobs = [(name, control) for name in chosen for control in (False, True)
+            if not control or time_role(chosen[name]) != "none"]
+    seconds = {"CCA": expected["CCA"], "Diachronic": 2 * expected["Diachronic"],
+               "SCML": expected["SCML"], ("Diachronic", True): 5.0}
+    _faked_fits(monkeypatch, chosen, seconds)
+    lines = []
+    compare(chosen, X_train, np.arange(21000) % 3, X_test, np.arange(90) % 3,
+            time_window=1.0, controls=(X_train, X_test), log=lines.append)
+    done = [line for line in lines if " done: fit " in line]
+    # after CCA (as fast as estimated): every fit to go at its own estimate
+    left = sum(expected[name] for name, _ in jobs if name != "CCA")
+    assert done[0].endswith(f"; {len(jobs) - 1} to go, about {seconds_text(left)} of "
+                            "fitting left")
+    assert seconds_text(left) != seconds_text(expected["CCA"] * (len(jobs) - 1))
+    # after Diachronic took twice its estimate: its control as long, the rest scaled
+    ratio = ((expected["CCA"] + seconds["Diachronic"] + PRIOR_SECONDS)
+             / (expected["CCA"] + expected["Diachronic"] + PRIOR_SECONDS))
+    left = seconds["Diachronic"] + ratio * sum(expected["SCML"] for name, _ in jobs
+                                               if name == "SCML")
+    assert done[1].endswith(f"about {seconds_text(left)} of fitting left")
+
+
+class _CannotRank(CCACrossModal):
+    """A fit whose validation figure ties at every epoch, as the neural ones report it."""
+
+    def fit(self, X, y=None):
+        from temporal_xmodal.estimators._neural import convergence
+
+        super().fit(X, y)
+        convergence([{"valid_map": 0.5}] * 3, "valid_map", 0, validating=True, max_epochs=3,
+                    interrupted=False, name="TempXNetEmbedder")
+        return self
+
+
+@pytest.mark.filterwarnings("ignore::temporal_xmodal.time.TimeBinWarning")  # 150 items
+def test_a_fit_that_cannot_choose_its_checkpoint_is_a_note_naming_what_the_job_takes():
+    """issue 56, 6: the quick look warned "Raise validation_fraction, or use
+    selection_metric='valid_loss'" (options the command line does not have), located at
+    __main__.py:5."""
+    from temporal_xmodal.comparison.notes import note_lines
+
+    data = load_comparison_data(n_samples=150)
+    estimators = {"Ties": _CannotRank(n_image_features=data.n_image_features)}
+    lines = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        rows = compare(estimators, data.X_train, data.y_train, data.X_test, data.y_test,
+                       time_window=data.eval_window, log=lines.append)
+    assert not [w for w in caught if "checkpoint" in str(w.message)]
+    notes = [line for line in lines if line.startswith("  note: ")]
+    assert len(notes) == 1 and "cannot choose the checkpoint" in notes[0]
+    assert "--n-samples" in notes[0] and "Raise validation_fraction" not in notes[0]
+    assert any(notes[0].strip().endswith(line) for line in note_lines(rows, data))

@@ -31,6 +31,11 @@ from temporal_xmodal.datasets import fractional_year
 from temporal_xmodal.scoring import make_retrieval_scorer
 from temporal_xmodal.search import CrossModalIndex
 
+#: Fits here set Diachronic's window at the default decay=0, where it shapes nothing (L_intra
+#: is off); what they test is elsewhere.  tests/test_diachronic.py tests that warning.
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:DiachronicEmbedder. .* no effect. L_intra, the same-category time term:UserWarning")
+
 N_IMG, N_TXT = 64, 48
 
 
@@ -187,7 +192,7 @@ def test_named_blocks_are_read_by_default_and_a_contradicting_count_is_an_error(
 def test_window_spanning_the_training_range_warns():
     df = _frame()
     with pytest.warns(TimeUnitWarning, match=r"window='4Y' \(4 years\) is at least the training span"):
-        tiny(DiachronicEmbedder, window="4Y", n_image_features="auto").fit(
+        tiny(DiachronicEmbedder, window="4Y", decay="1/Y", n_image_features="auto").fit(
             df.drop(columns="label"), df["label"])
 
 

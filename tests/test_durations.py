@@ -105,7 +105,7 @@ def test_default_window_follows_the_span_so_it_never_spans_the_data():
 
 def test_user_window_spanning_the_data_names_the_users_value():
     X, y = stacked(span=2.0)
-    est = tiny(DiachronicEmbedder, window="3Y", n_image_features=6, max_epochs=1)
+    est = tiny(DiachronicEmbedder, window="3Y", decay="1/Y", n_image_features=6, max_epochs=1)
     _, record = recorded(lambda: est.fit(X, y))
     (message,) = [str(w.message) for w in record if "training span" in str(w.message)]
     assert "window='3Y' (3 years)" in message and "default" not in message

@@ -67,7 +67,7 @@ def _data(image_angle, text_angle=None, time=None):
 
 
 def _fitted(X, speed=0.0):
-    return RotatingEmbedder(speed=speed).fit(X)
+    return RotatingEmbedder(speed=speed, n_image_features=1).fit(X)  # one angle per block
 
 
 # ------------------------------------------------------------- §8.1 coarse
@@ -349,7 +349,8 @@ def test_protocols_on_a_pipeline_read_the_final_estimators_layout(rotating_case)
     # local alignment projects the *preprocessed* blocks at the instants.
     est, X, y = rotating_case
     shift = np.array([0.3, 0.3, 0.0])
-    pipe = make_pipeline(FunctionTransformer(lambda A: A + shift), RotatingEmbedder(speed=0.8))
+    pipe = make_pipeline(FunctionTransformer(lambda A: A + shift),
+                         RotatingEmbedder(speed=0.8, n_image_features=1))
     pipe.fit(X)
     _assert_same(_all_protocols(pipe, X, y), _all_protocols(pipe[-1], X + shift, y))
     split = embed_split(pipe, X, y)

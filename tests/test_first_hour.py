@@ -83,3 +83,20 @@ def test_the_comparison_figure_says_what_it_shows():
     assert mixed.endswith("epochs SAM 100, Diachronic 25")
     data.eval_window = None
     assert "undated: no time window" in figure_title("wiki", data, 0, {"CCA": None})
+
+
+def test_the_figure_of_a_users_file_is_titled_with_the_file_and_its_split():
+    """issue 56, 3: the figure of compare --data items.parquet read "data data set"."""
+    from sklearn.utils import Bunch
+
+    from temporal_xmodal.comparison.plots import figure_title
+
+    data = Bunch(X_train=[0] * 700, X_test=[0] * 300, eval_window=0.5,
+                 key={"source": "/home/me/embeddings/items.parquet", "split": "time"})
+    title = figure_title("data", data, 0, {"CCA": None})
+    assert title.startswith("items.parquet (time split: the latest 30 % of the rows held out "
+                            "for the test)\n700 training + 300 test items, seed 0")
+    assert "data data set" not in title and "/home/me" not in title
+    data.key = {"source": None, "split": "random"}
+    assert figure_title("data", data, 0, {"CCA": None}).startswith(
+        "your DataFrame (random split: 30 % of the rows held out at random for the test)")

@@ -406,6 +406,32 @@ def test_learning_rate_decay_sets_every_batch_and_a_warm_start_continues_it(data
     np.testing.assert_allclose(more, [3e-2 / (1 + 0.5 * it) for it in range(6, 9)])
 
 
+@pytest.mark.parametrize("slim", [False, True])
+def test_a_warm_start_after_ctrl_c_continues_the_schedule_at_the_step_reached(data, slim):
+    """Issue 57, 8: the interrupted epoch's row had no batch count, so the schedule resumed
+    at a wrong step (a slim pickle of it: at step 0)."""
+    X, y, _, _, n_img = data
+
+    class CtrlCAtSecondBatchOfEpoch2(Callback):
+        def on_batch_end(self, net, training=False, **kwargs):
+            if training and len(net.history) == 2 and len(net.history[-1]["batches"]) == 2:
+                raise KeyboardInterrupt
+
+    est = tiny(DiachronicEmbedder, n_image_features=n_img, max_epochs=3, lr=1e-2,
+               lr_decay=0.5, validation_fraction=0.1, batch_size=200, time_lr_scale=3.0,
+               warm_start=True, callbacks=[("stop", CtrlCAtSecondBatchOfEpoch2())])
+    with pytest.warns(UserWarning, match="interrupted"):
+        est.fit(X, y)  # 540 training rows: 3 batches an epoch; stopped after 3 + 2 steps
+    steps = sum("train_loss" in b for row in est.net_.history for b in row["batches"])
+    assert steps == 5 and est.net_.history[-1]["train_batch_count"] == 2
+    est.set_params(max_epochs=1, callbacks=None)
+    if slim:
+        est = pickle.loads(pickle.dumps(est))
+    est.fit(X, y)
+    more = [b["event_lr"] for b in est.net_.history[-1]["batches"] if "event_lr" in b]
+    np.testing.assert_allclose(more, [3e-2 / (1 + 0.5 * it) for it in range(5, 8)])
+
+
 def test_a_verbose_fit_shows_its_progress_and_time_left_without_colour_codes(data, capsys):
     """verbose=1: skorch's epoch table with epoch n of N and the time left; captured output
     (not a terminal) carries no ANSI colour codes (skorch colours the best values)."""

@@ -315,6 +315,44 @@ def test_index_validation(cca_data):
         CrossModalIndex(est).fit(X_txt).search(X_img[:2], k=0)
 
 
+def test_a_parameter_changed_after_fit_asks_for_a_refit(cca_data):
+    """Issue 56: set_params(backend="faiss") on a fitted index, then a search, was
+    "AttributeError: 'CrossModalIndex' object has no attribute 'faiss_index_'"; a changed
+    modality, time or estimator searched the old gallery without a word."""
+    pytest.importorskip("faiss")
+    from sklearn.base import clone
+    from sklearn.exceptions import NotFittedError
+
+    est, X_img, X_txt, _ = cca_data
+    index = CrossModalIndex(est, time=1.0).fit(X_txt)
+    expected = index.search(X_img[:3], k=4, as_frame=False)
+    index.set_params(backend="faiss")
+    with pytest.raises(NotFittedError, match=r"fitted with other parameters \(backend='torch' "
+                                             r"at fit, 'faiss' now\).*Refit the index "
+                                             r"\(index\.fit\(X_gallery\)\) after changing "
+                                             r"backend\.$"):
+        index.search(X_img[:3], k=4)
+    with pytest.raises(NotFittedError, match="after changing backend"):
+        index.search_embeddings(index.embeddings_[:2], k=4)
+    refit = index.fit(X_txt).search(X_img[:3], k=4, as_frame=False)
+    np.testing.assert_array_equal(refit.indices, expected.indices)  # faiss: the same top-k
+    index.set_params(backend="torch")
+    with pytest.raises(NotFittedError, match="backend='faiss' at fit, 'torch' now"):
+        index.search(X_img[:3], k=4)
+    assert not hasattr(index.fit(X_txt), "faiss_index_")  # no stale faiss structure kept
+    for change in [{"modality": "image"}, {"time": 2.0}, {"estimator": clone(est).fit(
+            np.hstack([X_img, X_txt, np.zeros((len(X_txt), 1))]))}]:
+        index = CrossModalIndex(est, time=1.0).fit(X_txt).set_params(**change)
+        (name,) = change
+        with pytest.raises(NotFittedError, match=f"after changing {name}\\.$"):
+            index.search(X_img[:3], k=4)
+    # an equal value, or a parameter read at each search, needs no refit
+    index = CrossModalIndex(est, time=np.ones(len(X_txt))).fit(X_txt)
+    index.set_params(time=np.ones(len(X_txt)), working_memory=0.5, query_modality="image")
+    np.testing.assert_array_equal(index.search(X_img[:3], k=4, as_frame=False).indices,
+                                  expected.indices)
+
+
 @pytest.fixture(scope="module")
 def diachronic_data():
     """A tiny Diachronic trained 3 epochs on the demo world, whose captions change meaning

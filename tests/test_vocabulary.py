@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 from _tiny import SIX, registered, tiny
 
-from temporal_xmodal import (BinnedProcrustesEmbedder, CCACrossModal, TempXNetEmbedder,
-                             stack_modalities)
+from temporal_xmodal import (BinnedProcrustesEmbedder, CCACrossModal, LayoutWarning,
+                             TempXNetEmbedder, stack_modalities)
 from temporal_xmodal.datasets import make_temporal_crossmodal
 
 VOCABULARY = ("random_state", "device", "n_image_features", "embedding_dim")
@@ -108,7 +108,9 @@ def test_arrays_keep_the_half_split():
     rng = np.random.default_rng(0)
     X = stack_modalities(rng.normal(size=(40, 5)), rng.normal(size=(40, 4)),
                          rng.uniform(0, 3, 40))
-    cca = CCACrossModal(embedding_dim=2).fit(X)
+    with pytest.warns(LayoutWarning, match=r"split X's 9 feature columns in half, 5 image \+ "
+                                           r"4 text, as a guess: X has no column names"):
+        cca = CCACrossModal(embedding_dim=2).fit(X)
     assert (cca.n_image_features_, cca.n_text_features_) == (5, 4)  # 9 columns: 5 + 4
     with pytest.raises(ValueError, match="'auto' reads .* X has no column names"):
         CCACrossModal(n_image_features="auto").fit(X)

@@ -164,6 +164,41 @@ def test_without_a_user_frame_a_warning_points_into_the_library_not_at_runpy():
     assert caught[0].filename.startswith(temporal_xmodal.__path__[0]), caught[0].filename
 
 
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_a_warning_in_a_cross_validation_worker_points_at_sklearns_fit_call(n_jobs):
+    """Issue 56: in a GridSearchCV(n_jobs=2) worker no frame is the user's, and a warning
+    pointed at a line inside the library (temporal_xmodal/base/_embedder.py:173). In-process
+    (n_jobs=1) it points at the user's call; in a worker (threads here; a loky process walks
+    the same stack) at scikit-learn's `estimator.fit(X_train, y_train, ...)`, the fit the
+    user asked for; GridSearchCV's refit runs in the user's thread, at the user's line."""
+    import linecache
+    import os
+
+    import sklearn
+    from joblib import parallel_config
+    from sklearn.model_selection import cross_validate
+
+    from temporal_xmodal import CCACrossModal, LayoutWarning
+
+    X, y = make_temporal_crossmodal(60, random_state=0)
+    guess = CCACrossModal(1)  # n_image_features=None on NumPy X: the half split warns
+    with warnings.catch_warnings(record=True) as caught, parallel_config(backend="threading"):
+        warnings.simplefilter("always")
+        cross_validate(guess, X, y, cv=2, n_jobs=n_jobs)
+        GridSearchCV(guess, {"embedding_dim": [1, 2]}, cv=2, n_jobs=n_jobs).fit(X, y)
+    layout = [w for w in caught if w.category is LayoutWarning]
+    where = [w.filename for w in layout]
+    assert len(where) == 2 + 4 + 1, [str(w.message)[:80] for w in caught]
+    if n_jobs == 1:
+        assert where == [__file__] * 7
+        return
+    validation = os.path.join(os.path.dirname(sklearn.__file__), "model_selection",
+                              "_validation.py")
+    assert where == [validation] * 6 + [__file__]  # the refit: in this thread
+    assert all(linecache.getline(w.filename, w.lineno).strip().startswith("estimator.fit(")
+               for w in layout[:6])
+
+
 def test_a_warning_inside_python_m_does_not_break_the_job(tmp_path):
     """Under `python -m`, the outermost library frame is a __main__ whose loader cannot give
     its source to linecache: passing its globals to warn_explicit raised ImportError and the

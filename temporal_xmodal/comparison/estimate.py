@@ -4,10 +4,18 @@ Each fit costs a time per 1000 training items × epochs, a time per epoch and on
 read at the data's feature count between the two widths they were measured at; each
 evaluation a time per (query, test item) pair ranked, per pair of test items (the time bins)
 and per item and feature projected (:func:`estimate_seconds`), all measured by
-``benchmarks/bench_estimate.py``.  The command line scales the sum by the machine's load.
+``benchmarks/bench_estimate.py``.  The command line and
+:func:`~temporal_xmodal.comparison.compare_estimators` print the sum, and its reading at the
+machine's load (:func:`estimate_lines`); the progress line after each fit reads each fit
+still to go from its own estimate (:func:`fitting_left`).
 """
 
-__all__ = ["SECONDS_PER_KILO_ITEM_EPOCH", "estimate_seconds"]
+import os
+
+from .job import COMPARED_NAMES, seconds_text
+
+__all__ = ["SECONDS_PER_KILO_ITEM_EPOCH", "estimate_lines", "estimate_seconds", "fit_seconds",
+           "fitting_left"]
 
 #: The two feature counts (image + text) the costs were measured at: the synthetic data's
 #: 64 + 48 and CLIP-sized 512 + 512.
@@ -72,6 +80,53 @@ def evaluation_seconds(n_test, time_role="none", n_features=SYNTHETIC_FEATURES):
             + EVALUATION_SECONDS_PER_ITEM_FEATURE * EVALUATION_PROJECTIONS[kind] * n_test * wider)
 
 
+def fit_seconds(name, estimator, n_train, n_features=SYNTHETIC_FEATURES):
+    """Estimated seconds of one fit of the registry's ``name`` (its ``estimator``, whose
+    epochs it reads) on ``n_train`` items of ``n_features`` features; the evaluation not
+    included.  A name the costs do not hold is costed as a mid-sized network's fit."""
+    from .registry import training_epochs
+
+    epochs = training_epochs(estimator) or 1
+    per_item = _at_features(SECONDS_PER_KILO_ITEM_EPOCH.get(name, (0.3, 0.3)), n_features)
+    per_epoch = _at_features(SECONDS_PER_EPOCH.get(name, (0.0, 0.0)), n_features)
+    per_fit = _at_features(SECONDS_PER_FIT.get(name, (0.0, 0.0)), n_features)
+    return FIT_SECONDS_FIXED + per_fit + epochs * (per_item * n_train / 1000 + per_epoch)
+
+
+#: Seconds of estimated fitting that weigh as much as the measured fits in the ratio that
+#: scales the estimates of the fits to go (:func:`fitting_left`): a first fit of a second
+#: (CCA's) barely moves it.
+PRIOR_SECONDS = 30.0
+
+
+def fitting_left(left, results, expected):
+    """Seconds of fitting the fits ``left`` will take, for the progress lines of the job.
+
+    Each fit's estimate (``expected``, of :func:`fit_seconds`) scaled by how the finished
+    fits measured against theirs, the ratio shrunk towards 1 by :data:`PRIOR_SECONDS`; a
+    constant-time control whose model is done takes as long as its model's fit.  (The
+    first fit's time times the fits to go read CCA's fraction of a second for a job of
+    networks.)
+
+    Parameters
+    ----------
+    left : list of (name, control)
+    results : dict
+        The finished fits, ``{(name, control): (fit seconds, figures)}``.
+    expected : dict
+        Every fit's estimate, ``{(name, control): seconds}``.
+
+    Returns
+    -------
+    seconds : float
+    """
+    measured = sum(results[key][0] for key in results if key in expected)
+    estimated = sum(expected[key] for key in results if key in expected)
+    ratio = (measured + PRIOR_SECONDS) / (estimated + PRIOR_SECONDS)
+    return sum(results[(name, False)][0] if control and (name, False) in results
+               else ratio * expected[(name, control)] for name, control in left)
+
+
 def estimate_seconds(n_samples=3000, max_epochs=None, estimators=None,
                      n_features=SYNTHETIC_FEATURES):
     """Wall-clock estimate of the main job, 2 free CPU cores, one thread per fit.
@@ -103,7 +158,7 @@ def estimate_seconds(n_samples=3000, max_epochs=None, estimators=None,
         Fits it counts (controls included).
     """
     from ..time import time_role
-    from .registry import estimator_registry, set_matching_params, training_epochs
+    from .registry import estimator_registry, set_matching_params
 
     n_train = SYNTHETIC_TRAIN_SHARE * n_samples
     n_test = n_samples - n_train
@@ -114,13 +169,67 @@ def estimate_seconds(n_samples=3000, max_epochs=None, estimators=None,
         est = entry.estimator
         if max_epochs is not None:
             set_matching_params(est, max_epochs=max_epochs)
-        epochs = training_epochs(est) or 1
-        per_item = _at_features(SECONDS_PER_KILO_ITEM_EPOCH.get(name, (0.3, 0.3)), n_features)
-        per_epoch = _at_features(SECONDS_PER_EPOCH.get(name, (0.0, 0.0)), n_features)
-        per_fit = _at_features(SECONDS_PER_FIT.get(name, (0.0, 0.0)), n_features)
-        fit = FIT_SECONDS_FIXED + per_fit + epochs * (per_item * n_train / 1000 + per_epoch)
+        fit = fit_seconds(name, est, n_train, n_features)
         role = time_role(est)
         copies = 1 if role == "none" else 2  # time-aware: its fit and its control
         seconds += copies * (fit + evaluation_seconds(n_test, role, n_features))
         n_fits += copies
     return seconds, n_fits
+
+
+def busy_cores():
+    """Cores that other work keeps busy: the 1-minute load average (0 when unknown)."""
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return 0.0
+
+
+def estimate_lines(n_samples, max_epochs=None, estimators=None, n_features=SYNTHETIC_FEATURES,
+                   *, seeds=1, n_threads=1, pairs=False, load=None, cores=None):
+    """The lines the main job prints before its first fit: the time estimate
+    (:func:`estimate_seconds` over ``seeds`` runs) and, on a busy machine, the same at its
+    load.  The command line and :func:`~temporal_xmodal.comparison.compare_estimators`
+    print these.
+
+    Parameters
+    ----------
+    n_samples : float
+        Items, train + test.
+    max_epochs, estimators, n_features
+        As :func:`estimate_seconds` (``estimators=None``: those the job runs).
+    seeds : int, default=1
+        Runs of the job.
+    n_threads : int, default=1
+        torch threads per fit.
+    pairs : bool, default=False
+        Rows are image–text pairs without labels: the estimators that need labels are not
+        run (when ``estimators`` is None).
+    load, cores : float and int or None, default=None
+        The 1-minute load average and the cores (``None``: this machine's).
+
+    Returns
+    -------
+    lines : list of str
+    """
+    if pairs and estimators is None:  # SCML, SM: not run on pairs
+        from .registry import left_out
+
+        estimators = [name for name in COMPARED_NAMES if name not in left_out("ticrc")]
+    seconds, n_fits = estimate_seconds(n_samples, max_epochs, estimators, n_features)
+    seconds, n_fits = seconds * seeds, n_fits * seeds
+    lines = [f"time estimate: about {seconds_text(seconds)} on 2 free CPU cores "
+             f"({n_fits} fit{'s' * (n_fits != 1)}, constant-time controls included"
+             + (f", over {seeds} seeds" if seeds > 1 else "") + ", "
+             f"{n_threads} thread{'s' * (n_threads != 1)} per fit, {n_features} features)"]
+    busy = busy_cores() if load is None else load
+    cores = (os.cpu_count() or 1) if cores is None else cores
+    if busy > cores / 2:
+        # a fit on one thread slowed by 1.6x beside two busy processes on 2 cores
+        # (docs/index.md, "Threads"); on more threads than free cores, by up to 10x
+        many = (f"; on {n_threads} threads per fit up to 10 times longer (--n-threads 1)"
+                if n_threads > 1 else "")
+        lines.append(f"  this machine is busy (load {busy:.1f} on {cores} cores): about "
+                     f"{seconds_text(seconds * (1 + busy / cores))} at this load, and longer "
+                     f"if it rises{many}")
+    return lines

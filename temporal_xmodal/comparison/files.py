@@ -1,5 +1,15 @@
-"""A user's data file read into a DataFrame (``compare --data FILE``), and the one error
-every problem of a user's data raises (:class:`UserDataError`).
+"""A user's data file read into a DataFrame (``compare --data FILE``), its list columns
+expanded (:func:`expand_list_columns`), and the one error every problem of a user's data
+raises (:class:`UserDataError`).
+
+Embedding pipelines write a block of features as one Parquet / Feather column holding an
+array per row (``img: list<float>``).  :func:`expand_list_columns` turns such a column
+``img`` that ``--image`` / ``--text`` name into the columns ``img_0`` ... ``img_<d-1>``
+(the values' dtype kept: float32 stays float32), through pyarrow and without a loop over
+the rows: the column's values flattened (``ListArray.flatten``) and reshaped to ``(n, d)``.
+A cell that is null, a length that differs from the first row's, or a missing value inside
+an array is refused naming the column and the first such row.  The same holds for a
+DataFrame whose column holds NumPy arrays or lists (what ``pandas.read_parquet`` gives).
 
 Parquet and Feather are read through the system allocator, column by column, and the
 freed buffers handed back (:func:`_return_freed_memory`), so that reading holds about the
@@ -10,7 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["DATA_FORMATS", "UserDataError", "read_table"]
+__all__ = ["DATA_FORMATS", "UserDataError", "expand_list_columns", "is_list_column",
+           "read_table"]
 
 #: File suffixes read by :func:`read_table`.
 DATA_FORMATS = (".parquet", ".pq", ".csv", ".feather", ".npz")
@@ -23,7 +34,9 @@ class UserDataError(ValueError):
 def read_table(path):
     """Read a user's data file into a DataFrame.
 
-    Parquet (``.parquet``, ``.pq``) and Feather (``.feather``) need pyarrow.
+    Parquet (``.parquet``, ``.pq``) and Feather (``.feather``) need pyarrow;
+    their list columns (an array per cell) are read as ``pandas.ArrowDtype``
+    columns, which ``image=`` / ``text=`` of :func:`~.user_data.load_user_data` expand.
     A ``.npz`` file holds one array per column: a 1-D array is a column of
     its name, a 2-D array ``name`` of shape (n, k) the columns ``name_0`` ...
     ``name_<k-1>`` (so ``image=`` / ``text=`` can name it by the prefix
@@ -109,9 +122,181 @@ def _read_arrow(path, suffix):
         else:
             import pyarrow.parquet as pq
             table = pq.read_table(path, memory_map=False, pre_buffer=False)
-        return table.to_pandas(split_blocks=True, self_destruct=True)
+        # a list column (an embedding per cell) stays one Arrow array, not an object per
+        # row: load_user_data expands the ones a block names (expand_list_columns)
+        return table.to_pandas(split_blocks=True, self_destruct=True,
+                               types_mapper=_arrow_lists)
     finally:
         pa.set_memory_pool(default)
+
+
+#: What a block's column that holds neither numbers nor arrays of numbers should be.
+_FIX = ("store each feature as a numeric column, or as a list column of equal-length "
+        "arrays of numbers (Parquet or Feather)")
+
+
+def is_list_column(series):
+    """Whether ``series`` holds an array per cell: an Arrow list type (:func:`read_table`
+    reads a Parquet / Feather list column so), or objects whose first value is a list,
+    tuple or NumPy array."""
+    import pandas as pd
+
+    dtype = series.dtype
+    if isinstance(dtype, pd.ArrowDtype):
+        return is_list_type(dtype.pyarrow_dtype)
+    if dtype != object:
+        return False
+    present = series.dropna()
+    return len(present) > 0 and isinstance(present.iloc[0], (list, tuple, np.ndarray))
+
+
+def _touched(column, spec):
+    """Does the block ``spec`` (a prefix, or a list of names) name the list ``column`` or a
+    column it expands to (``img_3``)?"""
+    stem = f"{column}_"
+
+    def expanded(name):
+        return name.startswith(stem) and name[len(stem):].isdigit()
+
+    if isinstance(spec, str):
+        return (column.startswith(spec) or stem.startswith(spec)
+                or (spec.startswith(stem) and spec[len(stem):].isdigit()))
+    return any(name == column or expanded(str(name)) for name in spec)
+
+
+def _as_arrow(series, column):
+    """The column as one pyarrow array (a list type)."""
+    import pandas as pd
+    import pyarrow as pa
+
+    if isinstance(series.dtype, pd.ArrowDtype):
+        values = series.array.__arrow_array__()
+    else:  # objects: NaN inside an array stays NaN (a missing feature: the row is dropped)
+        try:
+            values = pa.array(series.to_numpy(), from_pandas=False)
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+            raise UserDataError(f"column {column!r} holds arrays in some cells and other "
+                                f"values in others ({str(exc).splitlines()[0]}); {_FIX}"
+                                ) from None
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks() if values.num_chunks != 1 else values.chunk(0)
+    return values
+
+
+def _block(series, column, option):
+    """The list column as an ``(n, d)`` array of its values' dtype, or a UserDataError
+    naming the column and the first row at fault."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    values = _as_arrow(series, column)
+    where = f"{option}: the list column {column!r}"
+    kind = values.type.value_type
+    if not (pa.types.is_integer(kind) or pa.types.is_floating(kind)
+            or pa.types.is_boolean(kind)):
+        raise UserDataError(f"{where} holds arrays of {kind}, not numbers; {_FIX}")
+    if values.null_count:
+        row = int(np.flatnonzero(values.is_null().to_numpy(zero_copy_only=False))[0])
+        raise UserDataError(f"{where} has no array in row {series.index[row]!r} (null); "
+                            "every row needs an array of the same length")
+    lengths = pc.list_value_length(values).to_numpy(zero_copy_only=False)
+    d = int(lengths[0])
+    ragged = np.flatnonzero(lengths != d)
+    if len(ragged):
+        row = int(ragged[0])
+        raise UserDataError(f"{where} holds arrays of {d} values (row {series.index[0]!r}) "
+                            f"and of {int(lengths[row])} (row {series.index[row]!r}); every "
+                            "row needs an array of the same length")
+    if d == 0:
+        raise UserDataError(f"{where} holds empty arrays; {_FIX}")
+    flat = values.flatten()
+    if flat.null_count:
+        position = int(np.flatnonzero(flat.is_null().to_numpy(zero_copy_only=False))[0])
+        raise UserDataError(f"{where} has a null value inside the array of row "
+                            f"{series.index[position // d]!r} (element {position % d}); "
+                            "write a missing feature as NaN, or drop the row")
+    return flat.to_numpy(zero_copy_only=False).reshape(len(values), d)
+
+
+def expand_list_columns(frame, blocks, *, source=None, skip=()):
+    """Expand the list columns that the blocks name into numeric columns.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+    blocks : list of (spec, option)
+        Each block's columns as given (a prefix, or a list of names) and its option
+        (``"--image"``), named in the errors.
+    source : str or None, default=None
+        The file, named in the errors.
+    skip : collection of str, default=()
+        Columns left as they are (the time and the label: a multilabel list column).
+
+    Returns
+    -------
+    frame : pandas.DataFrame
+        ``frame`` itself when no list column is named; else a frame whose named list
+        column ``img`` is replaced, in its place, by ``img_0`` ... ``img_<d-1>``.
+    blocks : list of (spec, option)
+        The specs with a list column named in a list of names replaced by its columns.
+
+    Raises
+    ------
+    UserDataError
+        A ragged or null list column, one of non-numbers, or a generated name that is
+        already a column of the frame (both named).
+    """
+    import pandas as pd
+
+    names = {str(c) for c in frame.columns}
+    expanded = {}
+    for column in frame.columns:
+        option = next((option for spec, option in blocks if _touched(str(column), spec)), None)
+        if option is None or column in skip or not is_list_column(frame[column]):
+            continue
+        block = _block(frame[column], str(column), option)
+        generated = [f"{column}_{j}" for j in range(block.shape[1])]
+        clash = sorted(set(generated) & (names | {n for _, g in expanded.values() for n in g}))
+        if clash:
+            raise UserDataError(
+                f"{source or 'the data'}: the list column {str(column)!r} gives the columns "
+                f"{generated[0]} ... {generated[-1]}, and {clash[0]!r} is also a column; "
+                "rename one of them")
+        expanded[column] = (block, generated)
+    if not expanded:
+        return frame, blocks
+    parts, run = [], []
+    for column in frame.columns:
+        if column in expanded:
+            if run:
+                parts.append(frame[run])
+                run = []
+            block, generated = expanded[column]
+            parts.append(pd.DataFrame(block, columns=generated, index=frame.index, copy=False))
+        else:
+            run.append(column)
+    if run:
+        parts.append(frame[run])
+    listed = {str(c): generated for c, (_, generated) in expanded.items()}
+    blocks = [(spec if isinstance(spec, str)
+               else [n for name in spec for n in listed.get(str(name), [name])], option)
+              for spec, option in blocks]
+    return pd.concat(parts, axis=1), blocks
+
+
+def _arrow_lists(kind):
+    """``types_mapper`` of :func:`_read_arrow`: list types as ``pandas.ArrowDtype``."""
+    import pandas as pd
+
+    return pd.ArrowDtype(kind) if is_list_type(kind) else None
+
+
+def is_list_type(kind):
+    """Whether the pyarrow type ``kind`` is a list (variable, large or fixed size)."""
+    import pyarrow as pa
+
+    return (pa.types.is_list(kind) or pa.types.is_large_list(kind)
+            or pa.types.is_fixed_size_list(kind))
 
 
 def _return_freed_memory():

@@ -16,7 +16,8 @@ import numpy as np
 
 from .._device import thread_limits
 from .driver import run_compare
-from .job import RESULTS
+from .estimate import SYNTHETIC_TRAIN_SHARE, estimate_lines
+from .job import RESULTS, check_names, unique_names
 from .table import COLUMNS, UNDATED_COLUMNS
 from .user_data import UserDataError, load_user_data, read_table
 
@@ -118,7 +119,8 @@ def compare_estimators(X, y=None, *, image=None, text=None, time=None, label=Non
         then the mean, and the answer lines give each figure's spread (the split of your
         rows is the same in every run: the seeds draw the estimators).
     resume, force, verbose, log
-        As :func:`~temporal_xmodal.comparison.run_compare`.
+        As :func:`~temporal_xmodal.comparison.run_compare`.  ``log`` receives first the
+        time estimate that the command line prints (``log=lambda line: None``: silent).
 
     Returns
     -------
@@ -147,6 +149,8 @@ def compare_estimators(X, y=None, *, image=None, text=None, time=None, label=Non
 
     if not isinstance(n_threads, Integral) or n_threads < 1:
         raise ValueError(f"n_threads must be a positive integer; got {n_threads!r}")
+    if estimators is not None:
+        check_names(estimators)  # before the data are read and the estimate printed
     if not isinstance(X, (pd.DataFrame, str, os.PathLike)):
         X = np.asarray(X)
         if X.ndim != 2 or not isinstance(n_image_features, Integral) or not (
@@ -177,6 +181,12 @@ def compare_estimators(X, y=None, *, image=None, text=None, time=None, label=Non
     data = load_user_data(X, image=image, text=text, time=time, label=label,
                           label_sep=label_sep, time_unit=time_unit, split=split,
                           window=window, random_state=random_state, n_samples=n_samples)
+    # the estimate the command line prints first, through the same lines (issue 56, 5)
+    for line in estimate_lines(len(data.X_train) / SYNTHETIC_TRAIN_SHARE, max_epochs,
+                               None if estimators is None else unique_names(estimators)[0],
+                               data.X_train.shape[1] - 1, seeds=seeds, n_threads=n_threads,
+                               pairs=data.pairs):
+        log(line)
     threads = torch.get_num_threads()
     torch.set_num_threads(n_threads)
     try:  # BLAS and OpenMP too, as the command line's --n-threads

@@ -15,7 +15,7 @@ and ``--resume`` skips the finished ones (:func:`finished_fits`).
 import json
 import math
 import os
-import tempfile
+import secrets
 from pathlib import Path
 
 __all__ = ["COMPARED_NAMES", "DATASETS", "MIN_SAMPLES", "RESULTS", "check_names",
@@ -282,7 +282,8 @@ def finished_fits(document, *, problems=None):
 
 def write_atomic(path, text):
     """Write ``text`` to ``path`` through a temporary file and a rename: a reader (or a
-    Ctrl-C) sees the old file or the new one, never half of one.
+    Ctrl-C) sees the old file or the new one, never half of one.  The file's mode is the
+    one ``open()`` gives (``0o666`` less the umask).
 
     Parameters
     ----------
@@ -290,7 +291,10 @@ def write_atomic(path, text):
     text : str
     """
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    # not tempfile.mkstemp, whose file is 0600: the file gets the mode open() gives,
+    # 0666 less the umask, as the figure beside it does (issue 56, 2)
+    tmp = path.parent / f".{path.name}.{secrets.token_hex(8)}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
@@ -301,7 +305,7 @@ def write_atomic(path, text):
 
 
 def seconds_text(seconds):
-    """The job's wording of a duration: ``"40 s"`` under two minutes (rounded up to 5 s),
-    else ``"7 min"`` (rounded up)."""
+    """The job's wording of a duration: ``"40 s"`` under two minutes (rounded up to a
+    multiple of five seconds), else ``"7 min"`` (rounded up)."""
     return (f"{math.ceil(seconds / 5) * 5:.0f} s" if seconds < 120
             else f"{math.ceil(seconds / 60):.0f} min")

@@ -10,10 +10,28 @@ bins merged.  The console, ``table.txt`` and the figure carry the same words.
 from .seeds import spread
 from .table import DELTA_TIME_SCORE, is_na
 
-__all__ = ["CONTROL_STILL_IMPROVING", "STILL_IMPROVING", "answer_lines", "marked", "note_lines"]
+__all__ = ["CHECKPOINT_ADVICE", "CONTROL_STILL_IMPROVING", "STILL_IMPROVING", "answer_lines",
+           "checkpoint_note", "marked", "note_lines"]
 
 #: Marks of a fit still improving at its last epoch: the model's, its control's.
 STILL_IMPROVING, CONTROL_STILL_IMPROVING = "*", "†"
+#: The warning of a fit whose validation figure tied at every epoch (estimators/_neural.py),
+#: whose advice names parameters that the job does not take.
+_CHECKPOINT = "cannot choose the checkpoint"
+#: What the job's user can do instead (:func:`checkpoint_note`).
+CHECKPOINT_ADVICE = ("The compare job sets no validation option (its validation rows are a "
+                     "share of the training rows): give it more rows, a larger --n-samples "
+                     "or none to use every row (n_samples of compare_estimators). Fitted by "
+                     "hand, the estimator takes validation_fraction or "
+                     "selection_metric='valid_loss'.")
+
+
+def checkpoint_note(message):
+    """The job's note for a fit that could not choose its checkpoint (its advice replaced
+    by :data:`CHECKPOINT_ADVICE`), or None for any other warning's ``message``."""
+    if _CHECKPOINT not in message:
+        return None
+    return message.split(" Raise ", 1)[0] + " " + CHECKPOINT_ADVICE
 
 
 def marked(row):
@@ -215,6 +233,10 @@ def note_lines(rows, data):
                      "most recent epochs, so these figures may be short of convergence; "
                      "--max-epochs raises the epochs). Still improving at the last epoch: "
                      + "; ".join(parts) + ".")
+    checkpoint = [note for row in rows for note in (*row.get("checkpoint_notes", ()),
+                                                     *row.get("control", {}).get(
+                                                         "checkpoint_notes", ()))]
+    lines += list(dict.fromkeys(checkpoint))  # a fit that could not choose its epoch
     for row in rows:
         if "n_bins" in row:  # a binned model: the bins it was given, the bins it fitted
             lines.append(_bins_line(row))

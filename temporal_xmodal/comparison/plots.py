@@ -7,6 +7,7 @@ panels specific to the comparison.
 """
 
 import os
+from pathlib import Path
 
 import numpy as np
 from sklearn.utils._param_validation import validate_params
@@ -21,7 +22,8 @@ __all__ = ["figure_title", "plot_results"]
 def figure_title(dataset, data, random_state, epochs):
     """What the comparison figure shows: data set, size, seed (``random_state``: an int, or
     the words for several), time window, and the epochs each estimator trained (``epochs``:
-    ``{name: epochs}``, None for a closed form; or one int for all)."""
+    ``{name: epochs}``, None for a closed form; or one int for all).  A user's data
+    (``dataset="data"``) are named by their file (``data.key["source"]``) and split."""
     unit = data.get("time_unit", "years")
     seed = random_state if isinstance(random_state, str) else f"seed {random_state}"
     window = ("undated: no time window" if data.eval_window is None
@@ -34,10 +36,19 @@ def figure_title(dataset, data, random_state, epochs):
                   else "epochs " + ", ".join(f"{name} {n}" for name, n in trained.items()))
     else:
         epochs = f"{epochs} epochs"
-    world = (" (the demo world, built so that time helps: caption meanings move between "
-             "eras, the writing style stays)\n" if dataset == "synthetic" else ": ")
-    return (f"{dataset} data set{world}{len(data.X_train)} training + {len(data.X_test)} "
-            f"test items, {seed}, {window},\n{epochs}")
+    n_train, n_test = len(data.X_train), len(data.X_test)
+    if dataset == "data":  # a user's file (compare --data) or DataFrame: its name, its split
+        key = data.get("key") or {}
+        name = Path(key["source"]).name if key.get("source") else "your DataFrame"
+        share = f"{round(100 * n_test / max(n_train + n_test, 1))} % of the rows"
+        head = (f"{name} (time split: the latest {share} held out for the test)\n"
+                if key.get("split") == "time" else
+                f"{name} (random split: {share} held out at random for the test)\n")
+    else:
+        head = f"{dataset} data set" + (
+            " (the demo world, built so that time helps: caption meanings move between "
+            "eras, the writing style stays)\n" if dataset == "synthetic" else ": ")
+    return (f"{head}{n_train} training + {n_test} test items, {seed}, {window},\n{epochs}")
 
 
 def _categorical_breakdown(rows, category_names=None):
@@ -123,7 +134,14 @@ def _breakdown_panel(ax, rows, references, category_names, time_unit):
 
 def _delta_time_panel(ax, rows, score_label):
     """Δ-time bars per estimator: the score's (solid) and, where measured, t-mAP@50's beyond
-    the date filter (hatched, just below), each labelled at its end."""
+    the date filter (hatched, just below), each labelled in a column at the panel's right
+    edge, on its bar's line (a label beside a negative bar's end ran over the estimators'
+    names).  Returns ``(low, high, labels)``: the bars' extent and the labels, which
+    :func:`_make_room` keeps apart once the figure is laid out."""
+    from matplotlib.transforms import blended_transform_factory
+
+    right_edge = blended_transform_factory(ax.transAxes, ax.transData)
+    labels = []
     x = np.arange(len(rows))
     series = [("delta_time", score_label, None)]
     if any(not is_na(r.get("delta_beyond_filter")) for r in rows):
@@ -143,20 +161,36 @@ def _delta_time_panel(ax, rows, score_label):
                 if j == 0:
                     ax.text(0, i, " n/a (ignores time)", va="center", ha="left", fontsize=9,
                             color="dimgrey")
-            else:  # the label just outside the bar's end
-                ax.text(d + 0.04 * span * (1 if d >= 0 else -1), y[i], f"{d:+.3f} {label}",
-                        va="center", ha="left" if d >= 0 else "right", fontsize=8)
+            else:  # inside the panel, right of every bar (see _make_room)
+                labels.append(ax.text(0.99, y[i], f"{d:+.3f} {label}", va="center",
+                                      ha="right", fontsize=8, transform=right_edge))
     ax.axvline(0, color="black", lw=0.8)
-    ax.set_xlim(-2.2 * span, 2.2 * span)  # room for the labels beside the bars
+    flat = [v for vs in values for v in vs]
+    low, high = min(flat + [0.0]) - 0.05 * span, max(flat + [0.0]) + 0.05 * span
+    ax.set_xlim(low, high + (high - low))  # provisional: _make_room measures the labels
     ax.set_yticks(x, [_marked(r) for r in rows], fontsize=10)
     ax.invert_yaxis()
     names = " and ".join(label for _, label, _ in series)
     ax.set_xlabel(f"Δ {names} (score units): real dates − constant time", fontsize=10)
     ax.set_title("Δ-time: what the dates buy each estimator", fontsize=11)
+    return low, high, labels
+
+
+def _make_room(fig, ax, low, high, labels):
+    """Widen the Δ-time panel's x range so that its bars (``low`` to ``high``) end left of
+    the widest label, as measured by the figure's renderer once laid out."""
+    if not labels:
+        ax.set_xlim(low, high)
+        return
+    renderer = fig.canvas.get_renderer()
+    widest = max(t.get_window_extent(renderer).width for t in labels) / ax.bbox.width
+    share = max(1.0 - widest - 0.04, 0.3)  # the bars' share of the panel's width
+    ax.set_xlim(low, low + (high - low) / share)
 
 
 def _fit_time_panel(ax, rows):
-    """Horizontal bars on a log axis, each labelled in seconds (a 0.2 s bar stays visible)."""
+    """Horizontal bars on a log axis, each labelled in seconds (a bar of a fraction of a second
+    stays visible)."""
     x = np.arange(len(rows))
     seconds = np.maximum([r["fit_seconds"] for r in rows], 1e-3)
     ax.barh(x, seconds, color="grey")
@@ -227,7 +261,7 @@ def plot_results(rows, path, *, columns=COLUMNS, references=None, category_names
     fig, ((ax, ax_mid), (ax_dt, ax_t)) = plt.subplots(2, 2, figsize=(13, 10))
     metrics = _retrieval_panel(ax, rows, columns, references, chance_map)
     _breakdown_panel(ax_mid, rows, references, category_names, time_unit)
-    _delta_time_panel(ax_dt, rows, delta_label)
+    delta_room = _delta_time_panel(ax_dt, rows, delta_label)
     _fit_time_panel(ax_t, rows)
     names = _metric_names(columns)
     caption = [f"{names[k][0].replace(chr(10), ' ')}: {names[k][1]}" for k in metrics]
@@ -248,5 +282,6 @@ def plot_results(rows, path, *, columns=COLUMNS, references=None, category_names
         fig.suptitle(title, fontsize=12, fontweight="bold")
         top = 1.0 - 0.022 * (title.count("\n") + 2)
     fig.tight_layout(rect=(0, 0.0175 * (len(caption) + 1), 1, top), h_pad=2)
+    _make_room(fig, ax_dt, *delta_room)
     fig.savefig(path, dpi=100)
     plt.close(fig)

@@ -31,7 +31,9 @@ from ..metrics import counterpart_reciprocal_ranks, random_mrr
 from ..time import time_role
 from ..training import TrainingInterruptedWarning
 from .._constraints import Interval
+from .estimate import fit_seconds, fitting_left
 from .job import seconds_text
+from .notes import checkpoint_note
 from .registry import training_epochs
 from .table import DELTA_TIME_SCORE, is_na
 
@@ -144,14 +146,18 @@ def _fit_evaluate(estimator, X_train, y_train, X_test, y_test, evaluate, control
         if not interrupted:
             figures = (evaluate(estimator, X_test) if y_test is None
                        else evaluate(estimator, X_test, y_test))
+    checkpoint = [w for w in caught if checkpoint_note(str(w.message))]
     for w in caught:  # the others are shown
-        if not issubclass(w.category, recorded):
+        if not issubclass(w.category, recorded) and w not in checkpoint:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     if interrupted:
         return seconds, None
     notes = list(dict.fromkeys(str(w.message) for w in caught
                                if issubclass(w.category, TimeBinWarning)))
     extra = {"time_bin_notes": notes, "epochs": training_epochs(estimator)}
+    if checkpoint:  # a note of the job, in its words (issue 56, 6)
+        extra["checkpoint_notes"] = list(dict.fromkeys(checkpoint_note(str(w.message))
+                                                       for w in checkpoint))
     if hasattr(estimator, "n_bins_"):
         extra["n_bins"] = int(estimator.n_bins_)
     short = any(issubclass(w.category, ConvergenceWarning) for w in caught)
@@ -288,6 +294,9 @@ def compare(estimators, X_train, y_train, X_test, y_test, *, time_window, protoc
         jobs += [(name, True, clone(est), *controls) for name, est in estimators.items()
                  if uses[name] != "none"]
     label = {False: "", True: " (constant-time control)"}
+    n_train, width = np.shape(X_train)
+    expected = {(name, control): fit_seconds(name, est, n_train, width - 1)
+                for name, control, est, *_ in jobs}  # each fit's estimate (issue 56, 4)
     results = {key: value for key, value in (done or {}).items()
                if key in {(name, control) for name, control, *_ in jobs}}
     todo = [job for job in jobs if (job[0], job[1]) not in results]
@@ -298,8 +307,11 @@ def compare(estimators, X_train, y_train, X_test, y_test, *, time_window, protoc
         # kept first: a Ctrl-C during the "done" line or the write below finds it in results
         results[key] = result
         left = [(n, c) for n, c, *_ in jobs if (n, c) not in results]
+        to_go = seconds_text(fitting_left(left, results, expected)) if left else ""
         log(f"[{len(results)}/{len(jobs)}] {key[0]}{label[key[1]]} done: fit {result[0]:.1f} s"
-            + (f"; {len(left)} to go, {_fitting_left(left, results)}" if left else ""))
+            + (f"; {len(left)} to go, about {to_go} of fitting left" if left else ""))
+        for note in result[1].get("checkpoint_notes", ()):
+            log(f"  note: {note}")
         if on_fit is not None:
             on_fit(dict(results), _rows(estimators, uses, results, protocol), len(jobs))
 
@@ -338,16 +350,6 @@ def compare(estimators, X_train, y_train, X_test, y_test, *, time_window, protoc
     return _rows(estimators, uses, results, protocol)
 
 
-def _fitting_left(left, results):
-    """The fitting time the ``left`` fits will take, from the finished ones: a constant-time
-    control about as long as its model's fit, any other fit the mean of those done."""
-    seconds = [result[0] for result in results.values()]
-    mean = sum(seconds) / len(seconds)
-    total = sum(results[(name, False)][0] if control and (name, False) in results else mean
-                for name, control in left)
-    return f"about {seconds_text(total)} of fitting left"
-
-
 def _minus(a, b):
     """``a - b``; NaN when either is n/a (NaN, or None as read back from JSON)."""
     return float("nan") if is_na(a) or is_na(b) else a - b
@@ -383,6 +385,7 @@ def _rows(estimators, uses, results, protocol):
                 row["delta_beyond_filter"] = beyond_filter(figures, c_figures)
             row["control"] = {"score": score, "value": c_figures[score],
                               "fit_seconds": c_seconds,
-                              "still_improving": c_figures["still_improving"]}
+                              "still_improving": c_figures["still_improving"],
+                              "checkpoint_notes": c_figures.get("checkpoint_notes", [])}
         rows.append(row)
     return rows

@@ -3,8 +3,10 @@
 :func:`read_table` (:mod:`.files`) reads a Parquet, CSV, Feather or ``.npz`` file into
 a DataFrame; :func:`load_user_data` picks the blocks out of it the way
 :func:`~temporal_xmodal.make_crossmodal_transformer` does (a column-name
-prefix such as ``"img_"`` or a list of names), maps the time column to the
-time axis (numbers in ``time_unit``, or dates), reads the labels (class
+prefix such as ``"img_"`` or a list of names; a list column ``img``, an
+array per cell, is read as ``img_0`` ... by :func:`.files.expand_list_columns`),
+maps the time column to the time axis (numbers in ``time_unit``, or dates),
+reads the labels (class
 labels, a multilabel column, or none: each row is a pair, ranked by MRR as
 TICRC is), and splits the rows at random or in time (train on the earlier
 part, test on the later).  The result is the Bunch that
@@ -25,7 +27,8 @@ from sklearn.utils import Bunch
 
 from .._layout import write_time_column
 from ..time import to_duration, to_time_axis
-from .files import DATA_FORMATS, UserDataError, _preview, _return_freed_memory, read_table
+from .files import (_FIX, DATA_FORMATS, UserDataError, _preview, _return_freed_memory,
+                    expand_list_columns, is_list_column, read_table)
 from .job import MIN_SAMPLES
 
 __all__ = ["DATA_FORMATS", "SPLITS", "UserDataError", "load_user_data", "read_table"]
@@ -58,12 +61,16 @@ def _select(frame, spec, option):
 
 def _numeric_block(frame, names, option):
     """Check that a block's columns hold numbers; return their dtypes."""
-    non_numeric = [str(c) for c in names if frame[c].dtype.kind not in "biuf"]
+    non_numeric = [c for c in names if getattr(frame[c].dtype, "kind", "O") not in "biuf"]
     if non_numeric:
         kinds = sorted({str(frame[c].dtype) for c in non_numeric})
+        first = frame[non_numeric[0]].dropna()
+        text = (len(first) and isinstance(first.iloc[0], str)
+                and first.iloc[0].lstrip().startswith("["))
+        hint = ("; the values look like arrays written as text (a CSV's): write the file as "
+                "Parquet or Feather, where an array per cell is a list column" if text else "")
         raise UserDataError(f"{option}: column(s) {_preview(non_numeric)} are not numeric "
-                            f"(dtype {', '.join(kinds)}); the image and text blocks must be "
-                            "numbers (features)")
+                            f"(dtype {', '.join(kinds)}); {_FIX}{hint}")
     return [frame[c].dtype for c in names]
 
 
@@ -175,10 +182,21 @@ def _fingerprint(frame):
 
     digest = hashlib.sha256()
     digest.update(repr([str(c) for c in frame.columns]).encode())
-    try:
-        digest.update(pd.util.hash_pandas_object(frame, index=False).to_numpy().tobytes())
-    except TypeError:  # unhashable cells (a multilabel list column)
-        digest.update(frame.to_json().encode())
+    if not any(is_list_column(frame[c]) for c in frame.columns):
+        try:
+            digest.update(pd.util.hash_pandas_object(frame, index=False).to_numpy().tobytes())
+            return digest.hexdigest()[:16]
+        except TypeError:  # unhashable cells
+            pass
+    for column in frame.columns:  # a list column (multilabel, or unused) as JSON, alone
+        series = frame[column]
+        if getattr(series.dtype, "kind", "O") in "biuf":  # the numbers' bytes: fast
+            digest.update(np.ascontiguousarray(series.to_numpy()).view(np.uint8))
+            continue
+        try:
+            digest.update(pd.util.hash_pandas_object(series, index=False).to_numpy())
+        except TypeError:
+            digest.update(series.to_json(date_format="iso").encode())
     return digest.hexdigest()[:16]
 
 
@@ -252,8 +270,11 @@ def load_user_data(data, *, image, text, time=None, label=None, label_sep=None,
         except ValueError:
             pass
     frame = data
-    image_cols = _select(frame, image, "--image")
-    text_cols = _select(frame, text, "--text")
+    # an embedding per cell (a list column img) read as the columns img_0 ... (issue 56, 1)
+    frame, ((image_spec, _), (text_spec, _)) = expand_list_columns(
+        frame, [(image, "--image"), (text, "--text")], source=source, skip={time, label})
+    image_cols = _select(frame, image_spec, "--image")
+    text_cols = _select(frame, text_spec, "--text")
     used = {"--time": [time] if time is not None else [], "--label": [label] if label else []}
     for option, names in used.items():
         if names and names[0] not in frame.columns:

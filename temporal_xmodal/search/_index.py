@@ -8,6 +8,7 @@ searched exactly with :func:`~temporal_xmodal.search.search_embeddings`.
 from numbers import Integral, Real
 
 from sklearn.base import BaseEstimator
+from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import StrOptions, validate_params
 from sklearn.utils.validation import check_is_fitted
 
@@ -23,6 +24,9 @@ from ._exact import as_embedding_tensor, build_faiss_index, import_faiss, topk_f
 
 _MODALITIES = ("image", "text")
 _BACKENDS = ("torch", "faiss")
+#: The parameters the fitted index is built with (the gallery's embeddings, times and search
+#: structure); ``query_modality`` and ``working_memory`` are read at each search.
+_BUILT_WITH = ("estimator", "modality", "time", "backend")
 #: Constraints of the parameters shared by the search functions.
 CONSTRAINTS = {
     "estimator": EMBEDDER,
@@ -35,6 +39,20 @@ CONSTRAINTS = {
 
 def _other(modality):
     return "text" if modality == "image" else "image"
+
+
+def _same(value, fitted):
+    """Whether a parameter still holds the value the index was fitted with: the same object,
+    or (scalars, arrays of times, strings) equal values; an estimator only as the same
+    object."""
+    if value is fitted:
+        return True
+    if hasattr(value, "get_params") or hasattr(fitted, "get_params"):
+        return False
+    try:
+        return bool(np.array_equal(np.asarray(value), np.asarray(fitted)))
+    except (TypeError, ValueError):
+        return False
 
 
 class CrossModalIndex(BaseEstimator):
@@ -108,6 +126,15 @@ class CrossModalIndex(BaseEstimator):
         pandas gallery, else None.
     faiss_index_ : faiss.IndexFlatIP
         Only with ``backend="faiss"``.
+
+    Notes
+    -----
+    The fitted index holds the gallery as ``estimator`` embedded it at ``time``
+    in ``modality``, in the structure of ``backend``: after changing one of
+    these parameters (``set_params(backend="faiss")``), fit the index again;
+    a search before that raises :class:`~sklearn.exceptions.NotFittedError`
+    naming the parameter.  ``query_modality`` and ``working_memory`` are read
+    at each search and can change freely.
 
     See Also
     --------
@@ -184,7 +211,30 @@ class CrossModalIndex(BaseEstimator):
         self.ids_ = ids
         if self.backend == "faiss":
             self.faiss_index_ = build_faiss_index(self.embeddings_)
+        elif hasattr(self, "faiss_index_"):  # a refit with backend="torch"
+            del self.faiss_index_
+        self._built_with = {name: getattr(self, name) for name in _BUILT_WITH}
         return self
+
+    def _check_fitted(self):
+        """Check that the index is fitted, with the parameters it holds now: a ``set_params``
+        since the fit of one it is built with (:data:`_BUILT_WITH`) raises a NotFittedError
+        that names it and says to refit (the faiss structure of ``backend="faiss"`` was an
+        AttributeError on ``faiss_index_``)."""
+        check_is_fitted(self, "embeddings_")
+        built = getattr(self, "_built_with", None)  # None: an index pickled by an older version
+        changed = [name for name in _BUILT_WITH
+                   if built is not None and not _same(getattr(self, name), built[name])]
+        if not changed:
+            return
+        parts = [f"{name}={built[name]!r} at fit, {getattr(self, name)!r} now"
+                 if name in ("modality", "backend") else f"another {name} at fit"
+                 for name in changed]
+        raise NotFittedError(
+            f"This CrossModalIndex was fitted with other parameters ({'; '.join(parts)}): "
+            "set_params after fit leaves the gallery's embeddings and search structure as fit "
+            "built them. Refit the index (index.fit(X_gallery)) after changing "
+            f"{' or '.join(changed)}.")
 
     def _time_unit(self):
         """The estimator's ``time_unit`` (years for an embedder without one)."""
@@ -259,7 +309,7 @@ class CrossModalIndex(BaseEstimator):
             Under ``within``, a query with fewer than ``k`` candidates has
             fewer rows in the DataFrame (in the arrays: index -1, score -inf).
         """
-        check_is_fitted(self, "embeddings_")
+        self._check_fitted()
         ids = check_ids(ids, X, "ids", "query")
         modality = self.query_modality or _other(self.modality)
         n_queries = X.shape[0] if hasattr(X, "shape") else len(X)
@@ -287,7 +337,7 @@ class CrossModalIndex(BaseEstimator):
         result : SearchResult
             The ``k`` nearest gallery items of each query.
         """
-        check_is_fitted(self, "embeddings_")
+        self._check_fitted()
         return self._search(query, k, check_ids(ids, query, "ids", "query"), None)
 
     def _search(self, query, k, ids, time_filter):

@@ -58,6 +58,7 @@ class RecordsInterrupt:
             self.fit_loop(X, y, _routing_method=routing_method, **fit_params)
         except KeyboardInterrupt:
             self._settle_losses()
+            self._count_interrupted_steps()
             self.interrupted_ = not self._stopped_early()
         self.notify("on_train_end", X=X, y=y)
         return self
@@ -77,6 +78,15 @@ class RecordsInterrupt:
                                   for row, key in pending]).tolist()
             for (row, key), value in zip(pending, values):
                 row[key] = value
+
+    def _count_interrupted_steps(self):
+        """Record the interrupted epoch's training steps as a finished epoch does
+        (``train_batch_count``), so that a warm start continues a batch-stepped schedule at
+        the step it reached: skorch counts every batch of every row (validation included)
+        when a row lacks it, and a slim pickle keeps the rows but not their batches."""
+        if len(self.history) and "train_batch_count" not in self.history[-1]:
+            self.history.record("train_batch_count", sum(
+                "train_loss" in row for row in self.history[-1].get("batches", ())))
 
     def _stopped_early(self):
         """Whether an EarlyStopping callback has just run out of patience."""
