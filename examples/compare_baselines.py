@@ -97,6 +97,9 @@ def evaluate(model, X, y, n_image_features):
         "I→T": coarse["i2t"],
         "T→I": coarse["t2i"],
         "t-mAP@50": time_period_inference(model, X, y, window=WINDOW)["mean"],
+        # the same with each query's candidates restricted to its window: what a date
+        # filter gives any model, so the figure a time-aware model must beat
+        "+ filter": time_period_inference(model, X, y, window=WINDOW, time_filter=True)["mean"],
         "bin mAP": bounded["mean"],
         "time cos": float(np.mean(np.sum(early * late, axis=1))),
     }
@@ -144,11 +147,14 @@ def main():
         print(f"{name:<{width}}" + "".join(
             f"{row[c]:>10.{PRECISION.get(c, 3)}f}" for c in columns))
     print(f"\nI→T, T→I: full-ranking mAP; t-mAP@50: relevant = same category and |Δt| <= "
-          f"{WINDOW:g}; bin mAP: within the query's time bin (10 bins);\ntime cos: captions "
+          f"{WINDOW:g}; + filter: the same over the candidates within the window;\nbin mAP: "
+          f"within the query's time bin (10 bins); time cos: captions "
           f"projected at t={X_test[:, -1].min():.1f} vs t={X_test[:, -1].max():.1f} "
           "(1.0000 = time ignored at inference).")
-    best = max(rows, key=lambda name: rows[name]["t-mAP@50"])
-    print(f"best t-mAP@50: {best} ({rows[best]['t-mAP@50']:.3f})")
+    # category retrieval decides (what no date filter gives); the filtered figure beside it
+    best = max(rows, key=lambda name: rows[name]["I→T"] + rows[name]["T→I"])
+    print(f"best category mAP: {best} ({(rows[best]['I→T'] + rows[best]['T→I']) / 2:.3f}); "
+          f"best + filter: {max(rows, key=lambda name: rows[name]['+ filter'])}")
 
 
 if __name__ == "__main__":

@@ -113,8 +113,9 @@ def _parser():
                            "fits take seconds to minutes; -1: every core; default 1)")
     cmp_.add_argument("--n-threads", type=int, default=DEFAULT_THREADS,
                       help="torch threads of each fit (default 1: on a machine that other "
-                           "work shares, a fit on 2 threads ran up to 10 times slower than on "
-                           "one; use --n-jobs for the other cores)")
+                           "work shares, fits on 2 threads made the quick job about 3 times "
+                           "slower than on one (docs/index.md); use --n-jobs for the other "
+                           "cores)")
     cmp_.add_argument("--verbose", action="store_true", help="print the training epochs")
     cmp_.add_argument("--no-plots", action="store_true")
     return parser, cmp_

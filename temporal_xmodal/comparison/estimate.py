@@ -225,9 +225,9 @@ def estimate_lines(n_samples, max_epochs=None, estimators=None, n_features=SYNTH
     busy = busy_cores() if load is None else load
     cores = (os.cpu_count() or 1) if cores is None else cores
     if busy > cores / 2:
-        # a fit on one thread slowed by 1.6x beside two busy processes on 2 cores
-        # (docs/index.md, "Threads"); on more threads than free cores, by up to 10x
-        many = (f"; on {n_threads} threads per fit up to 10 times longer (--n-threads 1)"
+        # the quick job on one thread per fit slowed by 1.6x beside two busy processes on 2
+        # cores, and by 3.1x more on two threads (bench_threads_load.json, docs/index.md)
+        many = (f"; on {n_threads} threads per fit several times longer (--n-threads 1)"
                 if n_threads > 1 else "")
         lines.append(f"  this machine is busy (load {busy:.1f} on {cores} cores): about "
                      f"{seconds_text(seconds * (1 + busy / cores))} at this load, and longer "

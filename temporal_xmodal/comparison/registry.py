@@ -56,8 +56,10 @@ def estimator_registry(n_image_features, random_state=0, time_window=1.0, datase
         Seed for the stochastic estimators.
     time_window : float or None, default=1.0
         Time scale of the data, a number in the estimators' ``time_unit``
-        (years for the real data sets): the Diachronic window (decay = 1 /
-        window); ``None``: the estimator's defaults.
+        (years for the real data sets), read by the estimators whose compare
+        entry sets a parameter from it (``CompareEntry.time_window``; at their
+        defaults none does: Diachronic's window shapes only L_intra, off at
+        ``decay=0``); ``None``: the estimators' defaults.
     dataset : str, default="synthetic"
         Key of the data-set specific settings (any other name: none).
 
