@@ -177,7 +177,8 @@ def _check_compare_args(args):
     if problem is None:
         args.job = job_key("data" if args.data else args.dataset,
                            None if args.data else args.n_samples, args.seed, args.max_epochs,
-                           args.names, data=args.user_data.key if args.data else None)
+                           args.names, data=args.user_data.key if args.data else None,
+                           seeds=args.seeds)
         problem, _ = check_output_folder(args.output, args.job, resume=args.resume,
                                          force=args.force)
     return problem
@@ -263,7 +264,10 @@ def main(argv=None):
         with _warnings_as_notes():
             return _run(args, argv, started)
     except KeyboardInterrupt:  # before the first fit (imports, data): nothing to keep
-        print("\ninterrupted (Ctrl-C) before any fit finished; nothing written", file=sys.stderr)
+        held = Path(args.output) / "results.json"
+        print("\ninterrupted (Ctrl-C) before this run's first fit finished; it wrote nothing"
+              + (f" ({held} is as it was: --resume goes on from its finished fits)"
+                 if held.is_file() else ""), file=sys.stderr)
         return INTERRUPTED
 
 
@@ -343,7 +347,10 @@ def _run_job(args, argv, started):
     except CompareInterrupted as stop:
         again = [a for a in argv if a not in ("--resume", "--force")] + ["--resume"]
         command = f"python -m temporal_xmodal {shlex.join(again)}"
-        if len(stop.results) == stop.n_fits:
+        if stop.on_disk is not None:  # a run over several seeds: what each part has
+            _flushed_print(f"to finish the job without refitting the finished fits: "
+                           f"{command}")
+        elif len(stop.results) == stop.n_fits:
             _flushed_print(f"all {stop.n_fits} fits are written; to draw what was left "
                            f"without refitting: {command}")
         else:

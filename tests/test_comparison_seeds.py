@@ -72,9 +72,87 @@ def test_compare_over_two_seeds_writes_each_run_and_the_means(tmp_path, capsys):
         main(["compare", "--n-samples", "200", "--max-epochs", "1", "--seeds", "3",
               "--estimators", "CCA,Diachronic", "--no-plots", "--output", str(out)])
     assert "holds the results of another run" in capsys.readouterr().err
+    # issue 57, 5: the same command again, with or without --resume, is the same run
+    args = ["compare", "--n-samples", "200", "--max-epochs", "1", "--seeds", "2",
+            "--estimators", "CCA,Diachronic", "--no-plots", "--output", str(out)]
+    assert main(args) == 0 and main(args + ["--resume"]) == 0
+    assert "another run" not in capsys.readouterr().err
+
+
+def test_several_seeds_into_a_one_seed_folder_are_refused_in_one_line(tmp_path, capsys):
+    """Issue 57, 5: --seeds 2 into a one-seed run's folder ended in a ValueError traceback
+    (the command line's folder check and the job's key were two functions)."""
+    out = tmp_path / "out"
+    args = ["compare", "--n-samples", "200", "--max-epochs", "1", "--estimators", "CCA",
+            "--no-plots", "--output", str(out)]
+    assert main(args) == 0
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as stop:
+        main(args + ["--seeds", "2"])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and "Traceback" not in err
+    assert "(synthetic, 200 items, seed 0," in err and "this run (synthetic, 200 items, " \
+        "seeds 0-1," in err
 
 
 def test_seeds_below_one_are_refused_before_any_fit(capsys):
     with pytest.raises(SystemExit):
         main(["compare", "--seeds", "0"])
     assert "--seeds must be at least 1" in capsys.readouterr().err
+
+
+def _ctrl_c():
+    """A real SIGINT to this process: Python raises KeyboardInterrupt where it arrives."""
+    import os
+    import signal
+    os.kill(os.getpid(), signal.SIGINT)
+
+
+@pytest.mark.parametrize("phase", ["seed data", "between seeds", "means", "figure"])
+def test_every_ctrl_c_of_a_seeds_run_says_what_is_on_disk_and_how_to_finish(
+        phase, tmp_path, capsys, monkeypatch):
+    """Issue 57, 4: a Ctrl-C outside a seed's fits said "before any fit finished; nothing
+    written" while finished seeds (and even the means) were on disk."""
+    from temporal_xmodal.comparison import driver
+
+    out = tmp_path / "out"
+    args = ["compare", "--n-samples", "200", "--max-epochs", "1", "--seeds", "2",
+            "--estimators", "CCA", "--output", str(out)] + (
+        [] if phase == "figure" else ["--no-plots"])
+    if phase == "seed data":  # while the second seed loads its data
+        load = driver.load_comparison_data
+
+        def loading(*a, random_state, **kw):
+            if random_state == 1:
+                _ctrl_c()
+            return load(*a, random_state=random_state, **kw)
+        monkeypatch.setattr(driver, "load_comparison_data", loading)
+    elif phase == "between seeds":  # as the second seed begins
+        run_one = driver._run_one
+
+        def starting(dataset, folder, seed, **kw):
+            if seed == 1:
+                _ctrl_c()
+            return run_one(dataset, folder, seed, **kw)
+        monkeypatch.setattr(driver, "_run_one", starting)
+    elif phase == "means":
+        monkeypatch.setattr(driver, "mean_rows", lambda runs: _ctrl_c())
+    else:
+        monkeypatch.setattr(driver, "_plot", lambda *a, **kw: _ctrl_c())
+    assert main(args) == 130
+    printed = capsys.readouterr()
+    said = printed.out + printed.err
+    assert "nothing written" not in said and "wrote nothing" not in said
+    finished = {"seed data": 1, "between seeds": 1, "means": 2, "figure": 2}[phase]
+    assert f"{finished} of 2 seeds finished ({out / 'seed_0'}" in said
+    means = "written" if phase == "figure" else "not written"
+    assert f"the means over the seeds ({out / 'results.json'}): {means}" in said
+    assert ("their figure: not drawn" in said) == (phase == "figure")
+    command = "python -m temporal_xmodal " + " ".join(args + ["--resume"])
+    assert f"to finish the job without refitting the finished fits: {command}" in said
+    assert (out / "seed_0" / "results.json").is_file()
+    assert (out / "results.json").is_file() == (phase == "figure")
+    # and the command it gives finishes the job
+    monkeypatch.undo()
+    assert main(args + ["--resume"]) == 0
+    assert json.loads((out / "results.json").read_text())["meta"]["complete"]

@@ -276,10 +276,11 @@ def _run_one(dataset, output, random_state, *, n_samples, plots, max_epochs, dat
     return rows
 
 
-def _job_key(dataset, n_samples, random_state, max_epochs, estimators, data):
+def _job_key(dataset, n_samples, random_state, max_epochs, estimators, data, seeds=1):
     """:func:`~.job.job_key` of a run on ``dataset``, or on a user's ``data`` when given."""
     return job_key("data" if data is not None else dataset, n_samples, random_state,
-                   max_epochs, estimators, data=None if data is None else data.key)
+                   max_epochs, estimators, data=None if data is None else data.key,
+                   seeds=seeds)
 
 
 def _report(rows, n_done, n_fits, answer, columns, references, data):
@@ -320,47 +321,75 @@ def _sample_lines(rows, n_test):
 def _over_seeds(dataset, output, random_state, seeds, *, log, resume, force, plots, **options):
     """:func:`run_compare` over ``seeds`` seeds: one run per seed in its sub-folder, then the
     table of the means with the spread in ``output``."""
-    key = {**_job_key(dataset, options["n_samples"], random_state, options["max_epochs"],
-                      options["estimators"], options["data"]), "seeds": seeds}
+    key = _job_key(dataset, options["n_samples"], random_state, options["max_epochs"],
+                   options["estimators"], options["data"], seeds)
     problem, _ = check_output_folder(output, key, resume=resume, force=force)
     if problem:
         raise ValueError(problem)
     out = Path(output)
     out.mkdir(parents=True, exist_ok=True)
     runs, context, seed_list = [], {}, list(range(random_state, random_state + seeds))
-    for k, seed in enumerate(seed_list):
-        folder = out / seed_folder(seed)
-        log(f"\n=== seed {seed} ({k + 1} of {seeds} seeds), in {folder}")
-        try:
+    phase = {"means": "not written", "figure": "not drawn" if plots else None}
+    try:
+        for k, seed in enumerate(seed_list):
+            folder = out / seed_folder(seed)
+            log(f"\n=== seed {seed} ({k + 1} of {seeds} seeds), in {folder}")
             runs.append(_run_one(dataset, folder, seed, log=log, resume=resume, force=force,
                                  plots=False, context=context, **options))
-        except CompareInterrupted:
-            log(f"\nseeds finished before the Ctrl-C: {k} of {seeds}; --resume goes on from "
-                "them and from this seed's finished fits")
+        data = context["data"]
+        rows = mean_rows(runs)
+        answer = answer_lines(rows, data.protocol, runs=runs)
+        n_fits = sum(1 + ("control" in row) for row in rows)
+        text = _report(rows, n_fits, n_fits, answer, context["columns"],
+                       context["references"], data)
+        document = {"meta": {"job": key, "seeds": seed_list,
+                             "runs": [seed_folder(s) for s in seed_list],
+                             "protocol": data.protocol, "complete": True},
+                    "answer": answer, "rows": rows,
+                    "spread": {row["name"]: {k: spread(runs, row["name"],
+                                                       lambda r, k=k: r.get(k))
+                                             for k, _, _ in context["columns"]}
+                               for row in rows}}
+        write_atomic(out / TABLE, text + "\n")
+        write_atomic(out / RESULTS, json.dumps(_json_ready(document), indent=2,
+                                               allow_nan=False))
+        phase["means"] = "written"
+        log(f"\nover {seeds} seeds (each figure the mean; the answer lines give the "
+            "spread):\n")
+        log(text)
+        log(f"\nwrote {out / TABLE} and {out / RESULTS}")
+        if plots:
+            _plot(rows, out=out, columns=context["columns"], dataset=dataset, data=data,
+                  random_state=f"the means over seeds {seed_list[0]}-{seed_list[-1]}",
+                  epochs=context["epochs"],
+                  references=context["references"], log=log)
+            phase["figure"] = "drawn"
+    except KeyboardInterrupt as stop:  # a seed's fits (CompareInterrupted) or anywhere else
+        on_disk = _seeds_on_disk(out, seed_list, len(runs), phase)
+        log(f"\ninterrupted (Ctrl-C): {on_disk}")
+        if isinstance(stop, CompareInterrupted):
+            stop.on_disk = on_disk
             raise
-    data = context["data"]
-    rows = mean_rows(runs)
-    answer = answer_lines(rows, data.protocol, runs=runs)
-    n_fits = sum(1 + ("control" in row) for row in rows)
-    text = _report(rows, n_fits, n_fits, answer, context["columns"], context["references"],
-                   data)
-    document = {"meta": {"job": key, "seeds": seed_list,
-                         "runs": [seed_folder(s) for s in seed_list],
-                         "protocol": data.protocol, "complete": True},
-                "answer": answer, "rows": rows,
-                "spread": {row["name"]: {k: spread(runs, row["name"], lambda r, k=k: r.get(k))
-                                         for k, _, _ in context["columns"]} for row in rows}}
-    write_atomic(out / TABLE, text + "\n")
-    write_atomic(out / RESULTS, json.dumps(_json_ready(document), indent=2, allow_nan=False))
-    log(f"\nover {seeds} seeds (each figure the mean; the answer lines give the spread):\n")
-    log(text)
-    log(f"\nwrote {out / TABLE} and {out / RESULTS}")
-    if plots:
-        _plot(rows, out=out, columns=context["columns"], dataset=dataset, data=data,
-              random_state=f"the means over seeds {seed_list[0]}-{seed_list[-1]}",
-              epochs=context["epochs"],
-              references=context["references"], log=log)
+        raise CompareInterrupted({}, [], 0, on_disk=on_disk) from None
     return rows
+
+
+def _seeds_on_disk(out, seed_list, n_done, phase):
+    """What a run over ``seed_list`` has on disk when a Ctrl-C stops it after ``n_done``
+    seeds: the finished seeds' folders, the interrupted seed's finished fits, the means and
+    the figure, in one line."""
+    done = [seed_folder(s) for s in seed_list[:n_done]]
+    parts = [f"{n_done} of {len(seed_list)} seeds finished"
+             + (f" ({', '.join(f'{out / d}' for d in done)})" if done else "")]
+    if n_done < len(seed_list):
+        current = out / seed_folder(seed_list[n_done])
+        kept = current / RESULTS
+        parts.append(f"seed {seed_list[n_done]}'s finished fits are in {kept}"
+                     if kept.is_file() else f"seed {seed_list[n_done]} has no finished fit")
+    parts.append(f"the means over the seeds ({out / RESULTS}): {phase['means']}")
+    if phase["figure"] is not None:
+        parts.append(f"their figure: {phase['figure']}")
+    return "; ".join(parts)
 
 
 def _plot(rows, *, out, columns, dataset, data, random_state, epochs, references, log):

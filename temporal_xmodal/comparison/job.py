@@ -104,7 +104,7 @@ def unique_names(names):
     return once, repeated
 
 
-def job_key(dataset, n_samples, random_state, max_epochs, estimators, data=None):
+def job_key(dataset, n_samples, random_state, max_epochs, estimators, data=None, seeds=1):
     """What makes two runs the same: the data, its size, the seed, the epochs, the estimators.
 
     Parallel workers, threads, plots and verbosity do not change the figures' meaning and
@@ -123,6 +123,10 @@ def job_key(dataset, n_samples, random_state, max_epochs, estimators, data=None)
         A user's data (``compare --data``): its file, a digest of its contents and the
         options that read it (``key`` of
         :func:`~temporal_xmodal.comparison.user_data.load_user_data`).
+    seeds : int, default=1
+        Runs over consecutive seeds (``--seeds``): the folder of their means is another
+        run than one seed's.  The one key of a run: the command line checks the folder
+        with it before any fit, the job writes it.
 
     Returns
     -------
@@ -134,6 +138,8 @@ def job_key(dataset, n_samples, random_state, max_epochs, estimators, data=None)
            "estimators": None if estimators is None else unique_names(estimators)[0]}
     if data is not None:
         key["data"] = dict(data)
+    if seeds > 1:  # a one-seed run's key is what it always was
+        key["seeds"] = seeds
     return key
 
 
@@ -150,7 +156,10 @@ def describe_job(key):
     if isinstance(key.get("data"), dict):
         data = key["data"]
         dataset = f"{data.get('source') or 'a DataFrame'} ({data.get('split')} split)"
-    return f"{dataset}, {size}, seed {key.get('seed')}, {epochs}, {names}"
+    seeds = (f"seeds {key['seed']}-{key['seed'] + key['seeds'] - 1}"
+             if isinstance(key.get("seeds"), int) and isinstance(key.get("seed"), int)
+             else f"seed {key.get('seed')}")
+    return f"{dataset}, {size}, {seeds}, {epochs}, {names}"
 
 
 def _read(path):

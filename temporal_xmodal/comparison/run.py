@@ -92,11 +92,16 @@ class CompareInterrupted(KeyboardInterrupt):
         The table's rows of the finished fits (see :func:`compare`).
     n_fits : int
         Fits the comparison has in all.
+    on_disk : str or None
+        What a run over several seeds has on disk (finished seeds, the means, the
+        figure), when the Ctrl-C came outside one run's fits or must be read across seeds;
+        None: ``results`` and ``rows`` say it.
     """
 
-    def __init__(self, results, rows, n_fits):
+    def __init__(self, results, rows, n_fits, on_disk=None):
         super().__init__(f"interrupted (Ctrl-C) after {len(results)} of {n_fits} fits")
         self.results, self.rows, self.n_fits = results, rows, n_fits
+        self.on_disk = on_disk
 
 
 @contextmanager
