@@ -291,8 +291,19 @@ def check_user_file(data, stdout, output_dir):
 
 
 #: name -> (extra arguments, or a callable giving them / skipping; the check; timeout in s)
+def check_grid_search(data, stdout, output_dir):
+    """The README's list of grids on both worlds: every candidate scored on both figures,
+    the refit on category mAP, L_intra off against on."""
+    for world in ("content_drift", "static"):
+        result = data["results"][world]
+        assert result["candidates"] and all(
+            {"map", "tmap50_filter"} <= c.keys() for c in result["candidates"])
+        assert {"best", "defaults", "held_out", "intra_off", "intra_on"} <= result.keys()
+
+
 CASES = {
     "bench_metrics": ([], check_metrics, 300),
+    "bench_grid_search": (["--n-jobs", "1"], check_grid_search, 300),
     "bench_cca": ([], check_cca, 300),
     "bench_training": ([], check_training, 300),
     "bench_diachronic_synthetic": ([], check_diachronic, 300),

@@ -110,12 +110,14 @@ def test_grid_search_temporal(run_example):
 def test_compare_baselines(run_example):
     out = run_example("compare_baselines.py")
     header = next(line for line in out.splitlines() if line.startswith("estimator"))
-    for column in ("fit [s]", "I→T", "T→I", "t-mAP@50", "bin mAP", "time cos"):
+    for column in ("fit [s]", "I→T", "T→I", "t-mAP@50", "+ filter", "bin mAP", "time cos"):
         assert column in header
     for name in ("CCA", "SAM, fixed margin", "TempXNet-Rec", "Diachronic, no L_intra",
                  "Binned+Procrustes"):
         assert f"\n{name} " in out
-    assert "best t-mAP@50:" in out
+    # the choice is on category mAP, the filtered figure beside it (never the unfiltered)
+    assert "best category mAP:" in out and "best + filter:" in out
+    assert "best t-mAP@50" not in out
 
 
 @pytest.mark.skipif(not HAS_TICRC, reason=f"TICRC data not found at {DATA_DIR / 'ticrc'}")
