@@ -714,7 +714,13 @@ def round3_cases():
             return Wrong("the default window (a share of the span) spans the data")
         if abs(model.net_.criterion_.window - 0.1) > 1e-9:  # 5 % of two years
             return Wrong(f"default window {model.net_.criterion_.window} on two years")
-        explicit = DiachronicEmbedder(window="4Y", use_time=True, **small)
+        # at decay=0 (the default) a window cannot act: that is what it must hear (issue 57,
+        # 11); with L_intra on, that it spans the data
+        idle = DiachronicEmbedder(window="4Y", use_time=True, **small)
+        _, messages = _recorded(lambda: idle.fit(X2, y))
+        if not [m for m in messages if "window='4Y' has no effect" in m]:
+            return Wrong("no word that window='4Y' does nothing at decay=0")
+        explicit = DiachronicEmbedder(window="4Y", decay="1/Y", use_time=True, **small)
         _, messages = _recorded(lambda: explicit.fit(X2, y))
         spans = [m for m in messages if "training span" in m]
         if not spans:
