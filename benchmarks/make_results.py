@@ -358,18 +358,31 @@ def probe_section(doc):
     return lines
 
 
-def probe_issue48_section(doc):
-    """Issue 48's bad-input cases (``probe_bad_input.py --issue48``), on one tree."""
+#: What each issue's bad-input cases probe (``probe_bad_input.py --issue<N>``).
+PROBE_ISSUES = {
+    "48": ("dates outside datetime64[ns], checkpoints that cannot rank, the date prior's "
+           "held-out pairs, Ctrl-C and default prior, captions and their times, compiled fits "
+           "in a search, devices, subpackages, a '+5%' share"),
+    "57": ("the compare job's time unit, estimator names, .npz clashes, Ctrl-C and folders "
+           "of --seeds runs, one class, a NaN validation figure, the LR schedule after "
+           "Ctrl-C, genuine dates, a numeric --window, knobs that cannot act, warm-start "
+           "progress, NaN captions, a header-only CSV, huge --seeds, a zero margin"),
+}
+
+
+def probe_issue_section(doc):
+    """An issue's bad-input cases (``probe_bad_input.py --issue48`` / ``--issue57``), on one
+    tree."""
     counts = doc["counts"]
     kinds = ("clear", "sane", "silent", "misleading", "obscure", "hang")
-    tree = doc["benchmark"][len("probe_bad_input_issue48"):].lstrip("_") or "this checkout"
-    lines = [f"## Bad input, issue 48's cases ({tree.replace('_', ' ')})", "",
-             f"{_settings(doc)}: {doc['n_cases']} cases of issue 48's families (dates outside "
-             "datetime64[ns], checkpoints that cannot rank, the date prior's held-out pairs, "
-             "Ctrl-C and default prior, captions and their times, compiled fits in a search, "
-             "devices, subpackages, a '+5%' share). *misleading*: an answer whose words are "
-             "wrong." + (f" Run with this checkout's cases against a worktree of {doc['tree']} "
-                         "(`PYTHONPATH=<worktree>`)." if doc.get("tree") else ""), "",
+    issue = doc["benchmark"][len("probe_bad_input_issue"):][:2]
+    tree = doc["benchmark"][len(f"probe_bad_input_issue{issue}"):].lstrip("_") or \
+        "this checkout"
+    lines = [f"## Bad input, issue {issue}'s cases ({tree.replace('_', ' ')})", "",
+             f"{_settings(doc)}: {doc['n_cases']} cases of issue {issue}'s families "
+             f"({PROBE_ISSUES[issue]}). *misleading*: an answer whose words are wrong."
+             + (f" Run with this checkout's cases against a worktree of {doc['tree']} "
+                "(`PYTHONPATH=<worktree>`)." if doc.get("tree") else ""), "",
              "| " + " | ".join(kinds) + " |", "|" + "---|" * len(kinds),
              "| " + " | ".join(str(counts.get(k, 0)) for k in kinds) + " |"]
     families = doc.get("per_family") or {}
@@ -600,8 +613,8 @@ def _section(doc):
         return sensitivity_section
     if doc["benchmark"].startswith("bench_demo_time"):
         return demo_time_section
-    if doc["benchmark"].startswith("probe_bad_input_issue48"):
-        return probe_issue48_section
+    if doc["benchmark"].startswith(("probe_bad_input_issue48", "probe_bad_input_issue57")):
+        return probe_issue_section
     return SECTIONS.get(doc["benchmark"], generic_section)
 
 

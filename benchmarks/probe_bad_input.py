@@ -29,6 +29,7 @@ Run::
     python benchmarks/probe_bad_input.py --round3     # the round 3 cases only (a minute)
     python benchmarks/probe_bad_input.py --issue41    # issue 41's cases only (a minute)
     python benchmarks/probe_bad_input.py --issue48    # issue 48's cases only (a minute)
+    python benchmarks/probe_bad_input.py --issue57    # issue 57's cases only (a minute)
 """
 
 import sys
@@ -40,9 +41,10 @@ from _common import make_parser, write_results
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from _bad_input import (OWNERS, Case, Misleading, Wrong, all_cases,  # noqa: E402
-                        classify, issue41_cases, issue48_cases, round3_cases)
+                        classify, issue41_cases, issue48_cases, issue57_cases, round3_cases)
 from _bad_input_issue41 import ISSUE41_OWNERS  # noqa: E402
 from _bad_input_issue48 import ISSUE48_OWNERS  # noqa: E402
+from _bad_input_issue57 import ISSUE57_OWNERS  # noqa: E402
 
 #: The outcomes, in the order they are counted; the last four fail a case.
 OUTCOMES = ("clear", "sane", "silent", "misleading", "obscure", "hang")
@@ -59,6 +61,8 @@ def main(argv=None):
                         help="run only issue 41's cases (nothing silent, round 4)")
     parser.add_argument("--issue48", action="store_true",
                         help="run only issue 48's cases (nothing lost, nothing silent, round 5)")
+    parser.add_argument("--issue57", action="store_true",
+                        help="run only issue 57's cases (nothing lost, nothing silent, round 6)")
     parser.add_argument("--name", default=None,
                         help="the JSON's name (default: by the cases run), e.g. to keep the "
                              "tallies of an older tree apart")
@@ -69,6 +73,8 @@ def main(argv=None):
         cases = [("issue 41", case) for case in issue41_cases(Case, Wrong)]
     elif args.issue48:
         cases = [("issue 48", case) for case in issue48_cases(Case, Wrong, Misleading)]
+    elif args.issue57:
+        cases = [("issue 57", case) for case in issue57_cases(Case, Wrong, Misleading)]
     else:
         cases = all_cases(QUICK) if args.quick else all_cases()
     rows = []
@@ -105,13 +111,16 @@ def main(argv=None):
                "per_estimator": {k: dict(v) for k, v in per_estimator.items()},
                "quick": bool(args.quick), "round3_only": bool(args.round3),
                "issue41_only": bool(args.issue41), "issue48_only": bool(args.issue48),
+               "issue57_only": bool(args.issue57),
                "per_family": {k: dict(v) for k, v in families.items()},
                "round3_per_family": {k: dict(v) for k, v in families.items()
-                                     if k not in ISSUE41_OWNERS and k not in ISSUE48_OWNERS},
+                                     if k not in ISSUE41_OWNERS and k not in ISSUE48_OWNERS
+                                     and k not in ISSUE57_OWNERS},
                "cases": rows}
     name = args.name or ("probe_bad_input_round3" if args.round3 else
                          "probe_bad_input_issue41" if args.issue41 else
-                         "probe_bad_input_issue48" if args.issue48 else "probe_bad_input")
+                         "probe_bad_input_issue48" if args.issue48 else
+                         "probe_bad_input_issue57" if args.issue57 else "probe_bad_input")
     write_results(name, payload, args.output_dir)
     return 0
 

@@ -29,6 +29,7 @@ from skorch.callbacks import Callback
 
 from _bad_input_issue41 import ISSUE41_OWNERS, issue41_cases
 from _bad_input_issue48 import ISSUE48_OWNERS, issue48_cases
+from _bad_input_issue57 import ISSUE57_OWNERS, issue57_cases
 from _tiny import tiny
 from temporal_xmodal import (
     BinnedProcrustesEmbedder,
@@ -834,17 +835,19 @@ def classify(case, est_name):
 
 
 #: Which fix each family of every round waits on (round 3's, issue 41's and issue 48's).
-OWNERS = {**ROUND3_OWNERS, **ISSUE41_OWNERS, **ISSUE48_OWNERS}
+OWNERS = {**ROUND3_OWNERS, **ISSUE41_OWNERS, **ISSUE48_OWNERS, **ISSUE57_OWNERS}
 
 
 def all_cases(estimators=ESTIMATORS):
     """Every case as ``(owner, case)``: per estimator of ``estimators``, then the cases run
-    once (owner ``"metrics"``, ``"round 2"``, ``"round 3"``, ``"issue 41"`` and ``"issue 48"``;
-    the last three carry the ``family`` of issue 32 / 35 / 41 / 48 they probe)."""
+    once (owner ``"metrics"``, ``"round 2"``, ``"round 3"``, ``"issue 41"``, ``"issue 48"``
+    and ``"issue 57"``; the last four carry the ``family`` of issue 32 / 35 / 41 / 48 / 57
+    they probe)."""
     per_estimator = fit_cases() + transform_cases() + layout_cases() + [interrupt_case()]
     return ([(name, case) for name in estimators for case in per_estimator]
             + [("metrics", case) for case in metric_cases()]
             + [("round 2", case) for case in round2_cases()]
             + [("round 3", case) for case in round3_cases()]
             + [("issue 41", case) for case in issue41_cases(Case, Wrong)]
-            + [("issue 48", case) for case in issue48_cases(Case, Wrong, Misleading)])
+            + [("issue 48", case) for case in issue48_cases(Case, Wrong, Misleading)]
+            + [("issue 57", case) for case in issue57_cases(Case, Wrong, Misleading)])

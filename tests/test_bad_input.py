@@ -1,4 +1,4 @@
-"""Bad input gets a clear answer: 507 cases, each an error or a warning naming the problem.
+"""Bad input gets a clear answer: every case an error or a warning naming the problem.
 
 The case table is ``tests/_bad_input.py``: NaN, inf, huge and denormal features, bad or
 missing times, strings and dates in the wrong place, empty or one-row X, bad labels, bad
@@ -17,7 +17,11 @@ and issue 48's (``tests/_bad_input_issue48.py``): dates outside ``datetime64[ns]
 checkpoint figures that cannot rank, the date prior's held-out pairs, its Ctrl-C and its
 default prior in a search, captions and their times, compiled steps of many fits,
 ``search_embeddings``' device, subpackages after a bare import, a ``"+5%"`` share, the meta
-device, an 8,000-bin one-hot.
+device, an 8,000-bin one-hot; and issue 57's (``tests/_bad_input_issue57.py``): the compare
+job's time unit and estimator names, ``.npz`` clashes, Ctrl-C and folders of ``--seeds`` runs,
+one class, a NaN validation figure, the LR schedule after Ctrl-C, genuine dates, a numeric
+``--window``, knobs that cannot act, warm-start progress, NaN captions, a header-only CSV,
+huge ``--seeds``, a zero margin.
 Each case must end ``clear`` (an error or warning naming the problem) or ``sane`` (legitimate
 input, finite output); ``silent``, ``misleading`` (an answer whose words are wrong),
 ``obscure`` and ``hang`` fail it.
