@@ -85,7 +85,8 @@ def pages(root=ROOT):
                   - {root / g for g in GENERATED})
 
 
-def _renderers(root=ROOT):
+def renderers(root=ROOT):
+    """``benchmarks/make_results.py`` as a module: the renderers of ``docs/results.md``."""
     spec = importlib.util.spec_from_file_location("make_results",
                                                   root / "benchmarks" / "make_results.py")
     module = importlib.util.module_from_spec(spec)
@@ -188,7 +189,7 @@ def check_page(path, root=ROOT):
     problems, covered = [], []  # covered: (start, end, set of normalised figures)
     for region in _REGION.finditer(text):
         source = root / region.group("source")
-        render = getattr(_renderers(root), region.group("render"), None)
+        render = getattr(renderers(root), region.group("render"), None)
         if render is None or not source.is_file():
             problems.append(f"{name}:{line(region.start())}: cannot render "
                             f"{region.group('render')} from {region.group('source')}")

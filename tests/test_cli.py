@@ -275,6 +275,13 @@ def test_readme_opens_with_two_commands_and_ci_runs_the_second():
     assert tests in ci
 
 
+#: One fit's figures as the comparison plot reads them.
+_PLOTTED_FIGURES = {"map_i2t": 0.61, "map_t2i": 0.62, "mrr": 0.2, "tmap50": 0.5,
+                    "local_map10": 0.4, "bounded_map": 0.8,
+                    "per_bin": {"center": [0.5, 1.5], "map_i2t": [0.6, 0.7],
+                                "map_t2i": [0.5, 0.6], "map_mean": [0.55, 0.65]}}
+
+
 def test_comparison_plot_is_a_labelled_two_by_two_grid(tmp_path, monkeypatch):
     pytest.importorskip("matplotlib")
     import matplotlib.image
@@ -282,10 +289,7 @@ def test_comparison_plot_is_a_labelled_two_by_two_grid(tmp_path, monkeypatch):
 
     from temporal_xmodal.comparison.plots import plot_results
 
-    per_bin = {"center": [0.5, 1.5], "map_i2t": [0.6, 0.7], "map_t2i": [0.5, 0.6],
-               "map_mean": [0.55, 0.65]}
-    figures = {"map_i2t": 0.61, "map_t2i": 0.62, "mrr": 0.2, "tmap50": 0.5, "local_map10": 0.4,
-               "bounded_map": 0.8, "per_bin": per_bin}
+    figures = _PLOTTED_FIGURES
     rows = [{"name": "CCA", "fit_seconds": 0.2, "delta_time": None, **figures},
             {"name": "Diachronic", "fit_seconds": 46.4, "delta_time": 0.05,
              "delta_tmap50": -0.02, "delta_beyond_filter": -0.02, **figures}]
@@ -378,10 +382,7 @@ def test_delta_labels_stay_clear_of_the_estimator_names_and_the_bars(tmp_path, m
 
     from temporal_xmodal.comparison.plots import plot_results
 
-    per_bin = {"center": [0.5, 1.5], "map_i2t": [0.6, 0.7], "map_t2i": [0.5, 0.6],
-               "map_mean": [0.55, 0.65]}
-    figures = {"map_i2t": 0.61, "map_t2i": 0.62, "mrr": 0.2, "tmap50": 0.5, "local_map10": 0.4,
-               "bounded_map": 0.8, "per_bin": per_bin}
+    figures = _PLOTTED_FIGURES
     rows = [{"name": "CCA", "fit_seconds": 0.2, "delta_time": None, **figures},
             {"name": "Binned+Procrustes", "fit_seconds": 40.0, "delta_time": -0.08,
              "delta_tmap50": -0.1, "delta_beyond_filter": -0.12, **figures},

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import temporal_xmodal
+from _doc_figures import renderers
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -118,11 +119,7 @@ def test_api_page_covers_every_public_name():
 
 
 def _make_results():
-    spec = importlib.util.spec_from_file_location("make_results",
-                                                  ROOT / "benchmarks" / "make_results.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return renderers(ROOT)
 
 
 def _numbers(value):
