@@ -26,11 +26,11 @@ def _counting_fits(monkeypatch, interrupt_at=None):
     """Count the fits of the job; raise Ctrl-C as fit number ``interrupt_at`` starts."""
     real, calls = run_module._fit_evaluate, []
 
-    def fit_evaluate(estimator, *args):
+    def fit_evaluate(estimator, *args, **kwargs):
         calls.append(type(estimator).__name__)
         if len(calls) == interrupt_at:
             raise KeyboardInterrupt
-        return real(estimator, *args)
+        return real(estimator, *args, **kwargs)
 
     monkeypatch.setattr(run_module, "_fit_evaluate", fit_evaluate)
     return calls
@@ -72,11 +72,14 @@ def test_ctrl_c_after_the_second_fit_keeps_both_and_resume_finishes_the_job(
 
 
 class _StopsOnCtrlC(CCACrossModal):
-    """A model whose fit records a Ctrl-C as the neural ones do (skorch swallows it): it warns
-    and is left unfitted, as BinnedProcrustesEmbedder is when no bin was fitted."""
+    """A model whose fit records a Ctrl-C as the neural ones do (skorch swallows it): its
+    fit_report_ says so, and it is left otherwise unfitted, as BinnedProcrustesEmbedder is
+    when no bin was fitted.  It warns nothing: the job reads the report (issue 58)."""
 
     def fit(self, X, y=None):
-        warnings.warn("training was interrupted (Ctrl-C)", TrainingInterruptedWarning)
+        from temporal_xmodal.training import FitReport
+
+        self.fit_report_ = FitReport(interrupted=True)
         return self
 
 
@@ -239,7 +242,7 @@ def _faked_fits(monkeypatch, estimators, seconds):
     """Every fit of compare() on ``estimators`` takes ``seconds[name]`` (a control:
     ``seconds[name, True]``, else its model's), and nothing is fitted or evaluated."""
 
-    def fit_evaluate(estimator, X_train, y_train, X_test, y_test, evaluate, control):
+    def fit_evaluate(estimator, X_train, y_train, X_test, y_test, evaluate, control, name=None):
         name = next(n for n, est in estimators.items() if type(est) is type(estimator))
         return seconds.get((name, control), seconds[name]), {"map": 0.5,
                                                              "still_improving": False}
@@ -289,9 +292,13 @@ class _CannotRank(CCACrossModal):
     def fit(self, X, y=None):
         from temporal_xmodal.estimators._neural import convergence
 
+        from temporal_xmodal.training import FitReport
+
         super().fit(X, y)
-        convergence([{"valid_map": 0.5}] * 3, "valid_map", 0, validating=True, max_epochs=3,
-                    interrupted=False, name="TempXNetEmbedder")
+        summary = convergence([{"valid_map": 0.5}] * 3, "valid_map", 0, validating=True,
+                              max_epochs=3, interrupted=False, name="TempXNetEmbedder")
+        self.fit_report_ = FitReport.from_summary(summary, epochs=3, max_epochs=3,
+                                                  interrupted=False)
         return self
 
 
@@ -311,6 +318,7 @@ def test_a_fit_that_cannot_choose_its_checkpoint_is_a_note_naming_what_the_job_t
                        time_window=data.eval_window, log=lines.append)
     assert not [w for w in caught if "checkpoint" in str(w.message)]
     notes = [line for line in lines if line.startswith("  note: ")]
-    assert len(notes) == 1 and "cannot choose the checkpoint" in notes[0]
+    assert len(notes) == 1 and "Ties could not choose its checkpoint" in notes[0]
+    assert "the same at every epoch (valid_map)" in notes[0]
     assert "--n-samples" in notes[0] and "Raise validation_fraction" not in notes[0]
     assert any(notes[0].strip().endswith(line) for line in note_lines(rows, data))

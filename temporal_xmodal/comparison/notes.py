@@ -11,7 +11,7 @@ from .seeds import spread
 from .table import DELTA_TIME_SCORE, is_na
 
 __all__ = ["CHECKPOINT_ADVICE", "CONTROL_STILL_IMPROVING", "STILL_IMPROVING", "answer_lines",
-           "checkpoint_note", "marked", "note_lines"]
+           "checkpoint_note", "checkpoint_note_of", "marked", "note_lines"]
 
 #: Marks of a fit still improving at its last epoch: the model's, its control's.
 STILL_IMPROVING, CONTROL_STILL_IMPROVING = "*", "†"
@@ -32,6 +32,19 @@ def checkpoint_note(message):
     if _CHECKPOINT not in message:
         return None
     return message.split(" Raise ", 1)[0] + " " + CHECKPOINT_ADVICE
+
+
+def checkpoint_note_of(name, report):
+    """The job's note for a fit whose :class:`~temporal_xmodal.training.FitReport` says it,
+    or a model inside it, could not choose its checkpoint (read from the report, not from
+    the warning that says it to a person)."""
+    from ..training._report import KEPT_WHY
+
+    where = [("", report)] if report.kept_why in ("ties", "nan") else [
+        (f" ({child})", r) for child, r in report.children if r.cannot_rank]
+    parts = [f"{KEPT_WHY[r.kept_why]} ({r.metric}){at}" for at, r in where]
+    return (f"{name} could not choose its checkpoint: {'; '.join(parts)}; its weights are "
+            "kept. " + CHECKPOINT_ADVICE)
 
 
 def marked(row):

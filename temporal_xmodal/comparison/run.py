@@ -29,11 +29,11 @@ from ..evaluation.report import evaluate_estimator, evaluate_undated
 from ..estimators import date_prior_scores
 from ..metrics import counterpart_reciprocal_ranks, random_mrr
 from ..time import time_role
-from ..training import TrainingInterruptedWarning
+from ..training import FitReport, TrainingInterruptedWarning
 from .._constraints import Interval
 from .estimate import fit_seconds, fitting_left
 from .job import seconds_text
-from .notes import checkpoint_note
+from .notes import checkpoint_note, checkpoint_note_of
 from .registry import training_epochs
 from .table import DELTA_TIME_SCORE, is_na
 
@@ -125,15 +125,18 @@ def recording_convergence(passthrough=True):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
 
 
-def _fit_evaluate(estimator, X_train, y_train, X_test, y_test, evaluate, control):
+def _fit_evaluate(estimator, X_train, y_train, X_test, y_test, evaluate, control, name=None):
     """Fit one estimator and evaluate it: ``(fit seconds, figures)``, or ``(seconds, None)``
     when Ctrl-C interrupted the fit (its partial model is not evaluated).
 
-    ``figures["still_improving"]``: whether the fit (or a model inside it, e.g. a bin's)
-    warned that its validation figure was still improving at the last epoch;
-    ``figures["time_bin_notes"]``: the fit's and the evaluation's time-bin warnings (bins
-    merged); ``figures["n_bins"]``: the bins a binned model fitted.  These warnings are
-    summarised once under the table instead of shown; the others pass through.
+    The fit's outcome is read from its ``fit_report_``
+    (:class:`~temporal_xmodal.training.FitReport`; a closed-form estimator has none):
+    ``figures["still_improving"]``, whether the fit or a model inside it (a bin's, a stage's)
+    was still improving at its last epoch, and ``figures["checkpoint_notes"]``, when one could
+    not choose its checkpoint.  ``figures["time_bin_notes"]``: the fit's and the evaluation's
+    time-bin warnings (bins merged); ``figures["n_bins"]``: the bins a binned model fitted.
+    The warnings that say the same to a person are summarised once under the table instead
+    of shown; the others pass through.
     """
     recorded = (ConvergenceWarning, TrainingInterruptedWarning, TimeBinWarning)
     with warnings.catch_warnings(record=True) as caught:
@@ -147,26 +150,25 @@ def _fit_evaluate(estimator, X_train, y_train, X_test, y_test, evaluate, control
         start = time.perf_counter()
         estimator.fit(X_train, y_train)
         seconds = time.perf_counter() - start
-        interrupted = any(issubclass(w.category, TrainingInterruptedWarning) for w in caught)
-        if not interrupted:
+        report = getattr(estimator, "fit_report_", None) or FitReport()
+        if not report.interrupted:
             figures = (evaluate(estimator, X_test) if y_test is None
                        else evaluate(estimator, X_test, y_test))
     checkpoint = [w for w in caught if checkpoint_note(str(w.message))]
     for w in caught:  # the others are shown
         if not issubclass(w.category, recorded) and w not in checkpoint:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    if interrupted:
+    if report.interrupted:
         return seconds, None
     notes = list(dict.fromkeys(str(w.message) for w in caught
                                if issubclass(w.category, TimeBinWarning)))
     extra = {"time_bin_notes": notes, "epochs": training_epochs(estimator)}
-    if checkpoint:  # a note of the job, in its words (issue 56, 6)
-        extra["checkpoint_notes"] = list(dict.fromkeys(checkpoint_note(str(w.message))
-                                                       for w in checkpoint))
+    if report.cannot_rank:  # a note of the job, in its words (issue 56, 6)
+        extra["checkpoint_notes"] = [checkpoint_note_of(name or type(estimator).__name__,
+                                                        report)]
     if hasattr(estimator, "n_bins_"):
         extra["n_bins"] = int(estimator.n_bins_)
-    short = any(issubclass(w.category, ConvergenceWarning) for w in caught)
-    return seconds, {**figures, "still_improving": bool(short), **extra}
+    return seconds, {**figures, "still_improving": report.still_improving, **extra}
 
 
 def _evaluate_control(estimator, X_control, y, *, X_real, time_window, real_time=None):
@@ -184,7 +186,7 @@ def _evaluate_control(estimator, X_control, y, *, X_real, time_window, real_time
 
 def _keyed_fit_evaluate(key, *args):
     """:func:`_fit_evaluate` tagged with its job key (parallel results arrive unordered)."""
-    return key, _fit_evaluate(*args)
+    return key, _fit_evaluate(*args, name=key[0])
 
 
 @validate_params(
@@ -329,7 +331,8 @@ def compare(estimators, X_train, y_train, X_test, y_test, *, time_window, protoc
             log(f"[{len(results) + 1}/{len(jobs)}] fitting {name}{label[control]} ...")
             try:
                 result = _fit_evaluate(est, X_tr, y_train, X_te, y_eval,
-                                       evaluate_control if control else evaluate, control)
+                                       evaluate_control if control else evaluate, control,
+                                       name=name)
                 if result[1] is not None:  # else the fit recorded the Ctrl-C, stopped early
                     finished((name, control), result)  # the "done" line and the write
             except CompareInterrupted:

@@ -27,7 +27,8 @@ from ..base._embedder import output_dtype
 from ..nn.layers import reseed
 from ..nn.towers import block_standardization
 from ..training import (BatchIterator, CheckpointSelection, CompiledStep, CrossModalNet,
-                        InverseTimeDecay, LearningRateDecay, ProgressLog, RetrievalScoring,
+                        FitReport, InverseTimeDecay, LearningRateDecay, ProgressLog,
+                        RetrievalScoring,
                         TrainingDivergedError, as_tensor, cannot_rank, embed_batches,
                         input_block, kept_epoch, make_dataset, seeded)
 from ._neural_params import OPTIMIZERS, TMAP_WINDOW_SHARE
@@ -184,6 +185,9 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
                 validating=valid is not None, max_epochs=self.max_epochs,
                 interrupted=self.training_interrupted_, name=name)
             self.best_epoch_ = self.convergence_["best_epoch"]
+            self.fit_report_ = FitReport.from_summary(
+                self.convergence_, epochs=len(self.net_.history) - n_before,
+                max_epochs=self.max_epochs, interrupted=self.training_interrupted_)
             if self.training_interrupted_:
                 report_interrupt(interrupt_message(
                     self.net_.history, self.selection_metric, n_before,

@@ -156,6 +156,12 @@ _SHARED_ATTRIBUTES = """    net_ : skorch.NeuralNet
         Whether Ctrl-C stopped the last fit; ``fit`` then warns with a
         :class:`~temporal_xmodal.training.TrainingInterruptedWarning` saying
         which weights the (usable) model holds.
+    fit_report_ : FitReport
+        The last fit's outcome in one object (epochs run, the epoch kept and
+        why, its figure, still improving, interrupted):
+        :class:`~temporal_xmodal.training.FitReport`.  ``best_epoch_``,
+        ``convergence_`` and ``training_interrupted_`` say the same; callers
+        read it instead of catching the warnings.
     n_features_in_, feature_names_in_, n_image_features_, n_text_features_, time_axis_, time_range_
         See :class:`~temporal_xmodal.base.CrossModalEmbedder`.
 """

@@ -12,6 +12,7 @@ from ..._validation import Interval
 from ...base import LAYOUT_CONSTRAINTS, LAYOUT_PARAMETERS_DOC, CrossModalEmbedder
 from ...base._embedder import output_dtype
 from ...time import TimeBins, TimeBinWarning
+from ...training import FitReport
 from ..._interrupts import report_interrupt
 from .._tempxnet import TempXNetEmbedder
 from ..._constraints import USE_TIME_CONSTRAINT
@@ -161,6 +162,9 @@ class BinnedProcrustesEmbedder(CrossModalEmbedder):
         rotation; the second is never larger).
     embedding_dim_ : int
         Shared dimension D of the bins' models.
+    fit_report_ : FitReport
+        One child report per fitted bin (``"bin 0"``, ...; a closed-form base's is
+        empty): :class:`~temporal_xmodal.training.FitReport`.
     training_interrupted_ : bool
         Whether Ctrl-C stopped the fit before every bin was fitted.
 """ + USE_TIME_ATTRIBUTES_DOC + r"""    n_features_in_, feature_names_in_, n_image_features_, n_text_features_, time_range_
@@ -281,6 +285,9 @@ class BinnedProcrustesEmbedder(CrossModalEmbedder):
         if not fitted:
             return self._interrupted(0)
         self.bin_estimators_ = fitted
+        self.fit_report_ = FitReport.of_children(
+            ((f"bin {b}", getattr(est, "fit_report_", None)) for b, est in enumerate(fitted)),
+            interrupted=self.training_interrupted_)
         dims = [int(est.embedding_dim_) for est in fitted]
         if len(set(dims)) != 1:
             raise ValueError(

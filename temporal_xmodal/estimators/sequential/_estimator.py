@@ -21,7 +21,7 @@ from ..._validation import Arrangement, Interval, check_features, check_labels
 from ...base import CrossModalEmbedder
 from ...losses.classification import REDUCTIONS, SINGLE_LABEL_LOSSES
 from ...nn.sequential import MODALITIES, MetaLearner, SequentialNet
-from ...training import seeded
+from ...training import FitReport, seeded
 from ..._interrupts import report_interrupt
 from .._neural_params import COMMON_CONSTRAINTS
 from ._inference import (binary_codes, class_probabilities, fused_codes,
@@ -158,6 +158,9 @@ class SequentialCrossModal(CrossModalEmbedder):
         The net of every stage run (``stage1`` … ``stage4`` or ``parallel``);
         ``nets_[s].history`` holds its losses (and, for the learned optimiser,
         ``old_loss``, ``new_loss``, ``update_l1`` per batch).
+    fit_report_ : FitReport
+        The stages run so far, one child report each (epochs run, interrupted):
+        :class:`~temporal_xmodal.training.FitReport`.
     stage_seconds_ : dict of str -> float
         Wall time of each stage, in seconds.
     device_ : str
@@ -461,6 +464,12 @@ class SequentialCrossModal(CrossModalEmbedder):
         net = stage(*args, settings=self._net_settings(), **kwargs)
         self.nets_[name] = net
         self.stage_seconds_[name] = perf_counter() - start
+        # every stage trains all its epochs (no validation split): the last weights are kept
+        self.fit_report_ = FitReport.of_children(
+            (STAGE_NAMES[s], FitReport(epochs=len(n.history), max_epochs=n.max_epochs,
+                                       kept_epoch=len(n.history), kept_why="no validation",
+                                       interrupted=bool(n.interrupted_)))
+            for s, n in self.nets_.items())
         if net.interrupted_:
             raise StageInterrupted(name)
 
