@@ -221,7 +221,7 @@ def test_a_compiled_sparse_step_is_one_graph_and_equals_eager():
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
         compiled = _neural("TempXNet", batch_size=100, compile_step={"backend": backend}).fit(S, y)
-    assert compiled.net_.compiled_step_.failed_ is None and 1 <= len(graphs) <= 2
+    assert compiled.net_.compiled_step.failed_ is None and 1 <= len(graphs) <= 2
     eager = _neural("TempXNet", batch_size=100, compile_step=False).fit(S, y)
     np.testing.assert_allclose(compiled.transform(S), eager.transform(S), atol=1e-6)
 

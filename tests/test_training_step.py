@@ -114,7 +114,7 @@ def test_the_compiled_step_is_one_graph_compiled_twice_and_equals_eager(name):
         warnings.simplefilter("error", RuntimeWarning)  # a fallback to eager would warn
         compiled = _tiny(name, d, max_epochs=3,
                          compile_step={"backend": _counting_backend(graphs)}).fit(X, y)
-    assert compiled.net_.compiled_step_.failed_ is None
+    assert compiled.net_.compiled_step.failed_ is None
     assert 1 <= len(graphs) <= 2, len(graphs)  # full batches and the last, shorter one
     eager = _tiny(name, d, max_epochs=3, compile_step=False).fit(X, y)
     np.testing.assert_allclose(compiled.net_.history[:, "train_loss"],
@@ -132,7 +132,7 @@ def test_a_step_torch_cannot_compile_falls_back_to_eager_with_one_warning():
     with pytest.warns(RuntimeWarning, match="could not compile the training step") as record:
         fallen = _tiny("SAM", d, max_epochs=2, compile_step={"backend": broken}).fit(X, y)
     assert len([w for w in record if "compile" in str(w.message)]) == 1
-    assert "no compiler here" in fallen.net_.compiled_step_.failed_
+    assert "no compiler here" in fallen.net_.compiled_step.failed_
     eager = _tiny("SAM", d, max_epochs=2, compile_step=False).fit(X, y)
     np.testing.assert_allclose(fallen.transform(X), eager.transform(X), atol=1e-6)
 
@@ -142,7 +142,7 @@ def test_compile_step_auto_compiles_on_cuda_only():
     only, as ``mode="reduce-overhead"``; a fit on the CPU at the default runs eagerly."""
     if not torch.cuda.is_available():
         X, y, d = _data(n=60)
-        assert _tiny("SAM", d, max_epochs=1).fit(X, y).net_.compiled_step_ is None
+        assert _tiny("SAM", d, max_epochs=1).fit(X, y).net_.compiled_step is None
     est = _tiny("SAM", 4)
     assert est._compiled_step("cpu") is None
     cuda = est._compiled_step("cuda")
@@ -233,5 +233,5 @@ def test_a_search_of_compiled_fits_never_falls_back_to_eager():
     with torch._dynamo.config.patch(recompile_limit=1), warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
         search = GridSearchCV(base, {"batch_size": [15, 30]}, cv=KFold(2)).fit(X, y)
-    assert search.best_estimator_.net_.compiled_step_.failed_ is None
+    assert search.best_estimator_.net_.compiled_step.failed_ is None
     assert np.isfinite(search.cv_results_["mean_test_score"]).all()

@@ -250,9 +250,9 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
             device=device, verbose=self.verbose,
             **{f"module__{k}": v for k, v in config.module_params.items()},
             **{f"criterion__{k}": v for k, v in config.criterion_params.items()},
+            compiled_step=self._compiled_step(device),
+            kept_callbacks=tuple(name for name, _ in config.callbacks),  # stateless
             **options)
-        net.compiled_step_ = self._compiled_step(device)
-        net.kept_callbacks_ = tuple(name for name, _ in config.callbacks)  # stateless
         return net
 
     def _continue_net(self, data_valid, seed, relevance):
@@ -274,9 +274,9 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
         if selection is not None:
             selection.sink = print if self.verbose else _silent
             selection.patience = self.max_epochs + 1 if self.patience is None else self.patience
-        current = self.net_.compiled_step_
+        current = self.net_.compiled_step
         if self._compile_options(self.net_.device) != getattr(current, "options", None):
-            self.net_.compiled_step_ = self._compiled_step(self.net_.device)  # else keep
+            self.net_.set_params(compiled_step=self._compiled_step(self.net_.device))
 
     def _compile_options(self, device):
         """``torch.compile``'s options for the step on ``device``; None: the eager step."""

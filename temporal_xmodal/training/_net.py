@@ -133,14 +133,16 @@ class CrossModalNet(RecordsInterrupt, NeuralNet):
             iterator.device = self.device
         return iterator
 
-    #: Names of the callbacks an :meth:`inference_copy` keeps: a method's own, which hold no
-    #: state (they read the net every epoch, as SAM's margin schedule does); set by the
-    #: estimator.
-    kept_callbacks_ = ()
-
-    #: A :class:`~temporal_xmodal.training.CompiledStep` that runs forward and loss, or None
-    #: (eager); set by the estimator after construction.
-    compiled_step_ = None
+    def __init__(self, *args, compiled_step=None, kept_callbacks=(), **kwargs):
+        """skorch's parameters, and two of ours (constructor parameters, not attributes set
+        from outside): ``compiled_step``, a
+        :class:`~temporal_xmodal.training.CompiledStep` that runs forward and loss (None:
+        eager), and ``kept_callbacks``, the names of the callbacks an
+        :meth:`inference_copy` keeps (a method's own, which hold no state: they read the net
+        every epoch, as SAM's margin schedule does)."""
+        super().__init__(*args, **kwargs)
+        self.compiled_step = compiled_step
+        self.kept_callbacks = tuple(kept_callbacks)
 
     def train_step_single(self, batch, **fit_params):
         """skorch's step (forward, loss, backward) with the batch moved to the device once.
@@ -148,12 +150,12 @@ class CrossModalNet(RecordsInterrupt, NeuralNet):
         skorch moves a copy of the batch for the module only and hands the loss the
         original, so a loss that reads the batch (margins, times, correlations) would mix
         devices.  Batches of a :class:`DeviceBatches` iterator arrive on the device: nothing
-        moves.  With :attr:`compiled_step_`, forward and loss run as its compiled graph.
+        moves.  With ``compiled_step``, forward and loss run as its compiled graph.
         """
         batch = move(batch, self.device)
         self._set_training(True)
         Xi, yi = unpack_data(batch)
-        compiled = self.compiled_step_
+        compiled = self.compiled_step
         result = None if compiled is None or fit_params else compiled(
             self.module_, self.criterion_, Xi, yi)
         if result is None:  # eager (or the compiler gave up: eager from now on)
@@ -213,7 +215,7 @@ class CrossModalNet(RecordsInterrupt, NeuralNet):
         Left out: the optimiser and its state (Adam's moments: twice the
         weights), the criterion instance (its parameters stay), the callbacks
         (EarlyStopping's copy of the best weights, the LR scheduler that holds
-        the optimiser) but those named in :attr:`kept_callbacks_`, ``train_split`` (it holds the validation dataset, which
+        the optimiser) but those named in ``kept_callbacks``, ``train_split`` (it holds the validation dataset, which
         shares the training features) and the per-batch rows of the history
         (the per-epoch rows stay).  The module, its weights and the device are
         shared with the original, which is left untouched.  :meth:`restore_training_state`
@@ -228,7 +230,7 @@ class CrossModalNet(RecordsInterrupt, NeuralNet):
         slim.optimizer_ = slim.criterion_ = None
         # the method's callbacks are (name, callback) pairs; a user's may be bare callbacks
         slim.callbacks = [item for item in self.callbacks
-                          if isinstance(item, tuple) and item[0] in self.kept_callbacks_]
+                          if isinstance(item, tuple) and item[0] in self.kept_callbacks]
         slim.callbacks_ = []
         slim.train_split = None
         slim.history_ = History({**row, "batches": []} for row in self.history_)
