@@ -91,3 +91,14 @@ def test_the_compare_job_reads_the_report_not_the_warnings():
                                   data.X_train, data.y_train, data.X_test, data.y_test,
                                   time_window=data.eval_window, log=lambda *a: None))
     assert rows[0]["still_improving"] is True and np.isfinite(rows[0]["map"])
+
+
+def test_the_kept_epoch_is_decided_once_by_the_checkpoint_callback(data):
+    """Issue 58: CheckpointSelection decides the kept epoch (kept_epoch_), the estimator's
+    report reads it; the rule and skorch's stored best weights agree."""
+    X, y = data
+    model = _quiet(lambda: tiny(SAMEmbedder, n_image_features=64, max_epochs=5).fit(X, y))
+    selection = dict(model.net_.callbacks_)["selection"]
+    assert selection.kept_epoch_ == model.fit_report_.kept_epoch == model.best_epoch_
+    figures = model.net_.history[:, "valid_map"]
+    assert figures[model.best_epoch_ - 1] == max(figures)

@@ -180,10 +180,12 @@ class NeuralCrossModalEmbedder(CrossModalEmbedder):
                 data_train.release()  # the data's copy on the device, if it was moved there
             self.embedding_dim_ = self.embedding_dim
             self.training_interrupted_ = bool(self.net_.interrupted_)
+            selection = dict(self.net_.callbacks_).get("selection")
             self.convergence_ = convergence(
                 self.net_.history, self.selection_metric, n_before,
                 validating=valid is not None, max_epochs=self.max_epochs,
-                interrupted=self.training_interrupted_, name=name)
+                interrupted=self.training_interrupted_, name=name,
+                kept=getattr(selection, "kept_epoch_", None))
             self.best_epoch_ = self.convergence_["best_epoch"]
             self.fit_report_ = FitReport.from_summary(
                 self.convergence_, epochs=len(self.net_.history) - n_before,
@@ -351,14 +353,16 @@ TOL = 0.01
 N_ITER_NO_CHANGE = 5
 
 
-def convergence(history, metric, n_before, *, validating, max_epochs, interrupted, name):
+def convergence(history, metric, n_before, *, validating, max_epochs, interrupted, name,
+                kept=None):
     """The epoch whose weights a fit kept and how it ended (the estimator's ``convergence_``).
 
     Epochs are 1-based over the whole history; a warm start selects among its own, after
-    the first ``n_before``.  The kept epoch is the first best of ``metric`` among the epochs
-    that recorded it, or the last when there is none or ``cannot_rank`` (the same figure at
-    every epoch, as :class:`~temporal_xmodal.training.CheckpointSelection` keeps, with a
-    warning).  A fit that ran all its ``max_epochs`` (≥ 2) uninterrupted is *still improving*
+    the first ``n_before``.  The kept epoch is ``kept``, the one
+    :class:`~temporal_xmodal.training.CheckpointSelection` decided (its ``kept_epoch_``);
+    for a history alone, the same rule (:func:`~temporal_xmodal.training.kept_epoch`): the
+    first best of ``metric`` among the epochs that recorded it, or the last when there is
+    none or ``cannot_rank`` (the same figure, or NaN, at every epoch, with a warning).  A fit that ran all its ``max_epochs`` (≥ 2) uninterrupted is *still improving*
     when its best over the last :data:`N_ITER_NO_CHANGE` epochs beats the best before them by
     more than :data:`TOL` (:func:`recent_gain`): a
     :class:`~temporal_xmodal.StillImprovingWarning` naming ``name`` (one text per class).
@@ -378,7 +382,10 @@ def convergence(history, metric, n_before, *, validating, max_epochs, interrupte
     if not scored:
         return summary
     values = np.asarray([value for _, value in scored], dtype=float)
-    i = kept_epoch(values, lower_is_better=metric == "valid_loss")  # CheckpointSelection's
+    if kept is not None:  # the epoch CheckpointSelection kept (the fit's one decision)
+        i = next((k for k, (epoch, _) in enumerate(scored) if epoch == kept), len(values) - 1)
+    else:  # the same rule, for a history alone
+        i = kept_epoch(values, lower_is_better=metric == "valid_loss")
     best = scored[i][0]
     summary["cannot_rank"] = cannot_rank(values)
     if summary["cannot_rank"]:  # a tie or NaN at every epoch: the last weights are kept

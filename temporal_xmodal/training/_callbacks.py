@@ -226,8 +226,13 @@ class CheckpointSelection(EarlyStopping):
     A figure equal at every epoch of the fit (two validation pairs that are always found
     first, every validation row of one class: mAP 1.0 throughout) has its "best" at the
     first epoch only by a tie; restoring that epoch would throw the training away.  Such
-    a fit keeps its last weights, and the estimator says so (its ``convergence_`` and a
+    a fit keeps its last weights, and the estimator says so (its ``fit_report_`` and a
     warning, :func:`~temporal_xmodal.estimators._neural.convergence`).
+
+    The one place that decides which epoch is kept (:func:`kept_epoch`), recorded as
+    ``kept_epoch_`` (1-based over the net's history; the last epoch when no epoch of this fit
+    was scored); skorch's copy of its best weights is the store, which by construction holds
+    that epoch (a strict improvement, NaN never one).
     """
 
     def on_train_begin(self, net, **kwargs):
@@ -235,10 +240,16 @@ class CheckpointSelection(EarlyStopping):
         self.first_row_ = len(net.history)
 
     def on_train_end(self, net, **kwargs):
-        values = [row[self.monitor] for row in net.history[self.first_row_:]
-                  if self.monitor in row]
-        if cannot_rank(values):
-            return  # a tie or NaN at every epoch: keep the last weights
+        scored = [(self.first_row_ + 1 + i, row[self.monitor])
+                  for i, row in enumerate(net.history[self.first_row_:]) if self.monitor in row]
+        values = [value for _, value in scored]
+        if not scored or cannot_rank(values):  # none, a tie or NaN at every epoch
+            self.kept_epoch_ = len(net.history)  # the last weights stay
+            return
+        self.kept_epoch_ = scored[kept_epoch(values, lower_is_better=self.lower_is_better)][0]
+        if self.best_epoch_ != self.kept_epoch_:
+            raise RuntimeError(f"checkpoint selection: skorch kept epoch {self.best_epoch_}, "
+                               f"the rule epoch {self.kept_epoch_}")
         super().on_train_end(net, **kwargs)
 
 
