@@ -71,6 +71,7 @@ Run::
 
 import json
 import time
+import warnings
 
 import numpy as np
 import torch
@@ -82,7 +83,7 @@ from _common import (add_settings_argument, make_parser, parse_settings, print_h
 
 from temporal_xmodal.comparison import (estimator_registry, set_matching_params, synthetic_split,
                                         with_constant_time)
-from temporal_xmodal.comparison.run import beyond_filter, recording_convergence
+from temporal_xmodal.comparison.run import beyond_filter
 from temporal_xmodal.datasets import TEMPORAL_WORLDS, make_clip_like, make_temporal_crossmodal
 
 #: The worlds, each as its overrides of the demo world (DEMO_WORLD is "meaning shift").
@@ -177,10 +178,12 @@ def _run(world, seed, n_samples, max_epochs, names, settings, overrides, threads
 
 def _fit(estimator, X, y):
     """The fitted estimator and whether it (or a model inside it) was still improving at its
-    last epoch (its ``ConvergenceWarning``); other warnings are silenced."""
-    with recording_convergence(passthrough=False) as short:
+    last epoch (its ``fit_report_``; a closed-form model has none); warnings are silenced."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
         estimator.fit(X, y)
-    return estimator, bool(short)
+    report = getattr(estimator, "fit_report_", None)
+    return estimator, bool(report is not None and report.still_improving)
 
 
 def _stats(values):

@@ -13,7 +13,6 @@ compare`` is :func:`temporal_xmodal.comparison.driver.run_compare`.
 
 import time
 import warnings
-from contextlib import contextmanager
 from functools import partial
 from numbers import Integral, Real
 
@@ -102,27 +101,6 @@ class CompareInterrupted(KeyboardInterrupt):
         super().__init__(f"interrupted (Ctrl-C) after {len(results)} of {n_fits} fits")
         self.results, self.rows, self.n_fits = results, rows, n_fits
         self.on_disk = on_disk
-
-
-@contextmanager
-def recording_convergence(passthrough=True):
-    """Record the ``ConvergenceWarning``s raised in the block (a fit still improving at its
-    last epoch, or a model inside it such as a bin's) instead of showing them.
-
-    Yields a list that holds them once the block has ended.  The other warnings are shown
-    after the block (``passthrough=True``) or silenced (``False``).
-    """
-    short = []
-    with warnings.catch_warnings(record=True) as caught:
-        if not passthrough:
-            warnings.simplefilter("ignore")
-        warnings.simplefilter("always", ConvergenceWarning)
-        yield short
-    for w in caught:
-        if issubclass(w.category, ConvergenceWarning):
-            short.append(w)
-        elif passthrough:
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
 
 
 def _fit_evaluate(estimator, X_train, y_train, X_test, y_test, evaluate, control, name=None):
