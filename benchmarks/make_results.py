@@ -572,7 +572,18 @@ def probe_core_section(doc):
              f"**{doc['library_frames']}**",
              f"- returns from skorch into the library on that stack: **{doc['skorch_returns']}**",
              "", "The stack, outermost first:", "", "```"]
-    return lines + doc["stack"] + ["```"]
+    lines += doc["stack"] + ["```"]
+    now, before = doc.get("lifecycle"), doc.get("lifecycle_before")
+    if now:
+        tree = doc.get("before_tree") or "the base"
+        lines += ["", "Who owns a fit's lifecycle (issue 58), read from the package's source"
+                  + (f", here and at {tree}" if before else "") + ":", "",
+                  "| measure | this tree" + (f" | {tree}" if before else "") + " |",
+                  "|---|---" + ("|---" if before else "") + "|"]
+        for name, measure in now.items():
+            lines.append(f"| {name.replace('_', ' ')} | {measure['count']}"
+                         + (f" | {before[name]['count']}" if before else "") + " |")
+    return lines
 
 
 def slim_pickle_section(doc):

@@ -5,18 +5,25 @@ A tiny CPU ``DiachronicEmbedder`` fit with ``validation_fraction=0`` (no checkpo
 
 * the library modules whose code runs during ``fit`` (``sys.setprofile``);
 * the stack from ``fit`` to the loss's ``forward`` (exclusive): the library frames on it and
-  the returns from skorch into the library.
+  the returns from skorch into the library;
+* who owns a fit's lifecycle (issue 58), read from the package's source: the files holding
+  Ctrl-C logic, the places that learn a fit's outcome from a caught warning, and the attributes the estimators set on a net after building it;
+  with ``--before TREE``, the same of another checkout (e.g. a worktree of the base).
 
-Usage: ``python benchmarks/probe_core.py [REPO]`` (default: this checkout).  Prints the
-figures and the stack; writes ``benchmarks/results/probe_core.json``.
+Usage: ``python benchmarks/probe_core.py [REPO] [--before TREE]`` (default: this checkout).
+Prints the figures and the stack; writes ``benchmarks/results/probe_core.json``.
 """
 
 import os
+import re
 import sys
 import warnings
+from pathlib import Path
 
-REPO = os.path.realpath(sys.argv[1] if len(sys.argv) > 1 else
-                        os.path.join(os.path.dirname(__file__), ".."))
+_ARGS = [a for a in sys.argv[1:] if not a.startswith("--")]
+_BEFORE = sys.argv[sys.argv.index("--before") + 1] if "--before" in sys.argv else None
+_ARGS = [a for a in _ARGS if a != _BEFORE]
+REPO = os.path.realpath(_ARGS[0] if _ARGS else os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, REPO)
 
 import numpy as np  # noqa: E402
@@ -35,6 +42,33 @@ def library_module(filename):
     """The module path of a library file (``estimators/_neural.py``), or None."""
     filename = os.path.realpath(filename)
     return os.path.relpath(filename, PACKAGE) if filename.startswith(PACKAGE + os.sep) else None
+
+
+#: What each lifecycle measure looks for in a line of the package (comments excluded).
+LIFECYCLE = {
+    "ctrl_c_files": re.compile(r"KeyboardInterrupt|report_interrupt|interrupted_|"
+                               r"TrainingInterruptedWarning"),
+    "outcome_from_warnings": re.compile(
+        r"issubclass\(w\.category, \(?(?:ConvergenceWarning|TrainingInterruptedWarning|"
+        r"StillImprovingWarning)|simplefilter\(\"always\", ConvergenceWarning\)"),
+    "net_attributes_set_after_construction": re.compile(r"\bnet_?\.[a-z_]+_? = "),
+}
+
+
+def lifecycle(package):
+    """The lifecycle measures of the package at ``package`` (its folder), from its source."""
+    found = {name: [] for name in LIFECYCLE}
+    for path in sorted(Path(package).rglob("*.py")):
+        rel = str(path.relative_to(package))
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            code = line.split("#", 1)[0]
+            if code.lstrip().startswith(("def ", '"', "'")):
+                continue
+            for name, pattern in LIFECYCLE.items():
+                if pattern.search(code):
+                    found[name].append(f"{rel}:{number}")
+    found["ctrl_c_files"] = sorted({where.split(":")[0] for where in found["ctrl_c_files"]})
+    return {name: {"count": len(where), "where": where} for name, where in found.items()}
 
 
 def main():
@@ -81,11 +115,26 @@ def main():
     print(f"returns from skorch into the library on that stack: {skorch_returns}")
     for where, func, lib in stack:
         print(f"    {'lib   ' if lib else '      '}{where}:{func}")
+    now = lifecycle(PACKAGE)
+    before = lifecycle(os.path.join(_BEFORE, "temporal_xmodal")) if _BEFORE else None
+    for name, measure in now.items():
+        print(f"{name}: {measure['count']}" + (f" (before: {before[name]['count']})"
+                                               if before else ""))
     write_results("probe_core", {
         "modules": sorted(modules), "n_modules": len(modules),
         "stack": [f"{'lib   ' if lib else '      '}{w}:{fn}" for w, fn, lib in stack],
-        "library_frames": len(lib_frames), "skorch_returns": skorch_returns},
+        "library_frames": len(lib_frames), "skorch_returns": skorch_returns,
+        "lifecycle": now, "lifecycle_before": before,
+        "before_tree": _BEFORE and _commit(_BEFORE)},
         os.path.join(REPO, "benchmarks", "results"))
+
+
+def _commit(tree):
+    """The short commit a checkout is at (its folder's name when it is not a git tree)."""
+    import subprocess
+    done = subprocess.run(["git", "-C", tree, "rev-parse", "--short", "HEAD"],
+                          capture_output=True, text=True)
+    return done.stdout.strip() or os.path.basename(os.path.realpath(tree))
 
 
 def _short(filename):
