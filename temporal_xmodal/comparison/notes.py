@@ -38,11 +38,9 @@ def checkpoint_note_of(name, report):
     """The job's note for a fit whose :class:`~temporal_xmodal.training.FitReport` says it,
     or a model inside it, could not choose its checkpoint (read from the report, not from
     the warning that says it to a person)."""
-    from ..training._report import KEPT_WHY
-
     where = [("", report)] if report.kept_why in ("ties", "nan") else [
         (f" ({child})", r) for child, r in report.children if r.cannot_rank]
-    parts = [f"{KEPT_WHY[r.kept_why]} ({r.metric}){at}" for at, r in where]
+    parts = [f"{r.reason} ({r.metric}){at}" for at, r in where]
     return (f"{name} could not choose its checkpoint: {'; '.join(parts)}; its weights are "
             "kept. " + CHECKPOINT_ADVICE)
 

@@ -91,6 +91,11 @@ class FitReport:
                    children=children)
 
     @property
+    def reason(self):
+        """Why these weights were kept, in words (:data:`KEPT_WHY`)."""
+        return KEPT_WHY[self.kept_why]
+
+    @property
     def cannot_rank(self):
         """Whether this fit, or a model inside it, could not choose its checkpoint."""
         return self.kept_why in ("ties", "nan") or any(r.cannot_rank for _, r in self.children)
