@@ -104,6 +104,37 @@ class CrossModalNet(RecordsInterrupt, NeuralNet):
     batch reaches the net's device once; batch losses stay there until the
     epoch ends; a Ctrl-C is recorded in ``interrupted_``.
 
+    Parameters
+    ----------
+    *args, **kwargs
+        skorch's :class:`~skorch.NeuralNet` parameters.
+    compiled_step : CompiledStep or None, default=None
+        Runs forward and loss as one compiled graph; None: eager.
+    kept_callbacks : tuple of str, default=()
+        The callbacks an :meth:`inference_copy` keeps (a method's own, stateless).
+
+    Notes
+    -----
+    What it overrides of skorch's ``NeuralNet``, and why (everything else is skorch's):
+
+    ========================  ==============================================================
+    ``partial_fit``           skorch's body (initialise, ``on_train_begin``, the loop,
+                              ``on_train_end``) with the Ctrl-C it swallows recorded
+                              (``interrupted_``) and the interrupted epoch's steps counted,
+                              so that a warm start resumes its LR schedule there
+    ``run_single_epoch``      skorch's loop with each batch loss kept as a device tensor:
+                              ``loss.item()`` per batch would make the host wait every step
+    ``on_epoch_end``          the epoch's one host sync (the losses become floats); a
+                              non-finite loss stops the fit (:class:`TrainingDivergedError`)
+    ``train_step_single``     the batch moved once (skorch moves a copy for the module only,
+                              and our losses read the batch); the compiled step when given
+    ``validation_step``       the batch moved once
+    ``get_loss``              ``criterion(embeddings, labels, batch)``: the losses need the
+                              whole batch (features, times, texts)
+    ``get_iterator``          our iterators deliver their batches on the net's device
+    ``initialize``            the callbacks travel with skorch's device mapping on unpickling
+    ========================  ==============================================================
+
     Read more in the user guide: docs/training.md.
     """
 
