@@ -19,7 +19,7 @@ from pathlib import Path
 from .comparison.estimate import SYNTHETIC_FEATURES, SYNTHETIC_TRAIN_SHARE, estimate_lines
 from .comparison.job import (COMPARED_NAMES, DATASETS, MIN_SAMPLES, check_names,
                              check_output_folder,
-                             data_folder, job_key, seconds_text, unique_names)
+                             data_folder, elapsed_text, job_key, unique_names)
 
 #: Units of ``--time-unit`` (those of :func:`temporal_xmodal.time.to_time_axis`), written out so
 #: that ``--help`` imports nothing heavy.
@@ -360,7 +360,7 @@ def _run_job(args, argv, started):
     except (FileNotFoundError, ImportError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    _flushed_print(f"finished in {seconds_text(time.perf_counter() - started)}")
+    _flushed_print(f"finished in {elapsed_text(time.perf_counter() - started)}")
     return 0
 
 

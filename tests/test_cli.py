@@ -151,7 +151,7 @@ def test_sequential_progress_lines(tmp_path, capsys):
     assert "[1/1] fitting CCA ..." in out and re.search(r"\[1/1\] CCA done: fit \d+\.\d s", out)
     # the time estimate comes first, the time taken last
     assert out.startswith("time estimate: about ") and "(1 fit," in out.splitlines()[0]
-    assert re.search(r"finished in \d+ (s|min)\n$", out)
+    assert re.search(r"finished in (\d+ min )?\d+ s\n$", out)
 
 
 def test_the_command_lines_names_are_the_registrys():
@@ -436,3 +436,11 @@ def test_a_warning_of_the_job_is_printed_as_a_note_not_at_main(monkeypatch, tmp_
     assert shown[2].startswith("note (UserWarning): TempXNetEmbedder: the validation figure")
     assert "--n-samples" in shown[2] and "Raise validation_fraction" not in shown[2]
     assert warnings.formatwarning is original
+
+
+def test_the_time_a_job_took_is_not_rounded_up_as_an_estimate_is():
+    """A 121 s job said "finished in 3 min" (the estimate's rounding up)."""
+    from temporal_xmodal.comparison.job import elapsed_text, seconds_text
+
+    assert elapsed_text(121.4) == "2 min 1 s" and elapsed_text(43.6) == "44 s"
+    assert seconds_text(121.4) == "3 min"  # an estimate stays on the safe side

@@ -313,6 +313,13 @@ def write_atomic(path, text):
         raise
 
 
+def elapsed_text(seconds):
+    """A measured duration as the job prints it: ``"43 s"``, ``"2 min 1 s"`` (rounded to
+    the second, never up to the next minute as an estimate is: :func:`seconds_text`)."""
+    seconds = round(seconds)
+    return f"{seconds} s" if seconds < 120 else f"{seconds // 60} min {seconds % 60} s"
+
+
 def seconds_text(seconds):
     """The job's wording of a duration: ``"40 s"`` under two minutes (rounded up to a
     multiple of five seconds), else ``"7 min"`` (rounded up)."""
