@@ -58,8 +58,10 @@ def test_a_binned_model_reports_each_bin(data):
         tiny(SAMEmbedder), bins=2, min_bin_size=30, n_image_features=64, max_epochs=2,
         random_state=0).fit(X, y))
     report = neural.fit_report_
-    assert [r for _, r in report.children] == [est.fit_report_ for est in
-                                               neural.bin_estimators_]
+    # the model on all rows that every bin continued (init="auto"), then each bin
+    assert report.children[0][0] == "all rows" and report.children[0][1].epochs == 2
+    assert [r for name, r in report.children[1:]] == [est.fit_report_ for est in
+                                                      neural.bin_estimators_]
     assert report.still_improving == any(r.still_improving for _, r in report.children)
 
 

@@ -163,8 +163,10 @@ class BinnedProcrustesEmbedder(CrossModalEmbedder):
     embedding_dim_ : int
         Shared dimension D of the bins' models.
     fit_report_ : FitReport
-        One child report per fitted bin (``"bin 0"``, ...; a closed-form base's is
-        empty): :class:`~temporal_xmodal.training.FitReport`.
+        One child report for the model on all rows every bin continued (``"all
+        rows"``, with ``init`` sharing a start) and one per fitted bin (``"bin 0"``,
+        ...; a closed-form base's is empty):
+        :class:`~temporal_xmodal.training.FitReport`.
     training_interrupted_ : bool
         Whether Ctrl-C stopped the fit before every bin was fitted.
 """ + USE_TIME_ATTRIBUTES_DOC + r"""    n_features_in_, feature_names_in_, n_image_features_, n_text_features_, time_range_
@@ -274,7 +276,7 @@ class BinnedProcrustesEmbedder(CrossModalEmbedder):
         self.n_bins_ = self.bins_.n_bins_
         index = self.bins_.transform(time)
         rows = [np.flatnonzero(index == b) for b in range(self.n_bins_)]
-        fitted, self.training_interrupted_ = fit_bin_models(
+        fitted, self.training_interrupted_, start = fit_bin_models(
             self._bin_base(), rows, X_image, X_text, time, labels, init=self.init,
             fine_tune_epochs=self.fine_tune_epochs,
             n_jobs=self.n_jobs, random_state=self.random_state,
@@ -285,9 +287,10 @@ class BinnedProcrustesEmbedder(CrossModalEmbedder):
         if not fitted:
             return self._interrupted(0)
         self.bin_estimators_ = fitted
+        starts = [] if start is None else [("all rows", getattr(start, "fit_report_", None))]
         self.fit_report_ = FitReport.of_children(
-            ((f"bin {b}", getattr(est, "fit_report_", None)) for b, est in enumerate(fitted)),
-            interrupted=self.training_interrupted_)
+            starts + [(f"bin {b}", getattr(est, "fit_report_", None))
+                      for b, est in enumerate(fitted)], interrupted=self.training_interrupted_)
         dims = [int(est.embedding_dim_) for est in fitted]
         if len(set(dims)) != 1:
             raise ValueError(

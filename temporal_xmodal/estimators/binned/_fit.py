@@ -101,6 +101,9 @@ def fit_bin_models(base, rows, X_image, X_text, time, labels, *, init, n_jobs, r
         stopped the shared start of ``init="global"`` (no bin fitted).
     interrupted : bool
         Whether Ctrl-C stopped the fit.
+    start : estimator or None
+        The model fitted on all rows that every bin continued (``init="global"``), whose
+        ``fit_report_`` belongs in the binned model's; None without one.
     """
     params = base.get_params(deep=False)
     seeds = check_random_state(random_state).randint(np.iinfo(np.int32).max,
@@ -117,7 +120,7 @@ def fit_bin_models(base, rows, X_image, X_text, time, labels, *, init, n_jobs, r
         start = fit_start(base, update, seeds[-1], stack_rows(X_image, X_text, time),
                           labels, title=title)
         if start is None:
-            return None, True
+            return None, True, None
         update["warm_start"] = True
         if fine_tune_epochs is not None:  # at most the start's own epochs
             update["max_epochs"] = min(fine_tune_epochs, params.get("max_epochs") or
@@ -138,7 +141,7 @@ def fit_bin_models(base, rows, X_image, X_text, time, labels, *, init, n_jobs, r
 
     jobs = ((bin_model(b), stack_rows(X_image, X_text, time, r),
              None if labels is None else labels[r], title(b)) for b, r in enumerate(rows))
-    return fit_in_order(jobs, n_jobs)
+    return (*fit_in_order(jobs, n_jobs), start if shared else None)
 
 
 def _fit_bin(estimator, X, y, title=None):
