@@ -315,13 +315,6 @@ class SAMLoss(nn.Module):
     def needs_prototypes(self):
         return self.alpha > 0 and self.adaptive_weight < 1
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        if "coefficients" not in self._buffers:  # pickled before the buffer existed
-            self.register_buffer("coefficients", torch.zeros(3), persistent=False)
-            alpha, self.alpha = self.alpha, None
-            self._set_alpha(alpha)
-
     def _set_alpha(self, alpha):
         if alpha != self.alpha:
             lam, m = self.adaptive_weight, float(self.margin)

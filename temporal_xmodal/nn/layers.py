@@ -228,13 +228,8 @@ class Dropout(nn.Module):
         return {**self.__dict__, "_drawn": 0}
 
     def __setstate__(self, state):
-        state.pop("_generator", None)  # pickles of the generator-based Dropout
-        self.__dict__.update({"_drawn": 0, **state})
-        buffers = self.__dict__.setdefault("_buffers", {})
-        position = buffers.get("position")
-        buffers["position"] = (torch.zeros((), dtype=torch.int64) if position is None
-                               else torch.zeros_like(position))
-        self.__dict__.setdefault("_non_persistent_buffers_set", set()).add("position")
+        self.__dict__.update({**state, "_drawn": 0})
+        self._buffers["position"] = torch.zeros_like(self._buffers["position"])
 
     def extra_repr(self):
         return f"p={self.p}" + (", rows=True" if self.rows else "")

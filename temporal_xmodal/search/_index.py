@@ -222,9 +222,8 @@ class CrossModalIndex(BaseEstimator):
         that names it and says to refit (the faiss structure of ``backend="faiss"`` was an
         AttributeError on ``faiss_index_``)."""
         check_is_fitted(self, "embeddings_")
-        built = getattr(self, "_built_with", None)  # None: an index pickled by an older version
-        changed = [name for name in _BUILT_WITH
-                   if built is not None and not _same(getattr(self, name), built[name])]
+        built = self._built_with
+        changed = [name for name in _BUILT_WITH if not _same(getattr(self, name), built[name])]
         if not changed:
             return
         parts = [f"{name}={built[name]!r} at fit, {getattr(self, name)!r} now"

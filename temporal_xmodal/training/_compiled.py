@@ -268,11 +268,6 @@ class CompiledStep:
         # a compiled function does not pickle; the weak references neither
         return {**self.__dict__, "_fns": {}, "_modules": None}
 
-    def __setstate__(self, state):
-        state.setdefault("_fns", {})  # a step pickled before the per-signature functions
-        state.setdefault("_modules", None)
-        state.pop("_fn", None)
-        self.__dict__.update(state)
 
 
 def _continue_eagerly(module):
