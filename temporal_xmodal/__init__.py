@@ -32,6 +32,7 @@ _OWNERS = {
     "SemanticMatchingCrossModal": ".estimators",
     "SequentialCrossModal": ".estimators",
     "StillImprovingWarning": "._warnings",
+    "CheckpointWarning": "._warnings",
     "TempXNetEmbedder": ".estimators",
     "TimeColumnWarning": "._layout",
     "TimeRangeWarning": ".time",
@@ -48,7 +49,7 @@ _SUBMODULES = ("base", "comparison", "datasets", "estimators", "evaluation", "fe
 if TYPE_CHECKING:  # the same names, for static analysis and IDEs
     from ._layout import LayoutWarning, TimeColumnWarning
     from ._stacking import make_crossmodal_transformer, stack_modalities
-    from ._warnings import BusyMachineWarning, StillImprovingWarning
+    from ._warnings import BusyMachineWarning, CheckpointWarning, StillImprovingWarning
     from .base import CrossModalEmbedder
     from .estimators import (
         BinnedProcrustesEmbedder,

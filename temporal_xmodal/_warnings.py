@@ -33,7 +33,7 @@ import warnings
 
 from sklearn.exceptions import ConvergenceWarning
 
-__all__ = ["BusyMachineWarning", "StillImprovingWarning", "user_stacklevel", "warn",
+__all__ = ["BusyMachineWarning", "CheckpointWarning", "StillImprovingWarning", "user_stacklevel", "warn",
            "warn_if_busy"]
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
@@ -101,6 +101,18 @@ class StillImprovingWarning(ConvergenceWarning):
     subclass of scikit-learn's :class:`~sklearn.exceptions.ConvergenceWarning`,
     so ``warnings.filterwarnings("ignore", category=ConvergenceWarning)`` and
     ``warnings.simplefilter("error", ConvergenceWarning)`` apply to it.
+
+    Read more in the user guide: docs/training.md.
+    """
+
+
+class CheckpointWarning(UserWarning):
+    """A neural fit's validation figure could not choose the checkpoint.
+
+    Raised by ``fit`` when the figure was the same at every epoch (too few validation
+    rows, or all of one class) or NaN at every epoch (validation rows without a label),
+    so the last epoch's weights are kept; or when it was NaN at some epochs, which were
+    then no candidates.  The fit's ``fit_report_`` says the same (``kept_why``).
 
     Read more in the user guide: docs/training.md.
     """

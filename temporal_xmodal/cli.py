@@ -291,7 +291,10 @@ def _warnings_as_notes():
         # a fit's advice that names options the command line lacks: the job records it as
         # a note in its words; one that escaped that record is reworded here, wherever it
         # points
-        reworded = checkpoint_note(str(message))
+        # by name: importing the class would import scikit-learn before the job needs it
+        reworded = (checkpoint_note(str(message))
+                    if any(c.__name__ == "CheckpointWarning" for c in category.__mro__)
+                    else None)
         if reworded or os.path.abspath(str(filename)).startswith(_PACKAGE):
             return f"note ({category.__name__}): {reworded or message}\n"
         return shown(message, category, filename, lineno, line)

@@ -412,7 +412,7 @@ def test_a_warning_of_the_job_is_printed_as_a_note_not_at_main(monkeypatch, tmp_
     import os
     import warnings
 
-    from temporal_xmodal import cli, comparison
+    from temporal_xmodal import CheckpointWarning, cli, comparison
 
     here = os.path.join(os.path.dirname(cli.__file__), "__main__.py")
     shown = []
@@ -425,7 +425,8 @@ def test_a_warning_of_the_job_is_printed_as_a_note_not_at_main(monkeypatch, tmp_
     def run_compare(*args, **kwargs):
         shown.append(warnings.formatwarning("SAMEmbedder: a warning", UserWarning, here, 5))
         shown.append(warnings.formatwarning("yours", UserWarning, "/elsewhere/mine.py", 3))
-        shown.append(warnings.formatwarning(tie, UserWarning, "/site-packages/joblib/x.py", 9))
+        shown.append(warnings.formatwarning(tie, CheckpointWarning, "/site-packages/joblib/x.py",
+                                            9))
 
     original = warnings.formatwarning
     monkeypatch.setattr(comparison, "run_compare", run_compare)
@@ -433,7 +434,7 @@ def test_a_warning_of_the_job_is_printed_as_a_note_not_at_main(monkeypatch, tmp_
     assert shown[0] == "note (UserWarning): SAMEmbedder: a warning\n"
     assert shown[1].startswith("/elsewhere/mine.py:3: UserWarning: yours")
     # one the job's record missed (catch_warnings is not thread-safe) names what it takes
-    assert shown[2].startswith("note (UserWarning): TempXNetEmbedder: the validation figure")
+    assert shown[2].startswith("note (CheckpointWarning): TempXNetEmbedder: the validation figure")
     assert "--n-samples" in shown[2] and "Raise validation_fraction" not in shown[2]
     assert warnings.formatwarning is original
 

@@ -15,9 +15,9 @@ __all__ = ["CHECKPOINT_ADVICE", "CONTROL_STILL_IMPROVING", "STILL_IMPROVING", "a
 
 #: Marks of a fit still improving at its last epoch: the model's, its control's.
 STILL_IMPROVING, CONTROL_STILL_IMPROVING = "*", "†"
-#: The warning of a fit whose validation figure tied at every epoch (estimators/_neural.py),
-#: whose advice names parameters that the job does not take.
-_CHECKPOINT = "cannot choose the checkpoint"
+#: Where a fit's checkpoint warning (:class:`~temporal_xmodal.CheckpointWarning`) turns from
+#: what happened to its advice, which names parameters that the job does not take.
+_ADVICE = (" Raise ", " Give every ")
 #: What the job's user can do instead (:func:`checkpoint_note`).
 CHECKPOINT_ADVICE = ("The compare job sets no validation option (its validation rows are a "
                      "share of the training rows): give it more rows, a larger --n-samples "
@@ -27,11 +27,10 @@ CHECKPOINT_ADVICE = ("The compare job sets no validation option (its validation 
 
 
 def checkpoint_note(message):
-    """The job's note for a fit that could not choose its checkpoint (its advice replaced
-    by :data:`CHECKPOINT_ADVICE`), or None for any other warning's ``message``."""
-    if _CHECKPOINT not in message:
-        return None
-    return message.split(" Raise ", 1)[0] + " " + CHECKPOINT_ADVICE
+    """The job's wording of a :class:`~temporal_xmodal.CheckpointWarning`'s ``message``: what
+    happened, with the advice replaced by :data:`CHECKPOINT_ADVICE`."""
+    cut = min((message.find(a) for a in _ADVICE if a in message), default=len(message))
+    return message[:cut] + " " + CHECKPOINT_ADVICE
 
 
 def checkpoint_note_of(name, report):

@@ -30,9 +30,10 @@ from ..metrics import counterpart_reciprocal_ranks, random_mrr
 from ..time import time_role
 from ..training import FitReport, TrainingInterruptedWarning
 from .._constraints import Interval
+from .._warnings import CheckpointWarning
 from .estimate import fit_seconds, fitting_left
 from .job import seconds_text
-from .notes import checkpoint_note, checkpoint_note_of
+from .notes import checkpoint_note_of
 from .registry import training_epochs
 from .table import DELTA_TIME_SCORE, is_na
 
@@ -116,7 +117,9 @@ def _fit_evaluate(estimator, X_train, y_train, X_test, y_test, evaluate, control
     The warnings that say the same to a person are summarised once under the table instead
     of shown; the others pass through.
     """
-    recorded = (ConvergenceWarning, TrainingInterruptedWarning, TimeBinWarning)
+    # what the report says, told to a person: summarised under the table instead
+    recorded = (ConvergenceWarning, TrainingInterruptedWarning, CheckpointWarning,
+                TimeBinWarning)
     with warnings.catch_warnings(record=True) as caught:
         for category in recorded:
             warnings.simplefilter("always", category)
@@ -132,9 +135,8 @@ def _fit_evaluate(estimator, X_train, y_train, X_test, y_test, evaluate, control
         if not report.interrupted:
             figures = (evaluate(estimator, X_test) if y_test is None
                        else evaluate(estimator, X_test, y_test))
-    checkpoint = [w for w in caught if checkpoint_note(str(w.message))]
     for w in caught:  # the others are shown
-        if not issubclass(w.category, recorded) and w not in checkpoint:
+        if not issubclass(w.category, recorded):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     if report.interrupted:
         return seconds, None

@@ -21,7 +21,7 @@ from skorch.helper import predefined_split
 from .._device import resolve_device, training_threads
 from .._sparse_input import CSRWindow
 from .._interrupts import interrupt_message, report_interrupt
-from .._warnings import StillImprovingWarning, warn
+from .._warnings import CheckpointWarning, StillImprovingWarning, warn
 from ..base import CrossModalEmbedder
 from ..base._embedder import output_dtype
 from ..nn.layers import reseed
@@ -401,16 +401,16 @@ def convergence(history, metric, n_before, *, validating, max_epochs, interrupte
         warn(f"{name}: the validation figure {metric} was NaN at every epoch (validation "
              f"rows without a label?), so it cannot choose the checkpoint: the last epoch's "
              f"weights are kept (best_epoch_ = {best}). Give every validation row a label, "
-             f"or use selection_metric='valid_loss'.")
+             f"or use selection_metric='valid_loss'.", CheckpointWarning)
     elif nan.any():
         warn(f"{name}: the validation figure {metric} was NaN at {int(nan.sum())} of "
              f"{len(values)} epochs; the checkpoint was chosen among the others (epoch "
-             f"{best}).")
+             f"{best}).", CheckpointWarning)
     elif summary["cannot_rank"]:
         warn(f"{name}: the validation figure {metric} was {summary['best_score']:.4g} at "
              f"every epoch, so it cannot choose the checkpoint (too few validation rows, or "
              f"all of one class); the last epoch's weights are kept. Raise "
-             f"validation_fraction, or use selection_metric='valid_loss'.")
+             f"validation_fraction, or use selection_metric='valid_loss'.", CheckpointWarning)
     if summary["still_improving"]:
         warn(still_improving_message(name), StillImprovingWarning)
     return summary
