@@ -27,6 +27,7 @@ import pandas as pd
 from sklearn.exceptions import NotFittedError
 from skorch.callbacks import Callback
 
+from _probe_cases import family_cases, recorded
 from _bad_input_issue41 import ISSUE41_OWNERS, issue41_cases
 from _bad_input_issue48 import ISSUE48_OWNERS, issue48_cases
 from _bad_input_issue57 import ISSUE57_OWNERS, issue57_cases
@@ -564,13 +565,6 @@ def _issue_frame(label_after_date=False):
     return frame, y
 
 
-def _recorded(call):
-    with warnings.catch_warnings(record=True) as record:
-        warnings.simplefilter("always")
-        out = call()
-    return out, [str(w.message) for w in record]
-
-
 #: Which fix each family of round 3 waits on (the probe reports pending ones apart).
 ROUND3_OWNERS = {1: "time parser", 2: "estimators (use_time)", 3: "estimators (Binned)",
                  4: "metrics", 5: "search ids", 6: "search ids", 7: "estimators (Binned)",
@@ -614,7 +608,7 @@ def round3_cases():
 
         model = DiachronicEmbedder(window=0.5, callbacks=[("stop", StopInSecondFit())],
                                    **small)
-        _, messages = _recorded(lambda: model.fit(X, y))
+        _, messages = recorded(lambda: model.fit(X, y))
         if state["fits"] >= 2:
             if getattr(model, "time_kept_", None) is False and getattr(
                     model, "training_interrupted_", False):
@@ -681,7 +675,7 @@ def round3_cases():
         base = TempXNetEmbedder(hidden_dim=8, embedding_dim=4, max_epochs=1, batch_size=16,
                                 random_state=0, device="cpu")
         model = BinnedProcrustesEmbedder(base, bins=2, min_bin_size=40, n_image_features=d)
-        _, messages = _recorded(lambda: model.fit(Xi, yi))
+        _, messages = recorded(lambda: model.fit(Xi, yi))
         wrong = [m for m in messages if "same time" in m]
         return Wrong("warned " + wrong[0][:120] + f" on {len(np.unique(Xi[:, -1]))} distinct "
                      "times") if wrong else model.transform(Xi)
@@ -710,7 +704,7 @@ def round3_cases():
         X2 = X.copy()
         X2[:, -1] = np.linspace(1880, 1882, len(X2))
         model = DiachronicEmbedder(use_time=True, **small)
-        _, messages = _recorded(lambda: model.fit(X2, y))
+        _, messages = recorded(lambda: model.fit(X2, y))
         if [m for m in messages if "training span" in m]:
             return Wrong("the default window (a share of the span) spans the data")
         if abs(model.net_.criterion_.window - 0.1) > 1e-9:  # 5 % of two years
@@ -718,11 +712,11 @@ def round3_cases():
         # at decay=0 (the default) a window cannot act: that is what it must hear (issue 57,
         # 11); with L_intra on, that it spans the data
         idle = DiachronicEmbedder(window="4Y", use_time=True, **small)
-        _, messages = _recorded(lambda: idle.fit(X2, y))
+        _, messages = recorded(lambda: idle.fit(X2, y))
         if not [m for m in messages if "window='4Y' has no effect" in m]:
             return Wrong("no word that window='4Y' does nothing at decay=0")
         explicit = DiachronicEmbedder(window="4Y", decay="1/Y", use_time=True, **small)
-        _, messages = _recorded(lambda: explicit.fit(X2, y))
+        _, messages = recorded(lambda: explicit.fit(X2, y))
         spans = [m for m in messages if "training span" in m]
         if not spans:
             return Wrong("no warning that window='4Y' spans two years of data")
@@ -756,12 +750,7 @@ def round3_cases():
         ("35.5", "label_column_after_the_date", label_after_date, "error",
          ["label column left in x"]),
     ]
-    out = []
-    for family, name, f, due, keywords in cases:
-        case = Case(f"r3.{family}_{name}", (lambda est_name, f=f: f()), due, keywords)
-        case.family = family
-        out.append(case)
-    return out
+    return family_cases(Case, cases, prefix="r3")
 
 
 # --------------------------------------------------------------- classify

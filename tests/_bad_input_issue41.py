@@ -15,6 +15,7 @@ import torch
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
+from _probe_cases import family_cases
 from temporal_xmodal import (
     BinnedProcrustesEmbedder,
     CCACrossModal,
@@ -190,9 +191,4 @@ def issue41_cases(case_class, wrong_class):
         ("defaults fit", "date_prior_retrieval_at_its_defaults", date_prior_defaults, "ok", []),
         ("paper settings", "make_paper_for_every_entry", paper_settings_all, "ok", []),
     ]
-    out = []
-    for family, name, f, due, keywords in cases:
-        case = case_class(f"r4.{name}", (lambda est_name, f=f: f()), due, keywords)
-        case.family = family
-        out.append(case)
-    return out
+    return family_cases(case_class, cases, prefix="r4", family_in_name=False)

@@ -24,6 +24,8 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from _probe_cases import family_cases, recorded
+
 #: Which part of the library each family's fix lives in, by ``"48.<family>"`` (apart from
 #: round 3's numbered families).
 ISSUE48_OWNERS = {f"48.{k}": v for k, v in {
@@ -43,13 +45,6 @@ def _data(n=120, seed=0):
 
     X, y, info = make_temporal_crossmodal(n, return_info=True, random_state=seed)
     return X, y, info.n_image_features
-
-
-def _recorded(call):
-    with warnings.catch_warnings(record=True) as record:
-        warnings.simplefilter("always")
-        out = call()
-    return out, [str(w.message) for w in record]
 
 
 def _close(got, want, tol=1e-3):
@@ -114,7 +109,7 @@ def issue48_cases(case_class, wrong_class, misleading_class):
         model = DiachronicEmbedder(n_image_features=d, time_dim=8,
                                    **{**_SMALL, "max_epochs": 4}, validation_fraction=0.01,
                                    selection_metric="valid_map")
-        _, messages = _recorded(lambda: model.fit(X, y))
+        _, messages = recorded(lambda: model.fit(X, y))
         said = any("cannot choose the checkpoint" in m for m in messages)
         if model.best_epoch_ == 1 and not said:
             return wrong_class("2 validation rows, mAP equal at every epoch: best_epoch_ = 1 "
@@ -128,7 +123,7 @@ def issue48_cases(case_class, wrong_class, misleading_class):
         y = (np.arange(120) == 0).astype(int)
         model = TempXNetEmbedder(n_image_features=d, **{**_SMALL, "max_epochs": 4},
                                  validation_fraction=0.2)
-        _, messages = _recorded(lambda: model.fit(X, y))
+        _, messages = recorded(lambda: model.fit(X, y))
         said = any("cannot choose the checkpoint" in m for m in messages)
         if model.best_epoch_ == 1 and not said:
             return wrong_class("every validation row of one class: best_epoch_ = 1 by a "
@@ -151,7 +146,7 @@ def issue48_cases(case_class, wrong_class, misleading_class):
         X, _, d = _data()
         model = DatePriorRetrieval(CCACrossModal(embedding_dim=4), n_image_features=d,
                                    validation_fraction=2 / 120)
-        _, messages = _recorded(lambda: model.fit(X, np.arange(120)))
+        _, messages = recorded(lambda: model.fit(X, np.arange(120)))
         mrrs = {row["mrr"] for row in model.validation_results_}
         if len(mrrs) == 1 and not any("cannot choose" in m for m in messages):
             return wrong_class(f"every candidate scores MRR {mrrs.pop():.3g} on 2 held-out "
@@ -202,7 +197,7 @@ def issue48_cases(case_class, wrong_class, misleading_class):
         # (tests/test_training_step.py runs a search of SAM fits)
         torch._dynamo.reset()
         with torch._dynamo.config.patch(recompile_limit=2):
-            _, messages = _recorded(lambda: [
+            _, messages = recorded(lambda: [
                 CompiledStep({"backend": "eager"}, name="fit")(Tiny(w), loss,
                                                                {"a": torch.ones(5, 4)},
                                                                torch.ones(5))
@@ -370,9 +365,4 @@ def issue48_cases(case_class, wrong_class, misleading_class):
         ("12", "device_meta", device_meta, "error", ["meta device"]),
         ("noticed", "onehot_of_8000_bins", onehot_of_8000_bins, "ok", []),
     ]
-    out = []
-    for family, name, f, due, keywords in cases:
-        case = case_class(f"r5.{family}_{name}", (lambda est_name, f=f: f()), due, keywords)
-        case.family = f"48.{family}"
-        out.append(case)
-    return out
+    return family_cases(case_class, cases, prefix="r5", issue="48")

@@ -20,6 +20,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from _probe_cases import family_cases, recorded
+
 #: Which part of the library each item's fix lives in.
 ISSUE57_OWNERS = {f"57.{k}": v for k, v in {
     "1": "comparison (time unit)", "2": "comparison (names)", "3": "comparison (files)",
@@ -31,13 +33,6 @@ ISSUE57_OWNERS = {f"57.{k}": v for k, v in {
 }.items()}
 
 _SMALL = dict(hidden_dim=16, embedding_dim=8, batch_size=32, random_state=0, device="cpu")
-
-
-def _recorded(call):
-    with warnings.catch_warnings(record=True) as record:
-        warnings.simplefilter("always")
-        out = call()
-    return out, [str(w.message) for w in record]
 
 
 def _frame(n=150):
@@ -181,7 +176,7 @@ def issue57_cases(case_class, wrong_class, misleading_class):
         model = SAMEmbedder(n_image_features=64, max_epochs=2, lr=1e-2, lr_decay=0.5,
                             validation_fraction=0, warm_start=True, callbacks=[Stop()],
                             **{**_SMALL, "batch_size": 100})
-        _recorded(lambda: model.fit(X, y))  # stopped after 2 steps
+        recorded(lambda: model.fit(X, y))  # stopped after 2 steps
         model = pickle.loads(pickle.dumps(model.set_params(callbacks=None, max_epochs=1)))
         model.fit(X, y)
         first = model.net_.history[-1]["batches"][0]["event_lr"]
@@ -195,7 +190,7 @@ def issue57_cases(case_class, wrong_class, misleading_class):
         frame = _frame(120).drop(columns="label")
         days = np.linspace(0, 2500 * 365, len(frame)).astype("timedelta64[D]")
         frame["date"] = (np.datetime64("-0500-01-01") + days).astype("datetime64[s]")
-        _, said = _recorded(lambda: DiachronicEmbedder(n_image_features="auto", max_epochs=1,
+        _, said = recorded(lambda: DiachronicEmbedder(n_image_features="auto", max_epochs=1,
                                                        **_SMALL).fit(frame, np.arange(120) % 4))
         if [m for m in said if "implausible" in m]:
             return misleading_class("genuine dates are called implausible numbers")
@@ -288,9 +283,4 @@ def issue57_cases(case_class, wrong_class, misleading_class):
         ("15", "huge_seeds", huge_seeds, "error", ["--seeds must be at most"]),
         ("16", "zero_margin_answer", zero_margin_answer, "ok", []),
     ]
-    out = []
-    for family, name, f, due, keywords in cases:
-        case = case_class(f"r6.{family}_{name}", (lambda est_name, f=f: f()), due, keywords)
-        case.family = f"57.{family}"
-        out.append(case)
-    return out
+    return family_cases(case_class, cases, prefix="r6", issue="57")

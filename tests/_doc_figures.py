@@ -94,17 +94,23 @@ def renderers(root=ROOT):
     return module
 
 
+def _normal(text):
+    """The first number of a printed figure as the pages are compared by: ``+1,234.5×`` →
+    ``"1234.5"``, ``−0.003`` → ``"-0.003"`` (``text`` itself when it holds none)."""
+    match = _FIGURE.search(text.replace("−", "-"))
+    return text if match is None else match.group(0).replace(",", "").lstrip("+")
+
+
 def _value(text):
     """The number a printed figure states: ``−1,234.5×`` → -1234.5."""
-    match = _FIGURE.search(text.replace("−", "-"))
-    if match is None:
+    if _FIGURE.search(text.replace("−", "-")) is None:
         raise ValueError(f"no number in {text!r}")
-    return float(match.group(0).replace(",", ""))
+    return float(_normal(text))
 
 
 def _tolerance(text, rounded):
     """Half the last printed digit, or with ``rounded`` half the last significant one."""
-    digits = _FIGURE.search(text.replace("−", "-")).group(0).replace(",", "").lstrip("+-")
+    digits = _normal(text).lstrip("-")
     if "." in digits:
         return 0.5 * 10 ** -len(digits.split(".")[1])
     if rounded:
@@ -175,8 +181,7 @@ def _prose(text):
 
 def _figures_in(text):
     """The printed figures of ``text`` (prose or not): their normalised strings."""
-    return {m.group(0).replace("−", "-").replace(",", "").lstrip("+")
-            for m in re.finditer(r"(?<![\w.])" + _NUMBER, text)}
+    return {_normal(m.group(0)) for m in re.finditer(r"(?<![\w.])" + _NUMBER, text)}
 
 
 def check_page(path, root=ROOT):
@@ -214,8 +219,7 @@ def check_page(path, root=ROOT):
         figures = set()
         if head.startswith(("paper", "definition", "derived")):
             for entry in entries:
-                figures |= {f.strip().replace("−", "-").replace(",", "").lstrip("+")
-                            for f in re.findall(_NUMBER, entry.replace("−", "-"))}
+                figures |= {_normal(f) for f in re.findall(_NUMBER, entry)}
             covered.append((group_start, block.start(), figures))
             continue
         source = root / head.split()[0] if head else None
@@ -231,8 +235,7 @@ def check_page(path, root=ROOT):
                 problems.append(f"{name}:{line(block.start())}: entry {entry!r} has no "
                                 "'= expression'")
                 continue
-            key = printed.replace("−", "-").replace(",", "").lstrip("+")
-            key = _FIGURE.search(key).group(0).lstrip("+") if _FIGURE.search(key) else key
+            key = _normal(printed)
             figures.add(key)
             if key not in _figures_in(span):
                 problems.append(f"{name}:{line(block.start())}: {printed} is not printed in "
@@ -248,8 +251,7 @@ def check_page(path, root=ROOT):
                                 f"{source.name} gives {value:.6g} ({expression.strip()})")
         covered.append((group_start, block.start(), figures))
     for match in _MEASURED.finditer(prose):
-        figure = _FIGURE.search(match.group(0).replace("−", "-")).group(0)
-        figure = figure.replace(",", "").lstrip("+")
+        figure = _normal(match.group(0))
         if not any(start <= match.start() < end and figure in figures
                    for start, end, figures in covered):
             problems.append(f"{name}:{line(match.start())}: {match.group(0).strip()!r} "

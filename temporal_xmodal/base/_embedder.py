@@ -18,6 +18,7 @@ from .._stacking import refuse_raw_columns
 from .._validation import Duration, Interval, check_features, check_labels
 from .._warnings import warn
 from ..metrics import QUERY_SAMPLE, cross_modal_scores
+from ..time._axis import _same  # a parameter at its default: the span check's own test
 from ..time import (
     TIME_UNITS,
     TimeAxis,
@@ -258,7 +259,7 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
         defaults = inspect.signature(type(self).__init__).parameters
         idle = self._idle_parameters()
         set_ = [name for name in idle
-                if not _same_value(getattr(self, name), defaults[name].default)]
+                if not _same(getattr(self, name), defaults[name].default)]
         if set_:
             quoted = ", ".join(f"{name}={getattr(self, name)!r}" for name in set_)
             warn(f"{type(self).__name__}: {quoted} {'has' if len(set_) == 1 else 'have'} no "
@@ -478,11 +479,3 @@ def _holds_dates(raw_time):
     dtype = getattr(raw_time, "dtype", None)
     return dtype is not None and (getattr(dtype, "kind", "") == "M"
                                   or getattr(dtype, "tz", None) is not None)
-
-
-def _same_value(a, b):
-    """``a == b`` for parameter values of one type (``0.5`` is not ``"5%"``)."""
-    try:
-        return type(a) is type(b) and bool(a == b)
-    except (TypeError, ValueError):
-        return False

@@ -269,7 +269,6 @@ class CompiledStep:
         return {**self.__dict__, "_fns": {}, "_modules": None}
 
 
-
 def _continue_eagerly(module):
     """Hand each dropout's stream position from its device counter to the eager one."""
     for m in module.modules():
