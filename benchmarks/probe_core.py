@@ -6,14 +6,17 @@ A tiny CPU ``DiachronicEmbedder`` fit with ``validation_fraction=0`` (no checkpo
 * the library modules whose code runs during ``fit`` (``sys.setprofile``);
 * the stack from ``fit`` to the loss's ``forward`` (exclusive): the library frames on it and
   the returns from skorch into the library;
-* who owns a fit's lifecycle (issue 58), read from the package's source: the files holding
-  Ctrl-C logic, the places that learn a fit's outcome from a caught warning, and the attributes the estimators set on a net after building it;
+* who owns a fit's lifecycle (issue 58), read from the package's code (docstrings and
+  comments excluded): the files whose code mentions an interrupt (Ctrl-C logic), the places that learn a fit's outcome from a caught warning, and the attributes the estimators set on a net after building it;
   with ``--before TREE``, the same of another checkout (e.g. a worktree of the base).
+
+* the package's lines and the share of them that are docstrings.
 
 Usage: ``python benchmarks/probe_core.py [REPO] [--before TREE]`` (default: this checkout).
 Prints the figures and the stack; writes ``benchmarks/results/probe_core.json``.
 """
 
+import ast
 import os
 import re
 import sys
@@ -46,8 +49,7 @@ def library_module(filename):
 
 #: What each lifecycle measure looks for in a line of the package (comments excluded).
 LIFECYCLE = {
-    "ctrl_c_files": re.compile(r"KeyboardInterrupt|report_interrupt|interrupted_|"
-                               r"TrainingInterruptedWarning"),
+    "ctrl_c_files": re.compile(r"[Ii]nterrupt"),
     "outcome_from_warnings": re.compile(
         r"issubclass\(w\.category, \(?(?:ConvergenceWarning|TrainingInterruptedWarning|"
         r"StillImprovingWarning)|simplefilter\(\"always\", ConvergenceWarning\)"),
@@ -55,14 +57,39 @@ LIFECYCLE = {
 }
 
 
+def docstring_lines(source):
+    """The line numbers of ``source``'s docstrings (module, class and function)."""
+    lines = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            first = node.body[0] if node.body else None
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
+                    and isinstance(first.value.value, str):
+                lines.update(range(first.lineno, first.end_lineno + 1))
+    return lines
+
+
+def line_counts(package):
+    """Lines of the package's modules and the share of them that are docstrings."""
+    total = docs = 0
+    for path in sorted(Path(package).rglob("*.py")):
+        source = path.read_text(encoding="utf-8")
+        total += len(source.splitlines())
+        docs += len(docstring_lines(source))
+    return {"lines": total, "docstring_lines": docs, "docstring_share": round(docs / total, 3)}
+
+
 def lifecycle(package):
-    """The lifecycle measures of the package at ``package`` (its folder), from its source."""
+    """The lifecycle measures of the package at ``package`` (its folder), from its code
+    (comments and docstrings excluded: a measure of where the logic lives)."""
     found = {name: [] for name in LIFECYCLE}
     for path in sorted(Path(package).rglob("*.py")):
         rel = str(path.relative_to(package))
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        source = path.read_text(encoding="utf-8")
+        docs = docstring_lines(source)
+        for number, line in enumerate(source.splitlines(), 1):
             code = line.split("#", 1)[0]
-            if code.lstrip().startswith(("def ", '"', "'")):
+            if number in docs or code.lstrip().startswith("def "):
                 continue
             for name, pattern in LIFECYCLE.items():
                 if pattern.search(code):
@@ -120,11 +147,15 @@ def main():
     for name, measure in now.items():
         print(f"{name}: {measure['count']}" + (f" (before: {before[name]['count']})"
                                                if before else ""))
+    lines = line_counts(PACKAGE)
+    lines_before = line_counts(os.path.join(_BEFORE, "temporal_xmodal")) if _BEFORE else None
+    print(f"package lines: {lines}" + (f" (before: {lines_before})" if before else ""))
     write_results("probe_core", {
         "modules": sorted(modules), "n_modules": len(modules),
         "stack": [f"{'lib   ' if lib else '      '}{w}:{fn}" for w, fn, lib in stack],
         "library_frames": len(lib_frames), "skorch_returns": skorch_returns,
         "lifecycle": now, "lifecycle_before": before,
+        "package_lines": lines, "package_lines_before": lines_before,
         "before_tree": _BEFORE and _commit(_BEFORE)},
         os.path.join(REPO, "benchmarks", "results"))
 
