@@ -1,14 +1,8 @@
-"""temporal_xmodal: scikit-learn estimators for cross-modal embeddings over time.
-
-``X = [image features | text features | time]``: the layout is
-:mod:`temporal_xmodal._layout`'s, time (dates, units, durations, encodings) is
-:mod:`temporal_xmodal.time`'s, and :mod:`temporal_xmodal.base` reads X through
-both for every estimator.
+"""temporal_xmodal: scikit-learn estimators for cross-modal embeddings over time, on
+``X = [image features | text features | time]``.
 
 The public names and subpackages are imported on first use (PEP 562), so that
-``python -m temporal_xmodal --help`` answers before torch is imported:
-``temporal_xmodal.time``, ``temporal_xmodal.metrics`` … are there after a bare
-``import temporal_xmodal``, and ``dir()`` lists them.
+``python -m temporal_xmodal --help`` answers before torch is imported.
 
 Read more in the user guide: docs/index.md.
 """
@@ -27,14 +21,14 @@ _OWNERS = {
     "CCACrossModal": ".estimators",
     "CrossModalEmbedder": ".base",
     "DiachronicEmbedder": ".estimators",
-    "LayoutWarning": "._layout",
+    "LayoutWarning": "._input",
     "SAMEmbedder": ".estimators",
     "SemanticMatchingCrossModal": ".estimators",
     "SequentialCrossModal": ".estimators",
     "StillImprovingWarning": "._warnings",
     "CheckpointWarning": "._warnings",
     "TempXNetEmbedder": ".estimators",
-    "TimeColumnWarning": "._layout",
+    "TimeColumnWarning": "._input",
     "TimeRangeWarning": ".time",
     "TimeUnitWarning": ".time",
     "make_crossmodal_transformer": "._stacking",
@@ -47,7 +41,7 @@ _SUBMODULES = ("base", "comparison", "datasets", "estimators", "evaluation", "fe
               "losses", "metrics", "nn", "scoring", "search", "time", "training")
 
 if TYPE_CHECKING:  # the same names, for static analysis and IDEs
-    from ._layout import LayoutWarning, TimeColumnWarning
+    from ._input import LayoutWarning, TimeColumnWarning
     from ._stacking import make_crossmodal_transformer, stack_modalities
     from ._warnings import BusyMachineWarning, CheckpointWarning, StillImprovingWarning
     from .base import CrossModalEmbedder

@@ -1,11 +1,7 @@
 """THE PARAMETER VOCABULARY: the constraint classes of ``_parameter_constraints``.
 
-Layer 0, so that :mod:`temporal_xmodal.time` validates with them as every estimator does
-(``TimeBins(min_bin_size=True)`` is refused as ``SAMEmbedder(max_epochs=True)`` is).
-:class:`Interval` is the library's one interval constraint; the rules (:class:`SequenceOf`,
-:class:`Arrangement`) are scikit-learn ``Options`` checked by a rule.  The constraint that
-reads durations (``PositiveDuration``) is :mod:`temporal_xmodal._validation`'s, which
-re-exports these.
+Layer 0, so that :mod:`temporal_xmodal.time` validates with them too.  The duration
+constraints are :mod:`temporal_xmodal._validation`'s, which re-exports these.
 """
 
 import numpy as np
@@ -16,24 +12,10 @@ __all__ = ["Arrangement", "Interval", "SequenceOf", "USE_TIME_CONSTRAINT"]
 
 
 class Interval(_SklearnInterval):
-    """scikit-learn's ``Interval`` constraint, refusing booleans: ``True`` is not a number here.
+    """scikit-learn's ``Interval`` constraint, refusing booleans (Python and NumPy's), which
+    scikit-learn's takes as 0 and 1: the library's one interval constraint.
 
-    The library's one interval constraint, for counts and reals alike, in
-    ``_parameter_constraints`` and ``@validate_params``.  ``bool`` is a subclass of ``int``
-    in Python, so scikit-learn's ``Interval`` takes ``True`` as 1 (``max_epochs=True``
-    trained one epoch, ``embedding_dim=True`` died in torch); this one refuses ``True``,
-    ``False`` and NumPy's booleans, and says so in scikit-learn's parameter message
-    ("an int (not a bool) in the range [1, inf)").  A parameter that takes a bool as well
-    lists ``"boolean"`` beside the interval.
-
-    Parameters
-    ----------
-    type : {numbers.Integral, numbers.Real, RealNotInt}
-        The numbers of the interval.
-    left, right : float, int or None
-        Bounds (None: unbounded).
-    closed : {"left", "right", "both", "neither"}
-        Which bounds belong to the interval.
+    Parameters are scikit-learn's (``type``, ``left``, ``right``, ``closed``).
 
     Examples
     --------
@@ -54,28 +36,16 @@ class Interval(_SklearnInterval):
 
 
 class _Rule(_Options):
-    """A constraint checked by a rule rather than a list of values.
-
-    scikit-learn's parameter validation takes only its own constraint classes; a rule is
-    an ``Options`` whose one option is a valid example (what its common checks build a
-    valid value from) and whose :meth:`is_satisfied_by` is the rule.
-    """
+    """A constraint checked by a rule: an ``Options`` whose one option is a valid example
+    (for scikit-learn's common checks) and whose :meth:`is_satisfied_by` is the rule."""
 
     def __init__(self, example):
         super().__init__(object, {example})
 
 
 class SequenceOf(_Rule):
-    """A non-empty 1-D sequence of numbers, each satisfying an :class:`Interval`.
-
-    For parameters that list candidates (``DatePriorRetrieval(weights=...)``): the check
-    that a ``fit`` body did is a constraint, refused when the parameter is validated.
-
-    Parameters
-    ----------
-    interval : Interval
-        What each element must be (booleans are refused, NaN and infinity fail the bounds).
-    """
+    """A non-empty 1-D sequence of numbers, each satisfying ``interval`` (an
+    :class:`Interval`)."""
 
     def __init__(self, interval):
         super().__init__((interval.right if interval.left is None else interval.left,))
@@ -92,13 +62,8 @@ class SequenceOf(_Rule):
 
 
 class Arrangement(_Rule):
-    """A tuple or list holding each of some names exactly once, in any order.
-
-    Parameters
-    ----------
-    names : tuple of str
-        The names (``("image", "text")`` for ``modality_order``).
-    """
+    """A tuple or list holding each of ``names`` (e.g. ``("image", "text")``) exactly once,
+    in any order."""
 
     def __init__(self, names):
         super().__init__(tuple(names))
@@ -114,14 +79,14 @@ class Arrangement(_Rule):
         return f"a tuple or list holding {names} once each"
 
 
-#: The recipe that replaces the removed ``use_time="auto"``, quoted in its error.
+#: The model-selection recipe of ``use_time``, quoted in its error.
 RECIPE = ('GridSearchCV(estimator, {"use_time": [True, False]}, '
           'scoring=temporal_xmodal.scoring.SCORERS["tmap@50"])')
 
 
 class _UseTime(_Options):
-    """``use_time`` is a bool; the error for anything else (the removed ``"auto"`` included)
-    gives the model-selection recipe."""
+    """``use_time`` is a bool; the error for anything else gives the model-selection
+    recipe."""
 
     def __init__(self):
         super().__init__(object, {True, False})

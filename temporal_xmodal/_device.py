@@ -1,48 +1,12 @@
 """Devices and threads: the one owner of what ``device=`` means, of moving tensors there, and
 of the threads a fit may use.
 
-Every estimator, featuriser, iterator and scan asks this module, and no other code of the
-package, for:
+``"auto"`` is CUDA when torch finds a GPU, else the CPU, everywhere; a CUDA device without
+a GPU, and torch's ``"meta"`` device, are refused with a ``ValueError``.  Inside a joblib or
+Dask worker, a fit's torch and BLAS threads are limited to its share of the cores.  It
+imports nothing of the package but :mod:`temporal_xmodal._warnings` (layer 0).
 
-* **the device a ``device`` parameter names** (:func:`resolve_device`): ``"auto"`` is CUDA
-  when torch finds a GPU, else the CPU, everywhere; a CUDA device on a machine without a GPU
-  is refused with a ``ValueError`` that says so (torch's own errors come later, from deep
-  inside a fit: "Torch not compiled with CUDA enabled", or a pinned-memory allocation), and
-  so is torch's ``"meta"`` device, which holds shapes and no values (a fit there trained
-  for seconds and then failed with "Cannot copy out of meta tensor"); the package's own
-  tests use it as a stand-in for a second device inside :func:`allow_meta`;
-* **the device a model saved on ``device`` loads on** (:func:`loading_device`): the CPU when
-  it was saved on CUDA and this machine has no GPU;
-* **one key per device** (:func:`device_key`): ``"cuda"``, ``"cuda:0"`` and a tensor's
-  ``.device`` name one device;
-* **its memory** (:func:`device_memory`): the one reader of a device's free memory;
-* **pinned staging** (:func:`pinned_staging`): whether host batches bound for a device are gathered
-  into pinned memory;
-* **nests of tensors** (:func:`map_nest`, the one walker of dicts, tuples and lists of
-  tensors; :func:`move`, :func:`nbytes` over it);
-* **threads per parallel worker** (:func:`limit_worker_threads`, :func:`worker_threads`,
-  :func:`in_worker`), the CPU's share of a fit run beside others.
-
-Threads per parallel worker
----------------------------
-Torch and BLAS are limited inside joblib / Dask workers.
-
-``GridSearchCV(n_jobs=k)``, ``cross_validate(n_jobs=k)`` and
-``BinnedProcrustesEmbedder(n_jobs=k)`` run k fits at once; each must then use
-about ``cores / k`` threads, or the fits fight for the cores.  Outside a
-worker nothing changes; inside one (a joblib worker of any backend, or a Dask
-worker) a worker *thread* gets 1 thread and a worker *process* the
-``OMP_NUM_THREADS`` its launcher set.  The policy and its measurements are in
-docs/scaling.md.
-
-The BLAS limit and torch's thread count are process-wide, so concurrent fits
-in threads share one reference count: the first to enter saves the settings,
-the last to leave restores them.  The OpenMP limit is per thread
-(``omp_set_num_threads`` sets the calling thread's value), and so is that of
-a BLAS built on OpenMP (faiss' OpenBLAS), so every fit sets and restores its
-own.
-
-It imports nothing of the package (layer 0).
+Read more in docs/scaling.md ("Threads per worker").
 """
 
 import contextlib
@@ -65,12 +29,8 @@ _META_LOCK = threading.Lock()
 
 @contextlib.contextmanager
 def allow_meta():
-    """Let :func:`resolve_device` pass torch's ``"meta"`` device through, in this block.
-
-    The meta device holds shapes, no values: nothing the package computes can come back
-    from it, so a ``device="meta"`` parameter is refused.  Tests that follow where tensors
-    go (placement, the device guard) use it as a second device on a machine without a GPU.
-    """
+    """Let :func:`resolve_device` pass torch's ``"meta"`` device through, in this block
+    (the tests' stand-in for a second device)."""
     with _META_LOCK:
         _META["allowed"] += 1
     try:
@@ -91,8 +51,8 @@ def resolve_device(device):
     Parameters
     ----------
     device : str, torch.device or None
-        ``"auto"``: ``"cuda"`` when torch finds a CUDA GPU, else ``"cpu"``.  Any other
-        value is returned as given (``None`` too: "leave the tensors where they are").
+        ``"auto"``: ``"cuda"`` when torch finds a CUDA GPU, else ``"cpu"``; any other value
+        (``None`` too) as given.
 
     Returns
     -------
@@ -101,10 +61,10 @@ def resolve_device(device):
     Raises
     ------
     ValueError
-        ``device`` is a CUDA device and ``torch.cuda.is_available()`` is False, or torch's
-        ``"meta"`` device (shapes without values; outside :func:`allow_meta`).
+        A CUDA device without a GPU, or torch's ``"meta"`` device (outside
+        :func:`allow_meta`).
     RuntimeError
-        ``device`` is a string torch does not read as a device (torch's message).
+        A string torch does not read as a device.
     """
     if device is None:
         return None
@@ -121,18 +81,8 @@ def resolve_device(device):
 
 
 def loading_device(device):
-    """Where a model whose tensors were saved on ``device`` is loaded on this machine: the
-    CPU when ``device`` is a CUDA device and torch finds no GPU, else ``device``.
-
-    Parameters
-    ----------
-    device : str, torch.device or None
-
-    Returns
-    -------
-    device : str, torch.device or None
-        ``"cpu"`` in place of an unavailable CUDA device; ``device`` unchanged otherwise.
-    """
+    """Where a model whose tensors were saved on ``device`` loads on this machine: the CPU
+    in place of a CUDA device when torch finds no GPU, else ``device``."""
     if (device is not None and torch.device(device).type == "cuda"
             and not torch.cuda.is_available()):
         return "cpu"
@@ -140,38 +90,15 @@ def loading_device(device):
 
 
 def device_key(device):
-    """The one name of ``device``: the one its tensors report (``"cuda"`` is
-    ``cuda:<current>``, ``"meta:0"`` and ``"cpu:0"`` are ``meta`` and ``cpu``).
-
-    Parameters
-    ----------
-    device : str or torch.device
-
-    Returns
-    -------
-    key : torch.device
-    """
+    """The one name of ``device`` (a ``torch.device``): the one its tensors report
+    (``"cuda"`` is ``cuda:<current>``, ``"cpu:0"`` is ``cpu``)."""
     return torch.empty(0, device=device).device
 
 
 def device_memory(device):
-    """``(free, total)`` bytes of ``device``, or None where they cannot be read.
+    """``(free, total)`` bytes of a CUDA ``device``, or None on other devices.
 
-    The one reader of a device's memory: the scans' default budget
-    (:func:`temporal_xmodal.metrics._scan.scan_budget`) and the training data's placement
-    on the device (:func:`temporal_xmodal.training._placement.fits`) both ask it.
-
-    Parameters
-    ----------
-    device : torch.device or str
-
-    Returns
-    -------
-    memory : tuple of int or None
-        On a CUDA device, the free memory reported by the driver plus what this
-        process's torch allocator holds unused (free to this process; every
-        other process's memory counts as used), and the total; None on
-        other devices.
+    Free is the driver's figure plus what this process's torch allocator holds unused.
     """
     device = torch.device(device)
     if device.type != "cuda" or not torch.cuda.is_available():
@@ -182,42 +109,17 @@ def device_memory(device):
 
 
 def pinned_staging(device):
-    """Whether host batches staged for ``device`` are gathered into pinned memory: for a
-    CUDA device, and for the CPU where the platform has pinned memory (a CUDA machine).
-
-    Parameters
-    ----------
-    device : torch.device
-
-    Returns
-    -------
-    pin : bool
-    """
+    """Whether host batches staged for ``device`` (a ``torch.device``) are gathered into
+    pinned memory: for a CUDA device, and for the CPU on a CUDA machine."""
     return device.type == "cuda" or (device.type == "cpu" and torch.cuda.is_available())
 
 
 def map_nest(fn, nest, leaves=()):
-    """``fn`` on every tensor of a nest of dicts, tuples and lists; other entries
-    (``None`` labels, numbers) unchanged.  An object with a ``map_tensors(fn)`` method
-    (:class:`~temporal_xmodal.training.SparseRows`) maps its own tensors; a tensor such
-    objects share (the CSR arrays of one sparse X, behind its image and text blocks) goes
-    to ``fn`` once, and they share its result.
+    """``nest`` (dicts, tuples, lists) with ``fn``'s result in place of each tensor and
+    each object of a type in ``leaves``; other entries unchanged.
 
-    The one walker of nested tensors (batches, a dataset's tensors, SCML's pools).
-
-    Parameters
-    ----------
-    fn : callable
-        Takes a tensor.
-    nest : dict, tuple, list, torch.Tensor or any
-    leaves : tuple of types, default=()
-        Objects of these types go to ``fn`` whole (a gather of a block's rows).
-
-    Returns
-    -------
-    nest
-        Of the same structure (and container types), ``fn``'s results in place of the
-        tensors.
+    An object with a ``map_tensors(fn)`` method maps its own tensors; a tensor such objects
+    share goes to ``fn`` once, and they share its result.
     """
     return _map_nest(fn, nest, leaves, {})
 
@@ -235,8 +137,7 @@ def _map_nest(fn, nest, leaves, shared):
 
 
 def _once(fn, tensor, shared):
-    """``fn(tensor)``, once per tensor of the containers of one nest: the image and text
-    windows of one sparse X share its arrays, moved (and counted) once."""
+    """``fn(tensor)``, once per tensor of the containers of one nest."""
     key = id(tensor)
     if key not in shared:
         shared[key] = (tensor, fn(tensor))  # the tensor held: its id stays its own
@@ -244,20 +145,8 @@ def _once(fn, tensor, shared):
 
 
 def move(nest, device, non_blocking=False):
-    """The tensors of a nest on ``device`` (:func:`map_nest`); a tensor already there is
-    not copied.
-
-    Parameters
-    ----------
-    nest : dict, tuple, list or torch.Tensor
-    device : str or torch.device
-    non_blocking : bool, default=False
-        Asynchronous copies (from pinned host memory to a GPU).
-
-    Returns
-    -------
-    nest
-    """
+    """The tensors of a nest on ``device`` (:func:`map_nest`; a tensor already there is
+    not copied), ``non_blocking`` copies optional."""
     return map_nest(lambda t: t.to(device, non_blocking=non_blocking), nest)
 
 
@@ -270,7 +159,8 @@ def nbytes(nest):
 
 __all__ = ["AUTO", "allow_meta", "device_key", "device_memory", "in_worker",
            "limit_worker_threads", "loading_device", "map_nest", "move", "nbytes",
-           "pinned_staging", "resolve_device", "thread_controller", "thread_limits", "training_threads", "worker_threads"]
+           "pinned_staging", "resolve_device", "thread_controller", "thread_limits",
+           "training_threads", "worker_threads"]
 
 
 # ------------------------------------------------------ threads per parallel worker
@@ -279,14 +169,9 @@ _state = {"depth": 0, "torch": None, "blas": None}
 
 
 def worker_threads():
-    """Threads one fit may use here: an int inside a parallel worker, ``None`` for no limit.
-
-    Returns
-    -------
-    n_threads : int or None
-        1 in a worker thread; the launcher's ``OMP_NUM_THREADS`` in a worker
-        process (``None`` when unset); ``None`` outside joblib and Dask workers.
-    """
+    """Threads one fit may use here: 1 in a worker thread, the launcher's
+    ``OMP_NUM_THREADS`` in a worker process, ``None`` (no limit) when unset or outside
+    joblib and Dask workers."""
     if not in_worker():
         return None
     if threading.current_thread() is not threading.main_thread():
@@ -315,19 +200,9 @@ def _in_dask_worker():
 
 @contextlib.contextmanager
 def limit_worker_threads(n_threads=None):
-    """Limit torch and BLAS threads for the duration of a fit run inside a worker.
-
-    Parameters
-    ----------
-    n_threads : int or None, default=None
-        Threads to allow; ``None``: :func:`worker_threads` (no limit outside
-        a worker).
-
-    Notes
-    -----
-    Restores the previous ``torch.get_num_threads()`` and BLAS/OpenMP limits
-    on exit (reference-counted across threads of one process).
-    """
+    """Limit torch and BLAS / OpenMP threads to ``n_threads`` (default:
+    :func:`worker_threads`) in this block; restored on exit (the process-wide limits
+    reference-counted across threads)."""
     n_threads = worker_threads() if n_threads is None else n_threads
     if n_threads is None:
         yield
@@ -360,11 +235,9 @@ def limit_worker_threads(n_threads=None):
 
 @contextlib.contextmanager
 def training_threads(name):
-    """The threads a fit of ``name`` trains on, the same for every neural estimator (SCML's
-    stages included): inside a joblib / Dask worker its share of the cores
-    (:func:`limit_worker_threads`); elsewhere torch's, with a
-    :class:`~temporal_xmodal.BusyMachineWarning` when the machine is busier than those
-    threads allow (docs/scaling.md, "A busy machine")."""
+    """The threads a fit of ``name`` trains on: in a worker its share
+    (:func:`limit_worker_threads`), elsewhere torch's, with a
+    :class:`~temporal_xmodal.BusyMachineWarning` on a busy machine."""
     with limit_worker_threads():
         threads = torch.get_num_threads()
         if threads > 1 and not in_worker():  # a worker's threads are limited already
@@ -377,10 +250,8 @@ _controller_lock = threading.Lock()  # apart: limit_worker_threads reads it unde
 
 
 def thread_controller():
-    """The process's :class:`threadpoolctl.ThreadpoolController`, kept while no module was
-    imported: building one scans the loaded libraries (milliseconds of CPU), so it is built
-    again only when ``sys.modules`` grew (an import may have loaded a BLAS or an OpenMP
-    runtime, e.g. faiss' OpenBLAS).  Every thread limit of the library reads it."""
+    """The process's :class:`threadpoolctl.ThreadpoolController`, built again only when
+    ``sys.modules`` grew (an import may have loaded a BLAS or OpenMP runtime)."""
     with _controller_lock:
         if _controller["modules"] != len(sys.modules):
             _controller["controller"] = ThreadpoolController()
@@ -389,7 +260,6 @@ def thread_controller():
 
 
 def thread_limits(n_threads):
-    """A context that limits every native thread pool (BLAS, OpenMP) to ``n_threads``, as
-    :func:`threadpoolctl.threadpool_limits` does, through :func:`thread_controller` (a
-    metric's scan limits its BLAS threads on every call)."""
+    """A context limiting every native thread pool (BLAS, OpenMP) to ``n_threads``
+    (:func:`threadpoolctl.threadpool_limits` through :func:`thread_controller`)."""
     return thread_controller().limit(limits=n_threads)

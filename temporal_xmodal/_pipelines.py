@@ -1,9 +1,5 @@
-"""The one answer to "which estimator does this Pipeline end in?".
-
-Scorers, protocols, search and the time tag all accept a fitted estimator or a
-``Pipeline`` ending in one; each asks :func:`final_step` instead of reading
-``steps[-1]`` itself.  It imports nothing (layer 0).
-"""
+"""The one answer to "which estimator does this Pipeline end in?" (layer 0: imports
+nothing)."""
 
 __all__ = ["final_estimator", "final_step"]
 

@@ -1,13 +1,7 @@
-"""Scipy sparse X at the public boundary: read in place as column windows of one CSR,
-refused by name, or densified where a consumer needs a block whole.
+"""Scipy sparse X at the public boundary: read in place as column windows of one CSR
+(:class:`CSRWindow`), refused by name, or made whole where a consumer needs a block.
 
-:func:`split_sparse` is :func:`temporal_xmodal._layout.split_time_column`'s reading of a
-sparse X: its feature columns are a :class:`CSRWindow` of X's own CSR arrays (no stored value
-copied), and so are the image and text blocks cut from them; :func:`refuse_sparse` is the
-error of the estimators that take dense input only; :func:`dense_if_dense` gives a consumer
-that needs a real block (CCA, semantic matching) the block whole: dense when it is in fact
-dense, else a CSR copy of its stored values.  Which estimators take sparse X, and what it
-costs: docs/scaling.md ("Sparse text").
+Read more in docs/scaling.md ("Sparse text").
 """
 
 from functools import cached_property
@@ -26,17 +20,13 @@ _SEARCH_ROWS = 2 ** 18
 
 
 class CSRWindow:
-    """Columns ``[lo, hi)`` of some rows of one CSR matrix, read in place.
+    """Columns ``[lo, hi)`` of some rows of one CSR matrix, read in place (nothing stored
+    copied).
 
-    The blocks of a CSR ``X = [image | text | time]`` are windows of X's own arrays: nothing
-    stored is copied to make them.  A window knows, per row, where its stored values lie in
-    X's ``indices`` / ``data`` (X's column indices are sorted within each row, so a row's
-    values in the window are one contiguous run: ``start``, ``stop``; 16 bytes per row,
-    computed on first use by a binary search per row, never a pass over every stored value).
-    What needs a block's values reads them through the window: rows (``window[rows]``, a
-    CSR copy of those rows), row chunks (:meth:`row_chunks`), the stored values
-    (:meth:`stored_chunks`), the whole block densely (:meth:`toarray`) or as CSR
-    (:meth:`tocsr`), each a copy of what it returns only.
+    X's column indices being sorted in each row, a row's values in the window are one run
+    of X's ``indices`` / ``data`` (:meth:`bounds`, found by a binary search per row on first
+    use).  Reading the values (``window[rows]``, :meth:`row_chunks`, :meth:`stored_chunks`,
+    :meth:`toarray`, :meth:`tocsr`) copies what it returns only.
 
     Parameters
     ----------
@@ -68,8 +58,8 @@ class CSRWindow:
 
     @classmethod
     def of(cls, A):
-        """A window of every column of the scipy sparse ``A``: CSR as given (no copy), other
-        formats converted once, and a CSR whose indices are unsorted sorted in a copy."""
+        """A window of every column of the scipy sparse ``A`` (CSR as given; other formats,
+        or unsorted indices, in a copy)."""
         A = A.tocsr()
         if not A.has_sorted_indices:
             A = A.sorted_indices()  # a copy: the user's matrix is left as it was
@@ -111,7 +101,7 @@ class CSRWindow:
     # ------------------------------------------------------------ where the values lie
     def _search(self, rows, column):
         """Per row of ``rows`` (X's), the first position in X's arrays whose column is at
-        least ``column`` within the row (a binary search of every row at once)."""
+        least ``column`` within the row (all rows' binary searches at once)."""
         indptr, indices = self.X.indptr, self.X.indices
         out = np.empty(len(rows), dtype=np.int64)
         for s in range(0, len(rows), _SEARCH_ROWS):
@@ -129,9 +119,8 @@ class CSRWindow:
         return out
 
     def bounds(self, index=None):
-        """``(start, stop)``: per window row (of ``index``; all when None), the positions in
-        X's ``indices`` / ``data`` of its first stored value in the window and one past its
-        last (int64)."""
+        """``(start, stop)`` (int64): per window row (of ``index``; all when None), the run
+        of its stored values in X's ``indices`` / ``data``."""
         if index is None:
             return self._bounds
         rows = self._row_ids(index)
@@ -168,16 +157,14 @@ class CSRWindow:
 
     @property
     def is_dense(self):
-        """Whether the window stores at least :data:`DENSE_SHARE` of its entries (read
-        densely by whoever reads it: a densified block is no larger than its CSR form)."""
+        """Whether the window stores at least :data:`DENSE_SHARE` of its entries."""
         n, d = self.shape
         return n * d > 0 and self.nnz >= DENSE_SHARE * n * d
 
     # ------------------------------------------------------------ reading the values
     def __getitem__(self, key):
-        """``window[:, a:b]``: the window of those columns (no copy); ``window[rows]`` (an
-        int, a slice, an index or mask array) or ``window[rows, :]``: those rows as a CSR
-        matrix (a copy of their stored values in the window)."""
+        """``window[:, a:b]``: the window of those columns; ``window[rows]`` or
+        ``window[rows, :]``: those rows as a CSR matrix (a copy)."""
         if isinstance(key, tuple):
             if len(key) != 2:
                 raise IndexError("a CSRWindow takes [rows] or [rows, columns].")
@@ -216,7 +203,8 @@ class CSRWindow:
             shape=(len(rows), self.shape[1]))
 
     def _chunk_rows(self, bytes_per_row):
-        """Rows per chunk for ``bytes_per_row`` bytes of temporaries per row."""
+        """Rows per chunk of about :data:`CHUNK_BYTES`, at ``bytes_per_row`` plus the
+        stored values' temporaries per row."""
         n = max(self.shape[0], 1)
         stored = self.nnz / n  # the mean: a chunk's values are read once, then dropped
         # per stored value: its position (int64, and the repeat that builds it), its column
@@ -225,8 +213,8 @@ class CSRWindow:
         return max(1, int(CHUNK_BYTES // per_row))
 
     def row_chunks(self, rows=None, dense=False):
-        """``(index, block)`` pairs: consecutive window rows (of ``rows``, all when None)
-        and their values, CSR (or dense when ``dense``), about :data:`CHUNK_BYTES` each."""
+        """``(index, block)``: consecutive window rows (of ``rows``, all when None) and
+        their values, CSR or ``dense``, about :data:`CHUNK_BYTES` each."""
         ids = self._row_ids(rows)
         step = self._chunk_rows(self.shape[1] * self.dtype.itemsize if dense else 0)
         for s in range(0, len(ids), step):
@@ -234,10 +222,8 @@ class CSRWindow:
             yield slice(s, s + step), (block.toarray() if dense else block)
 
     def stored_chunks(self, step=None):
-        """``(values, columns)`` of every stored value of the window, ``step`` of X's stored
-        values at a time (default: about :data:`CHUNK_BYTES` of them and of the
-        window's mask; views of X's ``data`` where the window holds every row and every
-        column; the columns are the window's)."""
+        """``(values, columns)`` of the window's stored values (columns the window's),
+        ``step`` of X's stored values at a time (default: about :data:`CHUNK_BYTES`)."""
         data, indices = self.X.data, self.X.indices
         whole = self.lo == 0 and self.hi == self.X.shape[1]
         if self.rows is None:
@@ -254,8 +240,7 @@ class CSRWindow:
             yield block.data, block.indices
 
     def toarray(self, dtype=None, out=None):
-        """The window as a dense array (``dtype``: X's by default), filled row chunk by row
-        chunk: its ``n × d`` entries plus one chunk of about :data:`CHUNK_BYTES`."""
+        """The window as a dense array (``dtype``: X's by default), filled by row chunks."""
         if out is None:
             out = np.empty(self.shape, dtype=self.dtype if dtype is None else dtype)
         for index, block in self.row_chunks(dense=True):
@@ -263,8 +248,7 @@ class CSRWindow:
         return out
 
     def tocsr(self):
-        """The window as a CSR matrix of its own (a copy of its stored values; the whole of
-        X itself when the window is all of it)."""
+        """The window as a CSR matrix of its own (a copy; X when the window is all of it)."""
         if self.rows is None and self.lo == 0 and self.hi == self.X.shape[1]:
             return sparse.csr_matrix(self.X)
         return self._csr(self._row_ids())
@@ -283,15 +267,8 @@ def is_sparse_block(A):
 
 
 def split_sparse(X):
-    """:func:`temporal_xmodal._layout.split_time_column` of a scipy sparse X: the features
-    as a :class:`CSRWindow` of X and the time column read densely.
-
-    X becomes CSR once (no copy when it is CSR already with sorted indices; other formats
-    are converted, unsorted indices sorted, in a copy); the feature columns are a window of
-    its arrays (nothing copied), the time column is read densely (one value per row): an
-    implicit zero is the time 0, as a 0 in a dense X, and a NaN stored there is seen by the
-    time checks as in a dense X.
-    """
+    """``(features, time)`` of a scipy sparse X: its feature columns as a :class:`CSRWindow`
+    of X as CSR (:meth:`CSRWindow.of`), its time column dense (an implicit zero is 0)."""
     if X.ndim != 2:
         raise ValueError(f"X must be 2-D ([image | text | time] columns); got shape {X.shape}.")
     if X.shape[1] == 0:
@@ -309,8 +286,8 @@ def split_sparse(X):
 
 
 def refuse_sparse(A, estimator_name, name="X"):
-    """Raise a ``TypeError`` for a scipy sparse ``A`` given to an estimator that takes dense
-    input only, naming it and the dense alternatives (docs/scaling.md, "Sparse text")."""
+    """Raise a ``TypeError`` for a sparse ``A`` given to an estimator that takes dense input
+    only, naming it and the alternatives."""
     if is_sparse_block(A):
         kind = type(A.X if isinstance(A, CSRWindow) else A).__name__
         raise TypeError(
@@ -322,32 +299,14 @@ def refuse_sparse(A, estimator_name, name="X"):
             "DiachronicEmbedder take sparse X.")
 
 
-#: A sparse block holding at least this share of its entries is read densely
-#: (a float32 CSR takes 8 bytes per stored value, dense 4 per entry).
+#: A sparse block holding at least this share of its entries is read densely.
 DENSE_SHARE = 0.5
 
 
 def dense_if_dense(A, dtype=None):
-    """A sparse block as a consumer that needs it whole takes it: dense when it is in fact
-    dense, else CSR; anything else unchanged.
-
-    A block storing at least :data:`DENSE_SHARE` of its entries (the image columns of a
-    CSR X hstacked from dense image features and sparse text, as a ``ColumnTransformer``
-    builds it) is densified row chunk by row chunk into ``dtype`` (default: its own):
-    ``n × d × itemsize`` bytes for the result, plus one chunk of about
-    :data:`CHUNK_BYTES`, no more than its CSR form took (≥ 8 bytes per stored float32
-    value).  A sparser :class:`CSRWindow` becomes a CSR matrix of its own (a copy of its
-    stored values); a scipy sparse matrix that is not dense is returned as given.
-
-    Parameters
-    ----------
-    A : ndarray, scipy sparse CSR matrix or CSRWindow
-    dtype : numpy dtype or None, default=None
-
-    Returns
-    -------
-    A : ndarray or CSR matrix
-    """
+    """A sparse block made whole: dense (in ``dtype``, default its own) when it stores at
+    least :data:`DENSE_SHARE` of its entries, else CSR (a sparser :class:`CSRWindow` as a
+    CSR copy, a scipy matrix as given); anything else unchanged."""
     if not is_sparse_block(A):
         return A
     window = A if isinstance(A, CSRWindow) else CSRWindow.of(A)

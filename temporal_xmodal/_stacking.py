@@ -1,10 +1,7 @@
-"""Building ``X = [image features | text features | time]``.
-
-From arrays (:func:`stack_modalities`) or, inside a Pipeline, from a
-DataFrame's named columns (:func:`make_crossmodal_transformer`, whose
-:class:`TimeColumn` maps the time column to the time axis and never scales
-it).  Reading X back is :mod:`temporal_xmodal._layout`'s; what the time
-column means (dates, units, the axis) is :mod:`temporal_xmodal.time`'s.
+"""Building ``X = [image features | text features | time]``: from arrays
+(:func:`stack_modalities`) or, in a Pipeline, from a DataFrame's named columns
+(:func:`make_crossmodal_transformer`).  Reading X back is :mod:`temporal_xmodal._input`'s.
+Read more in docs/pipelines.md.
 """
 
 import re
@@ -25,10 +22,7 @@ _TIME_UNIT = [StrOptions(set(TIME_UNITS))]
     prefer_skip_nested_validation=True,
 )
 def stack_modalities(X_image, X_text, time=None, *, time_unit="years"):
-    """Build ``X = [X_image | X_text | time]`` in the library's column layout.
-
-    Every estimator of the library takes X in this layout: the image feature
-    columns, then the text feature columns, then one time column.
+    """Build ``X = [X_image | X_text | time]``, the layout every estimator takes.
 
     Read more in the user guide: docs/index.md.
 
@@ -39,9 +33,8 @@ def stack_modalities(X_image, X_text, time=None, *, time_unit="years"):
     X_text : array-like of shape (n_samples, n_text_features)
         Text features, row-aligned with ``X_image``.
     time : scalar, array-like of shape (n_samples,) or None, default=None
-        Time of each item: numbers on the time axis or dates (mapped to
-        ``time_unit``, see :mod:`temporal_xmodal.time`).  A scalar is
-        broadcast; ``None`` gives a constant column of zeros (static data).
+        Time of each item: numbers on the time axis or dates (mapped to ``time_unit``).
+        A scalar is broadcast; ``None`` gives zeros (static data).
     time_unit : {"years", "months", "weeks", "days", "hours", "minutes", "seconds"}, \
             default="years"
         Unit of the time axis that dates are mapped to (numbers pass unchanged).
@@ -49,8 +42,7 @@ def stack_modalities(X_image, X_text, time=None, *, time_unit="years"):
     Returns
     -------
     X : ndarray of shape (n_samples, n_image_features + n_text_features + 1)
-        The stacked float64 matrix.  Pass ``n_image_features=X_image.shape[1]``
-        to the estimators.
+        float64.  Pass ``n_image_features=X_image.shape[1]`` to the estimators.
 
     Examples
     --------
@@ -81,12 +73,8 @@ _CHUNK_ROWS = 16384
 
 
 def stack_rows(X_image, X_text, time, rows=None):
-    """``[X_image | X_text | time]`` of ``rows`` (all when None), filled in row chunks: one
-    copy of those rows, in float32 when both blocks are float32 (the networks' dtype: no
-    float64 copy), else float64; ``time`` is one value per row of the blocks.  A float32 X
-    holds its times rounded to float32 (half a float32 spacing of the axis times, about 30
-    minutes at the year 2000).  Binned's models and the main job's constant-time controls
-    are built with it."""
+    """``[X_image | X_text | time]`` of ``rows`` (all when None), filled in row chunks:
+    float32 when both blocks are float32 (times rounded to float32), else float64."""
     n = len(time) if rows is None else len(rows)
     d, e = X_image.shape[1], X_text.shape[1]
     dtype = np.float32 if X_image.dtype == X_text.dtype == np.float32 else np.float64
@@ -109,8 +97,7 @@ class TimeColumn(TransformerMixin, BaseEstimator):
     """Pass a time column through, mapped to the time axis and never scaled.
 
     The time step of :func:`make_crossmodal_transformer`; its output name
-    carries the unit (``"<column>[<unit>]"``), which the estimators check
-    against their own ``time_unit``.
+    (``"<column>[<unit>]"``) carries the unit, which the estimators check.
 
     Read more in the user guide: docs/pipelines.md.
 
@@ -118,7 +105,7 @@ class TimeColumn(TransformerMixin, BaseEstimator):
     ----------
     time_unit : {"years", "months", "weeks", "days", "hours", "minutes", "seconds"}, \
             default="years"
-        Unit of the time axis that dates are mapped to (numbers pass unchanged).
+        Unit of the time axis that dates are mapped to.
 
     Examples
     --------
@@ -133,17 +120,7 @@ class TimeColumn(TransformerMixin, BaseEstimator):
         self.time_unit = time_unit
 
     def fit(self, X, y=None):
-        """Record the column name.
-
-        Parameters
-        ----------
-        X : DataFrame or array-like of shape (n_samples, 1)
-        y : ignored
-
-        Returns
-        -------
-        self : TimeColumn
-        """
+        """Record the column name of ``X`` (n_samples, 1); ``y`` is ignored."""
         self._validate_params()
         columns = getattr(X, "columns", None)
         self.feature_names_in_ = (np.asarray(columns, dtype=object) if columns is not None
@@ -173,12 +150,9 @@ def _selector(columns):
 
 
 class CrossModalColumnTransformer(ColumnTransformer):
-    """The ColumnTransformer of :func:`make_crossmodal_transformer`: reads DataFrames only.
-
-    Its blocks are selected by column name, so an array without names (``df.to_numpy()``)
-    cannot be read; instead of scikit-learn's "Specifying the columns using strings is
-    only supported for dataframes" from deep inside the Pipeline, the array is refused
-    with the columns to pass.  Parameters are :class:`~sklearn.compose.ColumnTransformer`'s.
+    """The ColumnTransformer of :func:`make_crossmodal_transformer`: it selects columns by
+    name, and refuses an array without names, naming the columns to pass.  Parameters are
+    :class:`~sklearn.compose.ColumnTransformer`'s.
     """
 
     def fit_transform(self, X, y=None, **params):
@@ -213,11 +187,10 @@ def make_crossmodal_transformer(image, text, time, *, image_transformer="passthr
                                 text_transformer="passthrough", time_unit="years"):
     """A ColumnTransformer building ``X = [image | text | time]`` from a DataFrame's columns.
 
-    Each block is selected by name, preprocessed by its own transformer, and
-    the time is passed through mapped to the time axis (dates → ``time_unit``)
-    and **never scaled**.  The output is a DataFrame whose column names
-    (``image__*``, ``text__*``, ``time__<column>[<unit>]``) let the estimator
-    infer the blocks with ``n_image_features="auto"``.
+    Each block is preprocessed by its own transformer; the time is mapped to the time axis
+    and **never scaled**.  The output DataFrame's names (``image__*``, ``text__*``,
+    ``time__<column>[<unit>]``) let the estimator read the blocks
+    (``n_image_features="auto"``).
 
     Read more in the user guide: docs/pipelines.md.
 
@@ -229,8 +202,7 @@ def make_crossmodal_transformer(image, text, time, *, image_transformer="passthr
     time : str
         The time column (numbers on the axis, or ``datetime64``).
     image_transformer, text_transformer : transformer or "passthrough", default="passthrough"
-        Per-block preprocessing (e.g. ``StandardScaler()``); must output dense
-        arrays.
+        Per-block preprocessing (e.g. ``StandardScaler()``), with dense output.
     time_unit : {"years", "months", "weeks", "days", "hours", "minutes", "seconds"}, \
             default="years"
         Unit of the time axis; give the estimator the same ``time_unit``.
@@ -238,8 +210,7 @@ def make_crossmodal_transformer(image, text, time, *, image_transformer="passthr
     Returns
     -------
     transformer : CrossModalColumnTransformer
-        A :class:`~sklearn.compose.ColumnTransformer` with pandas output (requires pandas)
-        that refuses an array without column names, naming the columns it selects.
+        With pandas output (requires pandas).
 
     Examples
     --------
@@ -266,22 +237,11 @@ def _preview(names, n=3):
 
 
 def refuse_raw_columns(estimator, X, modality=None):
-    """Refuse input that ``estimator``, fitted inside a Pipeline, would read unpreprocessed.
-
-    A DataFrame whose column names are not the ones ``estimator`` was fitted on is refused;
-    when the fitted names are a Pipeline's preprocessed ones (``text__txt_0``, the
-    ``<block>__<column>`` names of a ``ColumnTransformer``) and X holds the raw ones
-    (``txt_0``), the message says to pass the Pipeline, not ``pipe[-1]``.  An array
-    without column names given to an estimator fitted on such preprocessed names is
-    refused as well: nothing shows whether it went through the preprocessing (a scaler),
-    and raw features would be embedded without it.
-
-    Parameters
-    ----------
-    estimator : fitted estimator
-    X : array-like or DataFrame
-    modality : {"image", "text"} or None, default=None
-        None: whole rows (every fitted column); else that block's columns.
+    """Raise a ``ValueError`` for X that ``estimator``, fitted inside a Pipeline, would read
+    unpreprocessed: a DataFrame whose names are not the fitted ones (the raw names of
+    preprocessed ones: pass the Pipeline), or an array without names where the fitted
+    names are preprocessed (``<block>__<column>``).  ``modality`` (``"image"``,
+    ``"text"``): X is that block only; None: whole rows.
     """
     names = getattr(estimator, "feature_names_in_", None)
     columns = getattr(X, "columns", None)

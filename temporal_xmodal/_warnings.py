@@ -1,29 +1,10 @@
 """Every warning of the library, at the user's line and naming the estimator the user built.
 
-One owner of where a warning points (:func:`warn`, :func:`user_stacklevel`): the stack is
-walked outward from the library's call and the first frame that is neither this package
-nor the machinery between it and the user (scikit-learn's Pipeline, GridSearchCV and
-parameter validation, joblib, skorch, torch, NumPy, pandas, Python's own library and
-frozen modules) is the user's.  So a warning raised inside a fit that a ``Pipeline``
-inside ``GridSearchCV`` made points at the user's ``search.fit(...)`` line.  Where no such
-frame exists (a joblib worker process or thread, or the library's own command line), it
-points at the line of scikit-learn or joblib that called the library's estimator: in a
-``GridSearchCV(n_jobs=2)`` or ``cross_validate(n_jobs=2)`` worker, scikit-learn's
-``estimator.fit(X_train, y_train)`` (or a Pipeline's call of its last step), the fit the
-user asked for, where a line of the library would be an inner detail of it.  Without that
-either (a thread started on a fit, ``python -m temporal_xmodal``, the comparison job's own
-workers: only Python's own modules, or joblib running the library's job, call the library),
-it points at the outermost frame of the library.
-
-The message names the estimator the user built: the outermost estimator of this library
-on the stack.  A warning raised by a model inside it (a bin's model inside
-``BinnedProcrustesEmbedder``) reads ``"BinnedProcrustesEmbedder (its TempXNetEmbedder):
-..."``, and one that names no estimator gets the builder's name first.
-
-The warnings are plain :func:`warnings.warn_explicit` calls with the user's frame's
-registry: Python's filters (``"default"``, ``"error"``, ``"ignore"``,
-``warnings.resetwarnings()``, ``catch_warnings``) apply unchanged; nothing is remembered
-here.
+:func:`warn` walks the stack outward to the first frame that is neither this package nor
+the machinery between it and the user (scikit-learn, joblib, skorch, torch, NumPy, pandas,
+Python's own library); without one, scikit-learn's or joblib's line that called the
+library's estimator, else the outermost frame of the library.  Python's filters apply
+unchanged.  Read more in docs/index.md ("Bad input").
 """
 
 import os
@@ -51,33 +32,16 @@ _WRAPPERS = ("wrapper", "wrapped", "inner_f")
 class BusyMachineWarning(UserWarning):
     """A fit on several threads starts on a machine that other work keeps busy.
 
-    torch's default is one thread per core; beside other busy processes the threads of one
-    fit wait for each other's time slices, and a fit can run many times slower than on one
-    thread (docs/scaling.md, "A busy machine").  The warning says so once per fit start;
-    ``torch.set_num_threads(1)`` (or ``threadpoolctl.threadpool_limits(1)``) keeps the fit
-    steady, and the same seed gives the same embeddings at a given thread count.
+    Warned once per fit start; ``torch.set_num_threads(1)`` keeps the fit steady.
+
+    Read more in the user guide: docs/scaling.md ("A busy machine").
     """
 
 
 def warn_if_busy(name, threads, load=None, cores=None):
-    """Warn (:class:`BusyMachineWarning`) when a fit asks for ``threads`` > 1 torch threads on
-    a machine whose 1-minute load average exceeds its cores plus those threads: more runnable
-    work than cores even if the fit's own threads were all counted.
-
-    Parameters
-    ----------
-    name : str
-        The estimator, named in the message.
-    threads : int
-        The fit's torch threads (``torch.get_num_threads()``).
-    load, cores : float and int or None, default=None
-        The load average and the core count; ``None``: this machine's (no warning where the
-        load average cannot be read).
-
-    Returns
-    -------
-    warned : bool
-    """
+    """Warn (:class:`BusyMachineWarning`) and return True when a fit of ``name`` asks for
+    ``threads`` > 1 on a machine whose 1-minute ``load`` average exceeds its ``cores`` plus
+    those threads (``None``: this machine's; no warning where it cannot be read)."""
     try:
         load = os.getloadavg()[0] if load is None else load
     except (AttributeError, OSError):  # pragma: no cover - Windows: no load average
@@ -95,12 +59,9 @@ def warn_if_busy(name, threads, load=None, cores=None):
 class StillImprovingWarning(ConvergenceWarning):
     """A neural fit ended while its validation figure was still improving.
 
-    Raised by ``fit`` when, over the last epochs of ``max_epochs``, the best
-    validation figure rose by more than a tolerance (the fit's ``convergence_``
-    holds the figures): raising ``max_epochs`` would likely still pay.  A
-    subclass of scikit-learn's :class:`~sklearn.exceptions.ConvergenceWarning`,
-    so ``warnings.filterwarnings("ignore", category=ConvergenceWarning)`` and
-    ``warnings.simplefilter("error", ConvergenceWarning)`` apply to it.
+    Warned by ``fit`` when the best validation figure rose by more than a tolerance over
+    the last epochs: raising ``max_epochs`` would likely still pay.  A
+    :class:`~sklearn.exceptions.ConvergenceWarning`.
 
     Read more in the user guide: docs/training.md.
     """
@@ -109,18 +70,17 @@ class StillImprovingWarning(ConvergenceWarning):
 class CheckpointWarning(UserWarning):
     """A neural fit's validation figure could not choose the checkpoint.
 
-    Raised by ``fit`` when the figure was the same at every epoch (too few validation
-    rows, or all of one class) or NaN at every epoch (validation rows without a label),
-    so the last epoch's weights are kept; or when it was NaN at some epochs, which were
-    then no candidates.  The fit's ``fit_report_`` says the same (``kept_why``).
+    Warned by ``fit`` when the figure was the same or NaN at every epoch (the last epoch's
+    weights are kept), or NaN at some epochs (no candidates); ``fit_report_.kept_why``
+    says the same.
 
     Read more in the user guide: docs/training.md.
     """
 
 
 def _directories(packages=_PLUMBING_PACKAGES):
-    """Directories whose frames are machinery, not the user's (computed per call: cheap,
-    and packages imported later are included)."""
+    """Directories whose frames are machinery, not the user's (per call: later imports
+    count)."""
     dirs = []
     for name in packages:
         module = sys.modules.get(name)
@@ -147,18 +107,16 @@ def _is_plumbing(filename, dirs):
 
 
 def _is_library_estimator(obj):
-    """Whether ``obj`` is an estimator of this library (a class of the package with ``fit``
-    and ``get_params``); read by name, so this lowest layer imports none of the estimators."""
+    """Whether ``obj`` is an estimator of this library (read by its class's module and
+    methods: this layer imports no estimator)."""
     cls = type(obj)
     return (cls.__module__.startswith("temporal_xmodal.") and hasattr(cls, "fit")
             and hasattr(cls, "get_params"))
 
 
 def _walk(frame):
-    """``(target frame, estimators on the stack outward)``: the user's frame; without one,
-    the frame of scikit-learn or joblib that called a method of the library's estimators
-    (past their decorators' wrappers), else the outermost frame of the library (None outside
-    the library)."""
+    """``(target frame, estimators on the stack outward)``: the frame a warning points at
+    (the module docstring's rule; None outside the library)."""
     dirs = _directories()
     outermost, estimators = None, []
     while frame is not None:
@@ -191,17 +149,8 @@ def _filename(frame):
 
 
 def user_stacklevel():
-    """The ``stacklevel`` that makes a :func:`warnings.warn` call point at the user's line.
-
-    For a ``warnings.warn`` call made by the caller of this function: the first frame
-    outward that is neither this package nor the machinery between (see the module's
-    docstring); without one, the line of scikit-learn or joblib that called an estimator of
-    this package, else the outermost frame of this package.
-
-    Returns
-    -------
-    stacklevel : int
-    """
+    """The ``stacklevel`` (int) that makes the caller's :func:`warnings.warn` call point
+    where :func:`warn` would."""
     frame, level = sys._getframe(1), 1
     target, _ = _walk(frame)
     while frame is not None and frame is not target:
@@ -224,17 +173,8 @@ def name_the_builder(message, estimators):
 
 
 def warn(message, category=UserWarning):
-    """Warn at the user's line, naming the estimator the user built.
-
-    A plain :func:`warnings.warn_explicit` at the frame :func:`user_stacklevel`
-    finds (with that module's warning registry, so Python's filters decide
-    alone), the message passed through :func:`name_the_builder`.
-
-    Parameters
-    ----------
-    message : str
-    category : type of Warning, default=UserWarning
-    """
+    """Warn ``message`` (of ``category``) at the user's line, naming the estimator the user
+    built (:func:`name_the_builder`): a plain :func:`warnings.warn_explicit` there."""
     target, estimators = _walk(sys._getframe(1))
     target = target or sys._getframe(1)
     message = name_the_builder(str(message), estimators)

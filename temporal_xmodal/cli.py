@@ -1,43 +1,38 @@
 """Command line: ``python -m temporal_xmodal compare [options]``.
 
-Every argument and the output folder are checked before any data is loaded or
-any model fitted, and before torch is imported (``--help`` and a bad argument
-answer at once); a bad one is reported in one line (``error: ...``) under
-``compare``'s usage line, with exit status 2, like argparse's own errors.
+Every argument and the output folder are checked before any data is loaded, any model
+fitted and torch imported; a bad one is one ``error:`` line under ``compare``'s usage line,
+exit status 2.  Read more in docs/index.md ("Comparing the estimators").
 """
 
 import argparse
 import contextlib
 import os
-import shlex
 import sys
 import time
 import uuid
 import warnings
+from functools import partial
 from pathlib import Path
 
 from .comparison.estimate import SYNTHETIC_FEATURES, SYNTHETIC_TRAIN_SHARE, estimate_lines
 from .comparison.job import (COMPARED_NAMES, DATASETS, MIN_SAMPLES, check_names,
-                             check_output_folder,
-                             data_folder, elapsed_text, job_key, unique_names)
+                             check_output_folder, data_folder, elapsed_text, exit_status,
+                             job_key, unique_names)
 
-#: Units of ``--time-unit`` (those of :func:`temporal_xmodal.time.to_time_axis`), written out so
-#: that ``--help`` imports nothing heavy.
+#: Units of ``--time-unit`` (:func:`temporal_xmodal.time.to_time_axis`'s), written out.
 TIME_UNITS = ("years", "months", "weeks", "days", "hours", "minutes", "seconds")
 #: Options that read a user's file (``--data``).
 DATA_OPTIONS = ("image", "text", "time", "label", "label_sep")
 
 __all__ = ["main"]
 
-#: Display names of the compared estimators (the registry's keys).
+#: Display names of the compared estimators.
 ESTIMATOR_NAMES = COMPARED_NAMES
-#: Exit status after Ctrl-C (128 + SIGINT, as a shell reports it).
-INTERRUPTED = 130
-#: torch threads per fit of the main job (``--n-threads``): one, because a fit on more threads
-#: collapses beside other busy processes while the spare cores serve parallel fits
-#: (``--n-jobs``); measured by benchmarks/bench_threads_load.py (figures in docs/index.md,
-#: "Comparing the estimators", and docs/scaling.md, "A busy machine").
+#: torch threads per fit (``--n-threads``): one; the spare cores serve parallel fits
+#: (docs/scaling.md, "A busy machine").
 DEFAULT_THREADS = 1
+
 
 def _parser():
     """The top-level parser and ``compare``'s (whose usage line its errors print)."""
@@ -149,7 +144,7 @@ def _check_compare_args(args):
         return f"--max-epochs must be at least 1; got {args.max_epochs}"
     if args.seeds < 1:
         return f"--seeds must be at least 1 (runs of the job); got {args.seeds}"
-    if args.seeds > MAX_SEEDS:  # issue 57, 15: 10**12 died in a MemoryError after the estimate
+    if args.seeds > MAX_SEEDS:
         return (f"--seeds must be at most {MAX_SEEDS} (each seed reruns the whole job); "
                 f"got {args.seeds}")
     if args.n_jobs == 0 or args.n_jobs < -1:
@@ -223,16 +218,13 @@ def main(argv=None):
     Returns
     -------
     status : int
-        0 on success, 2 when the data folder (or an optional dependency of
-        the data set) is missing, 130 after Ctrl-C (the finished fits are
-        written; ``--resume`` goes on from them).
+        0 on success, 2 when the data folder (or an optional dependency of the data set)
+        is missing, 130 after Ctrl-C (the finished fits are written).
 
     Raises
     ------
     SystemExit
-        With status 2 on a bad argument or an unusable output folder (one
-        ``error:`` line on stderr under ``compare``'s usage line, checked
-        before any fit and before torch is imported).
+        With status 2 on a bad argument or an unusable output folder.
     """
     argv = sys.argv[1:] if argv is None else list(argv)
     parser, compare_parser = _parser()
@@ -260,15 +252,7 @@ def main(argv=None):
     if problem:
         compare_parser.error(problem)
     started = time.perf_counter()
-    try:
-        with _warnings_as_notes():
-            return _run(args, argv, started)
-    except KeyboardInterrupt:  # before the first fit (imports, data): nothing to keep
-        held = Path(args.output) / "results.json"
-        print("\ninterrupted (Ctrl-C) before this run's first fit finished; it wrote nothing"
-              + (f" ({held} is as it was: --resume goes on from its finished fits)"
-                 if held.is_file() else ""), file=sys.stderr)
-        return INTERRUPTED
+    return exit_status(partial(_run, args, started), argv, args.output, _flushed_print)
 
 
 #: This package's folder: a warning located in it has no line of the user's to point at.
@@ -277,20 +261,14 @@ _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 @contextlib.contextmanager
 def _warnings_as_notes():
-    """Show a warning raised by the job as a ``note (Category): message`` line instead of
-    at the library's outermost frame (``__main__.py:5 ... sys.exit(main())``, issue 56, 6):
-    the command line has no line of the user's; and a fit's "cannot choose the checkpoint"
-    in the job's words (:func:`~.comparison.notes.checkpoint_note`).  Only the display
-    changes (Python's filters and a recording ``catch_warnings`` are untouched); restored
-    on return."""
+    """Show a warning located in the package as a ``note (Category): message`` line (the
+    command line has no line of the user's to point at), and a checkpoint warning in the
+    job's words; only the display changes, restored on return."""
     shown = warnings.formatwarning
 
     def note(message, category, filename, lineno, line=None):
-        from .comparison.notes import checkpoint_note
+        from .comparison.report import checkpoint_note
 
-        # a fit's advice that names options the command line lacks: the job records it as
-        # a note in its words; one that escaped that record is reworded here, wherever it
-        # points
         # by name: importing the class would import scikit-learn before the job needs it
         reworded = (checkpoint_note(str(message))
                     if any(c.__name__ == "CheckpointWarning" for c in category.__mro__)
@@ -306,25 +284,26 @@ def _warnings_as_notes():
         warnings.formatwarning = shown
 
 
-def _run(args, argv, started):
+def _run(args, started):
     """Everything after the checks: the heavy imports, the threads, the estimate, the job."""
-    import torch
+    with _warnings_as_notes():
+        import torch
 
-    from ._device import thread_limits
+        from ._device import thread_limits
 
-    threads = torch.get_num_threads()
-    torch.set_num_threads(args.n_threads)
-    try:  # BLAS and OpenMP too: a CCA fit on all cores of a busy machine crawled (21 s, 0.3 s)
-        with thread_limits(args.n_threads):
-            return _run_job(args, argv, started)
-    finally:  # main() called from Python leaves torch as it found it
-        torch.set_num_threads(threads)
+        threads = torch.get_num_threads()
+        torch.set_num_threads(args.n_threads)
+        try:  # BLAS and OpenMP too
+            with thread_limits(args.n_threads):
+                return _run_job(args, started)
+        finally:  # main() called from Python leaves torch as it found it
+            torch.set_num_threads(threads)
 
 
-def _run_job(args, argv, started):
+def _run_job(args, started):
     from joblib import parallel_config
 
-    from .comparison import CompareInterrupted, run_compare
+    from .comparison import run_compare
 
     if args.repeated:
         _flushed_print(f"--estimators names {', '.join(args.repeated)} more than once: each "
@@ -347,19 +326,6 @@ def _run_job(args, argv, started):
                         cache_dir=args.cache_dir, estimators=args.names, n_jobs=args.n_jobs,
                         verbose=args.verbose, log=_flushed_print, resume=args.resume,
                         force=args.force, data=args.user_data, seeds=args.seeds)
-    except CompareInterrupted as stop:
-        again = [a for a in argv if a not in ("--resume", "--force")] + ["--resume"]
-        command = f"python -m temporal_xmodal {shlex.join(again)}"
-        if stop.on_disk is not None:  # a run over several seeds: what each part has
-            _flushed_print(f"to finish the job without refitting the finished fits: "
-                           f"{command}")
-        elif len(stop.results) == stop.n_fits:
-            _flushed_print(f"all {stop.n_fits} fits are written; to draw what was left "
-                           f"without refitting: {command}")
-        else:
-            _flushed_print(f"{len(stop.results)} of {stop.n_fits} fits are kept; to finish "
-                           f"the job without refitting them: {command}")
-        return INTERRUPTED
     except (FileNotFoundError, ImportError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

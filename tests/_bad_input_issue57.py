@@ -95,7 +95,7 @@ def issue57_cases(case_class, wrong_class, misleading_class):
                                       log=lambda *a: None)
 
     def npz_block_and_column_clash():  # 3
-        from temporal_xmodal.comparison import read_table
+        from temporal_xmodal.comparison.user_files import read_table
 
         with tempfile.TemporaryDirectory() as folder:
             path = Path(folder) / "c.npz"
@@ -252,7 +252,7 @@ def issue57_cases(case_class, wrong_class, misleading_class):
         raise ValueError(said.strip().splitlines()[-1])
 
     def zero_margin_answer():  # 16
-        from temporal_xmodal.comparison import answer_lines
+        from temporal_xmodal.comparison.report import answer_lines
 
         rows = [{"name": "CCA", "map": 0.5, "time_role": "none"},
                 {"name": "Binned", "map": 0.4, "tmap50": 0.3, "tmap50_filter": 0.4,

@@ -11,7 +11,8 @@ markers below) as it is here.
 """
 
 from _tiny import NET, add_tiny
-from temporal_xmodal.estimators._registry import CompareEntry, RegisteredEstimator, register
+from temporal_xmodal.comparison.settings import COMPARED, CompareEntry
+from temporal_xmodal.estimators._registry import RegisteredEstimator, register
 
 # --- the estimator (docs/adding_an_estimator.md) ---
 import torch
@@ -77,10 +78,11 @@ class TripletEmbedder(NeuralCrossModalEmbedder):
 # --- end ---
 
 
-#: The one entry that adds it, and its tiny settings (the tests' own, ``tests/_tiny.py``).
+#: The one entry that adds it, its line in the compare job, and its tiny settings (the
+#: tests' own, ``tests/_tiny.py``).
 ENTRY = register(RegisteredEstimator(
     "ThrowAway", TripletEmbedder,
     paper={"optimizer": "sgd"},
-    compare=CompareEntry("Throw-away", {"max_epochs": 1}),
 ))
+COMPARED[ENTRY.name] = CompareEntry("Throw-away", {"max_epochs": 1})
 add_tiny(ENTRY.name, NET)

@@ -178,7 +178,7 @@ def test_bad_labels(data):
     with pytest.raises(ValueError, match="rows"):
         CCACrossModal(2).fit(X, np.zeros(3))
     # labels are optional for CCA, but score with a single class still works
-    from temporal_xmodal._validation import check_labels
+    from temporal_xmodal._input import check_labels
     with pytest.raises(ValueError, match="at least 2 classes"):
         check_labels(np.zeros(len(X)), len(X), estimator_name="Demo")
     # a continuous target is not labels (it would make every item its own class)

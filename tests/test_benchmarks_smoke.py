@@ -43,7 +43,7 @@ import torch
 from threadpoolctl import threadpool_limits
 
 from conftest import DATA_DIR
-from temporal_xmodal.comparison import default_estimators, estimator_registry
+from temporal_xmodal.comparison.settings import default_estimators, estimator_registry
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 #: Keys that ``_common.write_results`` puts in every result file.

@@ -15,13 +15,9 @@ from temporal_xmodal import CCACrossModal, DiachronicEmbedder
 from temporal_xmodal.cli import main
 from temporal_xmodal.comparison.estimate import (SECONDS_PER_KILO_ITEM_EPOCH, estimate_seconds,
                                                  evaluation_seconds)
-from temporal_xmodal.comparison import (
-    MIN_SAMPLES,
-    compare,
-    estimator_registry,
-    load_comparison_data,
-    with_constant_time,
-)
+from temporal_xmodal.comparison import compare, estimator_registry, load_comparison_data
+from temporal_xmodal.comparison.job import MIN_SAMPLES
+from temporal_xmodal.comparison.settings import with_constant_time
 
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -321,7 +317,8 @@ def test_a_controls_time_window_map_reads_the_real_times():
     (that read -0.27 for TempXNet in the main job)."""
     from temporal_xmodal import BinnedProcrustesEmbedder, CCACrossModal
     from temporal_xmodal.base import embed_with_time
-    from temporal_xmodal.comparison import compare, synthetic_split, with_constant_time
+    from temporal_xmodal.comparison import compare
+    from temporal_xmodal.comparison.settings import synthetic_split, with_constant_time
     from temporal_xmodal.metrics import cross_modal_scores
 
     X_tr, y_tr, X_te, y_te, n_img, window = synthetic_split(1200, random_state=0,

@@ -14,14 +14,10 @@ import pytest
 from conftest import DATA_DIR
 
 from temporal_xmodal.cli import main
-from temporal_xmodal.comparison import (
-    COLUMNS,
-    TEMPORAL_KEYS,
-    default_estimators,
-    estimator_registry,
-    format_table,
-    set_matching_params,
-)
+from temporal_xmodal.comparison import estimator_registry
+from temporal_xmodal.comparison.report import COLUMNS, format_table
+from temporal_xmodal.comparison.settings import default_estimators, set_matching_params
+from temporal_xmodal.evaluation.report import TEMPORAL_KEYS
 
 
 NAMES = set(default_estimators(4))  # every compared estimator, whatever their number

@@ -144,7 +144,7 @@ def test_compare_estimators_returns_the_table_as_a_dataframe(tmp_path):
 
 
 def test_read_table_reads_npz_blocks_and_feather(tmp_path):
-    from temporal_xmodal.comparison import read_table
+    from temporal_xmodal.comparison.user_files import read_table
 
     np.savez(tmp_path / "d.npz", image=np.ones((5, 3)), text=np.zeros((5, 2)),
              year=np.arange(5.0))
@@ -157,7 +157,7 @@ def test_read_table_reads_npz_blocks_and_feather(tmp_path):
 
 def test_an_npz_block_whose_columns_clash_with_an_array_is_refused(tmp_path):
     # issue 57, 3: img (2-D) expands to img_0 ..., and the 1-D array img_0 overwrote one
-    from temporal_xmodal.comparison import read_table
+    from temporal_xmodal.comparison.user_files import read_table
     from temporal_xmodal.comparison.user_data import UserDataError
 
     for order in ({"img": np.ones((5, 3)), "img_0": np.arange(5.0)},
@@ -171,7 +171,7 @@ def test_float32_features_stay_float32_without_copies_of_the_data():
     # issue 55, 4: compare --data held 10-12x the float32 data (float64 blocks, then X)
     import tracemalloc
 
-    from temporal_xmodal.comparison.data import with_constant_time
+    from temporal_xmodal.comparison.settings import with_constant_time
     from temporal_xmodal.comparison.user_data import load_user_data
 
     rng = np.random.default_rng(0)
@@ -309,7 +309,7 @@ def test_table_txt_carries_the_marks_and_footnotes(tmp_path, capsys):
 _CHILD = """
 import sys, time
 from temporal_xmodal import cli
-from temporal_xmodal.comparison import driver
+from temporal_xmodal.comparison import plots
 point = None
 real = cli._flushed_print
 def log(message):
@@ -318,13 +318,13 @@ def log(message):
         print("READY", flush=True)
         time.sleep(60)
 cli._flushed_print = log
-real_plot = driver.plot_results
+real_plot = plots.plot_results
 def plot_results(*a, **k):
     if point != "plot":
         return real_plot(*a, **k)
     print("READY", flush=True)
     time.sleep(60)
-driver.plot_results = plot_results
+plots.plot_results = plot_results
 jobs, job = [], []
 for arg in sys.argv[1:]:  # each job: its point, then its arguments; "--then" between jobs
     if arg == "--then":
@@ -414,7 +414,7 @@ def test_ctrl_c_while_the_figure_is_drawn_says_every_fit_is_written(interrupted_
 def test_the_answer_names_the_runner_up_and_a_tie_is_no_margin_over_itself():
     """Each answer line gives the best estimator and its margin over the next one; with two
     equal figures the runner-up is the other estimator (it named the winner itself)."""
-    from temporal_xmodal.comparison import answer_lines
+    from temporal_xmodal.comparison.report import answer_lines
 
     rows = [{"name": "A", "map": 0.5, "tmap50": 0.4, "tmap50_filter": 0.6},
             {"name": "B", "map": 0.5, "tmap50": 0.3, "tmap50_filter": 0.5},
@@ -463,7 +463,7 @@ def test_a_numeric_window_and_a_header_only_file(tmp_path):
 
 def test_a_zero_margin_is_not_a_yes_and_the_answer_names_what_it_covers():
     # issue 57, 16: "Does time pay ... beyond the date filter? Yes: Binned+Procrustes +0.000"
-    from temporal_xmodal.comparison import answer_lines
+    from temporal_xmodal.comparison.report import answer_lines
 
     def rows(gain):
         return [{"name": "CCA", "map": 0.5, "time_role": "none"},
@@ -597,7 +597,7 @@ def test_a_non_numeric_block_says_how_to_store_the_features(tmp_path):
 
 def test_compare_estimators_prints_the_command_lines_time_estimate(tmp_path, monkeypatch):
     # issue 56, 5: the Python function printed no time estimate; the command line did
-    from temporal_xmodal.comparison import estimate, frame
+    from temporal_xmodal.comparison import driver, estimate
     from temporal_xmodal.comparison.user_data import load_user_data
 
     class Stop(Exception):
@@ -606,13 +606,13 @@ def test_compare_estimators_prints_the_command_lines_time_estimate(tmp_path, mon
     def stop(**kwargs):
         raise Stop
 
-    monkeypatch.setattr(frame, "run_compare", stop)
+    monkeypatch.setattr(driver, "run_compare", stop)
     monkeypatch.setattr(estimate, "busy_cores", lambda: 64.0)  # and the busy machine's line
     df, lines = _frame(200), []
     with pytest.raises(Stop):  # printed before any fit
-        frame.compare_estimators(df, image="img_", text="txt_", time="date", label="label",
-                                 estimators=["Diachronic", "CCA"], max_epochs=2, n_threads=2,
-                                 output=tmp_path, log=lines.append)
+        driver.compare_estimators(df, image="img_", text="txt_", time="date", label="label",
+                                  estimators=["Diachronic", "CCA"], max_epochs=2, n_threads=2,
+                                  output=tmp_path, log=lines.append)
     n_train = len(load_user_data(df, image="img_", text="txt_", time="date",
                                  label="label").X_train)
     assert lines[0].startswith("time estimate: about ") and "(3 fits," in lines[0]

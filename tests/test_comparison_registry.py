@@ -1,10 +1,10 @@
-"""comparison.registry.training_epochs: one reading of a compared fit's epochs, for the job's
+"""comparison.settings.training_epochs: one reading of a compared fit's epochs, for the job's
 time estimate and results.json alike (two readings with opposite precedence disagreed on a
 Binned model that sets its own max_epochs)."""
 
 from temporal_xmodal import BinnedProcrustesEmbedder, CCACrossModal, DiachronicEmbedder
 from temporal_xmodal.comparison.estimate import estimate_seconds
-from temporal_xmodal.comparison import training_epochs
+from temporal_xmodal.comparison.settings import training_epochs
 from temporal_xmodal.estimators.binned import default_base_estimator
 
 

@@ -13,8 +13,7 @@ import pytest
 from temporal_xmodal import CCACrossModal
 from temporal_xmodal.cli import main
 from temporal_xmodal.comparison import CompareInterrupted, compare, load_comparison_data
-from temporal_xmodal.comparison import run as run_module
-from temporal_xmodal.training import TrainingInterruptedWarning
+from temporal_xmodal.comparison import fits as fits_module
 
 ROOT = Path(__file__).resolve().parents[1]
 #: CCA, TempXNet-Rec and its constant-time control: three fits, one epoch each.
@@ -24,7 +23,7 @@ JOB = ["compare", "--estimators", "CCA,TempXNet-Rec", "--n-samples", "150", "--m
 
 def _counting_fits(monkeypatch, interrupt_at=None):
     """Count the fits of the job; raise Ctrl-C as fit number ``interrupt_at`` starts."""
-    real, calls = run_module._fit_evaluate, []
+    real, calls = fits_module._fit_evaluate, []
 
     def fit_evaluate(estimator, *args, **kwargs):
         calls.append(type(estimator).__name__)
@@ -32,7 +31,7 @@ def _counting_fits(monkeypatch, interrupt_at=None):
             raise KeyboardInterrupt
         return real(estimator, *args, **kwargs)
 
-    monkeypatch.setattr(run_module, "_fit_evaluate", fit_evaluate)
+    monkeypatch.setattr(fits_module, "_fit_evaluate", fit_evaluate)
     return calls
 
 
@@ -247,7 +246,7 @@ def _faked_fits(monkeypatch, estimators, seconds):
         return seconds.get((name, control), seconds[name]), {"map": 0.5,
                                                              "still_improving": False}
 
-    monkeypatch.setattr(run_module, "_fit_evaluate", fit_evaluate)
+    monkeypatch.setattr(fits_module, "_fit_evaluate", fit_evaluate)
 
 
 def test_the_first_progress_line_reads_the_fits_to_go_from_their_estimates(monkeypatch):
@@ -290,7 +289,7 @@ class _CannotRank(CCACrossModal):
     """A fit whose validation figure ties at every epoch, as the neural ones report it."""
 
     def fit(self, X, y=None):
-        from temporal_xmodal.estimators._neural import convergence
+        from temporal_xmodal.training._report import convergence
 
         from temporal_xmodal.training import FitReport
 
@@ -307,7 +306,7 @@ def test_a_fit_that_cannot_choose_its_checkpoint_is_a_note_naming_what_the_job_t
     """issue 56, 6: the quick look warned "Raise validation_fraction, or use
     selection_metric='valid_loss'" (options the command line does not have), located at
     __main__.py:5."""
-    from temporal_xmodal.comparison.notes import note_lines
+    from temporal_xmodal.comparison.report import note_lines
 
     data = load_comparison_data(n_samples=150)
     estimators = {"Ties": _CannotRank(n_image_features=data.n_image_features)}

@@ -7,8 +7,7 @@ import numpy as np
 import pytest
 
 from temporal_xmodal.cli import main
-from temporal_xmodal.comparison import answer_lines
-from temporal_xmodal.comparison.seeds import mean_rows, spread
+from temporal_xmodal.comparison.report import answer_lines, mean_rows, spread
 
 
 def _row(name, map_, tmap, filt, beyond, control=None, per_bin=None):
@@ -138,7 +137,7 @@ def test_every_ctrl_c_of_a_seeds_run_says_what_is_on_disk_and_how_to_finish(
     elif phase == "means":
         monkeypatch.setattr(driver, "mean_rows", lambda runs: _ctrl_c())
     else:
-        monkeypatch.setattr(driver, "_plot", lambda *a, **kw: _ctrl_c())
+        monkeypatch.setattr(driver, "draw_figure", lambda *a, **kw: _ctrl_c())
     assert main(args) == 130
     printed = capsys.readouterr()
     said = printed.out + printed.err

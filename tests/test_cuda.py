@@ -16,7 +16,7 @@ from _tiny import tiny
 from temporal_xmodal import TempXNetEmbedder
 from temporal_xmodal.datasets import make_temporal_crossmodal
 from temporal_xmodal.estimators._registry import Fresh, all_estimators, get_entry
-from temporal_xmodal.losses.temporal_correlation import (
+from temporal_xmodal.estimators.tempxnet import (
     CategoryKDECorrelation,
     RecencyCorrelation,
     WordTopicCorrelation,

@@ -11,7 +11,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from _tiny import tiny
 from temporal_xmodal import TempXNetEmbedder
 from temporal_xmodal.datasets import make_temporal_crossmodal
-from temporal_xmodal.losses.temporal_correlation import (
+from temporal_xmodal.estimators.tempxnet import (
     CategoryKDECorrelation,
     RecencyCorrelation,
     WordTopicCorrelation,

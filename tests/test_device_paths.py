@@ -21,12 +21,8 @@ from joblib import Parallel, delayed, parallel_config
 from temporal_xmodal import _device
 from temporal_xmodal.metrics import _scan
 from temporal_xmodal.metrics._scan import _plan
-from temporal_xmodal.training import (
-    BatchIterator,
-    ModalityPoolIterator,
-    ModalityPools,
-    make_dataset,
-)
+from temporal_xmodal.estimators.sequential import ModalityPoolIterator, ModalityPools
+from temporal_xmodal.training import BatchIterator, make_dataset
 from temporal_xmodal.training import _placement
 
 META = torch.device("meta")

@@ -21,14 +21,15 @@ from _device_guard import RejectMixedDevices, plain_tensors, tensors_off_device
 from temporal_xmodal import SequentialCrossModal, TempXNetEmbedder, _device
 from temporal_xmodal.datasets import make_temporal_crossmodal
 from temporal_xmodal.estimators import BinnedProcrustesEmbedder
-from temporal_xmodal.losses.classification import ClassificationLoss
-from temporal_xmodal.nn.sequential import MetaLearner, SequentialNet
-from temporal_xmodal.training import (
-    BatchIterator,
+from temporal_xmodal.estimators.sequential import (
+    ClassificationLoss,
     LearnedOptimizerNet,
+    MetaLearner,
     ModalityPoolIterator,
     ModalityPools,
+    SequentialNet,
 )
+from temporal_xmodal.training import BatchIterator
 
 
 META = torch.device("meta")

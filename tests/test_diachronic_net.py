@@ -3,8 +3,8 @@
 import pytest
 import torch
 
-import temporal_xmodal.nn.diachronic as diachronic
-from temporal_xmodal.nn import DiachronicNet
+import temporal_xmodal.estimators.diachronic._net as diachronic
+from temporal_xmodal.estimators.diachronic import DiachronicNet
 
 
 def _net(conditioning, k, **kw):

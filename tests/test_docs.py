@@ -269,3 +269,12 @@ def test_the_scaling_page_quotes_the_paper_scale_benchmark():
     assert f"about {round(r['epoch_seconds_extrapolated'], -1):.0f} s" in page
     assert f"first {r['train_batches_run']} of {r['train_batches_epoch']:,}" in page
     assert f"about {r['twenty_five_epochs_hours']:.1f} hours" in page
+
+
+def test_the_api_page_names_every_ready_made_scorer():
+    from temporal_xmodal.scoring import SCORERS
+
+    text = (ROOT / "docs" / "api.rst").read_text(encoding="utf-8")
+    entry = text[text.index(".. py:data:: SCORERS"):]
+    entry = entry[:entry.index("\n\n\n")]
+    assert [key for key in SCORERS if f'``"{key}"``' not in entry] == []

@@ -9,7 +9,8 @@ import pytest
 import torch
 
 from temporal_xmodal.nn.layers import Dropout, keep_mask, keep_mask_at, reseed
-from temporal_xmodal.nn import DiachronicNet, TwoTowerNet
+from temporal_xmodal.estimators.diachronic import DiachronicNet
+from temporal_xmodal.nn import TwoTowerNet
 
 
 def test_matches_nn_dropout_semantics():

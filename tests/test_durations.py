@@ -14,7 +14,9 @@ import pytest
 from _stacked import recorded, stacked
 from _tiny import tiny
 from temporal_xmodal import DiachronicEmbedder, TempXNetEmbedder, TimeUnitWarning
+from temporal_xmodal._validation import Duration
 from temporal_xmodal.datasets import make_temporal_crossmodal
+from temporal_xmodal.estimators import all_estimators
 from temporal_xmodal.time import to_duration, to_rate
 
 
@@ -150,6 +152,16 @@ def test_each_duration_is_read_once_per_fit_into_its_fitted_attribute(cls, param
     else:  # a share works for TempXNet's bandwidth as for any duration
         assert model.bandwidth_ == pytest.approx(0.02 * span)
         assert model.correlation_.bandwidth == model.bandwidth_
+
+
+@pytest.mark.parametrize("entry", all_estimators(), ids=lambda e: e.name)
+def test_each_estimator_lists_its_duration_parameters(entry):
+    """``_durations`` names every parameter constrained by a ``Duration``, and only those:
+    the base class reads that list, not the constraints."""
+    cls = entry.estimator
+    constrained = [name for name, rules in cls._parameter_constraints.items()
+                   if any(isinstance(rule, Duration) for rule in rules)]
+    assert list(cls._durations) == constrained
 
 
 def test_genuine_dates_are_never_implausible():

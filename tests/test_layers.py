@@ -23,8 +23,8 @@ ROOT = Path(__file__).resolve().parents[1] / "temporal_xmodal"
 
 #: Lowest first.  A name is a top-level module or subpackage of temporal_xmodal.
 LAYERS = [
-    ["_warnings", "_interrupts", "_pipelines", "_device", "_constraints", "time"],
-    ["_names", "_sparse_input", "_layout", "_stacking", "_validation", "features", "nn"],
+    ["_warnings", "_pipelines", "_docs", "_device", "_constraints", "time"],
+    ["_sparse_input", "_input", "_stacking", "_validation", "features", "nn"],
     ["metrics", "losses", "datasets"],
     ["training"],
     ["base"],

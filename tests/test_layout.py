@@ -1,4 +1,5 @@
-"""The layout of X (``_layout.py``, ``_names.py``): nothing silent, every message named.
+"""The layout of X (``_input/_columns.py``, ``_input/_time_column.py``): nothing silent,
+every message named.
 
 ``DESIGN.md``, "Bad input": bools as counts, a date column that is not where the layout
 says and ``n_image_features`` out of range fail or warn, naming the problem.  With NumPy
@@ -23,9 +24,9 @@ from _stacked import recorded, stacked
 from _tiny import SIX, tiny, tiny_six
 import temporal_xmodal
 from temporal_xmodal import CCACrossModal, DiachronicEmbedder
-from temporal_xmodal._layout import resolve_blocks
+from temporal_xmodal._input import resolve_blocks
 from temporal_xmodal._stacking import TimeColumn
-from temporal_xmodal._layout import TimeColumnWarning, check_time_column_values
+from temporal_xmodal._input import TimeColumnWarning, check_time_column_values
 from temporal_xmodal.datasets import make_temporal_crossmodal
 
 

@@ -9,19 +9,20 @@ from torch.nn import functional as F
 
 from temporal_xmodal import TempXNetEmbedder
 from temporal_xmodal.datasets import make_temporal_crossmodal
-from temporal_xmodal.losses import (
-    RecencyCorrelation,
+from temporal_xmodal.estimators.diachronic import DiachronicRankingLoss
+from temporal_xmodal.estimators.sam import (
     SAMLoss,
     SemanticDistance,
-    TempXNetLoss,
-    bidirectional_triplet_loss,
     category_distance_matrix,
-    cross_modality_similarity,
     margin_schedule,
-    negative_mask,
-    shared_label_mask,
+)
+from temporal_xmodal.estimators.tempxnet import (
+    RecencyCorrelation,
+    TempXNetLoss,
+    cross_modality_similarity,
     temporal_soft_constraint,
 )
+from temporal_xmodal.losses import bidirectional_triplet_loss, negative_mask, shared_label_mask
 
 
 def _batch(B=12, D=5, C=3, seed=0):
@@ -252,8 +253,6 @@ def test_tempxnet_terms_stay_comparable_after_training():
 
 
 def test_diachronic_loss_equals_branch_definition():
-    from temporal_xmodal.losses.diachronic import DiachronicRankingLoss
-
     zi, zt, labels = _batch(B=10, C=2)
     time = torch.tensor([0.0, 1, 2, 3, 10, 11, 20, 25, 30, 31])
     batch = {"time": time}
@@ -274,8 +273,6 @@ def test_diachronic_loss_equals_branch_definition():
 
 
 def test_diachronic_loss_reduces_to_static_within_window():
-    from temporal_xmodal.losses.diachronic import DiachronicRankingLoss
-
     zi, zt, labels = _batch(B=8)
     batch = {"time": torch.zeros(8)}
     dcm = DiachronicRankingLoss(reduction="sum")((zi, zt), labels, batch)
@@ -284,8 +281,6 @@ def test_diachronic_loss_reduces_to_static_within_window():
 
 
 def test_diachronic_loss_with_same_time_scores_replaces_the_anchors_comparisons():
-    from temporal_xmodal.losses.diachronic import DiachronicRankingLoss
-
     zi, zt, labels = _batch(B=10, C=3)
     batch = {"time": torch.arange(10.0)}
     loss = DiachronicRankingLoss(window=2.0, decay=0.5, intra_margin=0.5,

@@ -402,7 +402,7 @@ def test_topk_metrics_torch_preparation_matches_numpy(similarity):
     """The steps GPU tensors take instead of the NumPy path: same checks, same scores."""
     import torch
 
-    from temporal_xmodal._validation import check_embedding
+    from temporal_xmodal._input import check_embedding
     from temporal_xmodal.metrics._scan import prepare_similarity as _similarity
 
     _similarity_torch = _similarity  # one function for arrays and tensors

@@ -21,8 +21,8 @@ from temporal_xmodal import (
     TempXNetEmbedder,
 )
 from temporal_xmodal.datasets import make_temporal_crossmodal
-from temporal_xmodal.estimators import _neural as _checkpoint  # the checkpoint summary
-from temporal_xmodal.losses import CategoryKDECorrelation, WordTopicCorrelation
+from temporal_xmodal.training import _report as _checkpoint  # the checkpoint summary
+from temporal_xmodal.estimators.tempxnet import CategoryKDECorrelation, WordTopicCorrelation
 from temporal_xmodal.metrics import cross_modal_scores
 
 

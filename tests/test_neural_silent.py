@@ -225,7 +225,7 @@ def test_a_nan_validation_figure_reports_the_epoch_actually_kept():
 
 
 def test_nan_epochs_are_no_candidates_for_the_checkpoint():
-    from temporal_xmodal.estimators._neural import convergence
+    from temporal_xmodal.training._report import convergence
     from temporal_xmodal.training import kept_epoch
     figures = [0.3, np.nan, 0.5, np.nan]
     assert kept_epoch(figures, lower_is_better=False) == 2

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from temporal_xmodal import CCACrossModal
-from temporal_xmodal.comparison.table import COLUMNS, format_table
+from temporal_xmodal.comparison.report import COLUMNS, format_table
 from temporal_xmodal.datasets import make_temporal_crossmodal
 from temporal_xmodal.evaluation import evaluate_estimator
 from temporal_xmodal.metrics import (cross_modal_scores, mean_average_precision,

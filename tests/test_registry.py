@@ -27,8 +27,8 @@ from temporal_xmodal import SAMEmbedder, paper_settings
 from temporal_xmodal.comparison import estimator_registry
 from temporal_xmodal.estimators import all_estimators
 from temporal_xmodal.estimators import _registry
-from temporal_xmodal.estimators._registry import (CompareEntry, RegisteredEstimator, get_entry,
-                                                  register)
+from temporal_xmodal.comparison.settings import COMPARED, CompareEntry
+from temporal_xmodal.estimators._registry import RegisteredEstimator, get_entry, register
 from temporal_xmodal.time import time_role
 
 TESTS = Path(__file__).resolve().parent
@@ -128,20 +128,22 @@ def test_make_paper_builds_a_valid_estimator_for_every_entry(entry):
 
 
 def test_each_compare_entry_holds_its_data_set_settings():
-    """One compare entry per estimator: its data-set parameters are parameters it has, set on
-    that data set only, and the job's left-out list is read from the entries."""
+    """One compare entry per estimator, keyed by its registry name (the job's display names
+    once each): its data-set parameters are parameters it has, set on that data set only,
+    and the job's left-out list is read from the entries."""
     from temporal_xmodal.comparison import left_out
 
-    compared = [e for e in all_estimators() if e.compare is not None]
-    assert any(e.compare.datasets for e in compared)
-    for entry in compared:
-        for dataset, params in entry.compare.datasets.items():
-            estimator = estimator_registry(4, dataset=dataset)[entry.compare.name].estimator
-            assert estimator.get_params() | params == estimator.get_params(), entry.name
+    assert set(COMPARED) == {e.name for e in all_estimators()}
+    assert len({entry.name for entry in COMPARED.values()}) == len(COMPARED)
+    assert any(entry.datasets for entry in COMPARED.values())
+    for name, entry in COMPARED.items():
+        for dataset, params in entry.datasets.items():
+            estimator = estimator_registry(4, dataset=dataset)[entry.name].estimator
+            assert estimator.get_params() | params == estimator.get_params(), name
             estimator._validate_params()
-            other = estimator_registry(4, dataset="synthetic")[entry.compare.name].estimator
+            other = estimator_registry(4, dataset="synthetic")[entry.name].estimator
             assert any(other.get_params()[k] != v for k, v in params.items()), (
-                f"{entry.name}: {params} on {dataset} changes nothing")
+                f"{name}: {params} on {dataset} changes nothing")
     assert set(left_out("ticrc")) == {"SCML", "SM"} and left_out("synthetic") == {}
 
 
@@ -152,13 +154,14 @@ class _RegisteredHere(SAMEmbedder):
 @pytest.fixture
 def registered_here():
     entry = register(RegisteredEstimator(
-        "Here", _RegisteredHere, paper={"optimizer": "sgd", "lr": 0.5},
-        compare=CompareEntry("Registered-here", {"max_epochs": 7})))
+        "Here", _RegisteredHere, paper={"optimizer": "sgd", "lr": 0.5}))
+    COMPARED[entry.name] = CompareEntry("Registered-here", {"max_epochs": 7})
     add_tiny(entry.name, {**NET, "embedding_dim": 3})
     try:
         yield entry
     finally:
         del _registry._REGISTRY[entry.name]
+        del COMPARED[entry.name]
         TINY.pop(entry.name)
 
 

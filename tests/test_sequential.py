@@ -13,15 +13,18 @@ from torch.nn import functional as F
 
 from temporal_xmodal import SequentialCrossModal
 from temporal_xmodal.datasets import make_temporal_crossmodal
-from temporal_xmodal.losses.classification import ClassificationLoss, classification_loss
-from temporal_xmodal.metrics import mean_average_precision
-from temporal_xmodal.nn.sequential import MetaLearner, SequentialNet, preprocess_gradients
-from temporal_xmodal.training import (
+from temporal_xmodal.estimators.sequential import (
+    ClassificationLoss,
     LearnedOptimizerNet,
+    MetaLearner,
     ModalityPoolIterator,
     ModalityPools,
-    TrainingInterruptedWarning,
+    SequentialNet,
+    classification_loss,
+    preprocess_gradients,
 )
+from temporal_xmodal.metrics import mean_average_precision
+from temporal_xmodal.training import TrainingInterruptedWarning
 
 
 #: small and fast; same stages as the defaults

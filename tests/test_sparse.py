@@ -25,7 +25,8 @@ from temporal_xmodal import (
     SequentialCrossModal,
     TempXNetEmbedder,
 )
-from temporal_xmodal._validation import _CHUNK_BYTES, check_features
+from temporal_xmodal._input import check_features
+from temporal_xmodal._input._checks import _CHUNK_BYTES
 from temporal_xmodal.estimators import _cca
 from temporal_xmodal.features import TfidfTextFeatures
 from temporal_xmodal.search import CrossModalIndex, cross_modal_search
@@ -287,7 +288,7 @@ def _hstacked(n=160, seed=0, image_share=1.0):
 
 
 def test_splitting_a_csr_x_copies_no_stored_value_and_checks_it_in_place():
-    from temporal_xmodal._layout import split_blocks, split_time_column
+    from temporal_xmodal._input import split_blocks, split_time_column
     from temporal_xmodal._sparse_input import CSRWindow
 
     S, X, _ = _hstacked()
@@ -330,7 +331,7 @@ def test_csr_x_with_unsorted_indices_is_read_as_the_sorted_one():
 
 def test_the_training_data_shares_x_and_gathers_dense_batches_from_the_image_window():
     from temporal_xmodal._device import move, nbytes
-    from temporal_xmodal._layout import split_blocks, split_time_column
+    from temporal_xmodal._input import split_blocks, split_time_column
 
     S, X, y = _hstacked(image_share=0.7)  # a partly stored image block, still dense
     image, text = split_blocks(split_time_column(S)[0], N_IMAGE, N_TEXT)
@@ -441,7 +442,8 @@ def test_a_fit_on_a_paper_like_csr_x_holds_a_small_fraction_of_x_beyond_it(monke
     few MiB) and a dense copy of the image block (31 MB; X: 66 MB) would show."""
     import gc
 
-    from temporal_xmodal import _sparse_input, _validation
+    from temporal_xmodal import _sparse_input
+    from temporal_xmodal._input import _checks as _validation
 
     measure = _peak_rss()
     for module in (_sparse_input, _validation):

@@ -10,7 +10,7 @@ from scipy.stats import gaussian_kde
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 
-from temporal_xmodal.losses.temporal_correlation import (
+from temporal_xmodal.estimators.tempxnet import (
     CategoryKDECorrelation,
     RecencyCorrelation,
     TemporalCorrelation,

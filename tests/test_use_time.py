@@ -15,7 +15,7 @@ from temporal_xmodal import (
     DiachronicEmbedder,
     TempXNetEmbedder,
 )
-from temporal_xmodal.comparison import with_constant_time
+from temporal_xmodal.comparison.settings import with_constant_time
 from temporal_xmodal.training import CrossModalNet
 from temporal_xmodal.datasets import TEMPORAL_WORLDS, make_temporal_crossmodal
 from temporal_xmodal.metrics import cross_modal_scores

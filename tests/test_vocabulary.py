@@ -122,8 +122,9 @@ def test_arrays_keep_the_half_split():
 def _public_estimators():
     from temporal_xmodal.estimators import CaptionDatePrior, DatePriorRetrieval
     from temporal_xmodal.features import EfficientNetImageFeatures, TfidfTextFeatures
-    from temporal_xmodal.losses import (CategoryKDECorrelation, RecencyCorrelation,
-                                        SemanticDistance, WordTopicCorrelation)
+    from temporal_xmodal.estimators.sam import SemanticDistance
+    from temporal_xmodal.estimators.tempxnet import (CategoryKDECorrelation, RecencyCorrelation,
+                                                     WordTopicCorrelation)
     from temporal_xmodal.scoring import RetrievalScorer
     from temporal_xmodal.search import CrossModalIndex
     from temporal_xmodal.time import TimeBins, TimeEncoding
@@ -175,7 +176,7 @@ def _functions():
     """A public function of each unit whose ``@validate_params`` takes counts or reals, and the
     call that passes ``True`` for one."""
     from temporal_xmodal.comparison import estimator_registry
-    from temporal_xmodal.comparison.data import synthetic_split
+    from temporal_xmodal.comparison.settings import synthetic_split
     from temporal_xmodal.evaluation import semantic_dispersion
     from temporal_xmodal.metrics import random_mrr
     from temporal_xmodal.search import plot_neighbourhood_shift

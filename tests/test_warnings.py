@@ -23,7 +23,7 @@ from temporal_xmodal import (
     make_crossmodal_transformer,
 )
 from temporal_xmodal.datasets import make_temporal_crossmodal
-from temporal_xmodal.estimators import _neural as _checkpoint  # the checkpoint summary
+from temporal_xmodal.training import _report as _checkpoint  # the checkpoint summary
 from temporal_xmodal.time import TimeBinWarning
 
 pd = pytest.importorskip("pandas")

@@ -12,10 +12,12 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils._set_output import ADAPTERS_MANAGER, _get_output_config
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._layout import check_time_column_values, resolve_blocks, split_blocks, split_time_column
+from .._input import (check_features, check_labels, check_time_column_values, resolve_blocks,
+                      split_blocks, split_time_column)
 from .._sparse_input import CSRWindow, dense_if_dense, is_sparse_block, refuse_sparse
 from .._stacking import refuse_raw_columns
-from .._validation import Duration, Interval, check_features, check_labels
+from .._constraints import Interval
+from .._validation import Duration
 from .._warnings import warn
 from ..metrics import QUERY_SAMPLE, cross_modal_scores
 from ..time._axis import _same  # a parameter at its default: the span check's own test
@@ -36,41 +38,15 @@ LAYOUT_CONSTRAINTS = {
     "time_unit": [StrOptions(set(TIME_UNITS))],
 }
 
-#: Their documentation, shared by the estimators' docstrings.
-LAYOUT_PARAMETERS_DOC = """
-    n_image_features : int, "auto" or None, default=None
-        Leading image columns of X.  ``"auto"`` reads the image and text
-        blocks from the column names (two name prefixes such as ``img_0…`` /
-        ``txt_0…``, or the ``image__`` / ``text__`` names of
-        :func:`~temporal_xmodal.make_crossmodal_transformer`).  ``None`` does
-        the same when X's names show two blocks, and otherwise splits the
-        non-time columns in half (the image block gets the larger half) with
-        a :class:`~temporal_xmodal.LayoutWarning`: the split is a guess.  An
-        int that contradicts the names raises a ``ValueError``.
-    time_unit : {"years", "months", "weeks", "days", "hours", "minutes", "seconds"}, default="years"
-        Unit of the time axis: dates are mapped to it, numbers are read in
-        it, and duration parameters given as numbers are in it."""
-
 
 def output_dtype(A):
     """The dtype of an embedding of the feature block ``A``: float32 for float32 features
-    (scikit-learn's ``preserves_dtype``: a transform of float32 data holds no float64 copy),
-    float64 otherwise."""
+    (scikit-learn's ``preserves_dtype``), float64 otherwise."""
     return np.float32 if getattr(A, "dtype", None) == np.float32 else np.float64
 
 
 def l2_normalize(Z):
-    """Scale each row of ``Z`` to unit L2 norm (zero rows stay zero).
-
-    Parameters
-    ----------
-    Z : ndarray of shape (n, d)
-
-    Returns
-    -------
-    Z_normalized : ndarray of shape (n, d)
-        In ``Z``'s dtype.
-    """
+    """Scale each row of ``Z`` (n, d) to unit L2 norm, in its dtype (zero rows stay zero)."""
     norms = np.linalg.norm(Z, axis=1, keepdims=True)
     return Z / np.where(norms > 0, norms, 1.0)
 
@@ -78,60 +54,30 @@ def l2_normalize(Z):
 class CrossModalEmbedder(TransformerMixin, BaseEstimator):
     """Base class of the cross-modal embedders (not used directly).
 
-    Every estimator of the library takes ``X = [image features | text
-    features | time]`` and embeds images and texts in one common space of
-    dimension ``embedding_dim_``, L2-normalised, so that the dot product of an
-    image and a text embedding is their cosine similarity.  This class reads
-    and validates ``X`` and provides ``transform``, ``transform_image``,
-    ``transform_text``, ``score``, ``get_feature_names_out`` and
-    ``set_output``; a subclass implements ``_fit`` and ``_embed``.
+    Embeds the images and texts of ``X = [image features | text features | time]`` in one
+    L2-normalised space of dimension ``embedding_dim_`` (dot product = cosine similarity).
+    A subclass implements ``_fit`` and ``_embed``.
 
-    Read more in the user guide: docs/index.md.
+    Read more in the user guide: docs/index.md; subclassing: docs/adding_an_estimator.md.
 
     Attributes
     ----------
     time_role : {"none", "training", "inference"}
-        Class attribute: how the estimator uses time.  ``"inference"``:
-        projections depend on time (items can be projected at any instant);
-        ``"training"``: time shapes training only; ``"none"``: the time column
-        is required by the layout and ignored.  Read it with
-        :func:`temporal_xmodal.time.time_role` (which also handles Pipelines).
+        Class attribute: projections depend on time (``"inference"``), time shapes
+        training only (``"training"``), or time is ignored (``"none"``).  Read it with
+        :func:`temporal_xmodal.time.time_role`.
     n_features_in_ : int
         Columns of X, time included.
     feature_names_in_ : ndarray of str
         Column names, when X was a DataFrame with string column names.
-    n_image_features_ : int
-        Leading image columns (resolved from ``n_image_features``).
-    n_text_features_ : int
-        Text columns (between the image block and the time column).
+    n_image_features_, n_text_features_ : int
+        The image and text columns.
     time_axis_ : TimeAxis
         Unit, origin and range of the training times.
     time_range_ : tuple of float
         ``(min, max)`` of the training times on the time axis.
     embedding_dim_ : int
         Dimension D of the common space (set by the subclass).
-
-    Examples
-    --------
-    A subclass that keeps each block as it is (blocks of equal width):
-
-    >>> import numpy as np
-    >>> from temporal_xmodal import CrossModalEmbedder, stack_modalities
-    >>> from temporal_xmodal.base import LAYOUT_CONSTRAINTS
-    >>> class Identity(CrossModalEmbedder):
-    ...     _requires_labels = False
-    ...     _parameter_constraints = dict(LAYOUT_CONSTRAINTS)
-    ...     def __init__(self, n_image_features=None):
-    ...         self.n_image_features = n_image_features
-    ...     def _fit(self, X_image, X_text, time, labels):
-    ...         self.embedding_dim_ = X_image.shape[1]
-    ...     def _embed(self, modality, X, time):
-    ...         return X
-    >>> rng = np.random.default_rng(0)
-    >>> X = stack_modalities(rng.normal(size=(20, 3)), rng.normal(size=(20, 3)),
-    ...                      rng.uniform(2000, 2010, size=20))
-    >>> Identity().fit(X).transform(X).shape
-    (20, 6)
     """
 
     time_role = "none"
@@ -141,15 +87,14 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
     _requires_labels = True
     #: Whether the features feed a float32 network (values must fit float32).
     _float32_features = False
-    #: Whether scipy sparse X (and sparse blocks given to ``transform_<modality>``) is
-    #: accepted: its feature blocks then reach ``_fit`` / ``_embed`` as CSR, but for a block
-    #: that is in fact dense (:func:`~temporal_xmodal._sparse_input.dense_if_dense`); otherwise
-    #: sparse input is refused, naming the estimator (docs/scaling.md, "Sparse text").
+    #: Whether scipy sparse X is accepted (its blocks reach ``_fit`` / ``_embed`` as CSR, or
+    #: dense when in fact dense); else refused (docs/scaling.md, "Sparse text").
     _accepts_sparse = False
-    #: Whether the sparse blocks reach ``_fit`` / ``_embed`` as the windows of X's CSR arrays
-    #: they are (:class:`~temporal_xmodal._sparse_input.CSRWindow`, read per batch: nothing
-    #: of X copied) rather than made whole.
+    #: Whether sparse blocks reach ``_fit`` / ``_embed`` as CSRWindows of X (not copied).
     _reads_windows = False
+    #: The duration parameters (each constrained by a ``Duration``), read once per fit into
+    #: ``<name>_``.
+    _durations = ()
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y=None):
@@ -158,10 +103,8 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
-            ``[image features | text features | time]``; the last column is
-            the time: numbers on the time axis (``time_unit``) or dates.  A scipy
-            sparse X (estimators that accept it: docs/scaling.md, "Sparse text") is
-            read as CSR; its time column is read densely.
+            ``[image features | text features | time]``; the time is numbers on the time
+            axis (``time_unit``) or dates.  Sparse where the estimator accepts it.
         y : array-like of shape (n_samples,) or (n_samples, n_labels), default=None
             Class labels or a multilabel indicator; items sharing a label are
             relevant to each other.
@@ -169,7 +112,6 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
         Returns
         -------
         self : object
-            The fitted estimator.
         """
         self._validate_params()
         X_image, X_text, time, labels = self._validate_fit(X, y)
@@ -187,12 +129,8 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
         return X_image, X_text, time, labels
 
     def _validate_layout(self, X, reset=True):
-        """Validate a training X; with ``reset``, learn its layout and time axis.
-
-        Without ``reset`` (warm start, later stages) X must match the fitted
-        layout; the time axis keeps its origin and encoding, its range widens
-        to the new times, and times outside the old range warn.
-        """
+        """Validate a training X; learn its layout and time axis (``reset``), or widen the
+        axis to its times (a warm start)."""
         features, raw_time = split_time_column(X)
         self._refuse_sparse(features, "X")
         validate_data(self, X, skip_check_array=True, reset=reset)
@@ -214,7 +152,7 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
                 time, dates=_holds_dates(raw_time))
             windows = self._resolve_durations()
             # numbers in a wrong unit are what the check is for; dates are read in their
-            # own units, never implausible (issue 57, 9: a span of 2,000+ years warned)
+            # own units, never implausible
             if self.time_role != "none" and not _holds_dates(raw_time):
                 check_axis_plausible(time, self.time_unit, type(self).__name__, windows)
             idle = self._idle_parameters()  # a window that cannot act: no advice on its length
@@ -231,11 +169,8 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
         return (*self._blocks(features), time)
 
     def _blocks(self, features):
-        """``(X_image, X_text)`` of validated feature columns.  Those of a sparse X are
-        windows of its CSR arrays (:class:`~temporal_xmodal._sparse_input.CSRWindow`): kept
-        as they are for an estimator that reads them per batch (``_reads_windows``), else
-        made whole (:func:`~temporal_xmodal._sparse_input.dense_if_dense`: dense when in
-        fact dense, else a CSR copy of the block's stored values)."""
+        """``(X_image, X_text)`` of validated feature columns; a sparse X's are CSRWindows,
+        kept (``_reads_windows``) or made whole (``dense_if_dense``)."""
         blocks = split_blocks(features, self.n_image_features_, self.n_text_features_)
         if self._reads_windows:
             return blocks
@@ -243,15 +178,13 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
         return tuple(dense_if_dense(block, dtype) for block in blocks)
 
     def _refuse_sparse(self, A, name):
-        """Raise a ``TypeError`` for sparse ``A`` when the estimator takes dense input only."""
+        """Raise a ``TypeError`` for sparse ``A`` unless the estimator accepts it."""
         if not self._accepts_sparse:
             refuse_sparse(A, type(self).__name__, name)
 
     def _idle_parameters(self):
-        """The parameters that cannot act in this configuration (read after
-        :meth:`_resolve_durations`): ``{name: why}``, none by default.  Their windows are not
-        checked against the training span; the estimator says so itself
-        (:meth:`_warn_idle_parameters`)."""
+        """``{name: why}`` of the parameters that cannot act in this configuration (read
+        after :meth:`_resolve_durations`): their windows are not checked against the span."""
         return {}
 
     def _warn_idle_parameters(self):
@@ -266,15 +199,14 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
                  f"effect: {idle[set_[0]]}.", UserWarning)
 
     def _resolve_durations(self):
-        """Read each duration parameter (its constraint is a
-        :class:`~temporal_xmodal._validation.Duration`) once, into the fitted attribute
-        ``<name>_``: a float on the time axis, a share such as ``"5%"`` of the training
-        times' span; ``None`` stays ``None``.  Returns the windows' ``(name, value)``."""
+        """Read each parameter of ``_durations`` once into ``<name>_``: a float on the time
+        axis (a share such as ``"5%"`` of the training span resolved; None stays None), as
+        its :class:`~temporal_xmodal._validation.Duration` reads it.  Returns the windows'
+        ``(name, value)``."""
         windows = []
-        for name, rules in self._parameter_constraints.items():
-            rule = next((r for r in rules if isinstance(r, Duration)), None)
-            if rule is None:
-                continue
+        for name in self._durations:
+            rule = next((r for r in self._parameter_constraints[name]
+                         if isinstance(r, Duration)), Duration())
             value = getattr(self, name)
             value = None if value is None else rule.read(value, self.time_unit, name,
                                                          self.time_axis_.span_)
@@ -295,8 +227,7 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
         Returns
         -------
         Z : ndarray of shape (n_samples, 2 * embedding_dim_)
-            ``[image embedding | text embedding]``, each L2-normalised (a
-            DataFrame under ``set_output(transform="pandas")``).
+            ``[image embedding | text embedding]``, each L2-normalised.
         """
         return self._embed_rows(X)[0]
 
@@ -310,9 +241,8 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
         return Z, time
 
     def _extrapolates(self):
-        """Whether projections depend on the time, so that times out of range extrapolate:
-        not for a model that kept its constant-time control
-        (:func:`~temporal_xmodal.time.time_role`)."""
+        """Whether projections depend on the time (:func:`~temporal_xmodal.time.time_role`),
+        so that times out of range extrapolate."""
         return time_role(self) == "inference"
 
     def _validate_transform(self, X):
@@ -330,18 +260,15 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
         Parameters
         ----------
         X_image : array-like or sparse matrix of shape (n_samples, n_image_features_)
-            Image feature block only (no time column); sparse where the estimator
-            accepts sparse X.
+            Image feature block only (no time column).
         time : scalar, date or array-like of shape (n_samples,), default=None
-            Instant(s) at which to project: numbers on the time axis (in
-            ``time_unit``) or dates (``pandas.Timestamp``, ``numpy.datetime64``).  Models whose
-            ``time_role`` is ``"inference"`` need it; others ignore it.
+            Instant(s) at which to project: numbers on the time axis (in ``time_unit``) or
+            dates.  Needed when ``time_role`` is ``"inference"``; else ignored.
 
         Returns
         -------
         Z_image : ndarray of shape (n_samples, embedding_dim_)
-            L2-normalised image embeddings (a DataFrame under
-            ``set_output(transform="pandas")``).
+            L2-normalised image embeddings.
         """
         return self._transform_modality(X_image, time, "image")
 
@@ -351,8 +278,7 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
         Parameters
         ----------
         X_text : array-like or sparse matrix of shape (n_samples, n_text_features_)
-            Text feature block only (no time column); sparse where the estimator
-            accepts sparse X.
+            Text feature block only (no time column).
         time : scalar, date or array-like of shape (n_samples,), default=None
             Instant(s) at which to project; see :meth:`transform_image`.
 
@@ -365,7 +291,7 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
 
     def _transform_modality(self, A, time, modality, preprocessed=False):
         """``transform_<modality>``; ``preprocessed``: the rows come from the fitted
-        Pipeline's own preprocessing (its route in search), not ``pipe[-1]`` given raw rows."""
+        Pipeline's own preprocessing."""
         original = A
         if not preprocessed and getattr(original, "columns", None) is None:  # a DataFrame's
             refuse_raw_columns(self, original, modality)  # names are checked below
@@ -419,20 +345,15 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
         ----------
         X : array-like of shape (n_samples, n_features_in_)
         y : array-like, default=None
-            Labels: the score is the mean of I→T and T→I mAP (relevant =
-            shares a label).  ``None``: the mean reciprocal rank of each item's
-            own counterpart, averaged over both directions.
+            Labels: the mean of I→T and T→I mAP (relevant = shares a label).  ``None``:
+            the mean reciprocal rank of each item's own counterpart, both directions.
 
         Returns
         -------
         score : float
-            Exact up to :data:`~temporal_xmodal.metrics.QUERY_SAMPLE` (5,000) rows.  Above,
-            a fixed random sample of 5,000 rows (seed 0: the same rows for every
-            estimator and every candidate of a search) queries all rows, so the cost is
-            linear in the rows instead of quadratic, and the score is an unbiased estimate
-            of the exact one (its standard error: docs/evaluation.md, "At scale"; the
-            exact figure: :func:`~temporal_xmodal.metrics.cross_modal_scores` of
-            :meth:`transform`'s halves).
+            Exact up to :data:`~temporal_xmodal.metrics.QUERY_SAMPLE` rows; above, a fixed
+            random sample of that many rows (seed 0) queries all rows: an unbiased
+            estimate (docs/evaluation.md, "At scale").
         """
         Z, _ = self._embed_rows(X)
         labels = check_labels(y, Z.shape[0], required=False)
@@ -448,8 +369,7 @@ class CrossModalEmbedder(TransformerMixin, BaseEstimator):
         Parameters
         ----------
         input_features : array-like of str or None, default=None
-            Ignored (the output columns do not correspond to input columns);
-            validated against ``feature_names_in_`` when given.
+            Validated against ``feature_names_in_`` when given, else unused.
 
         Returns
         -------

@@ -1,10 +1,5 @@
-"""Rows read through a fitted estimator: its blocks, and both embeddings at the rows' times.
-
-The scorers (:mod:`temporal_xmodal.scoring`) and the evaluation protocols
-(:mod:`temporal_xmodal.evaluation`) read ``X`` here, so that a Pipeline ending
-in an estimator of this library is read through its fitted layout, never
-through the raw last column.
-"""
+"""Rows read through a fitted estimator (or a Pipeline ending in one): its blocks, and both
+embeddings at the rows' times, for the scorers and the evaluation protocols."""
 
 from .._pipelines import final_step
 from ._embedder import CrossModalEmbedder
@@ -13,33 +8,22 @@ from ._embedder import CrossModalEmbedder
 def embed_with_time(estimator, X):
     """Both embeddings of each row at its own time, and the rows' times on the axis.
 
-    Works for a fitted estimator of this library or a Pipeline ending in one
-    (the preprocessing steps run once; time is read through the fitted
-    layout, never from the raw last column).
-
     Read more in the user guide: docs/metrics.md.
 
     Parameters
     ----------
-    estimator : CrossModalEmbedder or Pipeline
+    estimator : CrossModalEmbedder or Pipeline ending in one
         Fitted.
     X : array-like or DataFrame
-        Input as the estimator (or Pipeline) takes it.
+        Input as ``estimator`` takes it.
 
     Returns
     -------
     Z_image, Z_text : ndarray of shape (n_samples, D)
-        L2-normalised embeddings of each row, at the row's time.
+        L2-normalised.
     time : ndarray of float64 of shape (n_samples,)
-        The rows' times on the estimator's time axis.
     final : CrossModalEmbedder
-        The estimator that embedded them (the Pipeline's last step).
-
-    Raises
-    ------
-    TypeError
-        If ``estimator`` is neither a cross-modal embedder nor a Pipeline ending in one
-        (e.g. a retrieval scorer given a classifier), naming what it got.
+        The estimator that embedded them (a Pipeline's last step).
 
     Examples
     --------
@@ -59,31 +43,9 @@ def embed_with_time(estimator, X):
 
 
 def through_pipeline(estimator, X):
-    """The cross-modal embedder at the end of ``estimator`` and ``X`` as it receives it.
-
-    For a Pipeline, its preprocessing steps transform ``X`` once; an embedder is returned
-    with ``X`` as given.
-
-    Parameters
-    ----------
-    estimator : CrossModalEmbedder or Pipeline
-        Fitted.
-    X : array-like or DataFrame
-        Input as the estimator (or Pipeline) takes it.
-
-    Returns
-    -------
-    final : CrossModalEmbedder
-        The embedder (the Pipeline's last step).
-    X : array-like or DataFrame
-        The rows as ``final`` takes them.
-
-    Raises
-    ------
-    TypeError
-        If ``estimator`` is neither a cross-modal embedder nor a Pipeline ending in one,
-        naming what it got.
-    """
+    """``(final, X)``: the fitted cross-modal embedder at the end of ``estimator`` and ``X``
+    as it receives it (through a Pipeline's preprocessing, run once); a ``TypeError`` for
+    anything else."""
     step, final = final_step(estimator)
     if not isinstance(final, CrossModalEmbedder):
         kind = (f"the Pipeline's final step ({step!r}) is {_class_name(final)}"
@@ -100,28 +62,15 @@ def through_pipeline(estimator, X):
 
 
 def _class_name(obj):
-    """``type(obj).__name__``, or the string itself (e.g. a Pipeline's 'passthrough')."""
+    """``type(obj).__name__``, or the repr of a string (a Pipeline's 'passthrough') or None."""
     return repr(obj) if isinstance(obj, str) or obj is None else type(obj).__name__
 
 
 def layout_blocks(estimator, X):
-    """``(X_image, X_text, time)`` of X read through a fitted estimator's layout.
+    """``(X_image, X_text, time)`` of X read through a fitted estimator's layout, the time
+    as float64 on its axis.
 
     Read more in the user guide: docs/index.md ("Data layout").
-
-    Parameters
-    ----------
-    estimator : CrossModalEmbedder
-        Fitted.
-    X : array-like or DataFrame
-        ``[image | text | time]`` as the estimator takes it.
-
-    Returns
-    -------
-    X_image, X_text : ndarray
-        The feature blocks.
-    time : ndarray of float64
-        On the estimator's time axis.
 
     Examples
     --------

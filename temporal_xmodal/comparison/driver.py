@@ -1,14 +1,6 @@
-"""``python -m temporal_xmodal compare`` end to end: data, fits, table, JSON, plots; Ctrl-C and
-``--resume``.
-
-:func:`run_compare` loads the data set, runs :func:`~.run.compare` on the
-registry's estimators and, **after every finished fit**, rewrites the table
-(``table.txt``) and ``results.json`` in the output folder (atomically, with the
-finished fits under ``fits``).  Ctrl-C stops the job at the fit in progress:
-the finished fits' table is printed and saved, the figure drawn, and
-:class:`~.run.CompareInterrupted` raised; ``resume=True`` skips the finished
-fits of the same run.  The output folder is refused when it holds another run's
-results (:func:`~.job.check_output_folder`).
+"""``python -m temporal_xmodal compare`` end to end (:func:`run_compare`) and on a user's
+data in one call (:func:`compare_estimators`).  Read more in docs/index.md ("Comparing the
+estimators", "Your own data").
 """
 
 import json
@@ -21,34 +13,22 @@ import numpy as np
 from sklearn.utils._param_validation import StrOptions, validate_params
 
 from .._constraints import Interval
-from ..metrics import QUERY_SAMPLE, random_map, random_mrr
-from .data import DATASETS, load_comparison_data, with_constant_time
-from .job import (RESULTS, check_names, check_output_folder, finished_fits, job_key, unique_names,
-                  write_atomic)
-from .notes import answer_lines, marked, note_lines
-from .plots import figure_title, plot_results
-from .registry import estimator_registry, left_out, set_matching_params, training_epochs
-from .run import _N_JOBS, CompareInterrupted, compare, undated_references
-from .seeds import mean_rows, seed_folder, spread
-from .table import COLUMNS, DELTA_TIME_SCORE, UNDATED_COLUMNS, format_table
+from .._device import thread_limits
+from ..metrics import random_map, random_mrr
+from .estimate import SYNTHETIC_TRAIN_SHARE, estimate_lines
+from .fits import _N_JOBS, compare, undated_references
+from .job import (DATASETS, RESULTS, TABLE, check_names, check_output_folder,
+                  every_fit_written, finished_fits, job_key, keep_finished_fits, seed_folder,
+                  seeds_stop_together, unique_names, write_atomic)
+from .plots import draw_figure
+from .report import (COLUMNS, DELTA_TIME_SCORE, UNDATED_COLUMNS, answer_lines, json_ready,
+                     mean_rows, report_text, spread)
+from .settings import (estimator_registry, left_out, load_comparison_data,
+                       set_matching_params, training_epochs, with_constant_time)
+from .user_data import load_user_data
+from .user_files import UserDataError, read_table
 
-__all__ = ["run_compare"]
-
-#: The printed table, saved beside ``results.json``.
-TABLE = "table.txt"
-
-
-def _json_ready(value):
-    """NaN → None (valid JSON ``null``), recursively."""
-    if isinstance(value, dict):
-        return {k: _json_ready(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_ready(v) for v in value]
-    if isinstance(value, (float, np.floating)):
-        return None if np.isnan(value) else float(value)
-    if isinstance(value, np.integer):
-        return int(value)
-    return value
+__all__ = ["compare_estimators", "results_frame", "run_compare"]
 
 
 @validate_params(
@@ -76,70 +56,54 @@ def run_compare(dataset="synthetic", output="compare_output", n_samples=None, ra
                 plots=True, max_epochs=None, data_dir=None, cache_dir=None, estimators=None,
                 n_jobs=1, verbose=False, log=print, resume=False, force=False, data=None,
                 seeds=1):
-    """Run the comparison end to end: data, fits (with controls), table, JSON and plots.
+    """Run the comparison end to end: data, fits with controls, table, JSON and figure.
 
-    This is ``python -m temporal_xmodal compare``: it loads the data set,
-    runs :func:`~temporal_xmodal.comparison.compare` on the estimators of the
-    registry, prints the table and writes ``table.txt``, ``results.json`` and
-    ``comparison.png``.  The table and ``results.json`` are rewritten after
-    every finished fit, so that Ctrl-C loses only the fit in progress.
+    What ``python -m temporal_xmodal compare`` runs: it writes ``table.txt``,
+    ``results.json`` (both after every finished fit) and ``comparison.png`` to ``output``.
 
     Read more in the user guide: docs/index.md.
 
     Parameters
     ----------
-    dataset : {"synthetic", "wiki", "ticrc"}, default="synthetic"
-        The data set (see :func:`~temporal_xmodal.comparison.load_comparison_data`).
+    dataset, n_samples, data_dir, cache_dir
+        As :func:`~temporal_xmodal.comparison.load_comparison_data`.
     output : str or Path, default="compare_output"
-        Folder for the results (created).  A folder holding another run's
-        ``results.json`` (other data set, size, seed, epochs or estimators) is
-        refused with a ``ValueError`` unless ``force``.
-    n_samples : int or None, default=None
-        See :func:`~temporal_xmodal.comparison.load_comparison_data`.
+        Folder of the results (created); one holding another run's results is refused
+        unless ``force``.
     random_state : int, default=0
         Seed of the data and of the stochastic estimators.
     plots : bool, default=True
-        Write the PNG (skipped with a message when matplotlib is missing).
+        Draw the figure (skipped, said, without matplotlib).
     max_epochs : int or None, default=None
-        Override the neural estimators' epochs (``None``: their own defaults).
-    data_dir, cache_dir : str, Path or None, default=None
-        See :func:`~temporal_xmodal.comparison.data.load_comparison_data`.
+        Epochs of the neural estimators (``None``: their own).
     estimators : sequence of str or None, default=None
-        Display names of the registry to run (``None``: all).
-    n_jobs : int, default=1
-        Parallel fits (see :func:`~temporal_xmodal.comparison.compare`).
+        Display names to run (``None``: the data set's default list).
+    n_jobs, log
+        As :func:`~temporal_xmodal.comparison.compare` (``log`` also gets the table).
     verbose : bool, default=False
-        Print the neural estimators' epochs.
-    log : callable, default=print
-        Where the progress, the table and the notes are written.
+        Print the training epochs.
     resume : bool, default=False
-        Keep the finished fits that ``output`` holds for the same run and fit
-        only the others.
+        Keep the finished fits that ``output`` holds for the same run; fit the others.
     force : bool, default=False
         Replace another run's results in ``output``.
     data : Bunch or None, default=None
-        A user's data, read by
-        :func:`~temporal_xmodal.comparison.user_data.load_user_data` (``compare
-        --data FILE``); ``dataset`` is then ignored.  The one-line form on a
-        DataFrame or a file is
-        :func:`~temporal_xmodal.comparison.compare_estimators`.
+        A user's data from :func:`~temporal_xmodal.comparison.load_user_data` (``dataset``
+        is then ignored).
     seeds : int, default=1
-        Runs of the whole job, with seeds ``random_state``, ``random_state + 1``, …, each
-        in ``output/seed_<k>/`` (:mod:`~temporal_xmodal.comparison.seeds`); ``output``
-        then holds the table of the means, whose answer lines give every figure's spread
-        over the seeds.
+        Runs of the job with seeds ``random_state``, ``random_state + 1``, …, each in
+        ``output/seed_<k>/``; ``output`` then holds the table of the means and each
+        figure's spread.
 
     Returns
     -------
     rows : list of dict
-        NaN where a figure is n/a (``null`` in ``results.json``); over several seeds, the
-        means (``seeds``: the runs each estimator finished in).
+        NaN where a figure is n/a; over several seeds, the means (``seeds``: the runs each
+        estimator finished in).
 
     Raises
     ------
     CompareInterrupted
-        On Ctrl-C, once the finished fits are written (``resume=True`` goes on
-        from them).
+        On Ctrl-C, once the finished fits are written (``resume=True`` goes on).
     ValueError
         ``output`` holds another run's results (and not ``force``).
     """
@@ -159,8 +123,8 @@ def run_compare(dataset="synthetic", output="compare_output", n_samples=None, ra
 
 def _run_one(dataset, output, random_state, *, n_samples, plots, max_epochs, data_dir,
              cache_dir, estimators, n_jobs, verbose, log, resume, force, data, context=None):
-    """One run of the job (:func:`run_compare` with one seed); ``context`` receives the
-    data, the table's columns, the references and the epochs."""
+    """One run of the job; ``context`` receives the data, the columns, the references and
+    the epochs."""
     if estimators is not None:
         estimators, repeated = unique_names(estimators)
         if repeated:
@@ -187,8 +151,7 @@ def _run_one(dataset, output, random_state, *, n_samples, plots, max_epochs, dat
     for name, reason in skipped.items():
         log(f"{name} is not run on {where}: {reason}. (--estimators {name} runs it anyway.)")
     for est in chosen.values():
-        # the data's unit (compare --time-unit): every duration of every estimator is read in
-        # it, as the data's times and the evaluation window are (issue 57, 1)
+        # every duration of every estimator is read in the data's unit (compare --time-unit)
         set_matching_params(est, time_unit=data.get("time_unit", "years"))
         if max_epochs is not None:
             set_matching_params(est, max_epochs=max_epochs)
@@ -212,7 +175,7 @@ def _run_one(dataset, output, random_state, *, n_samples, plots, max_epochs, dat
 
     def write(rows, results, n_fits):
         answer = answer_lines(rows, data.protocol)
-        text = _report(rows, len(results), n_fits, answer, columns, references, data)
+        text = report_text(rows, len(results), n_fits, answer, columns, references, data)
         document = {"meta": {**meta, "complete": len(results) == n_fits,
                              "fits_done": len(results), "fits_total": n_fits},
                     "answer": answer,
@@ -221,7 +184,7 @@ def _run_one(dataset, output, random_state, *, n_samples, plots, max_epochs, dat
                               "figures": figures}
                              for (name, control), (seconds, figures) in results.items()]}
         write_atomic(out / TABLE, text + "\n")
-        write_atomic(out / RESULTS, json.dumps(_json_ready(document), indent=2,
+        write_atomic(out / RESULTS, json.dumps(json_ready(document), indent=2,
                                                allow_nan=False))
         return text
 
@@ -237,40 +200,23 @@ def _run_one(dataset, output, random_state, *, n_samples, plots, max_epochs, dat
 
     controls = ((with_constant_time(data.blocks_train), with_constant_time(data.blocks_test))
                 if data.dated else None)
-    plot = partial(_plot, out=out, columns=columns, dataset=dataset, data=data,
+    plot = partial(draw_figure, out=out, columns=columns, dataset=dataset, data=data,
                    random_state=random_state, epochs=epochs, references=references, log=log)
-    try:
+    with keep_finished_fits(out, write, plot if plots else None, log):
         rows = compare(chosen, data.X_train, data.y_train, data.X_test, data.y_test,
                        time_window=data.eval_window, protocol=data.protocol,
                        controls=controls, n_jobs=n_jobs, log=log,
                        done=done, on_fit=on_fit, test_time=data.blocks_test[2])
-    except CompareInterrupted as stop:
-        text = write(stop.rows, stop.results, stop.n_fits)
-        log(f"\ninterrupted (Ctrl-C): {len(stop.results)} of {stop.n_fits} fits finished, "
-            "the fit in progress dropped; the finished ones:\n")
-        log(text)
-        log(f"\nwrote {out / TABLE} and {out / RESULTS} (partial)")
-        if plots and stop.rows:
-            try:
-                plot(stop.rows)
-            except KeyboardInterrupt:  # a second Ctrl-C: the results are written
-                log("figure not drawn (Ctrl-C)")
-        raise
     n_fits = sum(1 + ("control" in row) for row in rows)
     results = {key: value for key, value in state["results"].items()
                if any(row["name"] == key[0] for row in rows)}
-    try:  # a Ctrl-C from here on finds every fit written: --resume only redraws
-        text = write(rows, results, n_fits)
+    with every_fit_written(out, rows, results, n_fits, write, log, plots):
+        text = write(rows, results, n_fits)  # from here on --resume only redraws
         log("")
         log(text)
         log(f"\nwrote {out / TABLE} and {out / RESULTS}")
         if plots:
             plot(rows)
-    except KeyboardInterrupt:
-        write(rows, results, n_fits)
-        log(f"\ninterrupted (Ctrl-C) after every fit finished: {out / RESULTS} is complete"
-            + ("; the figure was not drawn" if plots else ""))
-        raise CompareInterrupted(dict(results), rows, n_fits) from None
     if context is not None:
         context.update(data=data, columns=columns, references=references, epochs=epochs)
     return rows
@@ -283,44 +229,8 @@ def _job_key(dataset, n_samples, random_state, max_epochs, estimators, data, see
                    seeds=seeds)
 
 
-def _report(rows, n_done, n_fits, answer, columns, references, data):
-    """table.txt and the console: the answer, the table (with its marks), the notes."""
-    if not rows:
-        return "(no fit finished yet)"
-    lines = [f"(partial: {n_done} of {n_fits} fits finished)"] if n_done < n_fits else []
-    lines += answer
-    lines += ["", format_table([{**r, "name": marked(r)} for r in rows], columns), ""]
-    if "date_prior" in references:
-        lines.append(f"references: random ranking {references['random']:.3f}; date-only "
-                     f"ranking {references['date_prior']:.3f} (each caption's date "
-                     "inferred from the training captions sharing its words; no held-out "
-                     "date)")
-    elif "random" in references:
-        lines.append(f"reference: random ranking {references['random']:.3f}")
-    elif "chance_map" in references:
-        lines.append(f"reference: a random ranking's category mAP (chance) "
-                     f"{references['chance_map']:.3f}")
-    lines += _sample_lines(rows, len(data.X_test))
-    lines += note_lines(rows, data)
-    lines += [f"data: {note}" for note in data.get("notes", ())]
-    return "\n".join(lines)
-
-
-def _sample_lines(rows, n_test):
-    """The line that says the figures are estimates from a query sample, when they are."""
-    sampled = sorted({r["n_queries"] for r in rows if r.get("n_queries", n_test) < n_test})
-    if not sampled:
-        return []
-    return [f"evaluation: a random sample of {', '.join(f'{m:,}' for m in sampled)} of the "
-            f"{n_test:,} test items queries every test item (above {QUERY_SAMPLE:,} test "
-            "items the full rankings' O(n²) cost is not paid; the same items in every fit); "
-            "mAP, MRR and t-mAP@50 are the sample's means ± their standard errors. Exact "
-            "figures: temporal_xmodal.evaluation.evaluate_estimator(..., query_sample=None)"]
-
-
 def _over_seeds(dataset, output, random_state, seeds, *, log, resume, force, plots, **options):
-    """:func:`run_compare` over ``seeds`` seeds: one run per seed in its sub-folder, then the
-    table of the means with the spread in ``output``."""
+    """One run per seed in its sub-folder, then the table of the means in ``output``."""
     key = _job_key(dataset, options["n_samples"], random_state, options["max_epochs"],
                    options["estimators"], options["data"], seeds)
     problem, _ = check_output_folder(output, key, resume=resume, force=force)
@@ -330,7 +240,7 @@ def _over_seeds(dataset, output, random_state, seeds, *, log, resume, force, plo
     out.mkdir(parents=True, exist_ok=True)
     runs, context, seed_list = [], {}, list(range(random_state, random_state + seeds))
     phase = {"means": "not written", "figure": "not drawn" if plots else None}
-    try:
+    with seeds_stop_together(out, seed_list, runs, phase, log):
         for k, seed in enumerate(seed_list):
             folder = out / seed_folder(seed)
             log(f"\n=== seed {seed} ({k + 1} of {seeds} seeds), in {folder}")
@@ -340,8 +250,8 @@ def _over_seeds(dataset, output, random_state, seeds, *, log, resume, force, plo
         rows = mean_rows(runs)
         answer = answer_lines(rows, data.protocol, runs=runs)
         n_fits = sum(1 + ("control" in row) for row in rows)
-        text = _report(rows, n_fits, n_fits, answer, context["columns"],
-                       context["references"], data)
+        text = report_text(rows, n_fits, n_fits, answer, context["columns"],
+                           context["references"], data)
         document = {"meta": {"job": key, "seeds": seed_list,
                              "runs": [seed_folder(s) for s in seed_list],
                              "protocol": data.protocol, "complete": True},
@@ -351,7 +261,7 @@ def _over_seeds(dataset, output, random_state, seeds, *, log, resume, force, plo
                                              for k, _, _ in context["columns"]}
                                for row in rows}}
         write_atomic(out / TABLE, text + "\n")
-        write_atomic(out / RESULTS, json.dumps(_json_ready(document), indent=2,
+        write_atomic(out / RESULTS, json.dumps(json_ready(document), indent=2,
                                                allow_nan=False))
         phase["means"] = "written"
         log(f"\nover {seeds} seeds (each figure the mean; the answer lines give the "
@@ -359,51 +269,131 @@ def _over_seeds(dataset, output, random_state, seeds, *, log, resume, force, plo
         log(text)
         log(f"\nwrote {out / TABLE} and {out / RESULTS}")
         if plots:
-            _plot(rows, out=out, columns=context["columns"], dataset=dataset, data=data,
-                  random_state=f"the means over seeds {seed_list[0]}-{seed_list[-1]}",
-                  epochs=context["epochs"],
-                  references=context["references"], log=log)
+            draw_figure(rows, out=out, columns=context["columns"], dataset=dataset, data=data,
+                        random_state=f"the means over seeds {seed_list[0]}-{seed_list[-1]}",
+                        epochs=context["epochs"], references=context["references"], log=log)
             phase["figure"] = "drawn"
-    except KeyboardInterrupt as stop:  # a seed's fits (CompareInterrupted) or anywhere else
-        on_disk = _seeds_on_disk(out, seed_list, len(runs), phase)
-        log(f"\ninterrupted (Ctrl-C): {on_disk}")
-        if isinstance(stop, CompareInterrupted):
-            stop.on_disk = on_disk
-            raise
-        raise CompareInterrupted({}, [], 0, on_disk=on_disk) from None
     return rows
 
 
-def _seeds_on_disk(out, seed_list, n_done, phase):
-    """What a run over ``seed_list`` has on disk when a Ctrl-C stops it after ``n_done``
-    seeds: the finished seeds' folders, the interrupted seed's finished fits, the means and
-    the figure, in one line."""
-    done = [seed_folder(s) for s in seed_list[:n_done]]
-    parts = [f"{n_done} of {len(seed_list)} seeds finished"
-             + (f" ({', '.join(f'{out / d}' for d in done)})" if done else "")]
-    if n_done < len(seed_list):
-        current = out / seed_folder(seed_list[n_done])
-        kept = current / RESULTS
-        parts.append(f"seed {seed_list[n_done]}'s finished fits are in {kept}"
-                     if kept.is_file() else f"seed {seed_list[n_done]} has no finished fit")
-    parts.append(f"the means over the seeds ({out / RESULTS}): {phase['means']}")
-    if phase["figure"] is not None:
-        parts.append(f"their figure: {phase['figure']}")
-    return "; ".join(parts)
+# --------------------------------------------------------------------- a user's data
+def results_frame(rows, columns, answer=()):
+    """The table as a DataFrame indexed by ``estimator``: ``time use`` and the table's
+    ``columns`` under their printed headers, NaN where n/a; ``answer`` in
+    ``frame.attrs["answer"]``."""
+    import pandas as pd
+
+    records = [{"time use": r.get("time_role"),
+                **{header: (np.nan if r.get(key) is None else r.get(key))
+                   for key, header, _ in columns}} for r in rows]
+    frame = pd.DataFrame(records, index=pd.Index([r["name"] for r in rows], name="estimator"))
+    frame.attrs["answer"] = list(answer)
+    return frame
 
 
-def _plot(rows, *, out, columns, dataset, data, random_state, epochs, references, log):
-    undated = data.protocol == "undated"
-    labels = {"random": "random", "date_prior": "date-only"}
-    try:
-        plot_results(rows, out / "comparison.png", columns=columns,
-                     title=figure_title(dataset, data, random_state, epochs),
-                     references={labels[k]: v for k, v in references.items()} if undated
-                     else None,
-                     category_names=data.extra.get("categories"),
-                     delta_label="I→T MRR" if undated else "mAP",
-                     time_unit=data.get("time_unit", "years"),
-                     chance_map=references.get("chance_map"))
-        log(f"wrote {out / 'comparison.png'}")
-    except ImportError:
-        log("matplotlib is not installed: no plots (pip install 'temporal-xmodal[plots]')")
+def compare_estimators(X, y=None, *, image=None, text=None, time=None, label=None,
+                       n_image_features=None, label_sep=None, time_unit="years",
+                       split="random", window="5%", output="compare_output", estimators=None,
+                       max_epochs=None, n_samples=None, random_state=0, plots=True, n_jobs=1,
+                       n_threads=1, seeds=1, resume=False, force=False, verbose=False,
+                       log=print):
+    """Compare every estimator on your own data in one call (``compare --data FILE``): the
+    time estimate, then :func:`run_compare`; the table as a DataFrame.
+
+    Read more in the user guide: docs/index.md ("Your own data").
+
+    Parameters
+    ----------
+    X : DataFrame, str, Path or ndarray
+        The rows: a DataFrame or a Parquet, CSV, Feather or ``.npz`` file; or an array
+        ``[image | text | time]`` with ``n_image_features`` (time in ``time_unit``).
+    y : array-like of shape (n_samples,) or None, default=None
+        Labels, instead of a ``label`` column.  Neither: each row is an image–text pair.
+    image, text, time, label, label_sep, time_unit, split, window, n_samples
+        As :func:`~temporal_xmodal.comparison.load_user_data` (``image``, ``text``: ignored
+        for an array X).
+    n_image_features : int or None, default=None
+        Leading image columns of an array X.
+    output, estimators, max_epochs, random_state, plots, n_jobs, seeds, resume, force, verbose
+        As :func:`run_compare`.
+    n_threads : int, default=1
+        torch, BLAS and OpenMP threads per fit, restored after.
+    log : callable, default=print
+        Receives the time estimate first, then what :func:`run_compare` logs.
+
+    Returns
+    -------
+    table : pandas.DataFrame
+        One row per estimator (:func:`results_frame`); the answer lines in
+        ``table.attrs["answer"]``.
+
+    Raises
+    ------
+    UserDataError
+        The data cannot be compared (a ``ValueError``, one line).
+
+    Examples
+    --------
+    >>> from temporal_xmodal.comparison import compare_estimators
+    >>> table = compare_estimators(df, image="img_", text="txt_", time="date",
+    ...                            label="label")  # doctest: +SKIP
+    """
+    import pandas as pd
+    import torch
+    from joblib import parallel_config
+
+    if not isinstance(n_threads, Integral) or n_threads < 1:
+        raise ValueError(f"n_threads must be a positive integer; got {n_threads!r}")
+    if estimators is not None:
+        check_names(estimators)  # before the data are read and the estimate printed
+    if not isinstance(X, (pd.DataFrame, str, os.PathLike)):
+        X = np.asarray(X)
+        if X.ndim != 2 or not isinstance(n_image_features, Integral) or not (
+                0 < n_image_features < X.shape[1] - 1):
+            raise UserDataError("an array X is [image | text | time]: give n_image_features, "
+                                "the count of its leading image columns (at least 1, leaving "
+                                f"a text column and the time); got {n_image_features!r} for "
+                                f"shape {X.shape}")
+        n_text = X.shape[1] - 1 - n_image_features
+        names = ([f"img_{i}" for i in range(n_image_features)]
+                 + [f"txt_{i}" for i in range(n_text)] + ["time"])
+        X, image, text, time = pd.DataFrame(X, columns=names), "img_", "txt_", "time"
+    if y is not None:
+        if label is not None:
+            raise UserDataError("give the labels as y or as the label column, not both")
+        if isinstance(X, (str, os.PathLike)):
+            X = read_table(X)
+        if len(y) != len(X):
+            raise UserDataError(f"y has {len(y)} labels for {len(X)} rows")
+        label = "label" if "label" not in X.columns else "__label__"
+        y = np.asarray(y)
+        if y.ndim == 2:  # a multilabel indicator: each row's labels (column numbers)
+            y = pd.Series([[int(j) for j in np.flatnonzero(row)] for row in y], index=X.index)
+        X = X.assign(**{label: y if isinstance(y, pd.Series) else y.tolist()})
+    if image is None or text is None:
+        raise UserDataError("name the image and text columns: image='img_' and text='txt_' "
+                            "(name prefixes) or lists of column names")
+    data = load_user_data(X, image=image, text=text, time=time, label=label,
+                          label_sep=label_sep, time_unit=time_unit, split=split,
+                          window=window, random_state=random_state, n_samples=n_samples)
+    # the estimate the command line prints first, through the same lines
+    for line in estimate_lines(len(data.X_train) / SYNTHETIC_TRAIN_SHARE, max_epochs,
+                               None if estimators is None else unique_names(estimators)[0],
+                               data.X_train.shape[1] - 1, seeds=seeds, n_threads=n_threads,
+                               pairs=data.pairs):
+        log(line)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(n_threads)
+    try:  # BLAS and OpenMP too, as the command line's --n-threads
+        with thread_limits(n_threads), parallel_config(backend="loky",
+                                                       inner_max_num_threads=n_threads):
+            rows = run_compare(output=output, random_state=random_state, plots=plots,
+                               max_epochs=max_epochs, estimators=estimators, n_jobs=n_jobs,
+                               verbose=verbose, log=log, resume=resume, force=force, data=data,
+                               seeds=seeds)
+    finally:
+        torch.set_num_threads(threads)
+    columns = UNDATED_COLUMNS if data.protocol == "undated" else COLUMNS
+    # the answer the job wrote (over several seeds, with their spread)
+    answer = json.loads((Path(output) / RESULTS).read_text(encoding="utf-8"))["answer"]
+    return results_frame(rows, columns, answer)

@@ -1,69 +1,51 @@
-"""One run of the main job and its output folder, without importing anything heavy.
+"""One run of the main job: its key, its output folder and files, and Ctrl-C.
 
-The command line reads everything here before it imports torch: the options'
-vocabulary (:data:`DATASETS`, :data:`COMPARED_NAMES`, :data:`MIN_SAMPLES`), the
-data folder, and the output folder, which it may only write when that folder
-holds nothing or the same run's results.
+``results.json`` records the run's :func:`job_key` and every finished fit, rewritten
+atomically after each, so that Ctrl-C loses at most the fit in progress and ``--resume``
+skips the finished ones (:func:`finished_fits`).  Every piece of the job's Ctrl-C handling
+is here: :class:`CompareInterrupted` and the handlers that the fits, the driver and the
+command line enter.  Nothing here imports anything heavy: the command line checks its
+arguments and the output folder, and answers a Ctrl-C, before torch is imported.
 
-A run is identified by its **job key** (:func:`job_key`): the data set, its
-size, the seed, the epochs and the estimators.  ``results.json`` records it
-under ``meta.job`` and is rewritten atomically after every fit, with every
-finished fit under ``fits``, so that a Ctrl-C loses at most the fit in progress
-and ``--resume`` skips the finished ones (:func:`finished_fits`).
+Read more in docs/index.md ("Ctrl-C and ``--resume``").
 """
 
+import contextlib
 import json
 import math
 import os
 import secrets
+import shlex
+import sys
 from pathlib import Path
 
-__all__ = ["COMPARED_NAMES", "DATASETS", "MIN_SAMPLES", "RESULTS", "check_names",
-           "check_output_folder",
-           "data_folder", "default_data_dir", "describe_job", "finished_fits", "job_key",
-           "seconds_text", "unique_names", "write_atomic"]
+__all__ = ["COMPARED_NAMES", "DATASETS", "MIN_SAMPLES", "RESULTS", "TABLE", "CompareInterrupted",
+           "check_names", "check_output_folder", "data_folder", "default_data_dir",
+           "describe_job", "finished_fits", "job_key", "seconds_text", "unique_names",
+           "write_atomic"]
 
 #: The data sets of ``compare --dataset``.
 DATASETS = ("synthetic", "wiki", "ticrc")
-#: Display names of the compared estimators, in the table's order: the ``compare`` entries
-#: of ``estimators/_registry.py`` (``tests/test_cli.py`` checks that they agree), written
-#: out so that ``--help`` and ``--estimators`` need no import of the estimators.
+#: Display names of the compared estimators in the table's order, written out so that
+#: ``--help`` imports no estimator (``tests/test_cli.py`` checks them against the settings).
 COMPARED_NAMES = ("CCA", "SM", "SAM", "TempXNet-Rec", "Diachronic", "Binned+Procrustes", "SCML")
-#: Fewest items (train + test) a comparison accepts: below this the test split has
-#: a handful of items per class and time bin, and the figures are noise.
+#: Fewest items (train + test) a comparison accepts.
 MIN_SAMPLES = 100
-#: The results file in the output folder.
-RESULTS = "results.json"
+#: The results file and the printed table in the output folder.
+RESULTS, TABLE = "results.json", "table.txt"
+#: Exit status after Ctrl-C (128 + SIGINT, as a shell reports it).
+INTERRUPTED = 130
 
 
 def default_data_dir():
-    """Folder of the real data sets: ``$TEMPORAL_XMODAL_DATA`` or ``../shared/data``.
-
-    The relative default is resolved against the current directory (the
-    layout of a checkout next to the shared data).
-
-    Read more in the user guide: docs/index.md.
-
-    Returns
-    -------
-    path : Path
-    """
+    """Folder of the real data sets: ``$TEMPORAL_XMODAL_DATA``, else ``../shared/data``
+    relative to the current directory."""
     return Path(os.environ.get("TEMPORAL_XMODAL_DATA", Path.cwd() / ".." / "shared" / "data"))
 
 
 def data_folder(data_dir, name):
-    """The folder of data set ``name`` under ``data_dir``, or a FileNotFoundError saying how to set it.
-
-    Parameters
-    ----------
-    data_dir : str, Path or None
-        ``None``: :func:`default_data_dir`.
-    name : {"wiki", "ticrc"}
-
-    Returns
-    -------
-    folder : Path
-    """
+    """The folder of data set ``name`` under ``data_dir`` (``None``: :func:`default_data_dir`);
+    a FileNotFoundError saying how to set it when absent."""
     folder = Path(default_data_dir() if data_dir is None else data_dir) / name
     if not folder.is_dir():
         raise FileNotFoundError(
@@ -73,9 +55,8 @@ def data_folder(data_dir, name):
 
 
 def check_names(names):
-    """Refuse estimator names the job does not know, naming the known ones and the closest
-    (``"TempXNet"`` → ``"TempXNet-Rec"``); an empty list is refused too.  The command
-    line's ``--estimators`` and the Python functions read names through this one check."""
+    """The estimator names as a list; a ValueError naming the known ones and the closest
+    for an unknown name or none."""
     import difflib
 
     names = list(names)
@@ -95,8 +76,7 @@ def check_names(names):
 
 
 def unique_names(names):
-    """The estimator names once each, in the table's order (:data:`COMPARED_NAMES`; names
-    it does not hold after, as given), and the names given more than once."""
+    """``(names once each in the table's order, names given more than once)``."""
     names = list(names)
     repeated = sorted({name for name in names if names.count(name) > 1})
     order = {name: i for i, name in enumerate(COMPARED_NAMES)}
@@ -105,34 +85,10 @@ def unique_names(names):
 
 
 def job_key(dataset, n_samples, random_state, max_epochs, estimators, data=None, seeds=1):
-    """What makes two runs the same: the data, its size, the seed, the epochs, the estimators.
-
-    Parallel workers, threads, plots and verbosity do not change the figures' meaning and
-    are not part of it.  The estimators are recorded once each in the table's order
-    (``CCA,CCA`` and ``SAM,CCA`` run what ``CCA`` and ``CCA,SAM`` run).
-
-    Parameters
-    ----------
-    dataset : str
-    n_samples, max_epochs : int or None
-        The options as given (``None``: the defaults).
-    random_state : int
-    estimators : sequence of str or None
-        The names run (``None``: the data set's default list).
-    data : dict or None, default=None
-        A user's data (``compare --data``): its file, a digest of its contents and the
-        options that read it (``key`` of
-        :func:`~temporal_xmodal.comparison.user_data.load_user_data`).
-    seeds : int, default=1
-        Runs over consecutive seeds (``--seeds``): the folder of their means is another
-        run than one seed's.  The one key of a run: the command line checks the folder
-        with it before any fit, the job writes it.
-
-    Returns
-    -------
-    key : dict
-        JSON-ready.
-    """
+    """What makes two runs the same, JSON-ready: the options as given (``None``: the
+    defaults), the ``estimators`` once each in the table's order, a user's ``data`` (the
+    ``key`` of ``load_user_data``) and ``seeds`` when more than one.  Workers, threads,
+    plots and verbosity are not part of it."""
     key = {"dataset": dataset, "n_samples": n_samples, "seed": random_state,
            "max_epochs": max_epochs,
            "estimators": None if estimators is None else unique_names(estimators)[0]}
@@ -175,30 +131,11 @@ def _read(path):
 
 
 def check_output_folder(output, key, *, resume=False, force=False):
-    """May this run write to ``output``?  The problem in one line (or None), and what to resume.
+    """May this run write to ``output``?  ``(problem or None, document to resume or None)``.
 
-    A folder without ``results.json`` is free.  One holding the same run's results is
-    rewritten (``resume``: its finished fits are kept and skipped).  One holding another
-    run's results is refused unless ``force``: the message names ``--output`` and
-    ``--force``.
-
-    Parameters
-    ----------
-    output : str or Path
-        The output folder (it need not exist).
-    key : dict
-        :func:`job_key` of this run.
-    resume : bool, default=False
-        Keep the finished fits of the same run.
-    force : bool, default=False
-        Replace another run's results.
-
-    Returns
-    -------
-    problem : str or None
-        Why the run may not write there.
-    document : dict or None
-        The results to resume from (``resume`` and the same run), else None.
+    A folder without ``results.json``, or holding this run's (same ``key``), is free; one
+    holding another run's is refused unless ``force``, in one line naming ``--output`` and
+    ``--force``.  The document is returned when ``resume`` and the run is the same.
     """
     path = Path(output) / RESULTS
     try:
@@ -248,21 +185,10 @@ def _fit_problem(fit, score):
 
 
 def finished_fits(document, *, problems=None):
-    """The finished fits recorded in a results document: ``{(name, control): (seconds, figures)}``.
+    """The finished fits of a results document: ``{(name, control): (seconds, figures)}``.
 
-    A damaged entry (a hand edit, a truncated copy: a missing key, a value of the wrong
-    kind) is left out, so that its fit runs again, and said in ``problems``.
-
-    Parameters
-    ----------
-    document : dict or None
-        A ``results.json`` document (``None``: nothing finished).
-    problems : list or None, default=None
-        Where a line per damaged entry is appended (naming it and what is wrong).
-
-    Returns
-    -------
-    fits : dict
+    A damaged entry is left out (its fit runs again) and said in a line appended to
+    ``problems``; ``document=None``: nothing finished.
     """
     if not document:
         return {}
@@ -291,18 +217,10 @@ def finished_fits(document, *, problems=None):
 
 def write_atomic(path, text):
     """Write ``text`` to ``path`` through a temporary file and a rename: a reader (or a
-    Ctrl-C) sees the old file or the new one, never half of one.  The file's mode is the
-    one ``open()`` gives (``0o666`` less the umask).
-
-    Parameters
-    ----------
-    path : str or Path
-    text : str
-    """
+    Ctrl-C) sees the old file or the new one.  The mode is ``open()``'s (0o666 less the
+    umask)."""
     path = Path(path)
-    # not tempfile.mkstemp, whose file is 0600: the file gets the mode open() gives,
-    # 0666 less the umask, as the figure beside it does (issue 56, 2)
-    tmp = path.parent / f".{path.name}.{secrets.token_hex(8)}.tmp"
+    tmp = path.parent / f".{path.name}.{secrets.token_hex(8)}.tmp"  # not mkstemp's 0600
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -313,15 +231,169 @@ def write_atomic(path, text):
         raise
 
 
+def seed_folder(seed):
+    """The sub-folder of one seed's run (``seed_3``)."""
+    return f"seed_{seed}"
+
+
 def elapsed_text(seconds):
-    """A measured duration as the job prints it: ``"43 s"``, ``"2 min 1 s"`` (rounded to
-    the second, never up to the next minute as an estimate is: :func:`seconds_text`)."""
+    """A measured duration in seconds as the job prints it: ``"43 s"``, ``"2 min 1 s"``."""
     seconds = round(seconds)
     return f"{seconds} s" if seconds < 120 else f"{seconds // 60} min {seconds % 60} s"
 
 
 def seconds_text(seconds):
-    """The job's wording of a duration: ``"40 s"`` under two minutes (rounded up to a
+    """An estimated duration in seconds: ``"40 s"`` under two minutes (rounded up to a
     multiple of five seconds), else ``"7 min"`` (rounded up)."""
     return (f"{math.ceil(seconds / 5) * 5:.0f} s" if seconds < 120
             else f"{math.ceil(seconds / 60):.0f} min")
+
+
+# ---------------------------------------------------------------------------- Ctrl-C
+class CompareInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped :func:`~temporal_xmodal.comparison.compare` or
+    :func:`~temporal_xmodal.comparison.run_compare`; the finished fits are kept.
+
+    A ``KeyboardInterrupt``; ``run_compare`` has written the finished fits before raising it
+    (``resume=True`` skips them).
+
+    Read more in the user guide: docs/index.md.
+
+    Attributes
+    ----------
+    results : dict
+        The finished fits, ``{(name, control): (fit seconds, figures)}``.
+    rows : list of dict
+        The table's rows of the finished fits.
+    n_fits : int
+        Fits the comparison has in all.
+    on_disk : str or None
+        Over several seeds: what is on disk (seeds finished, the means, the figure).
+    """
+
+    def __init__(self, results, rows, n_fits, on_disk=None):
+        super().__init__(f"interrupted (Ctrl-C) after {len(results)} of {n_fits} fits")
+        self.results, self.rows, self.n_fits = results, rows, n_fits
+        self.on_disk = on_disk
+
+
+def fit_stopped(report):
+    """Whether Ctrl-C stopped a fit, read from its
+    :class:`~temporal_xmodal.training.FitReport`."""
+    return bool(report.interrupted)
+
+
+class StopFits:
+    """``with StopFits(results, rows, n_fits) as stop:`` around ``compare``'s fits: a Ctrl-C
+    inside, or a fit Ctrl-C stopped (:meth:`check`), calls ``close()`` and raises
+    :class:`CompareInterrupted` with the finished fits (``results``) and their ``rows()``."""
+
+    def __init__(self, results, rows, n_fits, close=None):
+        self.results, self.rows, self.n_fits, self.close = results, rows, n_fits, close
+
+    def __enter__(self):
+        return self
+
+    def check(self, figures):
+        """Stop here when the fit's ``figures`` are None (Ctrl-C stopped it)."""
+        if figures is None:
+            raise KeyboardInterrupt
+
+    def __exit__(self, kind, exc, tb):
+        if kind is None or not issubclass(kind, KeyboardInterrupt):
+            return False
+        if self.close is not None:
+            self.close()
+        if issubclass(kind, CompareInterrupted):
+            return False
+        raise CompareInterrupted(dict(self.results), self.rows(), self.n_fits) from None
+
+
+@contextlib.contextmanager
+def keep_finished_fits(out, write, plot, log):
+    """Around one run's fits: on :class:`CompareInterrupted`, the finished fits are written
+    (``write``) and printed and their figure drawn (``plot``; a second Ctrl-C skips it)."""
+    try:
+        yield
+    except CompareInterrupted as stop:
+        text = write(stop.rows, stop.results, stop.n_fits)
+        log(f"\ninterrupted (Ctrl-C): {len(stop.results)} of {stop.n_fits} fits finished, "
+            "the fit in progress dropped; the finished ones:\n")
+        log(text)
+        log(f"\nwrote {out / TABLE} and {out / RESULTS} (partial)")
+        if plot is not None and stop.rows:
+            try:
+                plot(stop.rows)
+            except KeyboardInterrupt:  # a second Ctrl-C: the results are written
+                log("figure not drawn (Ctrl-C)")
+        raise
+
+
+@contextlib.contextmanager
+def every_fit_written(out, rows, results, n_fits, write, log, plots):
+    """Around the last writes and the figure of a finished run: on Ctrl-C the results are
+    written again, said complete, and :class:`CompareInterrupted` raised."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        write(rows, results, n_fits)
+        log(f"\ninterrupted (Ctrl-C) after every fit finished: {out / RESULTS} is complete"
+            + ("; the figure was not drawn" if plots else ""))
+        raise CompareInterrupted(dict(results), rows, n_fits) from None
+
+
+@contextlib.contextmanager
+def seeds_stop_together(out, seed_list, runs, phase, log):
+    """Around a run over ``seed_list`` (``runs``: the finished seeds' rows, filled as they
+    finish; ``phase``: the means' and the figure's state): on Ctrl-C, what is on disk is
+    said and set as ``on_disk`` of the :class:`CompareInterrupted` raised."""
+    try:
+        yield
+    except KeyboardInterrupt as stop:  # a seed's fits (CompareInterrupted) or anywhere else
+        on_disk = _seeds_on_disk(out, seed_list, len(runs), phase)
+        log(f"\ninterrupted (Ctrl-C): {on_disk}")
+        if isinstance(stop, CompareInterrupted):
+            stop.on_disk = on_disk
+            raise
+        raise CompareInterrupted({}, [], 0, on_disk=on_disk) from None
+
+
+def _seeds_on_disk(out, seed_list, n_done, phase):
+    """What a run over ``seed_list`` stopped after ``n_done`` seeds has on disk, in one line."""
+    done = [seed_folder(s) for s in seed_list[:n_done]]
+    parts = [f"{n_done} of {len(seed_list)} seeds finished"
+             + (f" ({', '.join(f'{out / d}' for d in done)})" if done else "")]
+    if n_done < len(seed_list):
+        current = out / seed_folder(seed_list[n_done])
+        kept = current / RESULTS
+        parts.append(f"seed {seed_list[n_done]}'s finished fits are in {kept}"
+                     if kept.is_file() else f"seed {seed_list[n_done]} has no finished fit")
+    parts.append(f"the means over the seeds ({out / RESULTS}): {phase['means']}")
+    if phase["figure"] is not None:
+        parts.append(f"their figure: {phase['figure']}")
+    return "; ".join(parts)
+
+
+def exit_status(run, argv, output, log):
+    """The command line's ``run()``; on Ctrl-C, what is kept and the command that goes on
+    (``log``), or that nothing was written (stderr), and status 130."""
+    try:
+        return run()
+    except CompareInterrupted as stop:
+        again = [a for a in argv if a not in ("--resume", "--force")] + ["--resume"]
+        command = f"python -m temporal_xmodal {shlex.join(again)}"
+        if stop.on_disk is not None:  # a run over several seeds: what each part has
+            log(f"to finish the job without refitting the finished fits: {command}")
+        elif len(stop.results) == stop.n_fits:
+            log(f"all {stop.n_fits} fits are written; to draw what was left without "
+                f"refitting: {command}")
+        else:
+            log(f"{len(stop.results)} of {stop.n_fits} fits are kept; to finish the job "
+                f"without refitting them: {command}")
+        return INTERRUPTED
+    except KeyboardInterrupt:  # before the first fit (imports, data): nothing to keep
+        held = Path(output) / RESULTS
+        print("\ninterrupted (Ctrl-C) before this run's first fit finished; it wrote nothing"
+              + (f" ({held} is as it was: --resume goes on from its finished fits)"
+                 if held.is_file() else ""), file=sys.stderr)
+        return INTERRUPTED

@@ -1,9 +1,7 @@
-"""The comparison figure (needs matplotlib): a 2 × 2 grid of retrieval scores, a breakdown panel,
+"""The comparison figure (needs matplotlib): a 2 × 2 grid of the scores, a breakdown,
 Δ-time and fit time, with a caption naming every metric in full.
 
-The per-bin breakdown of dated data is drawn by
-:func:`temporal_xmodal.evaluation.plot_per_bin_map`; this module only adds the
-panels specific to the comparison.
+Read more in docs/index.md ("Comparing the estimators").
 """
 
 import os
@@ -13,17 +11,49 @@ import numpy as np
 from sklearn.utils._param_validation import validate_params
 
 from ..evaluation import ResultTable, plot_per_bin_map
-from .notes import CONTROL_STILL_IMPROVING, STILL_IMPROVING, marked as _marked
-from .table import COLUMNS, METRIC_NAMES, is_na
+from .report import COLUMNS, CONTROL_STILL_IMPROVING, STILL_IMPROVING, is_na, marked as _marked
 
-__all__ = ["figure_title", "plot_results"]
+__all__ = ["METRIC_NAMES", "draw_figure", "figure_title", "plot_results"]
+
+#: Every column in full: (short name for a plot's axis, one-line explanation for its caption).
+METRIC_NAMES = {
+    "fit_seconds": ("fit time", "fit time in seconds"),
+    "map_i2t": ("mAP\nimage→text", "mean average precision, image query → texts "
+                                    "(relevant: same category)"),
+    "map_t2i": ("mAP\ntext→image", "the same, text query → images"),
+    "mrr": ("MRR", "mean reciprocal rank of each item's own counterpart"),
+    "mrr_t2i": ("MRR\ntext→image", "the same, caption query → pictures"),
+    "tmap50": ("time-window\nmAP@50", "top-50 mAP, relevant: same category and dated within "
+                                       "the time window; AP@50 divided by min(50, relevant "
+                                       "items), so finding only the own counterpart is not 1"),
+    "tmap50_filter": ("+ date\nfilter", "time-window mAP@50 with each query's candidates "
+                      "restricted to the window (a search filtered by date: what a user "
+                      "holding the dates gets from any model); never below t-mAP@50"),
+    "tmap50_topk": ("t-mAP@50\n(found)", "time-window mAP@50 divided by the relevant items "
+                    "found in the top 50 (the figures published before; results.json only)"),
+    "tmap50_filter_topk": ("+ filter\n(found)", "the same with the date filter (results.json "
+                           "only)"),
+    "local_map10": ("local\nmAP@10", "local alignment: top-10 mAP of queries projected into "
+                                      "each of 10 time bins (the paper's AP@10, divided by "
+                                      "the relevant items found)"),
+    "local_map10_i2t": ("local@10\nimage→text", "local alignment, image queries"),
+    "local_map10_t2i": ("local@10\ntext→image", "local alignment, text queries"),
+    "bounded_map": ("per-bin\nmAP", "temporally bounded retrieval: mAP within the query's own "
+                                     "time bin (10 bins), mean of both directions"),
+    "date_gain": ("Δ date", "MRR minus the MRR with the query dates shuffled"),
+    "delta_time": ("Δ-time", "score minus the same estimator's with a constant time column"),
+    "delta_tmap50": ("Δ t-mAP@50", "time-window mAP@50 minus the same estimator's with a "
+                                    "constant time column"),
+    "delta_beyond_filter": ("Δ beyond\nthe filter", "time-window mAP@50 beyond the date "
+                            "filter: the stronger of the model's two readings (all candidates, "
+                            "date-filtered) minus the stronger of its constant-time control's"),
+}
 
 
 def figure_title(dataset, data, random_state, epochs):
-    """What the comparison figure shows: data set, size, seed (``random_state``: an int, or
-    the words for several), time window, and the epochs each estimator trained (``epochs``:
-    ``{name: epochs}``, None for a closed form; or one int for all).  A user's data
-    (``dataset="data"``) are named by their file (``data.key["source"]``) and split."""
+    """The figure's title: data set (a user's by its file and split), size, seed
+    (``random_state``: an int or words), time window, and ``epochs`` (``{name: epochs}``,
+    None for a closed form; or one int)."""
     unit = data.get("time_unit", "years")
     seed = random_state if isinstance(random_state, str) else f"seed {random_state}"
     window = ("undated: no time window" if data.eval_window is None
@@ -76,7 +106,7 @@ def _metric_names(columns):
 
 
 def _retrieval_panel(ax, rows, columns, references, chance_map=None):
-    """Scores as an annotated grid (estimators × metrics): every value printed in its cell."""
+    """The scores as an annotated grid (estimators × metrics)."""
     names = _metric_names(columns)
     metrics = [k for k, _, _ in columns if k not in ("fit_seconds", "delta_time", "date_gain",
                                                            "delta_beyond_filter")
@@ -133,11 +163,9 @@ def _breakdown_panel(ax, rows, references, category_names, time_unit):
 
 
 def _delta_time_panel(ax, rows, score_label):
-    """Δ-time bars per estimator: the score's (solid) and, where measured, t-mAP@50's beyond
-    the date filter (hatched, just below), each labelled in a column at the panel's right
-    edge, on its bar's line (a label beside a negative bar's end ran over the estimators'
-    names).  Returns ``(low, high, labels)``: the bars' extent and the labels, which
-    :func:`_make_room` keeps apart once the figure is laid out."""
+    """Δ-time bars per estimator: the score's (solid) and t-mAP@50's beyond the filter
+    (hatched), labelled at the panel's right edge.  Returns ``(low, high, labels)`` for
+    :func:`_make_room`."""
     from matplotlib.transforms import blended_transform_factory
 
     right_edge = blended_transform_factory(ax.transAxes, ax.transData)
@@ -177,8 +205,7 @@ def _delta_time_panel(ax, rows, score_label):
 
 
 def _make_room(fig, ax, low, high, labels):
-    """Widen the Δ-time panel's x range so that its bars (``low`` to ``high``) end left of
-    the widest label, as measured by the figure's renderer once laid out."""
+    """Widen the Δ-time panel's x range so that its bars end left of the widest label."""
     if not labels:
         ax.set_xlim(low, high)
         return
@@ -189,8 +216,7 @@ def _make_room(fig, ax, low, high, labels):
 
 
 def _fit_time_panel(ax, rows):
-    """Horizontal bars on a log axis, each labelled in seconds (a bar of a fraction of a second
-    stays visible)."""
+    """Fit times as labelled horizontal bars on a log axis (seconds)."""
     x = np.arange(len(rows))
     seconds = np.maximum([r["fit_seconds"] for r in rows], 1e-3)
     ax.barh(x, seconds, color="grey")
@@ -215,38 +241,32 @@ def _fit_time_panel(ax, rows):
 )
 def plot_results(rows, path, *, columns=COLUMNS, references=None, category_names=None,
                  delta_label="mAP", time_unit="years", title=None, chance_map=None):
-    """Write the comparison figure: a 2 × 2 grid, readable at 1000 pixels wide.
-
-    Top left, the retrieval scores of every estimator as an annotated grid
-    (columns that are n/a for every estimator left out); top right, the
-    per-time-bin mAP against time (dated data) or a per-category / per-period
-    breakdown; bottom left, Δ-time with its value on each bar; bottom right,
-    fit time in seconds (log axis, labelled bars).  A caption under the grid
-    names every metric in full.
+    """Write the comparison figure: the scores as an annotated grid, the per-time-bin mAP
+    (or a per-category / per-period breakdown), Δ-time and fit time, and a caption naming
+    every metric.
 
     Read more in the user guide: docs/index.md.
 
     Parameters
     ----------
     rows : list of dict
-        Rows of :func:`temporal_xmodal.comparison.compare`.
+        Rows of :func:`~temporal_xmodal.comparison.compare`.
     path : str or Path
         PNG file to write.
     columns : sequence of (key, header, format), default=COLUMNS
-        The table's columns: :data:`COLUMNS` or :data:`UNDATED_COLUMNS`.
+        The table's columns (``report.COLUMNS`` or ``report.UNDATED_COLUMNS``).
     references : dict of str -> float, optional
-        Horizontal reference lines (e.g. random MRR) on the first two panels.
-    chance_map : float, optional
-        Category mAP of a random ranking, named in the grid's title (labelled data).
+        Reference levels (e.g. random MRR) drawn on the first two panels.
     category_names : sequence of str, optional
-        Names of the categories of a per-category panel (1-based labels).
+        Names of the categories (1-based labels) of a per-category panel.
     delta_label : str, default="mAP"
-        Name of the score that Δ-time is the difference of.
+        The score that Δ-time is the difference of.
     time_unit : str, default="years"
-        Unit of the time axis of the per-bin panel (the estimators' ``time_unit``).
+        Unit of the per-bin panel's time axis.
     title : str or None, default=None
-        The figure's title: what it shows (the job writes the data set, its size, the
-        seed, the time window and the epochs).
+        The figure's title.
+    chance_map : float, optional
+        Category mAP of a random ranking, named in the grid's title.
 
     Raises
     ------
@@ -285,3 +305,22 @@ def plot_results(rows, path, *, columns=COLUMNS, references=None, category_names
     _make_room(fig, ax_dt, *delta_room)
     fig.savefig(path, dpi=100)
     plt.close(fig)
+
+
+def draw_figure(rows, *, out, columns, dataset, data, random_state, epochs, references, log):
+    """The job's figure of ``rows`` in ``out/comparison.png``, titled by
+    :func:`figure_title`; without matplotlib, a line saying so."""
+    undated = data.protocol == "undated"
+    labels = {"random": "random", "date_prior": "date-only"}
+    try:
+        plot_results(rows, out / "comparison.png", columns=columns,
+                     title=figure_title(dataset, data, random_state, epochs),
+                     references={labels[k]: v for k, v in references.items()} if undated
+                     else None,
+                     category_names=data.extra.get("categories"),
+                     delta_label="I→T MRR" if undated else "mAP",
+                     time_unit=data.get("time_unit", "years"),
+                     chance_map=references.get("chance_map"))
+        log(f"wrote {out / 'comparison.png'}")
+    except ImportError:
+        log("matplotlib is not installed: no plots (pip install 'temporal-xmodal[plots]')")

@@ -1,22 +1,11 @@
-"""Data of ``compare --data FILE``: a user's own table of image features, text features and dates.
+"""Data of ``compare --data FILE``: a user's table of image features, text features and
+dates, checked once and split into the job's train / test data.
 
-:func:`read_table` (:mod:`.files`) reads a Parquet, CSV, Feather or ``.npz`` file into
-a DataFrame; :func:`load_user_data` picks the blocks out of it the way
-:func:`~temporal_xmodal.make_crossmodal_transformer` does (a column-name
-prefix such as ``"img_"`` or a list of names; a list column ``img``, an
-array per cell, is read as ``img_0`` ... by :func:`.files.expand_list_columns`),
-maps the time column to the time axis (numbers in ``time_unit``, or dates),
-reads the labels (class
-labels, a multilabel column, or none: each row is a pair, ranked by MRR as
-TICRC is), and splits the rows at random or in time (train on the earlier
-part, test on the later).  The result is the Bunch that
-:func:`~temporal_xmodal.comparison.load_comparison_data` returns for the
-embedded data sets, so the job runs on it unchanged.
-
-Every problem is a :class:`UserDataError` (a ``ValueError``) in one line that
-names the column or the option; a row dropped (a missing value) or a column
-left unused is said in ``data.notes``.  Nothing here imports torch: the
-command line reads and checks the file before any fit.
+:func:`load_user_data` picks the blocks as :func:`~temporal_xmodal.make_crossmodal_transformer`
+does, maps the time column to the time axis, reads the labels (or none: pairs ranked by
+MRR) and splits the rows at random or in time.  Every problem is a :class:`UserDataError`
+naming the column or option.  Nothing here imports torch.  Read more in docs/index.md
+("Your own data").
 """
 
 import hashlib
@@ -25,9 +14,9 @@ import os
 import numpy as np
 from sklearn.utils import Bunch
 
-from .._layout import write_time_column
+from .._input import write_time_column
 from ..time import to_duration, to_time_axis
-from .files import (_FIX, DATA_FORMATS, UserDataError, _preview, _return_freed_memory,
+from .user_files import (_FIX, DATA_FORMATS, UserDataError, _preview, _return_freed_memory,
                     expand_list_columns, is_list_column, read_table)
 from .job import MIN_SAMPLES
 
@@ -40,8 +29,7 @@ TEST_FRACTION = 0.3
 
 
 def _select(frame, spec, option):
-    """The columns a block names: a prefix (str), or a list of names (a comma-separated str
-    from the command line is split by the caller)."""
+    """The columns a block names: a prefix (str) or a list of names."""
     columns = [str(c) for c in frame.columns]
     if isinstance(spec, str):
         chosen = [c for c in frame.columns if str(c).startswith(spec)]
@@ -88,8 +76,8 @@ def _row_chunks(n_rows, n_columns, itemsize):
 
 
 def _feature_rows_missing(frame, columns, options, dtype):
-    """Per row of ``frame``: whether a feature is NaN; an infinite feature is refused,
-    naming its column and row.  Read in row chunks (no copy of the whole frame)."""
+    """Per row: whether a feature is NaN; an infinite feature is refused.  Read in row
+    chunks."""
     missing = np.zeros(len(frame), dtype=bool)
     for start, stop in _row_chunks(len(frame), len(columns), np.dtype(dtype).itemsize):
         block = frame.iloc[start:stop][columns].to_numpy(dtype=dtype)
@@ -105,7 +93,7 @@ def _feature_rows_missing(frame, columns, options, dtype):
 
 def _stacked(frame, columns, rows, t, dtype):
     """``[features | time]`` of the frame's ``rows`` (positions) in one ``dtype`` array,
-    filled in row chunks: the only full-size copy of the features the job makes."""
+    filled in row chunks: the job's only full-size copy of the features."""
     X = np.empty((len(rows), len(columns) + 1), dtype=dtype)
     for start, stop in _row_chunks(len(rows), len(columns), X.itemsize):
         X[start:stop, :-1] = frame.iloc[rows[start:stop]][columns].to_numpy(dtype=dtype)
@@ -212,44 +200,38 @@ def load_user_data(data, *, image, text, time=None, label=None, label_sep=None,
     data : DataFrame, str or Path
         The rows, or a file that :func:`read_table` reads.
     image, text : str or list of str
-        Each block's columns: a name prefix (``"img_"``) or a list of names,
-        as :func:`~temporal_xmodal.make_crossmodal_transformer` takes them.
+        Each block's columns: a name prefix (``"img_"``) or a list of names.
     time : str or None, default=None
-        The time column: numbers in ``time_unit``, dates (``datetime64``), or
-        date strings (a CSV's).  ``None``: undated (time = 0; the temporal
-        figures and Δ-time are n/a).
+        The time column: numbers in ``time_unit``, dates, or date strings.  ``None``:
+        undated (the temporal figures and Δ-time are n/a).
     label : str or None, default=None
-        Class labels (any values), or a multilabel column (lists, or strings
-        split at ``label_sep``).  ``None``: every row is an image–text pair,
-        ranked by MRR as TICRC is (each picture finds its own text).
+        Class labels, or a multilabel column (lists, or strings split at ``label_sep``).
+        ``None``: each row is an image–text pair, ranked by MRR.
     label_sep : str or None, default=None
         Separator of a multilabel string column (``"|"``).
     time_unit : str, default="years"
-        Unit of numeric times, and the unit dates are mapped to.
+        Unit of numeric times and of the axis dates are mapped to.
     split : {"random", "time"}, default="random"
-        ``"random"``: 30 % of the rows at random are held out; ``"time"``:
-        the latest 30 % (train on the earlier part, test on the later).
+        Hold out 30 % of the rows at random, or the latest 30 %.
     window : str or float, default="5%"
-        Time window of t-mAP@50 and the date filter: a share of the span of
-        the times (``"5%"``), a duration (``"180D"``) or a number in
-        ``time_unit``.
+        t-mAP@50's window: a share of the time span, a duration (``"180D"``) or a number
+        in ``time_unit``.
     random_state : int, default=0
         Seed of the random split and of the subset.
     n_samples : int or None, default=None
-        A random subset of this many usable rows (``None``: all), for a quick look.
+        A random subset of this many usable rows (``None``: all).
 
     Returns
     -------
     data : sklearn.utils.Bunch
-        As :func:`~temporal_xmodal.comparison.load_comparison_data`, with
-        ``key`` (what identifies these data in the job key), ``notes`` (rows
-        dropped, columns unused) and ``time_unit``.
+        As :func:`~temporal_xmodal.comparison.load_comparison_data`, with ``key`` (these
+        data in the job key), ``notes`` (rows dropped, columns unused) and ``time_unit``.
 
     Raises
     ------
     UserDataError
-        A missing column, a non-numeric block, too few rows, unreadable dates,
-        an unknown option; one line naming it.
+        A missing column, a non-numeric block, too few rows, unreadable dates, an unknown
+        option: one line naming it.
     """
     import pandas as pd
 
@@ -260,17 +242,17 @@ def load_user_data(data, *, image, text, time=None, label=None, label_sep=None,
         source, data = str(data), read_table(data)
     if not isinstance(data, pd.DataFrame):
         raise UserDataError(f"data must be a DataFrame or a file path; got {type(data).__name__}")
-    if len(data) == 0:  # issue 57, 14: a header-only file was "not numeric"
+    if len(data) == 0:  # a header-only file
         raise UserDataError(f"{source or 'the data'} hold(s) no rows (columns: "
                             f"{_preview(data.columns)}); the comparison needs at least "
                             f"{MIN_SAMPLES} rows")
-    if isinstance(window, str):  # issue 57, 10: "0.5" is the number the help says it may be
+    if isinstance(window, str):  # "0.5": a number
         try:
             window = float(window)
         except ValueError:
             pass
     frame = data
-    # an embedding per cell (a list column img) read as the columns img_0 ... (issue 56, 1)
+    # an embedding per cell (a list column img) read as the columns img_0 ...
     frame, ((image_spec, _), (text_spec, _)) = expand_list_columns(
         frame, [(image, "--image"), (text, "--text")], source=source, skip={time, label})
     image_cols = _select(frame, image_spec, "--image")

@@ -1,7 +1,6 @@
-"""Data sets: the synthetic temporal cross-modal generator, its named worlds, its CLIP-like
-world and benchmark loaders.
+"""Data sets: the synthetic generator, its named and CLIP-like worlds, the benchmark loaders.
 
-Read more in the user guide: docs/datasets.md.
+Read more in docs/datasets.md.
 """
 
 from ..time import fractional_year

@@ -1,13 +1,6 @@
-"""A synthetic world in the geometry of CLIP embeddings.
+"""A synthetic world in the geometry of CLIP embeddings (:func:`make_clip_like`).
 
-:func:`make_clip_like` draws a world of
-:func:`~temporal_xmodal.datasets.make_temporal_crossmodal` (categories, eras,
-caption wordings that pass between categories at era boundaries, stable
-pictures) and maps each modality into the geometry of CLIP output: a random
-linear map to a wide space, a large offset shared by every item of the
-modality (different per modality: the modality gap), strong isotropic noise,
-and every row scaled to unit norm.  Read more in the user guide:
-docs/datasets.md ("make_clip_like: a CLIP-like world").
+Read more in docs/datasets.md ("make_clip_like: a CLIP-like world").
 """
 
 from numbers import Integral, Real
@@ -22,21 +15,16 @@ from ._synthetic import make_temporal_crossmodal
 
 __all__ = ["make_clip_like"]
 
-#: The world :func:`make_clip_like` draws by default: keyword arguments of
-#: :func:`make_temporal_crossmodal` (its other parameters at their defaults),
-#: which the caller's ``**world`` overrides.  12 categories over 3 eras, 6 of
-#: which pass their caption wordings round at each era boundary, a stable
-#: writing style.
+#: The world :func:`make_clip_like` draws by default (keyword arguments of
+#: :func:`make_temporal_crossmodal`, overridden by the caller's ``**world``).
 CLIP_LIKE_DEFAULTS = {"n_categories": 12, "drift": 0.0, "meaning_shift": 0.5}
 
 
 def _to_clip_geometry(rng, features, n_features, offset, noise):
-    """Map one modality's features into CLIP geometry; the map, offset and unit rows.
+    """One modality's features in CLIP geometry, with the map and the offset.
 
-    A random Gaussian map to ``n_features`` columns, scaled so that the mapped
-    features have unit root-mean-square row norm (the signal); a shared offset
-    of norm ``offset`` in a random direction; isotropic noise of expected norm
-    ``noise``; each row divided by its norm.
+    A random Gaussian map scaled to unit RMS row norm, a shared offset of norm ``offset``,
+    isotropic noise of expected norm ``noise``, then unit rows.
     """
     n, width = features.shape
     projection = rng.standard_normal((width, n_features))
@@ -78,11 +66,9 @@ def make_clip_like(
 ):
     r"""Generate a temporal cross-modal data set in the geometry of CLIP embeddings.
 
-    Draws a world of :func:`make_temporal_crossmodal` (by default 12
-    categories over 3 eras, half of which pass their caption wordings round
-    at each era boundary, so a caption's category needs its date, and stable
-    pictures) and maps each modality's features into the geometry of CLIP
-    output, independently per modality:
+    Draws a world of :func:`make_temporal_crossmodal` (by default 12 categories over 3 eras, half
+    of which pass their caption wordings round at each era boundary; stable pictures) and maps each
+    modality's features :math:`f_i` into CLIP geometry, independently per modality:
 
     .. math::
 
@@ -91,19 +77,12 @@ def make_clip_like(
         \qquad s_i = P^\top f_i / r,
         \quad \varepsilon_i \sim \mathcal{N}(0, I_D / D),
 
-    where :math:`f_i` are the generator's features of the modality (its own
-    noise included), :math:`P` a random Gaussian map to :math:`D` columns,
-    :math:`r` the root-mean-square norm of :math:`P^\top f_i` over the items
-    (the signal has unit mean square norm), :math:`o` the modality's shared
-    offset (norm ``offset``, a random direction; another one for the other
-    modality: the modality gap) and :math:`\sigma_E` = ``embedding_noise``.
-    Every row has unit norm; two items of one modality have a mean cosine of
-    about :math:`\lVert o \rVert^2 / (\lVert o \rVert^2 + 1 + \sigma_E^2)`
-    (0.64 at the defaults), an image and a caption about 0 (the two maps are
-    independent).
-
-    Read more in the user guide: docs/datasets.md ("make_clip_like: a CLIP-like world"),
-    with the difficulty a linear baseline measures on it.
+    with :math:`P` a random Gaussian map to :math:`D` columns, :math:`r` the RMS norm of
+    :math:`P^\top f_i` (unit signal), :math:`o` the modality's shared offset (norm ``offset``, a
+    random direction per modality: the modality gap) and :math:`\sigma_E` = ``embedding_noise``.
+    Two items of one modality have a mean cosine of about
+    :math:`\lVert o \rVert^2 / (\lVert o \rVert^2 + 1 + \sigma_E^2)`, an image and a caption about
+    zero. Read more in docs/datasets.md.
 
     Parameters
     ----------
@@ -114,50 +93,36 @@ def make_clip_like(
     n_text_features : int, default=512
         Width of the text embeddings.
     offset : float, default=3.0
-        Norm of each modality's shared offset, relative to the unit signal:
-        CLIP's anisotropy (every embedding of a modality lies in a narrow
-        cone).  ``0`` removes it.
+        Norm of each modality's shared offset, relative to the unit signal (``0``: none).
     embedding_noise : float, default=2.0
-        Expected norm :math:`\sigma_E \ge 0` of the isotropic noise added to
-        each embedding before normalisation, relative to the unit signal.
+        Expected norm :math:`\sigma_E \ge 0` of the isotropic noise, relative to the unit signal.
     return_info : bool, default=False
-        If True, also return the ground truth as a :class:`~sklearn.utils.Bunch`.
+        Also return the ground truth.
     random_state : int, RandomState instance or None, default=None
-        Seed; an int gives reproducible output.  The world is drawn first,
-        from the same stream: ``info`` holds the ground truth of
-        ``make_temporal_crossmodal(n_samples, random_state=random_state,
-        n_categories=12, drift=0.0, meaning_shift=0.5, **world)``.
+        Seed; an int gives reproducible output.  The world is drawn first, from the same stream.
     **world
-        Keyword arguments of :func:`make_temporal_crossmodal` (except its
-        ``n_image_features``, ``n_text_features``, ``return_info`` and
-        ``random_state``), overriding the default world ``n_categories=12,
-        drift=0.0, meaning_shift=0.5``: ``**TEMPORAL_WORLDS["static"]``
-        gives that world in CLIP geometry.  The generator validates them.
+        Keyword arguments of :func:`make_temporal_crossmodal` (but ``n_image_features``,
+        ``n_text_features``, ``return_info`` and ``random_state``), over the default world
+        ``n_categories=12, drift=0.0, meaning_shift=0.5``; validated by the generator.
 
     Returns
     -------
     X : ndarray of shape (n_samples, n_image_features + n_text_features + 1)
-        ``[image embeddings | text embeddings | time]``, every embedding of
-        unit norm.  Pass ``n_image_features=info.n_image_features`` to the
-        estimators.
+        ``[image embeddings | text embeddings | time]``, every embedding of unit norm.
     y : ndarray of shape (n_samples,) or (n_samples, n_categories)
         The generator's labels (label noise included).
-    info : :class:`~sklearn.utils.Bunch`
-        Only if ``return_info=True``: every field of
-        :func:`make_temporal_crossmodal`'s ground truth, with
-        ``n_image_features`` and ``n_text_features`` the embedding widths,
-        and ``image_features`` and ``text_features`` (the generator's
-        features :math:`f_i`), ``image_projection`` and ``text_projection``
-        (:math:`P / r`), ``image_offset`` and ``text_offset`` (:math:`o`),
-        ``offset`` and ``embedding_noise``.
+    info : sklearn.utils.Bunch
+        With ``return_info``: the generator's ground truth (``n_image_features`` and
+        ``n_text_features`` the embedding widths) plus ``image_features`` and ``text_features``
+        (:math:`f_i`), ``image_projection`` and ``text_projection`` (:math:`P / r`),
+        ``image_offset`` and ``text_offset`` (:math:`o`), ``offset`` and ``embedding_noise``.
 
     Raises
     ------
     ValueError
         If a parameter is out of its range (the world's included).
     TypeError
-        If a parameter has the wrong type, or ``world`` names a parameter
-        :func:`make_temporal_crossmodal` does not have.
+        If a parameter has the wrong type, or ``world`` names an unknown parameter.
 
     See Also
     --------

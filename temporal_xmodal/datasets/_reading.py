@@ -1,44 +1,19 @@
-"""Reading the benchmark loaders' files: every failure names the file (and line).
+"""The loaders' file readers, whose errors name the file.
 
-Both loaders (:func:`~temporal_xmodal.datasets.load_wiki`,
-:func:`~temporal_xmodal.datasets.load_ticrc`) read their text files and the
-Wikipedia ``.mat`` file through these two functions, so a broken download is
-reported the same way everywhere: ``FileNotFoundError`` for a missing file,
-``ValueError`` naming the file — and the 1-based line where there is one — for
-anything unreadable in it.
+``FileNotFoundError`` for a missing file, ``ValueError`` naming the file (and the 1-based line
+where there is one) for anything unreadable in it.
 """
 
 import numpy as np
 
 
 def read_lines(path, *, dataset):
-    """Lines of a UTF-8 text file, split on ``\\n`` only, trailing empty lines dropped.
+    """Lines of a UTF-8 text file, split on ``\\n`` only (line ``i`` at index ``i - 1``).
 
-    The file is decoded as UTF-8; a leading byte-order mark (``\\ufeff``, as
-    written by some Windows editors) is dropped rather than becoming part of
-    the first field.  A trailing ``\\r`` (Windows line ends) is dropped from
-    every line.  ``str.splitlines`` is not used: it would also split on form
-    feeds, ``\\x1c``… and U+2028, which may occur inside OCR-era caption text.
-
-    Parameters
-    ----------
-    path : Path
-        The file.
-    dataset : str
-        Name of the data set, for the messages (e.g. ``"TICRC"``).
-
-    Returns
-    -------
-    lines : list of str
-        Line ``i`` (1-based in messages) at index ``i - 1``.
-
-    Raises
-    ------
-    FileNotFoundError
-        ``path`` is not a file.
-    ValueError
-        A byte sequence that is not UTF-8; the message names the file, the
-        line, the column (1-based byte offset within the line) and the bytes.
+    A leading byte-order mark and each line's trailing ``\\r`` are dropped, and so are trailing
+    empty lines; form feeds, ``\\x1c``… and U+2028 inside OCR caption text do not split lines.
+    ``dataset`` names the data set in messages.  A missing file raises ``FileNotFoundError``; a
+    byte that is not UTF-8 a ``ValueError`` naming the file, line, column and bytes.
     """
     if not path.is_file():
         raise FileNotFoundError(f"{dataset} file missing: {path}")
@@ -62,30 +37,11 @@ def read_lines(path, *, dataset):
 
 
 def read_mat(path, names, *, dataset):
-    """The named 2-D numeric variables of a MATLAB ``.mat`` file (format v4–v7.2).
+    """The named 2-D numeric variables of a MATLAB ``.mat`` file (v4–v7.2), as float64 arrays.
 
-    Parameters
-    ----------
-    path : Path
-        The file.
-    names : sequence of str
-        Variables that must be present.
-    dataset : str
-        Name of the data set, for the messages.
-
-    Returns
-    -------
-    variables : dict of str -> ndarray of float64, each 2-D
-
-    Raises
-    ------
-    FileNotFoundError
-        ``path`` is not a file.
-    ValueError
-        The file cannot be read as a ``.mat`` file (empty, truncated, not a
-        MATLAB file, or v7.3/HDF5): the message names the file and the
-        reader's own complaint; or a variable is missing, not numeric or not
-        2-D (the message names the variable and lists those present).
+    A missing file raises ``FileNotFoundError``; an unreadable file (empty, truncated, another
+    format, v7.3/HDF5) or a missing, non-numeric or non-2-D variable a ``ValueError`` naming the
+    file and the reader's complaint or the variable and those present.
     """
     from scipy.io import loadmat
 

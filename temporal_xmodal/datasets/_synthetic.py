@@ -1,13 +1,7 @@
 """Synthetic image + text + time data with a known generative model.
 
-:func:`make_temporal_crossmodal` draws a cross-modal collection whose
-categories live on different temporal profiles (one-off spikes, recurrent
-bursts, steady background), whose items from the same burst share an event
-offset, whose image features are stable over time and whose caption wording
-changes meaning from one era to the next (and drifts smoothly); optionally
-the content of each category drifts too (``content_drift``).  It is the
-embedded default data set of the demo and of the tests.  The generative steps
-are in :mod:`temporal_xmodal.datasets._synthetic_steps`.
+:func:`make_temporal_crossmodal`; its steps are in :mod:`._synthetic_steps`.  Read more in
+docs/datasets.md.
 """
 
 from numbers import Integral, Real
@@ -114,160 +108,98 @@ def make_temporal_crossmodal(
     return_info=False,
     random_state=None,
 ):
-    r"""Generate a temporal cross-modal (image + text + time) data set.
+    r"""Generate a temporal cross-modal (image + text + time) data set with a known ground truth.
 
-    Each item is an image/text pair with a timestamp and a category.  The
-    categories follow different temporal profiles, items of the same burst
-    share an event-specific offset (so same-category items close in time are
-    more alike than far-apart ones), image features are a fixed linear view
-    of the item's latent vector and text features are a linear view of the
-    latent vector *as worded in the item's era*: caption wording moves
-    between categories from one era to the next, so the same caption denotes
-    a different category in different eras (no static map undoes this), and
-    the text mixing matrix also rotates smoothly with time (wording drift).
-    ``content_drift`` makes each category's content itself drift, in both
-    modalities.  ``drift=0, meaning_shift=0`` is a static world in which time
-    says nothing about how pictures and captions relate; ``TEMPORAL_WORLDS``
-    names these settings.
-
-    Read more in the user guide: docs/datasets.md (the story behind the data
-    and the full generative model).
+    Each item is an image/text pair with a time and a category.  Categories follow temporal
+    profiles; the items of one burst share an event offset; image features are a fixed linear view
+    of the item's latent vector; text features view it *as worded in the item's era* (wordings pass
+    between categories at era boundaries, so a caption's category needs its date) through a map
+    that rotates with time (wording drift); ``content_drift`` turns each category's content in both
+    modalities. ``drift=0, meaning_shift=0`` is a static world. The generative model and every
+    ``info`` field are in docs/datasets.md.
 
     Parameters
     ----------
     n_samples : int, default=2000
-        Number of items.  Must be at least ``n_categories``; categories get
-        balanced counts (they differ by at most one).
+        Number of items, at least ``n_categories``; category counts differ by at most one.
     n_categories : int, default=8
-        Number of categories, at least 2.
+        Number of categories :math:`C \ge 2`.
     n_image_features : int, default=64
-        Number of image feature columns.
+        Image feature columns.
     n_text_features : int, default=48
-        Number of text feature columns.
+        Text feature columns.
     n_latent : int, default=16
         Dimension :math:`L` of the shared latent space.
     time_range : tuple of two floats, default=(0.0, 10.0)
-        ``(t0, t1)`` with ``t0 < t1``: timestamps are continuous floats in
-        this interval, on the user's scale (e.g. fractional years).
+        ``(t0, t1)``, ``t0 < t1``: times are floats in this interval, on the user's scale.
     profiles : {"mixed", "spike", "recurrent", "steady"} or list of str, default="mixed"
-        Temporal profile of each category.  ``"mixed"`` cycles
-        spike, recurrent, steady over the categories (category 0 is a spike,
-        1 recurrent, 2 steady, 3 a spike, ...); one profile name gives every
-        category that profile; a list gives one name per category.
-
-        - ``"spike"``: one narrow Gaussian burst at a random instant (a
-          one-off event).
-        - ``"recurrent"``: ``n_recurrences`` evenly spaced bursts (a yearly
-          festival); each burst is a separate event.
-        - ``"steady"``: uniform over ``time_range`` with no event structure.
+        One for every category or one per category; ``"mixed"`` cycles ``"spike"`` (one burst at a
+        random instant), ``"recurrent"`` (``n_recurrences`` evenly spaced bursts) and ``"steady"``
+        (uniform times, no events).
     drift : float, default=1.0
-        Amount of text wording drift, :math:`\delta \ge 0`.  The text
-        mixing matrix rotates by the angle
-        :math:`\theta(t) = \delta \frac{\pi}{2} \frac{t - t_0}{t_1 - t_0}`;
-        with ``drift=1`` the wording at ``t1`` is unrelated to the wording
-        at ``t0``, with ``drift=0`` the text map is static.
+        Wording drift :math:`\delta \ge 0`: the text map turns by :math:`\delta \pi / 2` over
+        ``time_range``.
     event_strength : float, default=1.0
-        Scale :math:`\eta \ge 0` of the event offsets shared by the items
-        of one burst (standard deviation :math:`\eta / 2` per latent
-        dimension, against 1 for the prototypes).  ``0`` removes the
-        within-category temporal structure.
+        Scale :math:`\eta \ge 0` of the burst offsets (std :math:`\eta / 2` per latent dimension).
     noise : float, default=0.5
-        Standard deviation :math:`\sigma \ge 0` of the i.i.d. Gaussian
-        feature noise, relative to the signal: each modality's noiseless
-        features are scaled to unit root-mean-square before the noise is
-        added.
+        Std :math:`\sigma \ge 0` of the feature noise, relative to the unit-RMS signal.
     label_noise : float, default=0.05
-        Fraction :math:`\rho \in [0, 1)` of items whose label is replaced by
-        a uniformly random *other* category; exactly
-        ``round(label_noise * n_samples)`` items are corrupted.  Their
-        features and timestamp still come from their true category
-        (``info.category``).
+        Fraction :math:`\rho \in [0, 1)`: exactly ``round(label_noise * n_samples)`` labels
+        replaced by another category (features and time stay ``info.category``'s).
     multilabel : bool, default=False
-        If True, ``y`` is an ``(n_samples, n_categories)`` 0/1 indicator
-        matrix: every item has its primary category and, with probability
-        ``second_label_rate``, a second uniformly drawn other category that
-        also contributes to its latent vector.
+        ``y`` as a 0/1 indicator; an item has a second category (in its latent vector too) with
+        probability ``second_label_rate``.
     n_recurrences : int, default=5
-        Number of bursts of a recurrent category within ``time_range``
-        (at least 2).
+        Bursts of a recurrent category (at least 2).
     burst_width : float, default=0.02
-        Standard deviation of a burst as a fraction of ``t1 - t0``, in
-        ``(0, 0.5]``.  The value in the units of ``time_range`` is
-        ``info.burst_std``.
+        Burst std as a fraction of ``t1 - t0``, in (0, 0.5] (``info.burst_std``: in time units).
     latent_noise : float, default=0.3
-        Standard deviation :math:`\tau \ge 0` of the per-item latent
-        scatter around the category prototype (plus event offset).
+        Std :math:`\tau \ge 0` of the per-item latent scatter.
     topic_drift : float, default=0.0
-        Strength :math:`\kappa \ge 0` of a per-category linear drift of the
-        text topic (a latent offset seen by the text only).  ``0`` (default)
-        keeps all drift in the global wording rotation.
+        Strength :math:`\kappa \ge 0` of a per-category linear drift of the text topic (text only).
     second_label_rate : float, default=0.3
-        Probability that an item gets a second category when
-        ``multilabel=True``; ignored otherwise.
+        Probability of a second category with ``multilabel=True``.
     n_eras : int, default=3
-        Number :math:`E \ge 1` of eras: equal, contiguous slices of
-        ``time_range``.  ``1`` removes the meaning shifts.
+        Number :math:`E \ge 1` of equal eras of ``time_range`` (``1``: no meaning shift).
     meaning_shift : float, default=1.0
-        Fraction :math:`\mu \in [0, 1]` of the categories whose caption
-        wording moves at each era boundary: :math:`m =
-        \max(2, \mathrm{round}(\mu C))` categories (``0`` moves none) pass
-        their wordings round in one cycle.  ``1`` (default): every
-        category's wording moves at every boundary.
+        Fraction :math:`\mu \in [0, 1]` of the categories passing their wordings round (one cycle)
+        at each era boundary: :math:`\max(2, \mathrm{round}(\mu C))`, or none for ``0``.
     content_drift : float, default=0.0
-        Amount :math:`\gamma \ge 0` of content drift, seen by both
-        modalities, in quarter turns over ``time_range``: category c's
-        prototype :math:`\mu_c` turns towards a random partner
-        :math:`\nu_c` (orthogonal to it, same norm) by the angle
-        :math:`\varphi(t) = \gamma \frac{\pi}{2} \frac{t - t_0}{t_1 - t_0}`,
-        :math:`\mu_c(t) = \cos\varphi(t)\, \mu_c + \sin\varphi(t)\, \nu_c`,
-        and every item (its picture and its caption) shows
-        :math:`\mu_c(t)`.  With ``content_drift=1`` a category's content
-        at ``t1`` is orthogonal to its content at ``t0``; ``0`` (default)
-        keeps it fixed and draws nothing, so the output is the same as
-        without the parameter.  The partners are drawn after every other
-        draw: one seed gives the same times, events, noise and labels for
-        any ``content_drift``.  Needs ``n_latent >= 2`` when positive.
+        Content drift :math:`\gamma \ge 0`: each category's prototype turns by
+        :math:`\gamma \pi / 2` over ``time_range`` towards a random orthogonal partner of equal
+        norm, in both modalities. Drawn last (a seed gives the same times, events, noise and labels
+        for any value; ``0`` draws nothing). Needs ``n_latent >= 2``.
     return_info : bool, default=False
-        If True, also return the ground truth as a :class:`~sklearn.utils.Bunch`.
+        Also return the ground truth.
     random_state : int, RandomState instance or None, default=None
-        Seed of the generator; an int gives reproducible output.
+        Seed; an int gives reproducible output.
 
     Returns
     -------
     X : ndarray of shape (n_samples, n_image_features + n_text_features + 1)
-        ``[image features | text features | time]``, built with
-        :func:`temporal_xmodal.stack_modalities`.  Pass
+        ``[image | text | time]`` (:func:`temporal_xmodal.stack_modalities`); pass
         ``n_image_features=info.n_image_features`` to the estimators.
     y : ndarray of shape (n_samples,) or (n_samples, n_categories)
-        Observed integer labels in ``0 .. n_categories - 1`` (after label
-        noise), or the 0/1 indicator matrix if ``multilabel=True``; every
-        row of the matrix has at least one label.
-    info : :class:`~sklearn.utils.Bunch`
-        Only if ``return_info=True``: the ground truth (``time``,
-        ``category``, ``secondary``, ``event``, ``label_noise_mask``,
-        ``latent``, ``theta``, ``era``, ``era_edges``, ``wording``,
-        ``meaning_moved``, ``text_category``, ``content_angle``,
-        ``content_directions``, ``profiles``, ``prototypes``,
-        ``event_category``, ``event_center``, ``event_offset``,
-        ``burst_std``, ``image_map``, ``text_maps``, ``n_image_features``,
-        ``n_text_features``, ``time_range``), each described in
-        docs/datasets.md.
+        Labels after label noise, or the indicator matrix (every row with at least one label).
+    info : sklearn.utils.Bunch
+        With ``return_info``: ``time``, ``category``, ``secondary``, ``event``,
+        ``label_noise_mask``, ``latent``, ``theta``, ``era``, ``era_edges``, ``wording``,
+        ``meaning_moved``, ``text_category``, ``content_angle``, ``content_directions``,
+        ``profiles``, ``prototypes``, ``event_category``, ``event_center``, ``event_offset``,
+        ``burst_std``, ``image_map``, ``text_maps``, ``n_image_features``, ``n_text_features``,
+        ``time_range``.
 
     Raises
     ------
     ValueError
-        If a parameter is out of its range, ``n_samples < n_categories``,
-        ``time_range`` is not increasing, ``profiles`` names an unknown
-        profile or has the wrong length, or ``content_drift > 0`` with
-        ``n_latent=1``.
+        On a parameter out of range, ``n_samples < n_categories``, a ``time_range`` not increasing,
+        an unknown or miscounted ``profiles``, or ``content_drift > 0`` with ``n_latent=1``.
     TypeError
-        If a parameter has the wrong type, or ``time_range`` is not a pair.
+        On a parameter of the wrong type, or a ``time_range`` that is not a pair.
 
     See Also
     --------
-    temporal_xmodal.stack_modalities : The column layout of ``X``.
-    temporal_xmodal.datasets.TEMPORAL_WORLDS : Named worlds (keyword arguments
-        of this function), each with its own kind of change over time.
+    temporal_xmodal.datasets.TEMPORAL_WORLDS : Named worlds (keyword arguments of this function).
 
     Examples
     --------

@@ -1,10 +1,7 @@
 """The generative steps of :func:`~temporal_xmodal.datasets.make_temporal_crossmodal`.
 
-Each step draws one part of the model (bursts, wordings, times, labels,
-content directions...) from the generator's random state, in the order the
-public function calls them, or computes one from those draws; they trust the
-parameters it validated (:func:`profile_list` checks the profile names).  The model is described in
-docs/datasets.md.
+Each step draws one part of the model from the generator's random state, in the order the
+public function calls them, trusting the parameters it validated (docs/datasets.md).
 """
 
 import numpy as np
@@ -51,9 +48,8 @@ def draw_bursts(rng, profile_names, t0, span, n_recurrences):
 def draw_wordings(rng, n_categories, n_eras, n_moving):
     """Wording w_e(c) of every category in every era, and where it moved.
 
-    At each era boundary ``n_moving`` distinct categories, in random order,
-    take the previous wording of their predecessor in that order (one cycle,
-    so none keeps its own); ``n_moving < 2`` moves nothing.
+    At each era boundary ``n_moving`` distinct categories, in random order, take their
+    predecessor's previous wording (one cycle); ``n_moving < 2`` moves nothing.
     """
     wording = np.tile(np.arange(n_categories), (n_eras, 1))
     moved = np.zeros((n_eras, n_categories), dtype=bool)
@@ -101,12 +97,7 @@ def _truncated_normal(rng, mean, std, low, high):
 
 
 def draw_content_directions(rng, prototypes):
-    """Partner nu_c of every prototype: random, orthogonal to mu_c, same norm.
-
-    ``mu_c`` and ``nu_c`` span category c's content plane; the caller draws
-    them only when the content drifts, after every other draw.  Needs at
-    least two latent dimensions.
-    """
+    """Partner nu_c of every prototype mu_c: random, orthogonal to it, same norm (needs L >= 2)."""
     directions = rng.standard_normal(prototypes.shape)
     sq_norm = np.sum(prototypes**2, axis=1)
     directions -= (np.sum(directions * prototypes, axis=1) / sq_norm)[:, None] * prototypes
@@ -115,11 +106,9 @@ def draw_content_directions(rng, prototypes):
 
 
 def prototypes_at(prototypes, directions, categories, angle):
-    """Content mu_c(t) = cos(phi) mu_c + sin(phi) nu_c of each item's category.
+    """Content mu_c(t) = cos(phi) mu_c + sin(phi) nu_c of each item's category, ``angle`` = phi(t).
 
-    ``angle`` is phi(t) of each item; ``directions=None`` (no content drift)
-    returns ``prototypes[categories]`` itself, so a static world computes
-    exactly what it did before content drift existed.
+    ``directions=None`` (no content drift) returns ``prototypes[categories]`` itself.
     """
     if directions is None:
         return prototypes[categories]

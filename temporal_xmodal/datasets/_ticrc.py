@@ -1,10 +1,7 @@
-"""Loader of TICRC, the Temporal Image Caption Retrieval Competition data.
+"""Loader of TICRC, the Temporal Image Caption Retrieval Competition data (kubapok/cnlps-ticrc).
 
-Pictures from historical US newspapers (Chronicling America), each with the
-publication date of its issue, and the collection of all captions of the
-split; exactly one caption belongs to each picture (the Temporal Image Caption
-Retrieval Competition, challenge repository kubapok/cnlps-ticrc).  A split
-folder holds::
+Dated pictures from historical US newspapers and all captions of the split, exactly one per
+picture.  A split folder holds::
 
     in.tsv         <md5>.png<TAB>YYYY-MM-DD       one row per picture (query)
     captions.tsv   <caption id><TAB><caption>      1-based ids; a line break is
@@ -13,11 +10,9 @@ folder holds::
                                                    (train, train2, dev-0 only)
     pictures/      the PNG files named in in.tsv
 
-Captions carry no date of their own.  A time-conditioned model must project
-every candidate caption at the *query picture's* date; ranking captions with
-the date of the picture they belong to leaks the answer.
-
-Read more in the user guide: docs/datasets.md.
+Captions carry no date: a time-conditioned model must project every candidate caption at the
+query picture's date (the caption's own picture's date leaks the answer).  Read more in
+docs/datasets.md.
 """
 
 import os
@@ -123,51 +118,36 @@ def _read_expected(folder, n_pictures, n_captions):
 def load_ticrc(path, split, *, with_target=True):
     """Load one split of the TICRC newspaper image–caption retrieval data.
 
-    Read more in the user guide: docs/datasets.md.
+    Read more in docs/datasets.md.
 
     Parameters
     ----------
     path : str or Path
-        Root folder holding one sub-folder per split
-        (e.g. ``../shared/data/ticrc``).
+        Root folder holding one sub-folder per split (e.g. ``../shared/data/ticrc``).
     split : str
-        Sub-folder name: ``"train"``, ``"train2"``, ``"dev-0"``, ``"test-A"``,
-        ``"test-B"``.
+        Sub-folder name: ``"train"``, ``"train2"``, ``"dev-0"``, ``"test-A"``, ``"test-B"``.
     with_target : bool, default=True
-        Read ``expected.tsv`` (the gold caption of each picture).  Pass False
-        for the test splits, whose answers are hidden; ``target`` is then None.
+        Read ``expected.tsv`` (each picture's gold caption); False for the test splits, whose
+        answers are hidden (``target`` is then None).
 
     Returns
     -------
     data : sklearn.utils.Bunch
-        picture_paths : list of str, length n_pictures
-            Absolute paths of the pictures, in ``in.tsv`` order.
-        dates : ndarray of datetime64[D], shape (n_pictures,)
-            Issue date of each picture.
-        time : ndarray of float64, shape (n_pictures,)
-            The same dates as fractional years (see :func:`~temporal_xmodal.time.fractional_year`),
-            ready for the last column of ``X``.
-        captions : list of str, length n_captions
-            All captions of the split, caption id ``i`` at index ``i - 1``,
-            with real line breaks.
-        target : ndarray of int64, shape (n_pictures,), or None
-            0-based index into ``captions`` of each picture's caption.
-        split : str
-            Name of the split.
-        folder : str
-            Absolute path of the split folder.
+        ``picture_paths`` (absolute, in ``in.tsv`` order), ``dates`` (datetime64[D], the issue
+        dates), ``time`` (the same as fractional years,
+        :func:`~temporal_xmodal.time.fractional_year`), ``captions`` (caption id ``i`` at index
+        ``i - 1``, real line breaks), ``target`` (int64 0-based index into ``captions`` of each
+        picture's caption, or None), ``split`` and ``folder`` (absolute).
 
     Raises
     ------
     FileNotFoundError
-        The split folder, a TSV file or a picture is missing (the message
-        names it).
+        The split folder, a TSV file or a picture is missing (the message names it).
     ValueError
-        A byte that is not UTF-8 or a malformed line: wrong number of fields,
-        a bad date, a non-integer, repeated or out-of-range caption id (the
-        message names the file and the 1-based line); or ``expected.tsv`` and
-        ``in.tsv`` disagree in length.  A UTF-8 byte-order mark at the start
-        of a file is accepted and dropped.
+        A byte that is not UTF-8 or a malformed line (wrong number of fields, a bad date, a
+        non-integer, repeated or out-of-range caption id; the message names the file and the
+        1-based line), or ``expected.tsv`` and ``in.tsv`` of different lengths.  A UTF-8 byte-order
+        mark is accepted.
 
     Examples
     --------
@@ -200,19 +180,18 @@ def load_ticrc(path, split, *, with_target=True):
 def ticrc_training_pairs(data):
     """Aligned (picture, caption, time) triples for building ``X``.
 
-    Read more in the user guide: docs/datasets.md.
+    Read more in docs/datasets.md.
 
     Parameters
     ----------
     data : Bunch or sequence of Bunch
-        Output(s) of :func:`load_ticrc` with ``target``; several splits are
-        concatenated in order (e.g. ``[train, train2]``).
+        Output(s) of :func:`load_ticrc` with ``target``; several splits are concatenated in order.
 
     Returns
     -------
     picture_paths : list of str, length n
     captions : list of str, length n
-        The gold caption of each picture (row ``i`` pairs with picture ``i``).
+        The gold caption of each picture.
     time : ndarray of float64, shape (n,)
         Fractional-year date of each picture.
 

@@ -1,7 +1,7 @@
-"""TICRC ``train + train2`` as an evaluation with gold answers: the held-out split and the
-features every model shares (EfficientNet-Lite0 pictures, TF-IDF captions).
+"""TICRC ``train + train2`` as an evaluation with gold answers.
 
-Read more in the user guide: docs/datasets.md.
+The held-out split and the shared features (EfficientNet-Lite0 pictures, TF-IDF captions).
+Read more in docs/datasets.md.
 """
 
 import os
@@ -21,12 +21,7 @@ DEFAULT_CACHE_DIR = "~/.cache/temporal_xmodal"
 
 
 def default_cache_dir():
-    """The image feature cache folder: ``$TEMPORAL_XMODAL_CACHE`` or ``~/.cache/temporal_xmodal``.
-
-    Returns
-    -------
-    cache_dir : str
-    """
+    """The image feature cache: ``$TEMPORAL_XMODAL_CACHE``, else ``~/.cache/temporal_xmodal``."""
     return os.environ.get("TEMPORAL_XMODAL_CACHE", DEFAULT_CACHE_DIR)
 
 
@@ -39,31 +34,14 @@ def default_cache_dir():
     prefer_skip_nested_validation=True)
 def ticrc_holdout_split(n_train, n_train2, *, holdout_fraction=0.2, random_state=0,
                         n_samples=None):
-    """Fitting and held-out rows of ``train + train2`` for an evaluation with gold answers.
+    """Fitting and held-out rows of ``train + train2`` (the public test answers are hidden).
 
-    The public test splits of TICRC have hidden answers, so the evaluation
-    holds out a random ``holdout_fraction`` of ``train2``; the models are
-    fitted on all of ``train`` plus the rest of ``train2``.
-
-    Parameters
-    ----------
-    n_train, n_train2 : int
-        Pictures of ``train`` and ``train2`` (rows ``0 … n_train - 1`` and
-        ``n_train … n_train + n_train2 - 1`` of the concatenation, as built by
-        :func:`ticrc_training_pairs`).
-    holdout_fraction : float, default=0.2
-        Share of ``train2`` held out (rounded to the nearest row).
-    random_state : int, default=0
-        Seed of the permutation (0 gives the split of the TICRC benchmarks).
-    n_samples : int or None, default=None
-        Optional cap on the rows used in all (for quick runs): random subsets
-        of the fitting and held-out rows, in the split's proportions (at
-        least 2 of each).
-
-    Returns
-    -------
-    fit_rows, heldout_rows : ndarray of int64
-        Sorted, disjoint row indices.
+    A random ``holdout_fraction`` of ``train2`` (rounded to the nearest row; ``random_state`` 0 is
+    the split of the TICRC benchmarks) is held out; the models fit on all of ``train`` (the first
+    ``n_train`` rows, as :func:`ticrc_training_pairs` concatenates them) plus the rest of
+    ``train2``.  ``n_samples`` optionally caps the rows used in all: random subsets of both parts,
+    in the split's proportions (at least 2 of each).  Returns the sorted, disjoint int64 row
+    indices ``fit_rows, heldout_rows``.
 
     Examples
     --------
@@ -88,35 +66,20 @@ def ticrc_features(path, *, holdout_fraction=0.2, random_state=0, n_samples=None
                    cache_dir=None, progress=True, text_features=None):
     """TICRC ``train + train2`` featurised and split for a held-out evaluation.
 
-    Loads both splits (:func:`load_ticrc`), splits them with
-    :func:`ticrc_holdout_split`, and builds the features every model shares:
-    EfficientNet-Lite0 pooled features of the pictures (1280-d, cached on
-    disk), standardised with the fitting pictures' mean and std, and TF-IDF of
-    the captions fitted on the fitting captions only.
-
-    Parameters
-    ----------
-    path : str or Path
-        Folder holding ``train/`` and ``train2/``.
-    holdout_fraction, random_state, n_samples
-        See :func:`ticrc_holdout_split`.
-    cache_dir : str, Path or None, default=None
-        Image feature cache (``None``: :func:`default_cache_dir`).
-    progress : bool, default=True
-        Progress bar while computing uncached image features.
-    text_features : transformer or None, default=None
-        Caption featuriser (``None``: ``TfidfTextFeatures(max_features=4096,
-        min_df=2, sublinear_tf=True)``); fitted here on the fitting captions.
+    The splits of :func:`ticrc_holdout_split` (``holdout_fraction``, ``random_state``,
+    ``n_samples``) of the folder ``path`` holding ``train/`` and ``train2/``; the pictures'
+    EfficientNet-Lite0 features (1280-d, cached in ``cache_dir``, default
+    :func:`default_cache_dir`; a progress bar with ``progress``) standardised on the fitting
+    pictures; the captions' ``text_features`` (default ``TfidfTextFeatures(max_features=4096,
+    min_df=2, sublinear_tf=True)``) fitted on the fitting captions.
 
     Returns
     -------
     data : sklearn.utils.Bunch
-        ``image_fit``, ``text_fit``, ``time_fit`` and ``image_heldout``,
-        ``text_heldout``, ``time_heldout`` (float32 features, fractional-year
-        dates; held-out row ``i`` is picture ``i`` with its gold caption
-        ``i``); ``fit_rows`` / ``heldout_rows`` (indices into the
-        concatenation), ``picture_paths`` and ``captions`` (the whole
-        concatenation), ``text_features`` (the fitted featuriser),
+        ``image_fit``, ``text_fit``, ``time_fit``, ``image_heldout``, ``text_heldout``,
+        ``time_heldout`` (float32 features, fractional-year dates; held-out row ``i`` pairs picture
+        ``i`` with its gold caption), ``fit_rows`` / ``heldout_rows`` (into the concatenation),
+        ``picture_paths`` and ``captions`` (the whole concatenation), ``text_features`` (fitted),
         ``image_stats`` (the featuriser's ``last_stats_``) and ``cache_dir``.
 
     Raises
@@ -124,8 +87,7 @@ def ticrc_features(path, *, holdout_fraction=0.2, random_state=0, n_samples=None
     FileNotFoundError
         A split folder, file or picture is missing.
     ImportError
-        The optional feature packages are missing
-        (``pip install 'temporal-xmodal[features]'``).
+        Without the optional feature packages (``pip install 'temporal-xmodal[features]'``).
     """
     from sklearn.preprocessing import StandardScaler
 
@@ -154,18 +116,10 @@ def ticrc_features(path, *, holdout_fraction=0.2, random_state=0, n_samples=None
 
 
 def image_feature_throughput(paths, *, threads=(1,), batch_size=16):
-    """Uncached EfficientNet-Lite0 throughput (images per second) on the CPU.
+    """Uncached EfficientNet-Lite0 throughput on the CPU, in images per second per thread count.
 
-    Features are computed without a cache after a 4-image warm-up (weights,
-    oneDNN kernels), once per thread count; torch's thread count is restored.
-
-    Parameters
-    ----------
-    paths : sequence of str
-        The images to featurise (e.g. 64 pictures).
-    threads : sequence of int, default=(1,)
-        torch intra-op thread counts to measure.
-    batch_size : int, default=16
+    Measured after a 4-image warm-up, once per torch intra-op thread count in ``threads`` (restored
+    afterwards), on ``paths`` in batches of ``batch_size``.
 
     Returns
     -------

@@ -47,11 +47,8 @@ def _check_matrices(path, mat):
 
 
 def _read_list(path, n_rows, n_classes):
-    """Classes (1-based) of a list file and the 1-based line of each.
-
-    Classes below 1 are rejected here; classes above ``n_classes`` are checked
-    by :func:`_check_classes` over both lists, since a short category file (not
-    the list) is then the likely culprit.
+    """Classes (1-based) of a list file and the 1-based line of each; classes above ``n_classes``
+    are left to :func:`_check_classes`, which sees both lists.
     """
     labels, lines = [], []
     for lineno, line in enumerate(read_lines(path, dataset=_DATASET), 1):
@@ -76,21 +73,9 @@ def _read_list(path, n_rows, n_classes):
 
 
 def _check_classes(categories_path, n_names, lists):
-    """Every class the lists use names a category (class k is line k of the category file).
-
-    Parameters
-    ----------
-    categories_path : Path
-    n_names : int
-        Names in the category file.
-    lists : list of (Path, ndarray, ndarray)
-        Each list file with its classes and their line numbers.
-
-    Raises
-    ------
-    ValueError
-        Naming the category file and how many names it has, the largest class the
-        lists use, and the first line above it in each list (with how many there are).
+    """Every class of the ``lists`` ((path, classes, lines) each) names a category (class k is line
+    k of the category file), else a ``ValueError`` naming the category file, its count, the largest
+    class and the first line above it in each list.
     """
     largest = max((int(labels.max()) for _, labels, _ in lists if len(labels)), default=0)
     if largest <= n_names:
@@ -111,46 +96,35 @@ def _check_classes(categories_path, n_names, lists):
 
 @validate_params({"path": [str, os.PathLike]}, prefer_skip_nested_validation=True)
 def load_wiki(path):
-    """Load the Wikipedia benchmark's original features from a folder.
+    """Load the Wikipedia benchmark's original features (Rasiwasia et al. 2010) from a folder.
 
-    The 2,866 documents of Rasiwasia et al. (2010), with their standard
-    2,173 / 693 split, in the ``[image | text | time]`` layout with a constant
-    time (the data set is static).
-
-    Read more in the user guide: docs/datasets.md.
+    Read more in docs/datasets.md.
 
     Parameters
     ----------
     path : str or Path
-        Folder with ``raw_features.mat`` (``I_tr``/``I_te``: 128-d SIFT
-        bag-of-visual-words, ``T_tr``/``T_te``: 10-d LDA topic proportions),
-        ``trainset_txt_img_cat.list`` and ``testset_txt_img_cat.list`` (text
-        id, image id, class 1–10, tab-separated, same row order as the
-        matrices) and ``categories.list``.
+        Folder with ``raw_features.mat`` (``I_tr``/``I_te``: 128-d SIFT bag of visual words,
+        ``T_tr``/``T_te``: 10-d LDA topic proportions), ``trainset_txt_img_cat.list`` and
+        ``testset_txt_img_cat.list`` (text id, image id, class 1–10, tab-separated, in the row
+        order of the matrices) and ``categories.list``.
 
     Returns
     -------
     data : sklearn.utils.Bunch
-        ``X_train`` (2173, 139) and ``X_test`` (693, 139) in the
-        ``[image | text | time]`` layout (time = 0: the data set is static),
-        ``y_train``/``y_test`` (classes 1–10), ``n_image_features`` (128),
-        ``categories`` (names).
+        ``X_train`` (2173, 139) and ``X_test`` (693, 139) in the ``[image | text | time]`` layout
+        (time = 0: the data set is static), ``y_train``/``y_test`` (classes 1–10),
+        ``n_image_features`` (128), ``categories`` (names).
 
     Raises
     ------
     FileNotFoundError
         A file is missing (the message names it).
     ValueError
-        The message names the file, and the 1-based line where there is one:
-        a byte that is not UTF-8, a malformed list line, an empty or repeated
-        category list, a list whose row count differs from its matrices, classes
-        beyond the category list's names (the message names ``categories.list``,
-        how many names it has, the largest class the lists use and the first
-        line above it in each list), or a
-        ``raw_features.mat`` that cannot be read (empty, truncated, another
-        format), lacks one of the four matrices or has matrices that disagree
-        in shape.  A UTF-8 byte-order mark at the start of a text file is
-        accepted and dropped.
+        Naming the file, and the 1-based line where there is one: a byte that is not UTF-8, a
+        malformed list line, an empty or repeated category list, a list whose row count differs
+        from its matrices, a class beyond the category names, or a ``raw_features.mat`` that cannot
+        be read, lacks one of the four matrices or has matrices that disagree in shape.  A UTF-8
+        byte-order mark is accepted.
     """
     folder = Path(path)
     for name in ("raw_features.mat", "categories.list", *_LISTS.values()):

@@ -1,4 +1,4 @@
-"""The estimators: one module per method, and the caption → date prior any of them can be
+"""The estimators: one module or folder per method, and the caption → date prior any of them can be
 fused with (undated captions, dated queries).
 
 Every estimator exported here is registered once in ``_registry.py``
@@ -8,13 +8,13 @@ Every estimator exported here is registered once in ``_registry.py``
 from ._caption_prior import CaptionDatePrior, date_prior_scores
 from ._cca import CCACrossModal
 from ._date_prior import DatePriorRetrieval, query_time_scores
-from ._diachronic import DiachronicEmbedder
 from ._registry import all_estimators
-from ._sam import SAMEmbedder
 from ._semantic_matching import SemanticMatchingCrossModal
-from ._tempxnet import TempXNetEmbedder
 from .binned import BinnedProcrustesEmbedder
+from .diachronic import DiachronicEmbedder
+from .sam import SAMEmbedder
 from .sequential import SequentialCrossModal
+from .tempxnet import TempXNetEmbedder
 
 __all__ = [
     "BinnedProcrustesEmbedder",

@@ -1,9 +1,6 @@
-"""The caption → date prior: a kernel density over the dates of a caption's nearest
-training captions (the date signal that undated captions carry in their words).
-
-:class:`CaptionDatePrior` is the density; :func:`date_prior_scores` the date-only ranking
-built on it (the honest date-only reference of the undated-caption protocol).
-"""
+"""The caption → date prior: a kernel density over the dates of a caption's nearest training
+captions (:class:`CaptionDatePrior`), and the date-only ranking built on it
+(:func:`date_prior_scores`)."""
 
 from numbers import Integral, Real
 
@@ -12,13 +9,17 @@ from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import StrOptions, validate_params
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import Interval, PositiveDuration, check_features
+from .._docs import fill_doc
+from .._input import check_features
+from .._constraints import Interval
+from .._validation import PositiveDuration
 from ..base import l2_normalize
 from ..time import TIME_UNITS, to_duration, to_time_axis
 
 __all__ = ["CaptionDatePrior", "date_prior_scores"]
 
 
+@fill_doc
 class CaptionDatePrior(BaseEstimator):
     r"""Date density of a caption, estimated from the dates of similar training captions.
 
@@ -28,10 +29,8 @@ class CaptionDatePrior(BaseEstimator):
                       + f \,\frac{1}{n}\sum_{j=1}^{n} \mathcal{N}(t; t_j, h^2)
 
     with :math:`N_k(c)` the caption's ``n_neighbors`` most similar training captions (cosine)
-    and :math:`w_{cj}` their similarities clipped at 0 and normalised to sum 1.  A caption
-    sharing nothing with the training captions (every similarity <= 0) gets the global
-    density (the second sum) alone.  Neighbours and densities are computed in blocks of
-    at most :attr:`BLOCK` elements.
+    and :math:`w_{cj}` their similarities clipped at 0 and normalised to sum 1; a caption
+    sharing nothing with the training captions gets the global density alone.
 
     Read more in the user guide: docs/evaluation.md.
 
@@ -40,13 +39,10 @@ class CaptionDatePrior(BaseEstimator):
     n_neighbors : int, default=25
         Training captions per candidate caption.
     bandwidth : float or duration, default=2.0
-        Gaussian kernel width h: a number in ``time_unit`` (years by default), or a
-        duration such as ``"2Y"``.
+        Gaussian kernel width h: a number in ``time_unit``, or a duration such as ``"2Y"``.
     floor : float, default=0.05
-        Weight of the global date density mixed into every caption's density
-        (no caption is impossible at any date).
-    time_unit : {"years", "months", "weeks", "days", "hours", "minutes", "seconds"}, default="years"
-        Unit of the time axis: dates are mapped to it, numbers are read in it.
+        Weight f of the global date density mixed into every caption's density.
+    {time_unit}
 
     Attributes
     ----------
@@ -74,8 +70,7 @@ class CaptionDatePrior(BaseEstimator):
         "time_unit": [StrOptions(set(TIME_UNITS))],
     }
 
-    #: Elements of one block of caption x reference or date x reference work (32 MiB of
-    #: float64): memory stays bounded for any number of captions and dates.
+    #: Elements of one block of caption × reference or date × reference work.
     BLOCK = 2 ** 22
 
     def __init__(self, n_neighbors=25, bandwidth=2.0, floor=0.05, time_unit="years"):
@@ -146,13 +141,9 @@ class CaptionDatePrior(BaseEstimator):
         return log_p
 
     def _neighbours(self, C):
-        """The ``n_neighbors`` most similar training captions of each row of C, and weights.
-
-        Weights are the clipped cosine similarities normalised to sum 1; ``seen`` is False
-        for a caption whose neighbours all have similarity <= 0 (it shares no word with
-        the training captions).  The similarities are computed a block of captions at a
-        time.
-        """
+        """The ``n_neighbors`` most similar training captions of each row of C, their normalised
+        weights, and ``seen`` (False where every similarity is <= 0), a block of captions at a
+        time."""
         R, k = self.reference_text_, self.n_neighbors
         nearest = np.empty((len(C), k), dtype=np.intp)
         weight = np.empty((len(C), k))
@@ -178,24 +169,10 @@ def date_prior_scores(reference_text, reference_time, candidate_text, query_time
                       n_neighbors=25, bandwidth=2.0):
     r"""Date-only ranking: how likely the query's date is for each caption, from its words.
 
-    Captions carry no date, so a date-only ranking must infer one from the
-    caption itself.  Each candidate caption's date distribution is a kernel
-    density over the dates of its ``n_neighbors`` most similar *reference*
-    (training) captions, weighted by cosine similarity:
-
-    .. math::
-
-        s(q, c) = \frac{\sum_{j \in N_k(c)} \mathrm{sim}(c, j)\,
-                  \exp\!\left(-\frac{(t_q - t_j)^2}{2h^2}\right)}
-                 {\sum_{j \in N_k(c)} \mathrm{sim}(c, j)}
-
-    and captions are ranked by :math:`s(q, c) \propto p(t_q \mid c)` — the
-    Bayes ranking of the candidates given only the query's date, with a flat
-    prior over candidates.  A caption sharing no word with the reference
-    captions gets the global date prior (all reference dates, equal weights).
-    It is :class:`CaptionDatePrior` with ``floor=0`` (memory-bounded blocks), scaled by
-    :math:`h\sqrt{2\pi}`.  Only the query date, the candidates' text and the training
-    pairs are used: no held-out answer.
+    Each candidate caption's date density is a kernel density over the dates of its
+    ``n_neighbors`` most similar reference captions, weighted by cosine similarity:
+    :class:`CaptionDatePrior` with ``floor=0``, scaled by :math:`h\sqrt{2\pi}`, the Bayes
+    ranking of the candidates given only the query's date.
 
     Read more in the user guide: docs/evaluation.md.
 
@@ -204,7 +181,7 @@ def date_prior_scores(reference_text, reference_time, candidate_text, query_time
     reference_text : array-like of shape (n_reference, n_text_features)
         L2-normalised text features (e.g. TF-IDF) of the training captions.
     reference_time : array-like of shape (n_reference,)
-        Their dates (those of their training pictures): numbers in years, or dates.
+        Their dates: numbers in years, or dates.
     candidate_text : array-like of shape (n_candidates, n_text_features)
         L2-normalised text features of the candidate captions.
     query_time : array-like of shape (n_queries,)
@@ -228,8 +205,7 @@ def date_prior_scores(reference_text, reference_time, candidate_text, query_time
 
 
 def _dense_text(text, name):
-    """Caption features as a finite float64 array (NaN, inf or a 1-D array refused by name,
-    as every estimator's boundary does)."""
+    """Caption features as a finite 2-D float64 array (refused by name otherwise)."""
     if np.ndim(text) != 2 and not hasattr(text, "tocsr"):
         raise ValueError(f"{name} must be 2-D, one row of text features per caption; got "
                          f"shape {np.shape(text)}.")
@@ -238,8 +214,7 @@ def _dense_text(text, name):
 
 
 def _one_per_row(times, n, name, what):
-    """``times`` as a 1-D array of ``n`` values: a column ``(n, 1)`` is read as one time per
-    row; any other shape or length is refused, naming both lengths."""
+    """``times`` as a 1-D array of ``n`` values (a column ``(n, 1)`` is read as one per row)."""
     times = np.asarray(times, dtype=np.float64)
     if times.ndim == 2 and times.shape[1] == 1:
         times = times[:, 0]

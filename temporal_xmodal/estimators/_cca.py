@@ -8,8 +8,9 @@ from scipy import linalg, sparse
 from sklearn.utils.extmath import svd_flip
 
 from .._device import resolve_device
-from .._validation import Interval
-from ..base import LAYOUT_CONSTRAINTS, LAYOUT_PARAMETERS_DOC, CrossModalEmbedder
+from .._docs import fill_doc
+from .._constraints import Interval
+from ..base import LAYOUT_CONSTRAINTS, CrossModalEmbedder
 from ..base._embedder import output_dtype
 
 #: Components used when ``embedding_dim=None`` (clipped to what the data allows).
@@ -85,36 +86,17 @@ def _product(a, b):
 
 
 def _largest_deviation(A, mean, block):
-    """The largest |x − mean| of a block (dense: exact, as centred; sparse: a bound, its
-    stored values' largest |x| plus the largest |mean|)."""
+    """The largest |x − mean| of a block (exact when dense; a bound when sparse)."""
     if sparse.issparse(block):
         return float(np.abs(block.data).max(initial=0.0)) + float(np.abs(mean).max(initial=0.0))
     return max(float(block.max(initial=0.0)), -float(block.min(initial=0.0)))  # no |.| copy
 
 
 def covariances(X, Y):
-    """The covariances Σxx, Σyy, Σxy of two views and their means, in float64.
-
-    Accumulated from row blocks of about :data:`_BLOCK_BYTES` (the float32 or float64
-    input is never copied whole).  A dense view is centred block by block (two passes:
-    the means, then the products of the centred blocks, as a centred copy would give); a
-    sparse (CSR) view is never centred: its centring is folded into the products,
-    ``Σ = (AᵀA − n μμᵀ) / (n − 1)`` and the cross-covariance likewise.
-
-    Parameters
-    ----------
-    X, Y : ndarray or scipy sparse CSR matrix of shape (n, d_x) and (n, d_y)
-
-    Returns
-    -------
-    Cxx, Cyy, Cxy : ndarray of float64
-    mean_x, mean_y : ndarray of float64
-
-    Raises
-    ------
-    ValueError
-        A view whose deviations from its mean would overflow its covariance (named).
-    """
+    """The covariances Σxx, Σyy, Σxy of two views (dense or CSR, never copied whole) and their
+    means, in float64, accumulated by row blocks; a sparse view's centring is folded into the
+    products, ``Σ = (AᵀA − n μμᵀ) / (n − 1)``.  Raises a ``ValueError`` naming a view whose
+    covariance would overflow."""
     n = X.shape[0]
     means = [_column_means(X), _column_means(Y)]
     # what each view's blocks are shifted by (dense: their mean), and what is left (δ)
@@ -149,65 +131,51 @@ def covariances(X, Y):
 
 
 def closed_form_device(device):
-    """Where CCA's closed form runs: ``None`` (NumPy and SciPy on the CPU) or a torch CUDA
-    device (torch in float64 there).
-
-    ``device`` means what it means for every estimator
-    (:func:`temporal_xmodal._device.resolve_device`): ``"auto"`` is CUDA when torch finds a
-    GPU, else the CPU; a CUDA device without a GPU raises a ``ValueError``, an unknown
-    device string torch's ``RuntimeError``.
-    """
+    """Where CCA's closed form runs: ``None`` (NumPy and SciPy on the CPU) or a CUDA device
+    (torch in float64), from ``device`` as :func:`temporal_xmodal._device.resolve_device`
+    reads it."""
     device = torch.device(resolve_device(device))
     return None if device.type == "cpu" else device
 
 
+@fill_doc
 class CCACrossModal(CrossModalEmbedder):
-    __doc__ = r"""Regularised canonical correlation analysis between image and text features.
+    r"""Regularised canonical correlation analysis between image and text features.
 
-    The classic unsupervised cross-modal baseline (Rasiwasia et al., 2010;
-    Semedo, thesis, Eq. 2.5): linear projections of the centred image and
-    text features whose correlation is maximal, with a ridge on each view's
-    covariance, solved in closed form.  Retrieval ranks by the cosine of the
-    projected items.  The time column is required by the layout and
-    ignored; ``y`` is optional and ignored.
+    The classic unsupervised cross-modal baseline (Rasiwasia et al., 2010; Semedo, thesis,
+    Eq. 2.5): linear projections of the centred image and text features of maximal
+    correlation, with a ridge on each view's covariance, solved in closed form from
+    covariances accumulated by row blocks (sparse X is never densified).  Retrieval ranks by
+    the cosine of the projected items.  The time column is required and ignored; ``y`` is
+    optional and ignored.
 
     Read more in the user guide: docs/estimators/cca.md.
 
     Parameters
     ----------
     embedding_dim : int or None, default=None
-        Dimension of the common space: the number of canonical components
-        kept.  ``None`` uses ``min(32, n_image_features, n_text_features,
-        n_samples - 1)`` (the thesis states no dimension; 32 is ours, and the
-        neural estimators' widths come from their papers); an explicit value
+        Canonical components kept: the dimension of the common space.  ``None``:
+        ``min(32, n_image_features, n_text_features, n_samples - 1)``; an explicit value
         above that limit raises a ``ValueError``.
     reg : float, default=1e-4
         Ridge on each view's covariance, relative to its mean variance:
-        :math:`r = \mathrm{reg}\cdot\mathrm{tr}(\Sigma)/d`.  0 gives plain CCA.
+        :math:`r = \mathrm{reg}\cdot\mathrm{tr}(\Sigma)/d`; 0 gives plain CCA.
     correlation_power : float, default=0.0
-        Scale component j of both projections by :math:`\rho_j^{p}`, its
-        canonical correlation to the power p, before normalisation (Gong et
-        al., 2014 use p = 4).  0 gives plain CCA.
+        Scale component j of both projections by :math:`\rho_j^{p}`, its canonical
+        correlation to the power p, before normalisation (Gong et al., 2014 use p = 4);
+        0 gives plain CCA.
     device : str or torch.device, default="auto"
-        Where the closed form is solved; ``"auto"`` is CUDA when torch finds a
-        GPU, else the CPU, as for every estimator.  On the CPU: NumPy and SciPy.
-        On a CUDA device (``"cuda"``, ``"cuda:1"``, a ``torch.device``): the
-        covariances' eigendecompositions and the SVD run with torch in
-        float64 there (the CPU's solution up to float error); the covariances
-        themselves are accumulated on the CPU (Notes).  Pass
-        ``device="cpu"`` for the same solution, bit for bit, on every machine.
-        A CUDA device on a machine without a GPU raises a ``ValueError``.  The
-        fitted weights are NumPy arrays either way and ``transform`` runs in
-        NumPy.
+        Where the closed form is solved: on the CPU with NumPy and SciPy, or on a CUDA
+        device with torch in float64 (the CPU's solution up to float error); ``"auto"``:
+        CUDA when torch finds a GPU.  The fitted weights are NumPy arrays either way.
     random_state : int, RandomState or None, default=None
-        Unused: the closed form is deterministic.  Accepted so that the six
-        estimators take the same keywords (one loop, one grid, one
-        ``BinnedProcrustesEmbedder`` base that receives per-bin seeds).""" + LAYOUT_PARAMETERS_DOC + """
+        Unused (the closed form is deterministic); accepted as every estimator's.
+    {layout_parameters}
 
     Attributes
     ----------
     embedding_dim_ : int
-        Components actually used (the dimension of the common space).
+        Components used (the dimension of the common space).
     n_components_ : int
         Same as ``embedding_dim_``.
     canonical_correlations_ : ndarray of shape (n_components_,)
@@ -216,23 +184,7 @@ class CCACrossModal(CrossModalEmbedder):
         Projection matrices A and B (applied to centred features).
     image_mean_, text_mean_ : ndarray
         Training means of each view.
-    n_features_in_, feature_names_in_, n_image_features_, n_text_features_, time_axis_, time_range_
-        See :class:`~temporal_xmodal.base.CrossModalEmbedder`.
-
-    Notes
-    -----
-    Memory: the covariances are accumulated in float64 from row blocks of about 16 MiB
-    (:func:`covariances`), so a fit holds no copy of X's blocks (float32 input stays
-    float32): beyond the input, the ``d × d`` covariances and one block.  Sparse X (any
-    scipy format, read as CSR) is accepted: a sparse block is never centred nor densified,
-    its centring folded into the products (``Σ = (AᵀA − n μμᵀ) / (n − 1)``), and
-    ``transform`` embeds it as ``A W − μ W``.  The closed form needs the dense ``d × d``
-    covariance of each view, whatever their sparsity (docs/scaling.md, "Sparse text").
-
-    See Also
-    --------
-    sklearn.cross_decomposition.CCA : iterative (NIPALS) CCA; same canonical
-        correlations without regularisation, much slower.
+    {layout_attributes}
 
     Examples
     --------

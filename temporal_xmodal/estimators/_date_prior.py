@@ -1,20 +1,6 @@
-r"""Fuse a model's content scores with a caption→date prior: undated captions, dated queries.
+"""Fuse a model's content scores with a caption→date prior (:class:`DatePriorRetrieval`):
+undated captions, dated queries.  Read more in docs/evaluation.md."""
 
-TICRC's captions carry no date, but the query picture does, and a caption's words say when it
-is plausible.  :class:`DatePriorRetrieval` turns that into a ranking any estimator can use (a
-method beyond the papers):
-
-.. math::
-
-    \mathrm{score}(q, c) = s(q, c) + \beta \log p(t_q \mid c)
-
-where :math:`s` is the estimator's similarity with every caption projected at the query's
-date (:func:`query_time_scores`), and :math:`p(t \mid c)` the caption's date density
-(:class:`~temporal_xmodal.estimators.CaptionDatePrior`).  It is the log-linear fusion of a
-content likelihood :math:`\propto e^{s/\tau}` with the date likelihood, :math:`\beta = \tau`.
-"""
-
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -24,15 +10,15 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, StrOptions, validate_params
 from sklearn.utils.validation import check_is_fitted
 
-from .._layout import resolve_blocks, split_blocks, split_time_column
+from .._input import resolve_blocks, split_blocks, split_time_column
 from .._stacking import stack_modalities
-from .._validation import Interval, SequenceOf
+from .._constraints import Interval, SequenceOf
 from .._warnings import warn
 from ..metrics import counterpart_reciprocal_ranks
 from ..time import time_role, to_time_axis
-from ..training import TrainingInterruptedWarning
+from ..training import TrainingRun
+from ..training._report import ReportsFit
 from ._caption_prior import CaptionDatePrior
-from .._interrupts import report_interrupt
 
 __all__ = ["DatePriorRetrieval", "query_time_scores"]
 
@@ -50,12 +36,9 @@ def _is_fitted(estimator):
 def query_time_scores(estimator, X_image, X_text, query_time, *, calibrate=True):
     """Similarity of each query image to every candidate text, texts projected at the query's date.
 
-    ``S[i, j] = <f_image(x_i, t_i), f_text(c_j, t_i)>`` with L2-normalised
-    embeddings.  Both directions of the undated-caption evaluation read this one matrix:
-    rows rank captions for a picture (I→T), columns rank pictures for a
-    caption (T→I; the caption is projected at each candidate picture's date).
-    Estimators whose projection ignores time at inference are projected once.
-    Ranking captions with the date of the picture they belong to would use the answer.
+    ``S[i, j] = <f_image(x_i, t_i), f_text(c_j, t_i)>`` with L2-normalised embeddings: rows
+    rank captions for a picture (I→T), columns pictures for a caption (T→I).  Estimators
+    whose projection ignores time at inference are projected once.
 
     Read more in the user guide: docs/evaluation.md.
 
@@ -65,17 +48,13 @@ def query_time_scores(estimator, X_image, X_text, query_time, *, calibrate=True)
     X_image : array-like of shape (n_queries, n_image_features)
     X_text : array-like of shape (n_candidates, n_text_features)
     query_time : array-like of shape (n_queries,)
-        The date of each query picture: numbers on the estimator's time axis
-        (its ``time_unit``) or dates.
+        The date of each query picture: numbers on the estimator's time axis (its
+        ``time_unit``) or dates.
     calibrate : bool, default=True
-        For an estimator whose projection depends on the time: standardise the scores of
-        each query date (zero mean, unit variance over that date's queries × all
-        candidates).  A column of ``S`` compares scores of one caption projected at
-        different dates, and a time-conditioned model's similarities have a scale of their
-        own at each date, so raw columns rank pictures by their date's scale as much as by
-        content.  The standardisation is increasing within a date, so every picture's
-        ranking of the captions (I→T) is unchanged; it reads no caption date and no gold
-        pair.  ``False``: the raw cosines.
+        For an estimator whose projection depends on the time: standardise the scores of each
+        query date (zero mean, unit variance over that date's queries × all candidates), which
+        leaves every picture's ranking of the captions unchanged and makes the columns
+        comparable across dates.  ``False``: the raw cosines.
 
     Returns
     -------
@@ -97,12 +76,21 @@ def query_time_scores(estimator, X_image, X_text, query_time, *, calibrate=True)
     return scores
 
 
-class DatePriorRetrieval(BaseEstimator):
-    """Any estimator's undated-caption ranking fused with a caption→date prior.
+class DatePriorRetrieval(ReportsFit, BaseEstimator):
+    r"""Any estimator's undated-caption ranking fused with a caption→date prior.
 
-    β and the prior's neighbours and bandwidth are chosen on held-out training pairs
-    (cross-fitting: the estimator is refitted without them), never on the evaluation
-    pairs.
+    .. math::
+
+        \mathrm{score}(q, c) = s(q, c) + \beta \log p(t_q \mid c)
+
+    with :math:`s` the estimator's similarity, every caption projected at the query's date
+    (:func:`query_time_scores`), and :math:`p(t \mid c)` the caption's date density
+    (:class:`~temporal_xmodal.estimators.CaptionDatePrior`): the log-linear fusion of a
+    content likelihood :math:`\propto e^{s/\tau}` with the date likelihood, :math:`\beta =
+    \tau` (a method beyond the papers).  β and the prior's neighbours and bandwidth are chosen
+    on held-out training pairs (the estimator refitted without them).  One Ctrl-C stops the
+    whole ``fit``: before β is chosen the model is left unfitted; during the fit on all rows,
+    β and the prior are kept with the partial estimator.
 
     Read more in the user guide: docs/evaluation.md.
 
@@ -111,35 +99,25 @@ class DatePriorRetrieval(BaseEstimator):
     estimator : CrossModalEmbedder
         Unfitted; cloned.
     prior : CaptionDatePrior or None, default=None
-        Unfitted; ``None`` uses ``CaptionDatePrior(time_unit=estimator.time_unit)``.  A
-        given prior must read time in the estimator's ``time_unit`` (else ``fit``
-        raises): both see the time column on one axis.  Setting a parameter of the
-        default prior (``set_params(prior__bandwidth=...)``, as ``GridSearchCV`` does)
-        makes it a given one: ``CaptionDatePrior(time_unit=estimator.time_unit)`` with that
-        parameter, used as it is (``prior_grid="auto"`` then searches nothing).
+        Unfitted; ``None`` uses ``CaptionDatePrior(time_unit=estimator.time_unit)``.  A given
+        prior must read time in the estimator's ``time_unit`` (else ``fit`` raises).  Setting
+        a parameter of the default prior (``set_params(prior__bandwidth=...)``) makes it a
+        given one.
     weights : sequence of float, default=(0, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2)
         Candidate β (finite, ≥ 0); 0 keeps the content ranking.
     prior_grid : dict of str -> list, "auto" or None, default="auto"
-        Parameters of the prior searched on the held-out pairs together with β
-        (every combination, as :class:`~sklearn.model_selection.ParameterGrid`);
-        the search costs no refit of the estimator.  ``"auto"``: with ``prior=None``,
-        ``{"n_neighbors": [3, 10, 25], "bandwidth": ["3M", "1Y", "2Y"]}`` (durations,
-        read on the prior's time axis); a given ``prior`` is used as it is.  ``None``:
-        the prior as given.
+        Parameters of the prior searched with β on the held-out pairs (every combination, as
+        :class:`~sklearn.model_selection.ParameterGrid`).  ``"auto"``: :attr:`AUTO_PRIOR_GRID`
+        with ``prior=None``, nothing with a given prior.  ``None``: the prior as given.
     validation_fraction : float, default=0.2
-        Training pairs held out to choose β and the prior (the estimator is
-        refitted on the rest for that, then on everything).
+        Training pairs held out to choose β and the prior.
     content_time : {"dated", "constant"}, default="dated"
-        Time the estimator is fitted and projected at.  ``"dated"``: the rows'
-        dates, queries at their own date.  ``"constant"``: a constant time column
-        (0) in the fit and at scoring, i.e. the estimator's constant-time control
-        fused with the same prior; the prior always reads the dates.  The
-        difference between the two says what the model's own use of time adds on
-        top of the prior.
+        Time the estimator is fitted and projected at: the rows' dates, or a constant time
+        column (0), i.e. the estimator's constant-time control fused with the same prior (the
+        prior always reads the dates).
     n_image_features : int, "auto" or None, default=None
-        Leading image columns of X.  ``None``: the estimator's own ``n_image_features``
-        (read as it reads it: from X's column names, or the half split with a
-        :class:`~temporal_xmodal.LayoutWarning`); an int or ``"auto"`` wins over it.
+        Leading image columns of X.  ``None``: the estimator's own ``n_image_features``; an
+        int or ``"auto"`` wins over it.
     random_state : int, RandomState or None, default=0
         Seeds the held-out split.
 
@@ -159,18 +137,11 @@ class DatePriorRetrieval(BaseEstimator):
         Held-out MRR per candidate β, with the chosen prior.
     validation_results_ : list of dict
         Every candidate: ``{"prior_params": dict, "weight": float, "mrr": float}``.
+    fit_report_ : FitReport
+        The reports of the held-out fit (``"held-out"``) and of the fit on all rows
+        (``"all rows"``): :class:`~temporal_xmodal.training.FitReport`.
     training_interrupted_ : bool
-        Whether Ctrl-C stopped the fit on all rows (β chosen, the estimator partial).
-
-    Notes
-    -----
-    One Ctrl-C stops the whole ``fit``, with a
-    :class:`~temporal_xmodal.training.TrainingInterruptedWarning` (inside a model
-    selection it is raised again, as every estimator's).  During the held-out fit or the
-    choice of β, nothing is chosen yet and the model is left unfitted; during the fit on
-    all rows, β and the prior are kept and ``estimator_`` holds what training reached
-    (``training_interrupted_ = True``), when the estimator keeps a partial model (the
-    neural ones), else the model is left unfitted.
+        Whether Ctrl-C stopped the fit on all rows (a view of ``fit_report_``).
 
     Examples
     --------
@@ -215,9 +186,8 @@ class DatePriorRetrieval(BaseEstimator):
         self.random_state = random_state
 
     def set_params(self, **params):
-        """Set parameters, as scikit-learn's; ``prior__<name>`` with ``prior=None`` first
-        makes the default prior a given one, ``CaptionDatePrior(time_unit=...)`` on the
-        estimator's axis (so that ``GridSearchCV`` can search ``prior__bandwidth``).
+        """Set parameters, as scikit-learn's; ``prior__<name>`` with ``prior=None`` first makes the
+        default prior a given one on the estimator's axis.
 
         Parameters
         ----------
@@ -257,7 +227,7 @@ class DatePriorRetrieval(BaseEstimator):
         return time if self.content_time == "dated" else np.zeros(len(time))
 
     def _resolve_blocks(self, X):
-        """Learn ``n_image_features_`` from X (its names, or the half split)."""
+        """Learn ``n_image_features_`` from X."""
         n_image = self.n_image_features
         if n_image is None:
             n_image = getattr(self.estimator, "n_image_features", None)
@@ -311,55 +281,38 @@ class DatePriorRetrieval(BaseEstimator):
                 "must be held out and 2 left to fit; raise validation_fraction (or give "
                 "more rows).")
         val, fit = np.sort(order[:n_val]), np.sort(order[n_val:])
-        stopped = None  # where Ctrl-C stopped the fit, if it did
-        try:
-            model, interrupted = self._fit_estimator(
-                stack_modalities(image[fit], text[fit], seen[fit]), y[fit])
-            if interrupted:
-                stopped = (f"during the held-out fit (on {len(fit)} of {len(y)} pairs, the "
-                           "one that chooses β)")
-            else:
-                self._choose(model, image, text, time, seen, fit, val, weights)
-        except KeyboardInterrupt:
-            stopped = "while β was chosen on the held-out pairs"
-        if stopped is not None:
-            return self._interrupted(stopped)
-        try:
-            final, self.training_interrupted_ = self._fit_estimator(
-                stack_modalities(image, text, seen), y)
-        except KeyboardInterrupt:
-            final, self.training_interrupted_ = None, True
-        if final is None or not _is_fitted(final):
-            return self._interrupted(f"during the fit on all rows (after β = "
+        with TrainingRun(self, threads=False) as run:  # the model's fits set their threads
+            self._fit_parts(run, image, text, time, seen, y, fit, val, weights)
+        return self
+
+    def _fit_parts(self, run, image, text, time, seen, y, fit, val, weights):
+        """The held-out fit, the choice of β and the prior, the fit on all rows (a Ctrl-C in the
+        first two leaves the estimator unfitted)."""
+        model = run.fit_part(self._estimator(),
+                             stack_modalities(image[fit], text[fit], seen[fit]), y[fit])
+        if run.stopped:
+            return self._forget(run, f"during the held-out fit (on {len(fit)} of {len(y)} "
+                                     "pairs, the one that chooses β)")
+        with run.stoppable():
+            self._choose(model, image, text, time, seen, fit, val, weights)
+        if run.stopped:
+            return self._forget(run, "while β was chosen on the held-out pairs")
+        final = run.fit_part(self._estimator(), stack_modalities(image, text, seen), y)
+        if not _is_fitted(final):
+            return self._forget(run, f"during the fit on all rows (after β = "
                                      f"{self.weight_:g} was chosen)")
         self.estimator_ = final
         self.prior_ = self._new_prior(self.prior_params_).fit(text, time)
-        if self.training_interrupted_:
-            report_interrupt(
-                f"DatePriorRetrieval: training was interrupted (Ctrl-C) during the fit of "
-                f"{type(self.estimator_).__name__} on all rows; β = {self.weight_:g} and the "
-                "prior were chosen on the held-out pairs before it, so the model is usable but "
-                "partial: estimator_ holds what that fit reached (training_interrupted_ = "
-                "True). Fit again to train it fully.")
-        return self
-
-    def _fit_estimator(self, X, y):
-        """``(model, stopped)``: a clone of the estimator fitted on ``X``, and whether
-        Ctrl-C stopped that fit (a neural model keeps its partial weights and says so; its
-        own warning, which advises a warm start this estimator does not make, is left to
-        :meth:`_interrupted`)."""
-        model = self._estimator()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", TrainingInterruptedWarning)
-            try:
-                model.fit(X, y)
-            except KeyboardInterrupt:
-                return model, True
-        return model, bool(getattr(model, "training_interrupted_", False))
+        self.fit_report_ = run.report([("held-out", getattr(model, "fit_report_", None)),
+                                       ("all rows", getattr(final, "fit_report_", None))])
+        if run.stopped:
+            run.partial(f"during the fit of {type(final).__name__} on all rows",
+                        f"β = {self.weight_:g} and the prior were chosen on the held-out "
+                        "pairs before it, so the model is usable but partial: estimator_ "
+                        "holds what that fit reached. Fit again to train it fully")
 
     def _choose(self, model, image, text, time, seen, fit, val, weights):
-        """β and the prior's parameters, on the held-out pairs ``val`` (``model`` and the
-        priors fitted on ``fit``)."""
+        """β and the prior's parameters on the held-out pairs ``val``."""
         n_val = len(val)
         content = query_time_scores(model, image[val], text[val], seen[val])
         grid = self.prior_grid or {}
@@ -386,16 +339,12 @@ class DatePriorRetrieval(BaseEstimator):
         self.validation_mrr_ = {row["weight"]: row["mrr"] for row in self.validation_results_
                                 if row["prior_params"] == self.prior_params_}
 
-    def _interrupted(self, where):
-        """Ctrl-C stopped the fit ``where``: forget the fit, warn (and, inside a model
-        selection, stop it)."""
+    def _forget(self, run, where):
+        """Ctrl-C stopped the fit ``where``: forget it (the warning says so)."""
         for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
             delattr(self, name)
-        report_interrupt(
-            f"DatePriorRetrieval: training was interrupted (Ctrl-C) {where}; the fit stopped "
-            "there (the next step did not start) and the model is left unfitted: fit again "
-            "to train it.")
-        return self
+        run.partial(where, "the fit stopped there (the next step did not start) and the "
+                           "model is left unfitted: fit again to train it")
 
     def scores(self, X_image, X_text, query_time):
         """Fused scores of every query picture against every candidate caption.
@@ -417,19 +366,14 @@ class DatePriorRetrieval(BaseEstimator):
         return content + self.weight_ * self.prior_.log_density(X_text, query_time)
 
     def score(self, X, y=None):
-        """Picture → caption MRR of the fused ranking over the rows of X.
-
-        Each row's picture, at the row's date, ranks every caption of X; the
-        gold caption is the row's own (TICRC's metric), so that
-        :class:`~sklearn.model_selection.GridSearchCV` can tune the prior and
-        the estimator (``prior__bandwidth``, ``estimator__window``).
+        """Picture → caption MRR of the fused ranking over the rows of X: each row's picture, at its
+        date, ranks every caption of X, the row's own being the gold one (TICRC's metric).
 
         Parameters
         ----------
         X : ndarray of shape (n, n_features)
             ``[image | text | time]``.
         y : ignored
-            Accepted for the scikit-learn API.
 
         Returns
         -------

@@ -13,41 +13,29 @@ from sklearn.utils._param_validation import StrOptions
 
 from .._constraints import USE_TIME_CONSTRAINT
 from .._device import resolve_device
-from .._validation import Interval
-from ..base import LAYOUT_CONSTRAINTS, LAYOUT_PARAMETERS_DOC, CrossModalEmbedder
+from .._docs import fill_doc
+from .._constraints import Interval
+from ..base import LAYOUT_CONSTRAINTS, CrossModalEmbedder
 from ..time import TimeEncoding
 from ._neural import projection_times, training_times
-from ._use_time import USE_TIME_ATTRIBUTES_DOC
 
 __all__ = ["SemanticMatchingCrossModal", "interacted_design"]
 
 #: Bytes of a dense row chunk of a sparse block embedded by a model fitted on dense X.
 _CENTRED_CHUNK_BYTES = 32 * 2 ** 20
 
-#: ``use_time`` of this estimator: the published method (Rasiwasia et al.) is the static one.
-USE_TIME_DOC_SM = """    use_time : bool, default=True
-        ``True``: time-interacted classifiers (shared weights plus a regularised deviation
-        per time bin), each item read at its own time or at ``time=``.  ``False``: the
-        constant-time control, Rasiwasia et al.'s static semantic matching (every time set
-        to one instant, projected there whatever ``time=`` says).  Whether time pays on
-        your data is a model selection: ``GridSearchCV(est, {"use_time": [True, False]},
-        scoring=SCORERS["map"])`` (docs/time.md, "Does time pay?").
-"""
-
 
 def interacted_design(A, bins, n_bins, weight):
     """The time-interacted design ``[A | weight · A ⊗ onehot(bin)]`` as a CSR matrix.
 
-    Row ``i`` holds its features twice: in the shared block (columns ``0 … d − 1``) and,
-    scaled by ``weight``, in the block of its time bin (columns ``d (1 + b) … d (2 + b) −
-    1``); the other bins' blocks are zero and not stored.  A linear model on it has shared
-    weights ``w`` and a deviation ``weight · v_b`` per bin, so an L2 penalty ``‖w‖² + ‖v_b‖²``
-    penalises a bin's deviation ``1 / weight²`` times as much as the shared weights.
+    Row ``i`` holds its features in the shared block and, scaled by ``weight``, in the block
+    of its bin; a linear model on it has shared weights ``w`` and a deviation
+    ``weight · v_b`` per bin, so an L2 penalty penalises a bin's deviation ``1 / weight²``
+    times as much as the shared weights.
 
     Parameters
     ----------
     A : ndarray or scipy sparse CSR matrix of shape (n, d)
-        A sparse ``A`` gives a design storing its stored values twice (never densified).
     bins : ndarray of int of shape (n,)
         Each row's bin, in ``[0, n_bins)``.
     n_bins : int
@@ -56,7 +44,6 @@ def interacted_design(A, bins, n_bins, weight):
     Returns
     -------
     design : scipy.sparse.csr_matrix of shape (n, d * (1 + n_bins))
-        ``2 n d`` stored values of ``A``'s dtype.
     """
     n, d = A.shape
     width = d * (1 + n_bins)
@@ -90,66 +77,54 @@ def _sparse_interacted_design(A, bins, n_bins, weight):
     return (shared + deviation).tocsr()
 
 
+@fill_doc
 class SemanticMatchingCrossModal(CrossModalEmbedder):
-    __doc__ = r"""Semantic matching: every item embedded as its class posteriors.
+    r"""Semantic matching: every item embedded as its class posteriors.
 
     The class-posterior reference of cross-modal retrieval (semantic matching, SM;
     Rasiwasia et al., "A New Approach to Cross-Modal Multimedia Retrieval", ACM MM 2010):
-    one multinomial logistic regression per modality is trained on the labels, and an
-    image or a text is embedded as the vector of its class probabilities,
-    :math:`z = (P(c_1 \mid x), \dots, P(c_K \mid x))`; retrieval ranks by the cosine of
-    these vectors (the common space has one dimension per class).  Multilabel ``y`` (an
-    indicator matrix) trains one binary logistic regression per label (one-vs-rest), and
-    an item is embedded as its per-label probabilities.
+    one logistic regression per modality is trained on the labels (one-vs-rest for a
+    multilabel indicator), and an item is embedded as its class probabilities
+    :math:`(P(c_1 \mid x), \dots, P(c_K \mid x))`.  With ``use_time=True`` each
+    classifier is time-interacted (ours): its logit for class :math:`c` at time :math:`t`
+    is :math:`w_c^\top x + \mathrm{time\_weight}\cdot v_{c,b(t)}^\top x + b_c`, a
+    deviation :math:`v_{c,b}` per time bin under one L2 penalty (:func:`interacted_design`);
+    ``use_time=False`` is Rasiwasia et al.'s static model.  The labels are required.
 
-    With ``use_time=True`` each modality's classifier is time-interacted (ours, not
-    Rasiwasia et al.'s): its logit for class :math:`c` at time :math:`t` is
-    :math:`w_c^\top x + \mathrm{time\_weight}\cdot v_{c,b(t)}^\top x + b_c`, with shared
-    weights :math:`w_c` and a deviation :math:`v_{c,b}` per time bin :math:`b(t)` (``time_bins``
-    equal-width bins of the training times), fitted jointly with one L2 penalty, so a bin
-    deviates from the shared classifier only where its data pays for it
-    (:func:`interacted_design`).  It reads a caption's wording in the vocabulary of its
-    date: what the time-aware neural models learn, as a baseline a user could write in ten
-    lines.  ``use_time=False`` is its constant-time control, Rasiwasia et al.'s static
-    model.
-
-    The labels are required: this is a supervised baseline.  Read more in the user guide:
-    docs/estimators/semantic_matching.md.
+    Read more in the user guide: docs/estimators/semantic_matching.md.
 
     Parameters
     ----------
     embedding_dim : int or None, default=None
-        Dimension of the common space.  ``None``: one per class (or label), the class
-        posteriors themselves.  An int ``D`` no larger than the number of classes: the
-        posteriors projected on their ``D`` leading principal axes (uncentred, both
-        modalities' training rows pooled), so that ``D`` = the number of classes is a
-        rotation of the posteriors (the same cosines) and a smaller ``D`` keeps what the
-        classes share most; a larger ``D`` raises a ``ValueError``.
+        Dimension of the common space.  ``None``: one per class (or label), the posteriors
+        themselves.  An int ``D`` no larger than the number of classes: the posteriors
+        projected on their ``D`` leading uncentred principal axes (both modalities'
+        training rows pooled); a larger ``D`` raises a ``ValueError``.
     C : float, default=1.0
         Inverse strength of the L2 penalty of every logistic regression (scikit-learn's
-        ``C``), on standardised features by default.
+        ``C``).
     time_bins : int, default=5
-        Equal-width bins of the training times whose deviations a time-interacted
-        classifier learns (empty bins join a neighbour).  Used with ``use_time=True``.
+        Equal-width bins of the training times, each with its deviation (empty bins join
+        a neighbour); used with ``use_time=True``.
     time_weight : float, default=0.5
         Scale of the per-bin copy of the features: a bin's deviation is penalised
-        ``1 / time_weight**2`` times as much as the shared weights (0.5: four times).
+        ``1 / time_weight**2`` times as much as the shared weights.
     standardize : bool, default=True
         Centre each feature and scale it to unit variance on the training rows, per
-        modality, before its classifier (what a logistic regression on CLIP-like or
-        bag-of-words features needs; Rasiwasia et al. fed their features as they were).
+        modality, before its classifier (a sparse block is scaled only).
     max_iter : int, default=1000
         Iterations of each logistic regression's L-BFGS solver.
     class_weight : dict, "balanced" or None, default=None
         Passed to every logistic regression.
-""" + USE_TIME_DOC_SM + """    device : str or torch.device, default="auto"
-        Checked as every estimator's (a CUDA device on a machine without a GPU raises a
-        ``ValueError``), then unused: scikit-learn's logistic regressions run on the CPU,
-        so every device gives the same result.  Accepted so that every estimator takes the
-        same keywords.
+    use_time : bool, default=True
+        ``True``: the time-interacted classifiers, each item read at its own time or at
+        ``time=``.  ``False``: the constant-time control, Rasiwasia et al.'s static SM
+        (every time set to one instant).  Read more in docs/time.md, "Does time pay?".
+    device : str or torch.device, default="auto"
+        Checked as every estimator's, then unused (scikit-learn runs on the CPU).
     random_state : int, RandomState or None, default=None
-        Unused: L-BFGS is deterministic.  Accepted so that every estimator takes the same
-        keywords.""" + LAYOUT_PARAMETERS_DOC + """
+        Unused (L-BFGS is deterministic); accepted as every estimator's.
+    {layout_parameters}
 
     Attributes
     ----------
@@ -165,32 +140,14 @@ class SemanticMatchingCrossModal(CrossModalEmbedder):
     image_classifier_, text_classifier_ : LogisticRegression or OneVsRestClassifier
         Each modality's fitted classifier.
     n_iter_ : int
-        The most L-BFGS iterations any of the logistic regressions ran (``max_iter``: one
-        stopped short of convergence, with scikit-learn's ``ConvergenceWarning``).
+        The most L-BFGS iterations any of the logistic regressions ran.
     image_scaler_, text_scaler_ : StandardScaler or None
         Each modality's standardisation (``None`` without ``standardize``).
     time_encoding_ : TimeEncoding or None
         The one-hot bins of a time-interacted fit; ``None`` for the control, and when the
-        training times fill a single bin (all equal: a constant time column), where the
-        time-interacted model is the static one.
-    n_features_in_, feature_names_in_, n_image_features_, n_text_features_, time_axis_, time_range_
-        See :class:`~temporal_xmodal.base.CrossModalEmbedder`.
-""" + USE_TIME_ATTRIBUTES_DOC + """
-    Notes
-    -----
-    Sparse X (scipy, any format: read as CSR) is accepted and never densified at fit: a
-    sparse block is standardised by scaling alone (``StandardScaler(with_mean=False)``;
-    centring would densify it).  The static model (``use_time=False``) is then the same
-    model as on the centred block (its intercept absorbs the centring; the penalty does
-    not see it), up to the solver's tolerance; a time-interacted fit's per-bin deviations
-    read the uncentred scaled features, so its optimum differs from the dense block's.
-    Dense X is standardised as before (centred).  A model fitted on dense X that is given
-    a sparse block to embed centres it row chunk by row chunk (about 32 MiB at a time).
-    Memory: each modality is fitted in turn on a standardised float64 copy of its block
-    (one block of X's rows, the other modality's features are not copied); the
-    time-interacted fit stores that copy twice more in a sparse design (values and
-    column indices), never the dense ``n × d × (1 + time_bins)`` matrix.  Cost: L-BFGS
-    on ``n × d`` (``2 n × d`` stored values with time) per iteration, linear in ``n``.
+        training times fill a single bin (then the model is the static one).
+    {uses_time_}
+    {layout_attributes}
 
     Examples
     --------

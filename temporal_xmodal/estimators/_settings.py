@@ -1,11 +1,5 @@
-"""The papers' exact settings, one argument away from the defaults that work on real features.
-
-The defaults of the neural estimators are chosen to train on real features out of the box
-(Adam instead of the papers' SGD at lr 5e-3, which trains some of them poorly on real
-features; docs/training.md).  :func:`paper_settings` returns the parameters that reproduce a
-paper's configuration, to pass as keyword arguments.  The settings themselves are each
-estimator's ``paper`` entry in the registry (``_registry.py``).
-"""
+"""The papers' exact settings (:func:`paper_settings`), one argument away from the defaults;
+each estimator's ``paper`` entry of the registry."""
 
 from sklearn.utils._param_validation import HasMethods, validate_params
 
@@ -17,10 +11,6 @@ from ._registry import _resolve, all_estimators, get_entry
 def paper_settings(estimator):
     """Parameters reproducing the source paper's configuration of an estimator.
 
-    The neural estimators' defaults differ from their papers' where the papers'
-    settings train poorly on real features (mostly the optimiser); this gives
-    the papers' values back.
-
     Read more in the user guide: docs/training.md.
 
     Parameters
@@ -31,9 +21,7 @@ def paper_settings(estimator):
     Returns
     -------
     params : dict
-        Keyword arguments, e.g. ``DiachronicEmbedder(**paper_settings("DiachronicEmbedder"))``
-        or ``est.set_params(**paper_settings(est))``; each is a parameter of the estimator
-        (the registry's ``make("paper")``, tested for every entry).
+        Keyword arguments: ``est.set_params(**paper_settings(est))``.
 
     Raises
     ------
@@ -42,11 +30,9 @@ def paper_settings(estimator):
 
     Examples
     --------
-    >>> from temporal_xmodal import DiachronicEmbedder, SequentialCrossModal, paper_settings
+    >>> from temporal_xmodal import DiachronicEmbedder, paper_settings
     >>> paper_settings(DiachronicEmbedder)["conditioning"]
     'concat'
-    >>> SequentialCrossModal(**paper_settings("SequentialCrossModal")).lr
-    0.01
     """
     papers = {entry.estimator.__name__: entry.paper for entry in all_estimators()
               if entry.paper is not None}

@@ -1,24 +1,10 @@
-"""Diachronic evaluation protocols for any estimator of the library.
+"""Diachronic evaluation protocols (Semedo & Magalhães, ACM MM 2019) for any estimator.
 
-The six protocols of "Diachronic Cross-modal Embeddings" (Semedo &
-Magalhães, ACM MM 2019):
-
-* :func:`coarse_alignment`: full-ranking mAP over all items at their own time;
-* :func:`local_alignment`: mAP@k of queries projected into every instant;
-* :func:`temporally_bounded_retrieval`: mAP of queries ranking their own time
-  bin only, with a per-bin :class:`ResultTable`;
-* :func:`time_period_inference`: t-mAP@k, relevance within a time window;
-* :func:`semantic_dispersion`: mean top-k similarity of a query per time bin;
-* :func:`cross_modal_evolution`: the time bins holding a query's nearest items.
-
-:func:`embed_split` embeds an evaluation set once; every protocol accepts the
-:class:`EmbeddedSplit` it returns in place of ``X``.  The report of one
-fitted estimator (the figures of ``python -m temporal_xmodal compare``) is
-:func:`evaluate_estimator` (labelled relevance) or :func:`evaluate_undated`
-(TICRC).  Plots (matplotlib, ``pip install temporal-xmodal[plots]``):
-:func:`plot_per_bin_map`, :func:`plot_dispersion`.
-
-Read more in the user guide: docs/evaluation.md.
+:func:`coarse_alignment`, :func:`local_alignment`, :func:`temporally_bounded_retrieval`,
+:func:`time_period_inference`, :func:`semantic_dispersion` and :func:`cross_modal_evolution`;
+:func:`embed_split` embeds an evaluation set once for all of them; :func:`evaluate_estimator` and
+:func:`evaluate_undated` give the figures of ``python -m temporal_xmodal compare``; the plots need
+matplotlib (``pip install temporal-xmodal[plots]``).  Read more in docs/evaluation.md.
 """
 
 from ._table import ResultTable

@@ -1,11 +1,4 @@
-"""Instants of the binned protocols and the one per-instant evaluation loop.
-
-:func:`fit_instants` turns a protocol's ``bins`` argument into a fitted
-:class:`~temporal_xmodal.time.TimeBins` over the evaluation set's times and
-each item's instant; :func:`evaluate_per_instant` evaluates a query set
-against the gallery of every instant.  The protocols differ only in the
-function they evaluate per instant.
-"""
+"""Instants of the binned protocols (:func:`fit_instants`) and their one per-instant loop."""
 
 from dataclasses import dataclass
 
@@ -36,7 +29,7 @@ def _is_fitted_bins(bins):
 
 
 def _warn_outside_edges(edges, time, unit):
-    """Warn when evaluation times fall outside a pre-fitted partition's edges (counted)."""
+    """Warn (TimeRangeWarning), counting them, of times outside fitted edges."""
     lo, hi = float(edges[0]), float(edges[-1])
     below, above = time < lo, time > hi
     if not (below.any() or above.any()):
@@ -56,15 +49,12 @@ def _warn_outside_edges(edges, time, unit):
 
 
 def fit_instants(bins, time, unit):
-    """The instants of an evaluation set: ``bins`` fitted on ``time`` (already on the axis).
+    """The instants of an evaluation set: ``bins`` fitted on ``time`` (on the axis, in ``unit``).
 
-    A fitted ``TimeBins`` is used as it is (its edges are on the axis): rows
-    outside its edges are put in the first / last bin with a
-    :class:`~temporal_xmodal.TimeRangeWarning` counting them.  An unfitted
-    one is fitted on ``time`` in ``unit``; anything else is ``TimeBins``'
-    ``bins`` (read there, as the binned estimator's), fitted on ``time`` in
-    ``unit``.  Explicit edges must then cover every row (``TimeBins`` raises
-    a ``ValueError`` naming the rows outside them).
+    A fitted ``TimeBins`` is used as it is: rows outside its edges go to the first / last bin,
+    with a :class:`~temporal_xmodal.TimeRangeWarning` counting them.  Anything else (an unfitted
+    ``TimeBins`` or its ``bins`` argument) is fitted on ``time``; explicit edges must cover every
+    row.
     """
     if _is_fitted_bins(bins):
         fitted = bins
@@ -82,34 +72,12 @@ def fit_instants(bins, time, unit):
 
 def evaluate_per_instant(split, instants, direction, evaluate, *, query_rows=None,
                          project_queries=False):
-    """Evaluate a query set against the gallery of each instant: the protocols' per-bin loop.
+    """``evaluate(Q, G, rows, members)`` for every instant holding items; None for the empty ones.
 
-    For every instant b that holds evaluation items:
-
-    * the gallery is the other modality of b's rows, at their own times (the
-      rows of ``transform(X)``);
-    * the queries are rows ``query_rows`` of the query modality (b's own rows
-      when None), at their own times, or projected at the bin centre
-      ``centers[b]`` when ``project_queries`` and the estimator's projections
-      depend on time.
-
-    Parameters
-    ----------
-    split : EmbeddedSplit
-    instants : Instants
-    direction : {"i2t", "t2i"}
-        Image queries over texts, or text queries over images.
-    evaluate : callable
-        ``evaluate(Q, G, rows, members)`` with the query and gallery
-        embeddings and their row positions in the split; returns the
-        instant's result.
-    query_rows : ndarray of int or None, default=None
-    project_queries : bool, default=False
-
-    Returns
-    -------
-    results : list of length n_bins
-        ``evaluate``'s result per instant, None for instants without items.
+    The gallery G is the other modality of the instant's rows (``members``) at their own times; the
+    queries Q are rows ``query_rows`` (the instant's own rows when None) of the ``direction``'s
+    query modality at their own times, or projected at the bin centre when ``project_queries`` and
+    the estimator's projections depend on time.
     """
     if direction == "i2t":
         Z_query, Z_gallery, X_query = split.Z_image, split.Z_text, split.X_image
@@ -134,7 +102,7 @@ def evaluate_per_instant(split, instants, direction, evaluate, *, query_rows=Non
 
 
 def stack_per_instant(results, n_rows):
-    """Per-instant 1-D results as columns of an (n_rows, n_bins) array, NaN for empty instants."""
+    """Per-instant 1-D results as columns of an (n_rows, n_bins) array (NaN: empty)."""
     out = np.full((n_rows, len(results)), np.nan)
     for b, column in enumerate(results):
         if column is not None:

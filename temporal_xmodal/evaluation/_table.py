@@ -8,18 +8,16 @@ __all__ = ["ResultTable"]
 
 
 class ResultTable(Mapping):
-    """A small column table: a read-only mapping of column name → 1-D array.
+    """A small read-only column table: a mapping of column name → 1-D array, without pandas.
 
-    Returned by the protocols for per-bin and per-query results so that they
-    need no pandas; ``table["center"]`` gives a column, ``table.to_frame()`` a
-    :class:`pandas.DataFrame` and ``table.records()`` a list of row dicts.
-
-    Read more in the user guide: docs/evaluation.md.
+    The protocols return it for per-bin and per-query results: ``table["center"]`` is a column,
+    :meth:`to_frame` a :class:`pandas.DataFrame`, :meth:`records` a list of row dicts.  Read more
+    in docs/evaluation.md.
 
     Parameters
     ----------
     columns : mapping of str to array-like
-        Columns of equal length.
+        Columns of equal length (else ``ValueError``).
 
     Attributes
     ----------
@@ -49,12 +47,7 @@ class ResultTable(Mapping):
         return list(self._columns)
 
     def records(self):
-        """The rows as a list of ``{column: value}`` dicts (numpy scalars unwrapped).
-
-        Returns
-        -------
-        rows : list of dict
-        """
+        """The rows as a list of ``{column: value}`` dicts (numpy scalars unwrapped)."""
         return [
             {name: col[i].item() if hasattr(col[i], "item") else col[i]
              for name, col in self._columns.items()}
@@ -62,12 +55,7 @@ class ResultTable(Mapping):
         ]
 
     def to_frame(self):
-        """Convert to a :class:`pandas.DataFrame` (needs pandas).
-
-        Returns
-        -------
-        frame : pandas.DataFrame
-        """
+        """The table as a :class:`pandas.DataFrame` (needs pandas)."""
         try:
             import pandas as pd
         except ImportError as exc:  # pragma: no cover - pandas is installed in the tests

@@ -1,11 +1,4 @@
-"""Browsing protocols: semantic dispersion and cross-modal evolution of a query over time.
-
-Both take row positions of query items in the evaluation set and compare
-each query, at its own time, with the other-modality items of every instant
-(time bin), each at its own time.  ``estimator``, ``X`` and ``bins`` are read
-as in :mod:`temporal_xmodal.evaluation.protocols`; docs/evaluation.md
-describes both protocols.
-"""
+"""Browsing protocols: semantic dispersion and cross-modal evolution of a query over time."""
 
 from numbers import Integral
 
@@ -44,8 +37,7 @@ def _similarities(exclude_self):
 
 
 def _query_rows(query_index, n):
-    """Row positions of the queries (checked against the ``n`` rows of X), and whether a
-    scalar was given."""
+    """Query row positions (checked against the ``n`` rows of X); whether a scalar was given."""
     idx = np.asarray(query_index)
     scalar = idx.ndim == 0
     idx = np.atleast_1d(idx)
@@ -84,20 +76,16 @@ def semantic_dispersion(estimator, X, query_index, *, bins=10, k=5, direction="i
                         exclude_self=False):
     """Semantic dispersion over time: mean top-k similarity of a query per instant.
 
-    The query, at its own timestamp, is compared with the other-modality items
-    of every instant (time bin), each at its own timestamp, whatever their
-    category; the value of an instant is the mean of the top ``k`` cosine
-    similarities (Semedo & Magalhães, "Diachronic Cross-modal Embeddings",
-    ACM MM 2019).  A bin with fewer than ``k`` candidates averages those it
-    has; a bin with none gives NaN.
-
-    Read more in the user guide: docs/evaluation.md.
+    The query, at its own time, is compared with the other-modality items of every instant, each at
+    its own time, whatever their category; an instant's value is the mean of the top ``k`` cosine
+    similarities (Semedo & Magalhães, ACM MM 2019, §5.7), over fewer when the bin has fewer
+    candidates.  Read more in docs/evaluation.md.
 
     Parameters
     ----------
     estimator, X
-        The fitted estimator (None with an ``EmbeddedSplit``) and the
-        evaluation items, as in :func:`~temporal_xmodal.evaluation.coarse_alignment`.
+        As in :func:`~temporal_xmodal.evaluation.coarse_alignment` (``estimator`` None with an
+        ``EmbeddedSplit``).
     query_index : int or array-like of int
         Row position(s) of the query item(s) in X.
     bins : int, float, str, timedelta, array-like or fitted TimeBins, default=10
@@ -111,16 +99,15 @@ def semantic_dispersion(estimator, X, query_index, *, bins=10, k=5, direction="i
 
     Returns
     -------
-    dispersion : ndarray of shape (n_queries, n_bins)
+    dispersion : ndarray of shape (n_queries, n_bins), or (n_bins,) for a scalar query_index
         Mean top-k similarity in [-1, 1]; NaN for bins without candidates.
-        Shape ``(n_bins,)`` when ``query_index`` is a scalar.
     centers : ndarray of shape (n_bins,)
-        Bin centres on the time axis (the x axis of the plot).
+        Bin centres on the time axis.
 
     Raises
     ------
     ValueError
-        On an out-of-range ``query_index``, a bad ``bins``, ``k`` or ``direction``.
+        On an out-of-range ``query_index`` or a bad ``bins``, ``k`` or ``direction``.
     sklearn.exceptions.NotFittedError
         If the estimator is not fitted.
     """
@@ -139,41 +126,29 @@ def cross_modal_evolution(estimator, X, query_index, *, bins=10, top_bins=20, di
                           exclude_self=False):
     """Cross-modal evolution: the bins holding the items closest to a query.
 
-    The query and all items are projected at their own timestamps; the score
-    of a bin is the largest cosine similarity between the query and the
-    bin's other-modality items, and the ``top_bins`` best bins are kept, each
-    with its nearest item (Semedo & Magalhães, "Diachronic Cross-modal
-    Embeddings", ACM MM 2019).  Bins without candidates are never listed.
-
-    Read more in the user guide: docs/evaluation.md.
+    The query and all items are projected at their own times; a bin's score is the largest cosine
+    similarity between the query and the bin's other-modality items, and the ``top_bins`` best bins
+    are kept, each with its nearest item (Semedo & Magalhães, ACM MM 2019, §5.8).  Bins without
+    candidates are never listed.  Read more in docs/evaluation.md.
 
     Parameters
     ----------
-    estimator, X, query_index, bins
-        The fitted estimator (None with an ``EmbeddedSplit``), the evaluation
-        items, the row position(s) of the query item(s) in X and the instants
-        (default 10 bins), as in :func:`semantic_dispersion`.
+    estimator, X, query_index, bins, direction, exclude_self
+        As in :func:`semantic_dispersion` (the same defaults).
     top_bins : int, default=20
-        Number of bins kept per query (fewer when fewer bins have candidates).
-    direction : {"i2t", "t2i"}, default="i2t"
-        Image query over texts or text query over images.
-    exclude_self : bool, default=False
-        Leave the query's own counterpart out of the candidates.
+        Bins kept per query (fewer when fewer bins have candidates).
 
     Returns
     -------
-    evolution : list of ResultTable
-        One table per query (a single table when ``query_index`` is a
-        scalar), rows sorted by decreasing similarity (ties: earlier bin
-        first), columns ``bin``, ``center``, ``item`` (row position in X of
-        the nearest item), ``similarity`` and ``is_query_bin`` (the bin of the
-        query's own timestamp, black-filled in the paper's figures).
+    evolution : list of ResultTable, or one ResultTable for a scalar query_index
+        Per query, rows by decreasing similarity (ties: earlier bin first), columns ``bin``,
+        ``center``, ``item`` (row in X of the nearest item), ``similarity`` and ``is_query_bin``
+        (the bin of the query's own time).
 
     Raises
     ------
     ValueError
-        On an out-of-range ``query_index``, a bad ``bins``, ``top_bins`` or
-        ``direction``.
+        On an out-of-range ``query_index`` or a bad ``bins``, ``top_bins`` or ``direction``.
     sklearn.exceptions.NotFittedError
         If the estimator is not fitted.
     """

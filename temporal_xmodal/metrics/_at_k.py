@@ -1,57 +1,16 @@
-"""@k retrieval metrics from a chunked top-k: galleries of 10^6 items in bounded memory.
+"""@k retrieval metrics from a chunked top-k, a reducer of the scan engine (docs/search.md).
 
-The full-ranking functions of :mod:`._retrieval` sort every query's whole
-ranking.  The @k figures only need each query's top ``k + 1`` and a few counts,
-so :func:`retrieval_metrics_at_k` is a reducer of the scan engine
-(:class:`._scan.Scan`): the gallery streams past each query block in chunks (torch
-matrix products and :func:`torch.topk`), and per query it keeps
-
-* the ``k + 1`` best (score key, gain) pairs (merged chunk by chunk);
-* the number ``R`` of relevant gallery items and the ``k`` largest gains
-  (for recall, AP@k's ``"min_k_total"`` normaliser and the ideal DCG);
-* the best score of a relevant item (for the reciprocal rank).
-
-Exactness, ties included
-------------------------
-The figures equal those of :func:`~._retrieval.mean_average_precision` (``k``),
-:func:`~._retrieval.recall_at_k`, :func:`~._retrieval.mean_reciprocal_rank` and
-:func:`~._retrieval.ndcg_at_k` with the same conventions (the engine's tie
-rule: the rank of an item is the number of gallery items scoring at least as
-high, compared through :func:`._scan.sortable_keys`).  An item of the
-top-``k + 1`` list whose score is strictly above the ``(k + 1)``-th has all
-its better-or-equal items in the list, so its rank is exact; an item tied with
-the ``(k + 1)``-th has rank > ``k`` and is outside the top ``k``.  Two cases
-need the whole gallery and are settled by a second, counting pass
-(the engine's revisit of a block) over only the queries concerned, on the
-engine's bit-identical products:
-
-* MRR, when the best relevant item is not strictly above the ``(k + 1)``-th
-  score: its rank is counted as the number of items scoring at least as high
-  (no sorting);
-* nDCG@k, when a tie group straddles position ``k``: its size and total gain
-  are counted (tied items share their group's mean gain).
-
-Scores are computed in the embeddings' precision: float64 embeddings give the
-full-ranking functions' float64 scores; float32 NumPy arrays stay float32 (a
-10^6 x 200 float32 gallery is not copied to 1.6 GB of float64).
-
-Devices
--------
-The scan runs where the embeddings live (``device``): torch tensors on a GPU
-stay there.  Block sizes follow the device (:data:`_FOOTPRINT`): on the CPU, 128
-queries x 2**18 pairs, so that the keys, gains and masks of a chunk stay in the
-cache; on a GPU, up to 1,024 queries and chunks as wide as the engine's budget
-allows (few large kernels instead of many small ones).  The chunk loop makes
-no host synchronisation; each query block makes a few (whether it needs the
-counting pass, which then makes its own, and one copy of all its figures to
-the host).
+Per query the scan keeps the ``k + 1`` best (score key, gain) pairs, the number of relevant
+items, the ``k`` largest gains and the best relevant key; the ranks that need the whole
+gallery (MRR beyond the list, an nDCG tie group across position ``k``) are counted by a
+second pass over those queries only.
 """
 
 import numpy as np
 import torch
 from sklearn.utils._param_validation import validate_params
 
-from .._validation import check_embeddings
+from .._input import check_embeddings
 from ._full_ranking import SCAN_CONSTRAINTS
 from ._ranking import RANKING_CONSTRAINTS, resolve_normaliser
 from ._retrieval import _nanmean
@@ -67,12 +26,8 @@ from ._scan import (
 
 #: Metrics :func:`retrieval_metrics_at_k` computes.
 TOPK_METRICS = ("map", "recall", "mrr", "ndcg")
-#: 48 bytes of temporaries per (query, gallery) pair of a block (scores, keys,
-#: gains, masks).  On the CPU at most 128 queries and 2**18 pairs per block: the
-#: keys, gains and masks of a chunk (8 bytes a pair each) then stay in the
-#: cache (the element-wise passes over larger chunks ran at DRAM speed).  On a
-#: GPU at most 1,024 queries: the per-block summaries (top k + 1 lists, their
-#: (k + 1)^2 comparisons) stay small next to the chunk's scores.
+#: 48 bytes of temporaries per pair (scores, keys, gains, masks); CPU blocks of at most 128
+#: queries and 2**18 pairs stay in the cache; GPU blocks take at most 1,024 queries.
 _FOOTPRINT = Footprint(48, max_query_block=128, max_pairs=2**18, gpu_max_query_block=1024)
 _INT64_MIN = -(2**63)
 
@@ -95,11 +50,8 @@ def _host(values):
 
 
 def _prepare(query, gallery, device):
-    """Checked embeddings, as tensors on ``device`` (before the similarity).
-
-    Tensors that are both on a GPU ``device`` stay there, as float64.
-    Anything else goes through NumPy: float32 arrays stay float32 (no copy),
-    everything else becomes float64, and mixed precisions float64.
+    """Checked embeddings on ``device``: GPU tensors stay there as float64; anything else goes
+    through NumPy, float32 kept when both are float32, else float64.
     """
     if (device.type != "cpu" and isinstance(query, torch.Tensor)
             and isinstance(gallery, torch.Tensor)):
@@ -136,16 +88,8 @@ def _discounts(k, discount, device):
 
 
 class _AtK(Reducer):
-    """The @k figures of each query from its streamed top-``k + 1`` and counts.
-
-    Per block: the ``k + 1`` best (score key, gain) pairs, the number of
-    relevant items, the best relevant key and (nDCG) the ``k`` largest gains,
-    merged chunk by chunk without host synchronisation; then a counting
-    second pass (:class:`_Recount`, ``revisit_at="block"``) for the queries
-    whose MRR or nDCG needs the whole gallery; then the block's figures,
-    copied to the host at once (``figures``: one row per metric of
-    ``opts["metrics"]``, in :data:`TOPK_METRICS`' order).
-    """
+    """The @k figures of each query from its streamed top ``k + 1`` and counts (``figures``:
+    one row per metric of ``opts["metrics"]``, in :data:`TOPK_METRICS`' order)."""
 
     revisit_at = "block"
 
@@ -206,11 +150,9 @@ class _AtK(Reducer):
 
 
 class _Recount(Reducer):
-    """The second pass of an @k block: counts over the whole gallery, into its state ``st``.
-
-    For the picked queries, the items at least as high as the best relevant
-    one (bit 0 dropped: ``ge_ap``), and the number and gain of the items with
-    the list's last key (``eq_count``, ``eq_gain``).
+    """The counting second pass of an @k block, into its state ``st``: ``ge_ap`` (items at least as
+    high as the best relevant one, bit 0 dropped), ``eq_count`` and ``eq_gain`` (items with the
+    list's last key).
     """
 
     def __init__(self, st, block, relevance, gain):
@@ -232,10 +174,8 @@ class _Recount(Reducer):
 
 
 def _block_metrics(st, k, n_gallery, opts):
-    """Per-query figures of one query block from its streamed summaries and counts.
-
-    ``{metric: tensor of shape (n_rows,)}`` for the metrics of ``opts["metrics"]``,
-    in :data:`TOPK_METRICS`' order.
+    """``{metric: per-query tensor}`` of one block from its summaries, in :data:`TOPK_METRICS`'
+    order.
     """
     top_keys, top_gains, n_rel = st["top_keys"], st["top_gains"], st["n_rel"]
     n_q, width = top_keys.shape
@@ -311,80 +251,46 @@ def retrieval_metrics_at_k(
 ):
     """mAP@k, recall@k, MRR and nDCG@k from a chunked top-k, in bounded memory.
 
-    Gives the same figures as :func:`mean_average_precision` (with ``k``),
-    :func:`recall_at_k`, :func:`mean_reciprocal_rank` and :func:`ndcg_at_k`,
-    ties included, without sorting any query's full ranking: the gallery is
-    streamed in chunks and only each query's top ``k + 1`` and a few counts
-    are kept.  Memory is one block of at most ``working_memory`` MiB plus
-    O(n_queries x k), whatever the gallery size (10^6 items and more).
-
-    Read more in the user guide: docs/search.md.
+    The figures of :func:`mean_average_precision` (with ``k``), :func:`recall_at_k`,
+    :func:`mean_reciprocal_rank` and :func:`ndcg_at_k`, ties included, without sorting full
+    rankings: memory is one block of ``working_memory`` MiB plus O(n_queries × k), whatever the
+    gallery size.  Read more in docs/search.md.
 
     Parameters
     ----------
-    query : array-like or torch.Tensor of shape (n_queries, dim)
-        Query embeddings.
-    gallery : array-like or torch.Tensor of shape (n_gallery, dim)
-        Gallery embeddings in the same space.  Tensors on a GPU are scored
-        there (with ``device=None``) without a copy to the host.
+    query, gallery : array-like or torch.Tensor of shape (n, dim)
+        Query and gallery embeddings; tensors on a GPU are scored there.
     query_labels, gallery_labels : array-like, torch.Tensor or None, default=None
-        1-D class labels or 2-D multilabel indicators (relevant = shares a
-        label; nDCG's gain = number of shared labels).  ``None`` for both:
-        query ``i``'s only relevant item is gallery item ``i``.
+        As in :func:`mean_average_precision`; nDCG's gain is the number of shared labels.
     k : int, default=10
         Cut-off of mAP@k, recall@k and nDCG@k (MRR is over the whole ranking).
     metrics : str or sequence of {"map", "recall", "mrr", "ndcg"}, default=all
-        Figures to compute.
-    query_time, gallery_time : array-like of shape (n,) or None, default=None
-        Timestamps, needed with ``time_window``.
-    time_window : float or None, default=None
-        Relevant additionally requires ``|t_query - t_gallery| <= time_window``
-        (in the unit of the times, e.g. years).
-    similarity : {"dot", "cosine", "hamming"}, default="dot"
-        See :func:`iter_score_blocks`.  Scores are float64, or float32 when
-        both embeddings are float32 NumPy arrays (no float64 copy of the
-        gallery); tensors are scored in float64 on any device.
-    ap_at_k_normaliser : {"auto", "relevant_in_topk", "min_k_total"}, default="auto"
-        Denominator of AP@k (see :func:`average_precision_per_query`); ``"auto"``:
-        ``"min_k_total"`` with ``time_window``, ``"relevant_in_topk"`` without, as
-        :func:`mean_average_precision`.
-    gain : {"linear", "exponential"}, default="linear"
-        nDCG gain (see :func:`ndcg_per_query`).
-    discount : {"jarvelin", "standard"}, default="jarvelin"
-        nDCG discount: Semedo, thesis, Eq. 2.20, or scikit-learn's.
+    query_time, gallery_time, time_window, time_filter, nan_policy
+        As in :func:`mean_average_precision`.
+    similarity, ap_at_k_normaliser, gain, discount
+        As in :func:`iter_score_blocks`, :func:`mean_average_precision` and :func:`ndcg_at_k`;
+        scores are float32 when both embeddings are float32 NumPy arrays, else float64.
     working_memory : float or None, default=None
-        Budget of one block in MiB.  On the CPU the default is 64 and blocks
-        are also capped at 2**18 (query, gallery) pairs (about 12 MiB), which
-        keeps them in the cache; on a GPU the default is a quarter of its free
-        memory (at most 8 GiB) and blocks take up to 1,024 queries.
-    nan_policy : {"raise", "omit"}, default="raise"
-        What to do with items whose label, or time when ``time_window`` is
-        set, is NaN: raise, or leave them out (queries get NaN, gallery items
-        are removed) with a warning that counts them.
+        Budget of one block in MiB; ``None``: 64 on the CPU (blocks also capped to stay in the
+        cache), on a GPU a quarter of its free memory, at most 8 GiB.
     return_per_query : bool, default=False
         Also return the per-query values.
-    time_filter : float or None, default=None
-        The date filter: a query's candidates are only the gallery items
-        within ``time_filter`` of its time (in the unit of the times).
     device : str, torch.device or None, default=None
-        Where to compute.  ``None``: the gallery's (else the query's) device
-        when it is a tensor, else the CPU.  The figures are the same on every
-        device (up to the float error of its matrix products).
+        Where to compute; ``None``: the gallery's (else the query's) device when it is a
+        tensor, else the CPU.  The figures are the same on every device, up to float error.
 
     Returns
     -------
     scores : dict
-        ``{metric: mean over queries with at least one relevant item}``.
+        ``{metric: mean over the queries with a relevant item}``.
     per_query : dict of ndarray of shape (n_queries,)
-        Only with ``return_per_query`` (NaN for queries without a relevant
-        item or omitted).
+        Only with ``return_per_query`` (NaN for queries without a relevant item, or omitted).
 
     Examples
     --------
     >>> import numpy as np
     >>> from temporal_xmodal.metrics import retrieval_metrics_at_k
-    >>> rng = np.random.default_rng(0)
-    >>> E = rng.standard_normal((50, 8))
+    >>> E = np.random.default_rng(0).standard_normal((50, 8))
     >>> retrieval_metrics_at_k(E, E, k=5, metrics="recall", similarity="cosine")
     {'recall': 1.0}
     """

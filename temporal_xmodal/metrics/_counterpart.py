@@ -1,11 +1,4 @@
-"""Counterpart retrieval on a score matrix: one gold item per query (the TICRC metric).
-
-Query ``i`` pairs with candidate ``i``; :func:`counterpart_reciprocal_ranks` gives the
-reciprocal rank of the gold item in both directions, :func:`random_mrr` the expected MRR
-of a random ranking.  The ranks are counts (no sorting): a reducer of the scan engine
-(:class:`._scan.Scan`) over the given matrix counts, in one pass over its blocks, the
-candidates scoring at least as high as the gold one, along the rows and the columns.
-"""
+"""Counterpart retrieval on a score matrix (the TICRC metric): ranks counted in one scan."""
 
 from numbers import Integral
 
@@ -37,22 +30,19 @@ class _CounterpartRanks(Reducer):
 def counterpart_reciprocal_ranks(scores):
     """Reciprocal rank of each item's counterpart, in both directions.
 
-    Read more in the user guide: docs/evaluation.md.
+    A rank counts every candidate scoring at least as high as the gold one (docs/evaluation.md).
 
     Parameters
     ----------
     scores : array-like of shape (n, n)
-        ``scores[i, j]``: similarity of query image ``i`` and candidate text
-        ``j``; the gold text of image ``i`` is text ``i``.
+        ``scores[i, j]``: similarity of image ``i`` and text ``j``; text ``i`` is image ``i``'s
+        counterpart.
 
     Returns
     -------
-    rr_i2t : ndarray of shape (n,)
-        Rank of text ``i`` among all texts for image ``i`` (row-wise).
-    rr_t2i : ndarray of shape (n,)
-        Rank of image ``i`` among all images for text ``i`` (column-wise).
-        A rank counts every candidate scoring at least as high as the gold one
-        (ties count against the query, as :func:`reciprocal_rank_per_query`).
+    rr_i2t, rr_t2i : ndarray of shape (n,)
+        Reciprocal rank of text ``i`` among all texts for image ``i`` (along the rows), and of
+        image ``i`` among all images for text ``i`` (along the columns).
 
     Raises
     ------
@@ -83,8 +73,6 @@ def counterpart_reciprocal_ranks(scores):
 def random_mrr(n_candidates):
     """Expected MRR of a random ranking with one relevant item among ``n_candidates``.
 
-    Read more in the user guide: docs/evaluation.md.
-
     Parameters
     ----------
     n_candidates : int
@@ -92,13 +80,7 @@ def random_mrr(n_candidates):
     Returns
     -------
     mrr : float
-        ``H_N / N`` (the harmonic number over N).
-
-    Examples
-    --------
-    >>> from temporal_xmodal.metrics import random_mrr
-    >>> random_mrr(2)
-    0.75
+        ``H_N / N``, with H_N the N-th harmonic number.
     """
     return float(np.sum(1.0 / np.arange(1, n_candidates + 1)) / n_candidates)
 
@@ -106,32 +88,21 @@ def random_mrr(n_candidates):
 def random_map(labels, *, block_size=1024):
     r"""Expected category mAP of a random ranking: the chance line of category retrieval.
 
-    Each item of a cross-modal split queries the other modality's ``n`` items, ``R`` of
-    which share a label with it (its own counterpart among them).  A uniformly random
-    ranking has expected average precision
-    :math:`\mathbb{E}[AP] = \frac{1}{n}\left(\frac{R - 1}{n - 1}(n - H_n) + H_n\right)`
-    (:math:`H_n` the n-th harmonic number; Bestgen, 2015), :func:`random_mrr` when
-    ``R = 1`` and 1 when ``R = n``; the figure is its mean over the queries (both
-    directions alike).
-
-    Read more in the user guide: docs/evaluation.md.
+    An item querying ``n`` items of which ``R`` share a label with it (its counterpart among
+    them) has expected AP
+    :math:`\frac{1}{n}\left(\frac{R - 1}{n - 1}(n - H_n) + H_n\right)` (:math:`H_n` the n-th
+    harmonic number; Bestgen, 2015); the figure is its mean over the items.
 
     Parameters
     ----------
     labels : array-like of shape (n,) or (n, n_labels)
-        Class labels or a multilabel 0/1 indicator (relevant: at least one shared label).
+        Class labels or a 0/1 multilabel indicator (relevant: a shared label).
     block_size : int, default=1024
         Queries per block of the multilabel count (``block_size × n`` memory).
 
     Returns
     -------
     map : float
-
-    Examples
-    --------
-    >>> from temporal_xmodal.metrics import random_map
-    >>> round(random_map([0, 0, 1, 1]), 4)
-    0.6806
     """
     labels = np.asarray(labels)
     n = labels.shape[0]

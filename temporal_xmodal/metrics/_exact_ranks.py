@@ -1,31 +1,10 @@
 """Exact ranks of the relevant items of a score block, sorted through 32-bit keys.
 
-Why 32-bit keys
----------------
-Sorting every query's scores dominates the full-ranking metrics.  NumPy's
-SIMD sort sorts 32-bit values about twice as fast as 64-bit ones, so each
-score is sorted as its float32 value with the lowest mantissa bit replaced by
-the relevance flag: a values-only sort then still tells, at each sorted
-position, whether the item is relevant (no argsort, no gather).
-
-Why the result is still the float64 ranking
--------------------------------------------
-Rounding float64 to float32 is monotone, and clearing the lowest bit merges
-only the two neighbouring float32 values ``2m`` and ``2m + 1`` (bit patterns).
-So two items whose keys differ beyond bit 0 are ordered as their float64
-scores; only items of the same *bucket* (keys equal up to bit 0) can be tied
-or out of order.  A rank counts the items scoring at least as high, so a
-bucket matters only when it holds a relevant item and another item: the
-relevant items of such buckets are re-ranked with the float64 scores.
-
-* Few such buckets (continuous scores: a few queries have one, of 2 or 3
-  items): each bucket's members are found by comparing its query's bucket
-  keys with the bucket's, then ranked by float64.
-* Many (exact ties, e.g. rounded or integer scores): the queries concerned are
-  ranked again by a float64 argsort.
-
-Both give exactly the ranks of :func:`sklearn.metrics.average_precision_score`
-(an item's rank is the number of items scoring at least as high).
+Each score is sorted as its float32 value, the lowest bit replaced by the relevance flag (no
+argsort).  Rounding to float32 is monotone and clearing bit 0 merges only neighbouring float32
+values: keys that differ beyond bit 0 are in float64 order, and the relevant items of a
+*bucket* (keys equal up to bit 0) with another member are re-ranked by their float64 scores,
+so the ranks are :func:`sklearn.metrics.average_precision_score`'s, ties included.
 """
 
 import numpy as np
@@ -40,12 +19,8 @@ _FLOAT32_MAX = np.finfo(np.float32).max
 
 
 def _bucket_keys(scores, clip=False):
-    """int32 bit patterns of the float32 scores with bit 0 cleared (their bucket).
-
-    ``+ 0.0`` maps ``-0.0`` to ``+0.0`` (equal scores must share a bucket); ``clip``
-    keeps scores beyond the float32 range finite (their bucket is then
-    resolved in float64).
-    """
+    """int32 bit patterns of the float32 scores, bit 0 cleared (``-0.0`` as ``+0.0``); ``clip``
+    keeps scores beyond float32's range finite."""
     if clip:
         scores = np.clip(scores, -_FLOAT32_MAX, _FLOAT32_MAX)
     with np.errstate(over="ignore"):  # C order: the flat positions below assume it
@@ -55,12 +30,8 @@ def _bucket_keys(scores, clip=False):
 
 
 def _sorted_flagged_keys(scores, flags):
-    """Each row's keys (bucket | relevance flag in bit 0) sorted by float32 value.
-
-    Returns ``(keys, clipped)``.  An out-of-range relevant score would make a
-    NaN key (inf with bit 0 set; NaNs sort last), so then the keys are built
-    again from clipped scores.
-    """
+    """``(keys, clipped)``: each row's bucket keys, relevance flag in bit 0, sorted by float32 value
+    (rebuilt from clipped scores when an out-of-range relevant score made a NaN key)."""
     for clip in (False, True):
         keys = _bucket_keys(scores, clip)
         keys |= flags
@@ -71,11 +42,7 @@ def _sorted_flagged_keys(scores, flags):
 
 
 def _shares_bucket(flat_keys, flat, cols, n):
-    """Whether each relevant item (position ``flat`` of the sorted keys) has a bucket mate.
-
-    Buckets are contiguous in the sorted order, so looking at both neighbours
-    (within the row) finds every relevant item of a bucket of two or more.
-    """
+    """Whether each relevant item (sorted position ``flat``) has a bucket mate beside it."""
     key = flat_keys[flat]
     left = (key ^ flat_keys[flat - 1]).view(np.uint32) < 2
     left &= cols > 0
@@ -85,11 +52,8 @@ def _shares_bucket(flat_keys, flat, cols, n):
 
 
 def _bucket_spans(flat_keys, flat, cols, n):
-    """Sorted positions ``[start, stop)`` of the buckets of the items at ``flat``.
-
-    Looks at most ``_WINDOW`` positions each side (buckets are contiguous);
-    ``long`` marks buckets that may reach further.
-    """
+    """Sorted positions ``[start, stop)`` of the items' buckets, looked for at most ``_WINDOW`` each
+    side, and ``long``: the buckets that may reach further."""
     steps = np.arange(1, _WINDOW + 1)
     key = flat_keys[flat][:, None]
     spans = []
@@ -102,11 +66,8 @@ def _bucket_spans(flat_keys, flat, cols, n):
 
 
 def _at_least_as_high(groups, scores, flags):
-    """Members, and relevant members, of each one's group scoring at least as high.
-
-    The items must be sorted by (group, score); ``groups`` are 0, 1, ... ids.
-    Equal scores count as at least as high (sklearn's tie convention).
-    """
+    """Members, and relevant members, of each one's group scoring at least as high (ties included);
+    the items sorted by (group, score), ``groups`` 0, 1, ...."""
     m = groups.size
     run_start = np.ones(m, dtype=bool)
     run_start[1:] = (groups[1:] != groups[:-1]) | (scores[1:] != scores[:-1])
@@ -118,19 +79,9 @@ def _at_least_as_high(groups, scores, flags):
 
 
 class _RelevantRanks:
-    """Ranks of the relevant (query, item) pairs of a score block.
-
-    Attributes
-    ----------
-    rows : ndarray of int
-        Query row of each relevant pair (sorted by row).
-    rank : ndarray of int
-        Number of gallery items scoring at least as high as the item.
-    hits : ndarray of int
-        Number of relevant items scoring at least as high as the item.
-    n_relevant : ndarray of int, shape (n_queries,)
-        Relevant items per query.
-    """
+    """Ranks of the relevant (query, item) pairs of a score block: ``rows`` (each pair's query,
+    sorted), ``rank`` and ``hits`` (gallery items, and relevant items, scoring at least as
+    high) and ``n_relevant`` (per query)."""
 
     def __init__(self, scores, relevance):
         scores = np.atleast_2d(np.asarray(scores))

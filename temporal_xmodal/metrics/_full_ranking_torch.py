@@ -1,25 +1,14 @@
-"""Full-ranking mAP computed with torch ops on the embeddings' device.
-
-:func:`mean_average_precision_torch` gives the figure of
-:func:`~temporal_xmodal.metrics.mean_average_precision` with torch ops only, so
-that a training loop on a GPU scores its validation set every epoch without
-moving embeddings to the host.  It is a reducer of the scan engine
-(:class:`._scan.Scan`): query blocks of whole-gallery rows, sized from the device and
-``working_memory``; per block float64 scores, one sort per row, tie groups
-located by a running maximum of their starts, cumulative relevance counts; no
-host synchronisation until the one ``.item()`` at the end, which also reports
-non-finite embeddings.
-"""
+"""Full-ranking mAP with torch ops on the embeddings' device, with one host synchronisation:
+a training loop on a GPU scores its validation set without copying embeddings to the host."""
 
 import torch
 from sklearn.utils._param_validation import validate_params
 
-from .._validation import check_embeddings, nonfinite_rows
+from .._input import check_embeddings, nonfinite_rows
 from ._scan import WORKING_MEMORY_RANGE, Footprint, Reducer, Scan, make_relevance
 
-#: Blocks span the whole gallery; 48 bytes of temporaries per (query, gallery)
-#: pair (scores, sort indices, group starts, cumulative counts; about 33 at the
-#: peak).
+#: Blocks span the whole gallery; 48 bytes of temporaries per pair (scores, sort indices,
+#: group starts, cumulative counts).
 _FOOTPRINT = Footprint(48, whole_gallery=True)
 
 
@@ -35,16 +24,9 @@ class _AveragePrecision(Reducer):
 
 
 def _average_precision_block(scores, relevant):
-    """AP of each row of a block's float64 scores against the whole gallery.
-
-    NaN for a row without a relevant item.
-
-    An item's rank is the number of gallery items scoring at least as high,
-    ties included (as :func:`average_precision_per_query`): with each row
-    sorted ascending, an item's tie group starts at ``left`` (a running
-    maximum of the group starts), so ``rank = n - left`` and
-    ``hits = R - (relevant items before left)``.
-    """
+    """AP of each row of a block's float64 scores against the whole gallery (NaN: no relevant
+    item).  Rows sorted ascending, an item's tie group starts at ``left`` (a running maximum of
+    the group starts): ``rank = n - left``, ``hits = R - (relevant items before left)``."""
     n = scores.shape[1]
     ranked, order = torch.sort(scores, dim=1)
     del scores
@@ -82,41 +64,30 @@ def mean_average_precision_torch(query, gallery, query_labels, gallery_labels, *
                                  working_memory=None, return_per_query=False):
     """Full-ranking mean average precision with torch ops, on the tensors' device.
 
-    The same figure as :func:`~temporal_xmodal.metrics.mean_average_precision`
-    (AP = (1/R) sum_k rel_k P@k, Semedo, thesis, Eq. 2.19; the rank of an item
-    is the number of gallery items scoring at least as high; queries without a
-    relevant item are left out of the mean), computed where the embeddings
-    live: a training loop on a GPU scores its validation set without copying
-    embeddings to the host.  Scores are float64 (``Q.double() @ G.double().T``),
-    so the result equals the NumPy one up to the summation order (~1e-15).
-    Nothing is copied to the host and no host synchronisation happens until
-    the single ``.item()`` that returns the mean (which also reports
-    non-finite embeddings).
-
-    Read more in the user guide: docs/metrics.md.
+    The figure of :func:`~temporal_xmodal.metrics.mean_average_precision` (Semedo, thesis,
+    Eq. 2.19), from float64 scores, up to the summation order; nothing is copied to the host
+    and the one host synchronisation is the final ``.item()`` (docs/metrics.md).
 
     Parameters
     ----------
     query : torch.Tensor of shape (n_queries, dim)
         Query embeddings (float32 or float64).
     gallery : torch.Tensor of shape (n_gallery, dim)
-        Gallery embeddings in the same space, on the same device.
+        Gallery embeddings, on the same device.
     query_labels, gallery_labels : torch.Tensor
-        Label indicators of shape (n, n_labels) (bool, or numbers: non-zero =
-        has the label), relevant = shares at least one label; or 1-D class
-        labels (relevant = same class).  On the embeddings' device.
+        1-D class labels, or indicators of shape (n, n_labels) (non-zero = has the label;
+        relevant = a shared label), on the same device.
     working_memory : float or None, default=None
-        Budget of one query block in MiB.  ``None``: 64 MiB on the CPU; on a
-        GPU a quarter of its free memory, at most 8 GiB.
+        Budget of one query block in MiB; ``None``: 64 on the CPU, on a GPU a quarter of its
+        free memory, at most 8 GiB.
     return_per_query : bool, default=False
-        Also return the per-query AP (a float64 tensor on the device, NaN for
-        queries without a relevant item).
+        Also return the per-query AP (a float64 tensor on the device, NaN without a relevant
+        item).
 
     Returns
     -------
     map : float
-        Mean AP over the queries with at least one relevant gallery item
-        (NaN when there is none).
+        NaN when no query has a relevant item.
     per_query : torch.Tensor of shape (n_queries,)
         Only with ``return_per_query``.
 
@@ -125,14 +96,8 @@ def mean_average_precision_torch(query, gallery, query_labels, gallery_labels, *
     TypeError
         Non-tensor inputs or non-float embeddings.
     ValueError
-        Shapes that do not match, tensors on several devices, or NaN /
-        infinite embeddings (detected on the device, reported after the
-        final synchronisation).
-
-    See Also
-    --------
-    temporal_xmodal.metrics.mean_average_precision : The NumPy version (any
-        input, @k, time windows, NaN labels).
+        Shapes that do not match, tensors on several devices, or NaN / infinite embeddings
+        (reported after the final synchronisation).
 
     Examples
     --------

@@ -1,47 +1,7 @@
-"""Per-query ranking metrics on a block of scores (the vectorised core).
+"""Per-query ranking metrics of one block of ``scores`` and ``relevance`` (one row per query).
 
-Every function here takes a block of ``scores`` (one row per query, one column
-per gallery item, higher = more similar) and a block of ``relevance`` of the
-same shape, and returns one value per query.  The embedding-level metrics of
-:mod:`temporal_xmodal.metrics._retrieval` run them over the score blocks of
-the full-ranking scan (:mod:`temporal_xmodal.metrics._full_ranking`), so that N x N
-work never holds more than a bounded block in memory.
-
-Ties
-----
-The rank of a gallery item is the number of gallery items that score **at
-least as high** as it (ties count against the query; the tie rule of the scan
-engine, :mod:`._scan`).  This is the convention of
-:func:`sklearn.metrics.average_precision_score`, whose value our full-ranking
-AP reproduces exactly, ties included.  The truncated metrics (@k, MRR,
-recall@k) use the same ranks, so an item whose tie group straddles position
-``k`` is outside the top ``k``.  nDCG averages the gains of tied items, as
-:func:`sklearn.metrics.ndcg_score` does (``ignore_ties=False``).
-
-The full-ranking metrics (AP, RR, recall) sort 32-bit keys, the float32 value
-of each score with the relevance flag in its lowest bit, and re-rank with the
-float64 scores wherever float32 could merge or reorder two scores, so their
-ranks are exactly those of the float64 scores (see :mod:`._exact_ranks`).
-nDCG ranks the engine's int64 keys of the float64 values
-(:func:`._scan.sortable_keys`).
-
-Definitions (Semedo, thesis, Eqs. 2.19-2.20)
---------------------------------------------
-* AP = (1/R) sum_k rel_k P@k  (Eq. 2.19), R = number of relevant gallery items.
-* AP@K: the sum runs over the top K; R = relevant items within the top K
-  (``ap_at_k_normaliser="relevant_in_topk"``, AP = 0 when there are none) or
-  min(K, R_total) (``"min_k_total"``).  The embedding-level metrics default to
-  ``"auto"`` (:func:`resolve_normaliser`): ``"min_k_total"`` under time-window
-  relevance, ``"relevant_in_topk"`` otherwise; docs/metrics.md says why.
-* DCG@K = rel_1 + sum_{i=2..K} rel_i / log2(i)  (Eq. 2.20, Järvelin &
-  Kekäläinen; ``discount="jarvelin"``) or sum_i rel_i / log2(i + 1)
-  (``discount="standard"``, scikit-learn's); gain ``rel`` (``"linear"``) or
-  ``2**rel - 1`` (``"exponential"``); nDCG = DCG / IDCG, IDCG from the ideal
-  ordering of the whole gallery truncated at K.
-* RR = 1 / rank of the first relevant item.
-* recall@K = relevant items within the top K / R.
-
-Queries with no relevant gallery item get NaN (they are skipped by the means).
+Ranks count the gallery items scoring at least as high; a query without a relevant item gets
+NaN.  Definitions (Semedo, thesis, Eqs. 2.19-2.22) and ties: docs/metrics.md.
 """
 
 import numpy as np
@@ -72,28 +32,25 @@ def average_precision_per_query(
 ):
     """Average precision of each query (row) of a score block.
 
-    AP = (1/R) sum_k rel_k P@k (Semedo, thesis, Eq. 2.19).  Without ``k`` it
-    equals :func:`sklearn.metrics.average_precision_score` of each row, ties
-    included.
-
-    Read more in the user guide: docs/metrics.md.
+    AP = (1/R) sum_k rel_k P@k (Semedo, thesis, Eq. 2.19); without ``k`` it equals
+    :func:`sklearn.metrics.average_precision_score` of each row, ties included.  Read more in
+    docs/metrics.md.
 
     Parameters
     ----------
     scores : array-like of shape (n_queries, n_gallery)
         Similarity of each query to each gallery item (higher = closer).
     relevance : array-like of bool, shape (n_queries, n_gallery)
-        Whether each gallery item is relevant to each query.
     k : int or None, default=None
-        Truncate the ranking at ``k`` (mAP@k).  ``None`` ranks the whole gallery.
+        Truncate the ranking at ``k`` (AP@k).
     ap_at_k_normaliser : {"relevant_in_topk", "min_k_total"}, default="relevant_in_topk"
-        Denominator R of AP@k: relevant items within the top k (AP = 0 when
-        there are none) or ``min(k, total relevant)``.
+        Denominator of AP@k: the relevant items within the top k (AP = 0 when there are
+        none), or min(k, R).
 
     Returns
     -------
     ap : ndarray of shape (n_queries,)
-        NaN for queries without any relevant gallery item.
+        NaN for queries without a relevant gallery item.
     """
     return _average_precision(scores, relevance, k, ap_at_k_normaliser)
 
@@ -101,10 +58,6 @@ def average_precision_per_query(
 @validate_params(_BLOCK_CONSTRAINTS, prefer_skip_nested_validation=True)
 def reciprocal_rank_per_query(scores, relevance):
     """Reciprocal rank of the first relevant gallery item of each query.
-
-    RR = 1 / rank, rank counting every gallery item scoring at least as high.
-
-    Read more in the user guide: docs/metrics.md.
 
     Parameters
     ----------
@@ -114,7 +67,7 @@ def reciprocal_rank_per_query(scores, relevance):
     Returns
     -------
     rr : ndarray of shape (n_queries,)
-        NaN for queries without any relevant gallery item.
+        NaN for queries without a relevant gallery item.
     """
     return _reciprocal_rank(scores, relevance)
 
@@ -123,19 +76,16 @@ def reciprocal_rank_per_query(scores, relevance):
 def recall_per_query(scores, relevance, *, k):
     """Fraction of each query's relevant gallery items ranked within the top ``k``.
 
-    Read more in the user guide: docs/metrics.md.
-
     Parameters
     ----------
     scores : array-like of shape (n_queries, n_gallery)
     relevance : array-like of bool, shape (n_queries, n_gallery)
     k : int
-        Cut-off.
 
     Returns
     -------
     recall : ndarray of shape (n_queries,)
-        NaN for queries without any relevant gallery item.
+        NaN for queries without a relevant gallery item.
     """
     return _recall(scores, relevance, k)
 
@@ -149,13 +99,9 @@ def recall_per_query(scores, relevance, *, k):
 def ndcg_per_query(scores, gains, *, k=None, gain="linear", discount="jarvelin"):
     """Normalised discounted cumulative gain of each query.
 
-    DCG@k = rel_1 + sum_{i=2..k} rel_i / log2(i) (Semedo, thesis, Eq. 2.20,
-    ``discount="jarvelin"``) or sum_i rel_i / log2(i + 1) (``"standard"``);
-    nDCG = DCG / IDCG.  Tied scores share the mean gain of their tie group, as
-    in :func:`sklearn.metrics.ndcg_score` (which it equals for
-    ``discount="standard", gain="linear"``).
-
-    Read more in the user guide: docs/metrics.md.
+    DCG@k = rel_1 + sum_{i=2..k} rel_i / log2(i) (Semedo, thesis, Eq. 2.20;
+    ``discount="jarvelin"``) or sum_i rel_i / log2(i + 1) (``"standard"``); tied items share
+    their group's mean gain, as in :func:`sklearn.metrics.ndcg_score`.
 
     Parameters
     ----------
@@ -163,7 +109,7 @@ def ndcg_per_query(scores, gains, *, k=None, gain="linear", discount="jarvelin")
     gains : array-like of shape (n_queries, n_gallery)
         Graded relevance, e.g. the number of labels shared with the query.
     k : int or None, default=None
-        Cut-off; ``None`` uses the whole gallery.
+        Cut-off; ``None``: the whole gallery.
     gain : {"linear", "exponential"}, default="linear"
         ``rel`` or ``2**rel - 1``.
     discount : {"jarvelin", "standard"}, default="jarvelin"
@@ -171,30 +117,14 @@ def ndcg_per_query(scores, gains, *, k=None, gain="linear", discount="jarvelin")
     Returns
     -------
     ndcg : ndarray of shape (n_queries,)
-        NaN for queries whose ideal DCG is 0 (no relevant item).
+        NaN for queries whose ideal DCG is 0.
     """
     return _ndcg(scores, gains, k, gain, discount)
 
 
 def resolve_normaliser(ap_at_k_normaliser, time_window):
-    """The AP@k normaliser an embedding-level metric uses.
-
-    ``"auto"`` reads ``"min_k_total"`` under time-window relevance (``time_window``
-    given) and ``"relevant_in_topk"`` otherwise.  With min(k, R) a date filter within
-    the window can never lower the time-window AP@k (every relevant item is inside the
-    window: the filter only removes non-relevant items ranked above them), and a
-    ranking that finds only the query's own counterpart scores 1 / min(k, R), not 1.
-
-    Parameters
-    ----------
-    ap_at_k_normaliser : {"auto", "relevant_in_topk", "min_k_total"}
-        The value asked for.
-    time_window : float or None
-        The metric's time window.
-
-    Returns
-    -------
-    normaliser : {"relevant_in_topk", "min_k_total"}
+    """The AP@k normaliser of ``"auto"``: ``"min_k_total"`` with a time window, else
+    ``"relevant_in_topk"`` (docs/metrics.md, "AP@k normaliser").
     """
     if ap_at_k_normaliser != "auto":
         return ap_at_k_normaliser
@@ -202,7 +132,7 @@ def resolve_normaliser(ap_at_k_normaliser, time_window):
 
 
 def _average_precision(scores, relevance, k, ap_at_k_normaliser):
-    """The body of :func:`average_precision_per_query`, unchecked (called per block)."""
+    """The unchecked body of :func:`average_precision_per_query`."""
     rr = _RelevantRanks(scores, relevance)
     precision = rr.hits / rr.rank
     if k is None:
@@ -220,7 +150,7 @@ def _average_precision(scores, relevance, k, ap_at_k_normaliser):
 
 
 def _reciprocal_rank(scores, relevance):
-    """The body of :func:`reciprocal_rank_per_query`, unchecked (called per block)."""
+    """The unchecked body of :func:`reciprocal_rank_per_query`."""
     rr = _RelevantRanks(scores, relevance)
     best = np.full(rr.n_queries, np.iinfo(np.int64).max)
     np.minimum.at(best, rr.rows, rr.rank)
@@ -228,7 +158,7 @@ def _reciprocal_rank(scores, relevance):
 
 
 def _recall(scores, relevance, k):
-    """The body of :func:`recall_per_query`, unchecked (called per block)."""
+    """The unchecked body of :func:`recall_per_query`."""
     rr = _RelevantRanks(scores, relevance)
     found = rr.per_query_sum(rr.rank <= k)
     recall = np.divide(found, rr.n_relevant, out=np.zeros(rr.n_queries),
@@ -237,7 +167,7 @@ def _recall(scores, relevance, k):
 
 
 def _ndcg(scores, gains, k, gain, discount):
-    """The body of :func:`ndcg_per_query`, unchecked (called per block)."""
+    """The unchecked body of :func:`ndcg_per_query`."""
     scores = np.atleast_2d(np.asarray(scores, dtype=np.float64))
     g = np.atleast_2d(np.asarray(gains, dtype=np.float64))
     if scores.shape != g.shape:

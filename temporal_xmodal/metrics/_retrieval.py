@@ -1,8 +1,4 @@
-"""Retrieval metrics on embeddings: mAP, MRR, recall@k, nDCG@k and the cross-modal summary.
-
-Each metric runs its per-query function (:mod:`._ranking`) over the memory-bounded
-score blocks of the full-ranking scan (:mod:`._full_ranking`).
-"""
+"""Embedding-level metrics: :mod:`._ranking`'s functions over :mod:`._full_ranking`'s blocks."""
 
 from numbers import Integral
 
@@ -11,6 +7,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import validate_params
 
 from .._constraints import Interval
+from .._docs import fill_doc
 from ._full_ranking import SCAN_CONSTRAINTS, _per_query
 from ._ranking import (
     RANKING_CONSTRAINTS,
@@ -30,35 +27,6 @@ def _nanmean(values):
     return float(values.mean()) if values.size else float("nan")
 
 
-_SCAN_DOC = """query : array-like of shape (n_queries, dim)
-        Query embeddings.
-    gallery : array-like of shape (n_gallery, dim)
-        Gallery embeddings in the same space.
-    query_labels, gallery_labels : array-like or None, default=None
-        1-D class labels or 2-D multilabel indicators (relevant = shares at
-        least one label).  ``None`` for both: query ``i``'s only relevant item
-        is gallery item ``i`` (its counterpart)."""
-_OPTIONS_DOC = """query_time, gallery_time : array-like of shape (n,) or None, default=None
-        Timestamps, needed with ``time_window``.
-    time_window : float or None, default=None
-        Relevant additionally requires ``|t_query - t_gallery| <= time_window``
-        (in the unit of the times).
-    time_filter : float or None, default=None
-        The date filter: a query's candidates are only the gallery items
-        within ``time_filter`` of its time (the figure of a search restricted
-        to that window, in the unit of the times); needs the times.
-    similarity : {"dot", "cosine", "hamming"}, default="dot"
-        Score of a pair (see :func:`iter_score_blocks`).
-    working_memory : float or None, default=None
-        Budget of the blocks in flight, in MiB (default 64).
-    n_jobs : int or None, default=None
-        Threads evaluating blocks in parallel (``None``: 1, ``-1``: all cores).
-    nan_policy : {"raise", "omit"}, default="raise"
-        Items with a NaN label (or time, under ``time_window``): raise, or
-        leave them out with a warning (times: under ``time_window`` or
-        ``time_filter``)."""
-
-
 def _scan_options(query_time, gallery_time, time_window, similarity, working_memory, n_jobs,
                   nan_policy, time_filter=None):
     """The keyword arguments of :func:`._full_ranking._per_query` shared by every metric."""
@@ -67,6 +35,7 @@ def _scan_options(query_time, gallery_time, time_window, similarity, working_mem
                 nan_policy=nan_policy, time_filter=time_filter)
 
 
+@fill_doc
 @validate_params(
     {**SCAN_CONSTRAINTS, "k": [K_RANGE, None],
      "ap_at_k_normaliser": RANKING_CONSTRAINTS["ap_at_k_normaliser"],
@@ -81,32 +50,27 @@ def mean_average_precision(
 ):
     """Mean average precision (mAP, or mAP@k) of ranking ``gallery`` for each query.
 
-    mAP = mean over queries of AP = (1/R) sum_k rel_k P@k (Semedo, thesis,
-    Eqs. 2.19 and 2.22).  Equals a per-query loop over
-    :func:`sklearn.metrics.average_precision_score` when ``k is None``.
-
-    Read more in the user guide: docs/metrics.md.
+    AP = (1/R) sum_k rel_k P@k (Semedo, thesis, Eqs. 2.19 and 2.22); without ``k`` it equals
+    a per-query :func:`sklearn.metrics.average_precision_score` (docs/metrics.md).
 
     Parameters
     ----------
-    {scan}
+    {scan_parameters}
     k : int or None, default=None
-        Truncate at ``k`` (mAP@k); see :func:`average_precision_per_query`.
-    ap_at_k_normaliser : {{"auto", "relevant_in_topk", "min_k_total"}}, default="auto"
-        Denominator of AP@k: the relevant items within the top k, or min(k, R) with R
-        the relevant items.  ``"auto"``: min(k, R) with ``time_window`` (so that a date
-        filter never lowers the time-window figure), the relevant items within the top
-        k otherwise (the papers' mAP@k); see docs/metrics.md.
+        Truncate at ``k`` (mAP@k).
+    ap_at_k_normaliser : {"auto", "relevant_in_topk", "min_k_total"}, default="auto"
+        Denominator of AP@k: the relevant items within the top k, or min(k, R).  ``"auto"``:
+        min(k, R) with ``time_window``, else the relevant items within the top k.
     return_per_query : bool, default=False
-        Also return the per-query AP array (NaN where a query has no relevant item).
-    {options}
+        Also return the per-query AP (NaN where a query has no relevant item).
+    {scan_options}
 
     Returns
     -------
     map : float
-        Mean over queries with at least one relevant gallery item.
+        Mean over the queries with a relevant gallery item.
     per_query : ndarray of shape (n_queries,)
-        Only when ``return_per_query``.
+        Only with ``return_per_query``.
     """
     normaliser = resolve_normaliser(ap_at_k_normaliser, time_window)
     ap = _per_query(
@@ -118,6 +82,7 @@ def mean_average_precision(
     return (_nanmean(ap), ap) if return_per_query else _nanmean(ap)
 
 
+@fill_doc
 @validate_params(SCAN_CONSTRAINTS, prefer_skip_nested_validation=True)
 def mean_reciprocal_rank(query, gallery, query_labels=None, gallery_labels=None, *,
                          query_time=None, gallery_time=None, time_window=None,
@@ -125,12 +90,10 @@ def mean_reciprocal_rank(query, gallery, query_labels=None, gallery_labels=None,
                          nan_policy="raise", time_filter=None):
     """Mean reciprocal rank of the first relevant gallery item.
 
-    Read more in the user guide: docs/metrics.md.
-
     Parameters
     ----------
-    {scan}
-    {options}
+    {scan_parameters}
+    {scan_options}
 
     Returns
     -------
@@ -142,23 +105,18 @@ def mean_reciprocal_rank(query, gallery, query_labels=None, gallery_labels=None,
     return _nanmean(rr)
 
 
+@fill_doc
 @validate_params({**SCAN_CONSTRAINTS, "k": [K_RANGE]}, prefer_skip_nested_validation=True)
 def recall_at_k(query, gallery, query_labels=None, gallery_labels=None, *, k=10,
                 query_time=None, gallery_time=None, time_window=None, similarity="dot",
                 working_memory=None, n_jobs=None, nan_policy="raise", time_filter=None):
-    """Mean fraction of each query's relevant items found in the top ``k``.
-
-    With counterpart relevance (no labels) this is the usual R@k of
-    image-caption retrieval.
-
-    Read more in the user guide: docs/metrics.md.
+    """Mean fraction of each query's relevant items in the top ``k`` (R@k without labels).
 
     Parameters
     ----------
-    {scan}
+    {scan_parameters}
     k : int, default=10
-        Cut-off.
-    {options}
+    {scan_options}
 
     Returns
     -------
@@ -171,6 +129,7 @@ def recall_at_k(query, gallery, query_labels=None, gallery_labels=None, *, k=10,
     return _nanmean(rec)
 
 
+@fill_doc
 @validate_params(
     {**SCAN_CONSTRAINTS, "k": [K_RANGE, None], "gain": RANKING_CONSTRAINTS["gain"],
      "discount": RANKING_CONSTRAINTS["discount"]},
@@ -183,24 +142,22 @@ def ndcg_at_k(
 ):
     """Mean nDCG@k, graded by the number of labels a gallery item shares with the query.
 
-    DCG@k = rel_1 + sum_{{i=2..k}} rel_i / log2(i) (Semedo, thesis, Eq. 2.20);
-    see :func:`ndcg_per_query` for the options.
-
-    Read more in the user guide: docs/metrics.md.
+    DCG@k = rel_1 + sum_{i=2..k} rel_i / log2(i) (Semedo, thesis, Eq. 2.20).
 
     Parameters
     ----------
-    {scan}
+    {scan_parameters}
     k : int or None, default=50
         Cut-off (``None``: the whole gallery).
-    gain : {{"linear", "exponential"}}, default="linear"
-    discount : {{"jarvelin", "standard"}}, default="jarvelin"
-    {options}
+    gain : {"linear", "exponential"}, default="linear"
+    discount : {"jarvelin", "standard"}, default="jarvelin"
+        As in :func:`ndcg_per_query`.
+    {scan_options}
 
     Returns
     -------
     ndcg : float
-        Mean over queries with a non-zero ideal DCG.
+        Mean over the queries with a non-zero ideal DCG.
     """
     nd = _per_query(lambda s, r: _ndcg(s, r, k, gain, discount),
                     query, gallery, query_labels, gallery_labels,
@@ -208,10 +165,6 @@ def ndcg_at_k(
                                     working_memory, n_jobs, nan_policy, time_filter))
     return _nanmean(nd)
 
-
-for _f in (mean_average_precision, mean_reciprocal_rank, recall_at_k, ndcg_at_k):
-    _f.__doc__ = _f.__doc__.format(scan=_SCAN_DOC, options=_OPTIONS_DOC)
-del _f
 
 #: Items above which the library's own evaluations rank for a random sample of this many
 #: queries instead of every item (:meth:`CrossModalEmbedder.score
@@ -236,19 +189,20 @@ def _block_function(name, k, normaliser, gain, discount):
 
 
 def sample_queries(n, query_sample, random_state=0):
-    """The rows of a simple random sample of ``query_sample`` of ``n`` items, sorted
-    (``random_state`` seeds it); ``None`` when ``query_sample`` is None or at least ``n``
-    (every item queries)."""
+    """Sorted rows of a random sample of ``query_sample`` of ``n`` items (seeded by
+    ``random_state``); ``None`` when ``query_sample`` is None or at least ``n``.
+    """
     if query_sample is None or n <= query_sample:
         return None
     return np.sort(check_random_state(random_state).choice(n, query_sample, replace=False))
 
 
 def sample_standard_error(values, n_population):
-    """Standard error of the mean of ``values``, a simple random sample (without
-    replacement) of a population of ``n_population`` items: s / sqrt(m) times the
-    finite-population correction sqrt((N - m) / (N - 1)), NaN values left out; 0 when the
-    sample is the whole population (Cochran, *Sampling Techniques*, 1977, Eq. 2.12)."""
+    """Standard error of the mean of ``values``, a sample without replacement of ``n_population``.
+
+    s / sqrt(m) times the finite-population correction sqrt((N - m) / (N - 1)) (Cochran,
+    *Sampling Techniques*, 1977, Eq. 2.12), NaN values left out; 0 for the whole population.
+    """
     values = np.asarray(values, dtype=np.float64)
     values = values[~np.isnan(values)]
     m = values.size
@@ -276,66 +230,38 @@ def cross_modal_scores(
 ):
     """Image→text and text→image retrieval figures over one set of paired items.
 
-    Every image queries all texts and every text queries all images (each
-    candidate pool includes the query's own counterpart).  Ranking every
-    item against every other costs O(n²) (about 2·10⁻⁸ CPU s per query-candidate
-    pair and direction for full-ranking mAP on one core, docs/metrics.md): with
-    ``query_sample``, at most that many items (drawn at random, the same items in
-    both directions) query the whole gallery, and the figures are the sample's
-    means, with their standard errors.
-
-    Read more in the user guide: docs/metrics.md.
+    Every image queries all texts and every text all images (its counterpart included); with
+    ``query_sample``, a random sample of items (the same both ways) queries.  Read more in
+    docs/metrics.md.
 
     Parameters
     ----------
-    image_embedding : array-like of shape (n, dim)
-    text_embedding : array-like of shape (n, dim)
+    image_embedding, text_embedding : array-like of shape (n, dim)
         Row ``i`` of both is item ``i``.
     labels : array-like or None, default=None
-        Labels of the items (relevance = shared label); ``None``: counterpart
-        relevance.
+        Relevance = a shared label; ``None``: counterpart relevance.
     metrics : str or sequence of {"map", "mrr", "ndcg", "recall"}, default=("map", "mrr")
-        Figure(s) to compute (``"map"`` alone is accepted).  ``k`` truncates
-        "map" (mAP@k) and sets the cut-off of "ndcg" and "recall" (default 50
-        and 10 when ``k`` is None).
+        ``k`` truncates "map" and is the cut-off of "ndcg" and "recall" (50 and 10 when None).
     time : array-like of shape (n,) or None, default=None
-        Item timestamps, with ``time_window`` for time-window relevance.
-    time_window : float or None, default=None
-        In the unit of ``time``.
-    time_filter : float or None, default=None
-        The date filter, in the unit of ``time``: each query's candidates are
-        the items within ``time_filter`` of its time (a search restricted to
-        that window), so any estimator's figure can be read with and without
-        it.  A time-aware model earns its place when it beats a static model
-        read with this filter.
+        Item times, for ``time_window`` and ``time_filter``.
     k : int or None, default=None
-        See ``metrics``.
-    ap_at_k_normaliser : {"auto", "relevant_in_topk", "min_k_total"}, default="auto"
-        Denominator of mAP@k (:func:`mean_average_precision`): ``"auto"`` is
-        min(k, R) with ``time_window``, the time-window figure a date filter
-        never lowers, and the relevant items within the top k without it.
-    gain, discount
-        Options of :func:`ndcg_at_k`.
+    time_window, time_filter, ap_at_k_normaliser, gain, discount
+        As in :func:`mean_average_precision` and :func:`ndcg_at_k` (times in ``time``'s unit).
     similarity, working_memory, n_jobs, nan_policy
-        See :func:`iter_score_blocks`.
+        As in :func:`iter_score_blocks`.
     query_sample : int or None, default=None
-        At most this many queries per direction: when ``n`` exceeds it, a
-        simple random sample of ``query_sample`` items (``random_state``)
-        queries all ``n`` candidates of the other modality, in both directions,
-        and each figure is the sample's mean (an unbiased estimate of the exact
-        figure).  ``None``: every item queries (exact).
+        At most this many queries per direction, drawn at random (``random_state``): each
+        figure is then an unbiased estimate.  ``None``: every item queries (exact).
     random_state : int, RandomState or None, default=0
         Seed of the query sample.
 
     Returns
     -------
     scores : dict
-        ``{"<metric>_i2t": ..., "<metric>_t2i": ..., "<metric>": mean of both}``;
-        with ``query_sample`` also ``"<metric>_i2t_se"``, ``"<metric>_t2i_se"`` and
-        ``"<metric>_se"``, their standard errors over the query sample
-        (:func:`sample_standard_error`; for ``"<metric>"`` of each sampled item's mean
-        of both directions; 0 when every item queried), and ``"n_queries"``, the items
-        that queried.
+        ``"<metric>_i2t"``, ``"<metric>_t2i"`` and ``"<metric>"``, their mean; with
+        ``query_sample`` also their standard errors (:func:`sample_standard_error`; 0 when
+        every item queried) ``"<metric>_i2t_se"``, ``"<metric>_t2i_se"`` and
+        ``"<metric>_se"`` (of each item's mean of both directions), and ``"n_queries"``.
     """
     metrics = (metrics,) if isinstance(metrics, str) else tuple(metrics)
     unknown = set(metrics) - set(CROSS_MODAL_METRICS)

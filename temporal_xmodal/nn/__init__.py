@@ -1,9 +1,10 @@
-"""torch modules: the projection towers of the neural estimators."""
+"""torch modules shared by the neural estimators: towers, seeded dropout, l2_normalize.
 
-from .diachronic import DiachronicNet
+A method's own module lives in its folder (e.g.
+:class:`~temporal_xmodal.estimators.diachronic.DiachronicNet`).
+"""
+
 from .layers import Dropout, l2_normalize, reseed
-from .sequential import MetaLearner, SequentialNet, UnifiedModel, preprocess_gradients
 from .towers import ProjectionTower, TwoTowerNet
 
-__all__ = ["DiachronicNet", "Dropout", "MetaLearner", "ProjectionTower", "SequentialNet",
-           "TwoTowerNet", "UnifiedModel", "l2_normalize", "preprocess_gradients", "reseed"]
+__all__ = ["Dropout", "ProjectionTower", "TwoTowerNet", "l2_normalize", "reseed"]

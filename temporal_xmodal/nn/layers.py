@@ -1,35 +1,12 @@
 """The layers every network of the library is built from: seeded dropout, L2 normalisation.
 
-Dropout whose draws are a fit's own and the same on every device
------------------------------------------------------------------
-torch's global random generator is one per process.  Fits that run at once in threads
-(``GridSearchCV`` on joblib's threading backend, Dask worker threads,
-``BinnedProcrustesEmbedder(n_jobs=k)`` on threads) interleave their draws from it in the
-order the threads happen to run, so ``nn.Dropout`` made their results vary from run to
-run.  A ``torch.Generator`` of the module's own fixes that on one
-device, but CUDA's generator (Philox) and the CPU's (Mersenne Twister) draw different masks
-from the same seed, so a fit on a GPU would not reproduce the same fit on the CPU.
-
-Every dropout of our networks is therefore one of these modules: its keep mask is a
-counter-based hash of (seed, element number), computed with exact integer tensor ops, so the
-masks depend only on the seed and on how many elements the module has drawn, never on the
-device, the thread or torch's generators (the idea of counter-based generators: Salmon et al.
-2011, "Parallel random numbers: as easy as 1, 2, 3").  The hash is the 32-bit integer mixer
-``x ← ((x ≫ 16) ⊕ x) · 0x45d9f3b`` applied twice, then ``x ← (x ≫ 16) ⊕ x``, of the draw's
-number xor a key mixed from the seed; each hash gives two 16-bit draws, and an element is kept
-when its draw is below ``(1 − p) · 2¹⁶``.  Every product stays below 2⁶³, so int64 arithmetic
-is exact on every device.  Initialisation still draws
-from the global generator, seeded, one fit at a time (:func:`temporal_xmodal.training.seeded`).
-
-L2 normalisation with a short backward pass
--------------------------------------------
-L2 normalisation of embeddings with a short backward pass.
-
-``F.normalize`` is ``x / max(‖x‖, ε)`` built from generic ops: three kernels forward and
-thirteen backward (the norm's backward handles a zero norm, the clamp's builds a mask).  Here
-the forward is the same three ops and the backward the closed form of the Jacobian,
-``(g − z ⟨g, z⟩) / ‖x‖`` with z = x / ‖x‖: five kernels.  Where ‖x‖ < ε (an all-zero row,
-which tanh towers do not produce) the gradient is the same formula with ε for the norm.
+:class:`Dropout`'s keep masks are a counter-based hash of (seed, element number) (Salmon
+et al. 2011, "Parallel random numbers: as easy as 1, 2, 3"): the 32-bit mixer
+``x ← ((x ≫ 16) ⊕ x) · 0x45d9f3b`` twice, then ``x ← (x ≫ 16) ⊕ x``, of the draw's number
+xor a key of the seed, two 16-bit draws per hash, in exact int64 arithmetic.  The masks
+depend only on the seed and the draws made, never on the device, the thread or torch's
+generators.  :func:`l2_normalize` has a closed-form backward pass.  Read more in
+docs/training.md ("Seeding and determinism").
 """
 
 import sys
@@ -65,11 +42,8 @@ def _seed_key(seed):
 
 
 def _keep_words(words, key, n, threshold):
-    """Keep mask of ``n`` draws from the hashes of ``words`` (int64, below 2³³) xor ``key``.
-
-    Each hash gives two 16-bit draws, low half first; a draw is kept when below
-    ``threshold``.  On little-endian machines (x86, ARM, CUDA) the two halves are compared in
-    one op, as signed int16 after :data:`_FLIP`; the same draws either way.
+    """Keep mask of ``n`` draws from the hashes of ``words`` xor ``key``, two 16-bit draws per
+    hash (low half first), kept when below ``threshold``.
     """
     x = words ^ key
     x = (((x >> 16) ^ x) * _MIX) & _M32
@@ -86,10 +60,8 @@ def _threshold(p):
 
 
 def keep_mask(shape, p, seed, offset, device):
-    """Boolean keep mask of ``shape``: each element kept with probability ``1 − p``.
-
-    Each 32-bit hash gives two 16-bit draws (its low and high halves), so the keep
-    probability is ``round((1 − p) · 2¹⁶) / 2¹⁶`` (within 2⁻¹⁷ of ``1 − p``).
+    """Boolean keep mask of ``shape``, each element kept with probability
+    ``round((1 − p) · 2¹⁶) / 2¹⁶``.
 
     Parameters
     ----------
@@ -98,7 +70,7 @@ def keep_mask(shape, p, seed, offset, device):
         Drop probability.
     seed : int
     offset : int
-        Number of draws made before this call (the stream's position; even).
+        Draws made before this call (the stream's position; even).
     device : torch.device
 
     Returns
@@ -119,24 +91,8 @@ def keep_mask(shape, p, seed, offset, device):
 
 
 def keep_mask_at(shape, p, seed, position):
-    """:func:`keep_mask` with the stream's position a device tensor, advanced in place.
-
-    The form a captured (compiled) training step uses: no Python number changes from one
-    step to the next, so the step's graph is traced once.  The same masks as
-    :func:`keep_mask` at ``offset = 2 · position``.
-
-    Parameters
-    ----------
-    shape : tuple of int
-    p : float
-    seed : int
-    position : torch.Tensor
-        0-dim int64: the number of hashes (pairs of draws) made before this call;
-        incremented by this call's.
-
-    Returns
-    -------
-    mask : torch.BoolTensor of ``shape`` on ``position``'s device
+    """:func:`keep_mask` at ``offset = 2 · position``, ``position`` a 0-dim int64 device tensor
+    of hashes drawn, advanced in place (a compiled step's form: no Python number changes).
     """
     n = 1
     for size in shape:
@@ -150,29 +106,19 @@ def keep_mask_at(shape, p, seed, position):
 
 
 class Dropout(nn.Module):
-    """``nn.Dropout`` (zeroes each element with probability ``p``, scales the rest by 1/(1−p)).
+    """``nn.Dropout`` with counter-based masks: the same on every device and in every thread.
 
-    Its masks are drawn from a counter-based hash of its seed, so they are the
-    same on every device and in every thread (module docstring).
-
-    Read more in the user guide: docs/training.md ("Seeding and determinism").
+    Zeroes each element with probability ``p`` and scales the rest by 1/(1−p).  The masks
+    are a function of :attr:`seed` (0 until :func:`reseed`) and of the elements drawn since
+    (module docstring); the position is not pickled.
 
     Parameters
     ----------
     p : float, default=0.5
         Probability of an element being zeroed.
     rows : bool, default=False
-        Zero whole rows (items) with probability ``p`` and leave the others unscaled
-        (Diachronic's ``time_dropout``: an item's time embedding replaced by zeros).
-
-    Notes
-    -----
-    The masks are a function of :attr:`seed` (0 until :func:`reseed` sets it) and of the number
-    of elements drawn since (module docstring): the same on the CPU and on CUDA.  The position
-    is not pickled (a loaded model restarts from :attr:`seed`).  Eager calls count it on the
-    host; a compiled training step counts it in the ``position`` buffer on the device
-    (:func:`keep_mask_at`), so that no Python number changes between steps; a fit uses one
-    or the other throughout.
+        Zero whole rows with probability ``p``, the others unscaled (Diachronic's
+        ``time_dropout``).
 
     Examples
     --------
@@ -200,11 +146,8 @@ class Dropout(nn.Module):
         self.position.zero_()
 
     def keep(self, shape, device):
-        """The next boolean keep mask of ``shape`` from this layer's stream (its ``p``).
-
-        ``forward`` applies one; a caller that needs several masks of one step draws them
-        at once (Diachronic's time dropout: both modalities' rows in one mask, the draws
-        two calls would make for an even batch), which is one set of kernels instead of two.
+        """The next keep mask of ``shape`` from this layer's stream (a compiled step draws it with
+        :func:`keep_mask_at`).
         """
         if torch.compiler.is_compiling():
             # traced once: the position is a tensor advanced in the graph (keep_mask_at)
@@ -248,9 +191,6 @@ def reseed(module, seed):
             m.reseed((int(seed) * 1_000_003 + i) % 2**63)
 
 
-__all__ = ["Dropout", "keep_mask", "keep_mask_at", "reseed"]
-
-
 class _L2Normalize(torch.autograd.Function):
     @staticmethod
     def forward(x, dim, eps):
@@ -274,7 +214,7 @@ class _L2Normalize(torch.autograd.Function):
 
 
 def l2_normalize(x, dim=-1, eps=1e-12):
-    """``x / max(‖x‖₂, eps)`` along ``dim`` (``torch.nn.functional.normalize``'s values).
+    """``x / max(‖x‖₂, eps)`` along ``dim``; closed-form backward ``(g − z ⟨g, z⟩) / ‖x‖``.
 
     Parameters
     ----------
@@ -285,16 +225,8 @@ def l2_normalize(x, dim=-1, eps=1e-12):
     Returns
     -------
     torch.Tensor
-        Unit rows; the gradient is the closed-form Jacobian product (module docstring).
-
-    Examples
-    --------
-    >>> import torch
-    >>> from temporal_xmodal.nn import l2_normalize
-    >>> l2_normalize(torch.tensor([[3.0, 4.0]])).tolist()
-    [[0.6000000238418579, 0.800000011920929]]
     """
     return _L2Normalize.apply(x, dim, eps)[0]
 
 
-__all__ = ["l2_normalize"]
+__all__ = ["Dropout", "keep_mask", "keep_mask_at", "l2_normalize", "reseed"]

@@ -1,15 +1,9 @@
 """Two-tower projection networks (Semedo, thesis, Eqs. 3.12 and 4.17).
 
-Each modality has its own tower ``f(x) = tanh(W2 · dropout(tanh(W1 · x)))``;
-outputs are L2-normalised, so the dot product of an image and a text
-embedding is their cosine similarity.
-
-A modality's input ``x`` is a dense ``(B, d)`` tensor or a batch of sparse rows: a dict
-``{"index": (B, K) int64, "value": (B, K) float}`` of each row's stored columns and values,
-padded to K entries with value 0 (:class:`~temporal_xmodal.training.SparseRows` gathers
-them).  :func:`input_linear` runs the first layer on either: on sparse rows as one
-``embedding_bag`` (a gather of K weight columns per row, weighted and summed: ``x Wᵀ``
-without the ``B × d`` dense batch), with the input standardisation folded into the bias.
+Each modality's tower is ``f(x) = tanh(W2 · dropout(tanh(W1 · x)))``, L2-normalised.  A
+modality's input is a dense ``(B, d)`` tensor or sparse rows ``{"index": (B, K) int64,
+"value": (B, K)}`` (padding: value 0), whose first layer is one ``embedding_bag``
+(:func:`input_linear`).  Read more in docs/scaling.md.
 """
 
 import numpy as np
@@ -23,17 +17,14 @@ from .layers import Dropout, l2_normalize
 
 
 class Standardize(nn.Module):
-    """A modality's input standardisation, ``x ↦ (x − centre) / scale``, in one fused
-    multiply-add (``torch.addcmul``) on buffers: nothing trained, nothing copied beforehand.
+    """A modality's input standardisation ``x ↦ (x − centre) / scale`` (an ``addcmul`` on buffers).
 
     Parameters
     ----------
     centre : array-like of shape (n_features,)
         Each feature's training mean.
     scale : float
-        One scale for the whole block (the root mean square of the centred training
-        features per feature), so the features' relative scales (a TF-IDF vocabulary's,
-        say) are kept.
+        One scale for the whole block (so the features' relative scales are kept).
     """
 
     def __init__(self, centre, scale):
@@ -47,12 +38,10 @@ class Standardize(nn.Module):
 
 
 def block_standardization(X, rows=None, block=65536):
-    """A block's ``(centre, scale)`` for :class:`Standardize` over ``rows`` of ``X`` (all
-    when ``None``): the features' means and the root mean square of the centred features
-    per feature, read in blocks of ``block`` rows (float64 sums, no copy of ``X``).  A
-    scipy sparse ``X`` is read from its stored values (never densified), a window of a
-    sparse X (:class:`~temporal_xmodal._sparse_input.CSRWindow`) in row chunks of about
-    32 MiB of its stored values."""
+    """A block's ``(centre, scale)`` for :class:`Standardize` over ``rows`` of ``X`` (all when
+    None): the means and the per-feature root mean square of the centred features, read in
+    blocks (float64 sums, no copy; sparse ``X`` never densified).
+    """
     n_rows = X.shape[0]
     rows = np.arange(n_rows) if rows is None else np.asarray(rows)
     total, squares = np.zeros(X.shape[1]), 0.0
@@ -74,14 +63,12 @@ def block_standardization(X, rows=None, block=65536):
 
 
 def is_sparse_rows(x):
-    """Whether ``x`` is a batch of sparse rows (the dict :meth:`SparseRows.gather_rows`
-    gives) rather than a dense tensor."""
+    """Whether ``x`` is a batch of sparse rows (a dict) rather than a dense tensor."""
     return isinstance(x, dict) and "index" in x and "value" in x
 
 
 def densify(x, n_features):
-    """A batch of sparse rows as a dense ``(B, n_features)`` tensor (one batch, for what
-    needs the rows themselves: SAM's input-space distances); a tensor is returned as is."""
+    """Sparse rows as a dense ``(B, n_features)`` tensor; a tensor is returned as is."""
     if not is_sparse_rows(x):
         return x
     index, value = x["index"], x["value"]
@@ -92,18 +79,15 @@ def densify(x, n_features):
 def input_linear(linear, x, standardize=None):
     """A tower's first layer ``linear(standardize(x))`` on dense or sparse rows.
 
+    On sparse rows ``x Wᵀ`` is one ``embedding_bag`` and the standardisation is folded in:
+    ``W((x − μ) s) + b = s · (x Wᵀ) + (b − s · W μ)``.
+
     Parameters
     ----------
     linear : torch.nn.Linear
     x : torch.Tensor of shape (B, d), or dict
-        Dense rows, or sparse rows ``{"index": (B, K) int64, "value": (B, K)}`` (padding:
-        value 0): ``x Wᵀ`` is then one ``embedding_bag`` over ``Wᵀ`` (a view), weighted by
-        the values and summed, plus the bias: 2 kernels instead of 1 ``addmm``.
+        Dense rows, or sparse rows ``{"index", "value"}``.
     standardize : Standardize, nn.Identity or None
-        The input standardisation ``(x − μ) · s``.  On sparse rows it is folded, never
-        applied to x: ``W((x − μ) s) + b = s · (x Wᵀ) + (b − s · W μ)``, the bias recomputed
-        from the current weights at every call (one ``addmv``) and the scale applied with it
-        (one ``addcmul``): 3 kernels instead of 2.
 
     Returns
     -------
@@ -121,28 +105,25 @@ def input_linear(linear, x, standardize=None):
 
 
 def input_layer(standardization, modality):
-    """:class:`Standardize` for ``modality`` from ``{"image": (centre, scale), "text": ...}``,
-    or ``nn.Identity`` (no kernel) when ``standardization`` is ``None``."""
+    """:class:`Standardize` of ``modality`` from ``standardization``, or ``nn.Identity`` when None."""
     if standardization is None:
         return nn.Identity()
     return Standardize(*standardization[modality])
 
 
 class ProjectionTower(nn.Sequential):
-    """One modality's projection: FC → tanh → dropout → FC → tanh.
-
-    Weights are Glorot-uniform and biases start at zero.
+    """One modality's projection FC → tanh → dropout → FC → tanh (Glorot weights, zero biases).
 
     Parameters
     ----------
     in_features : int
         Input feature dimension.
     hidden_dim : int, default=1024
-        Width of the hidden layer (both papers: 1024).
+        Width of the hidden layer.
     embedding_dim : int, default=200
-        Output dimension D (SAM: 200, TempXNet: 100).
+        Output dimension D.
     dropout : float, default=0.1
-        Dropout on the hidden layer's output (SAM: 0.1; TempXNet: none).
+        Dropout on the hidden layer's output.
     """
 
     def __init__(self, in_features, hidden_dim=1024, embedding_dim=200, dropout=0.1):
@@ -158,8 +139,7 @@ class ProjectionTower(nn.Sequential):
             nn.init.zeros_(layer.bias)
 
     def forward(self, x, standardize=None):
-        """The tower on dense or sparse rows ``x``, after the input standardisation
-        ``standardize`` (:func:`input_linear`)."""
+        """The tower on dense or sparse rows ``x`` after ``standardize`` (:func:`input_linear`)."""
         h = input_linear(self[0], x, standardize)
         for layer in list(self)[1:]:
             h = layer(h)
@@ -167,15 +147,10 @@ class ProjectionTower(nn.Sequential):
 
 
 class TwoTowerNet(nn.Module):
-    """Independent image and text towers coupled only by the loss.
+    """Independent image and text towers coupled only by the loss (SAM's and TempXNet's net).
 
-    The network of :class:`~temporal_xmodal.SAMEmbedder` and
-    :class:`~temporal_xmodal.TempXNetEmbedder`: one :class:`ProjectionTower`
-    per modality, whose outputs are L2-normalised.  Time is not an input:
-    ``forward`` accepts (and ignores) extra batch entries such as ``time``,
-    so that every module takes the same batch dictionary.
-
-    Read more in the user guide: docs/estimators/sam.md.
+    One :class:`ProjectionTower` per modality, L2-normalised outputs; ``forward`` ignores
+    extra batch entries such as ``time``.
 
     Parameters
     ----------
@@ -188,17 +163,8 @@ class TwoTowerNet(nn.Module):
     dropout : float, default=0.1
         Dropout on each tower's hidden layer.
     standardization : dict or None, default=None
-        ``{"image": (centre, scale), "text": (centre, scale)}``: each modality's input is
-        standardised first (:class:`Standardize`); ``None``: taken as it is.
-
-    Examples
-    --------
-    >>> import torch
-    >>> from temporal_xmodal.nn import TwoTowerNet
-    >>> net = TwoTowerNet(6, 4, hidden_dim=8, embedding_dim=3)
-    >>> z_image, z_text = net(torch.randn(2, 6), torch.randn(2, 4))
-    >>> z_text.shape
-    torch.Size([2, 3])
+        ``{"image": (centre, scale), "text": (centre, scale)}`` (:class:`Standardize`);
+        ``None``: inputs as they are.
     """
 
     def __init__(self, n_image_features, n_text_features, hidden_dim=1024,

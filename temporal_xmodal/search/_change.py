@@ -1,11 +1,4 @@
-"""How much neighbourhoods change across instants, said in numbers and in words.
-
-The exploration tables carry a summary in ``table.attrs["time_change"]``
-(:func:`time_change`), and the plots put its ``message`` in their title, so
-that a model that barely uses time (a static one, or one trained too briefly
-for its time conditioning to matter) is named as such instead of showing the
-same neighbourhood at every instant without a word.
-"""
+"""How much neighbourhoods change across instants, in numbers and in words (docs/search.md)."""
 
 import numpy as np
 
@@ -28,29 +21,12 @@ def time_change(estimator, change, displacement=float("nan"), *, k=None,
                 between="the instants"):
     """The ``table.attrs["time_change"]`` summary of an exploration table.
 
-    Parameters
-    ----------
-    estimator : estimator, Pipeline or None
-        The model explored (its ``time_role`` is read when it declares one);
-        None when unknown.
-    change : float
-        Mean neighbourhood change Δ, 1 − Jaccard of the top-k sets (NaN when
-        there is nothing to compare).
-    displacement : float, default=nan
-        Mean 1 − cos of the items' own embeddings between the instants (NaN:
-        not known, left out of the message).
-    k : int or None, default=None
-        Size of the neighbourhoods (None: not known).
-    between : str, default="the instants"
-        What Δ compares, in words (e.g. "consecutive instants").
-
-    Returns
-    -------
-    summary : dict
-        ``neighbourhood_change`` (Δ), ``displacement``, ``time_role`` (None
-        when the estimator is unknown or declares none), ``barely_changes`` (Δ below
-        :data:`BARELY_CHANGES`, or a model that ignores time at inference),
-        ``threshold`` and ``message`` (one or two sentences).
+    ``estimator`` (or None) gives the ``time_role``; ``change`` is Δ, the mean 1 − Jaccard of
+    the top-k sets (NaN: nothing to compare); ``displacement`` the mean 1 − cos of the items'
+    own embeddings (NaN: unknown); ``k`` and ``between`` say what Δ compares.  Keys:
+    ``neighbourhood_change``, ``displacement``, ``time_role``, ``barely_changes`` (Δ below
+    :data:`BARELY_CHANGES`, or a model that ignores time at inference), ``threshold`` and
+    ``message``.
     """
     final = getattr(estimator, "steps", [[None, estimator]])[-1][1]  # a Pipeline's last step
     # objects that do not declare time_role (duck-typed models) are judged by Δ alone

@@ -1,17 +1,11 @@
-"""Exact top-k search of embedding matrices: the torch scan, or faiss.
-
-``backend="torch"`` runs the top-k reducer of the metrics' scan engine
-(``metrics._scan.topk``: chunked products on
-any device, equal scores by increasing gallery index); ``backend="faiss"`` the
-same exact search with ``faiss.IndexFlatIP``, its ties put in the same order.
-"""
+"""Exact top-k search of embedding matrices: the scan engine's top-k (torch), or faiss."""
 
 import numpy as np
 import torch
 from sklearn.utils._param_validation import StrOptions, validate_params
 
 from .._device import resolve_device
-from .._validation import check_embedding, check_embeddings
+from .._input import check_embedding, check_embeddings
 from ..metrics._scan import (
     K_RANGE,
     WORKING_MEMORY_RANGE,
@@ -37,22 +31,15 @@ def import_faiss():
 
 
 def as_embedding_tensor(A, name, device=None):
-    """2-D finite float tensor (float32/float64 kept, others -> float32) on ``device``."""
+    """2-D finite float tensor (float32/float64 kept, others float32) on ``device``."""
     return check_embedding(A, name, kind="torch", dtype=(torch.float32, torch.float64),
                            device=device)
 
 
 def topk_faiss(Q, G, k, *, index=None, n_threads=None, time_filter=None):
-    """Exact top-``k`` inner products with ``faiss.IndexFlatIP`` (float32).
-
-    ``index`` is a prebuilt ``IndexFlatIP`` holding ``G``; otherwise one is built.
-    With a date filter (:class:`~temporal_xmodal.metrics._scan.TimeFilter`), the
-    queries of each distinct date are searched among their candidates only
-    (one faiss search with an ``IDSelectorBatch`` per distinct query date: as
-    fast as the unfiltered search for dated collections, one call per query
-    when every query has its own instant); empty slots get index -1 and score
-    -inf, as in the torch search.
-    """
+    """Exact top-``k`` inner products with ``faiss.IndexFlatIP`` (float32; ``index`` prebuilt, or
+    built from ``G``).  Under a date filter one ``IDSelectorBatch`` search per distinct query
+    date; empty slots get index -1 and score -inf, as in the torch search."""
     faiss = import_faiss()
     if n_threads is not None:
         faiss.omp_set_num_threads(int(n_threads))
@@ -103,66 +90,44 @@ def search_embeddings(query, gallery, k=10, *, similarity="dot", backend="torch"
                       working_memory=None, device=None):
     """Exact top-``k`` gallery items of each query by inner product (or cosine).
 
-    The low-level search under :class:`CrossModalIndex`: it works on any two
-    embedding matrices of the same width, e.g. the output of an estimator's
-    ``transform_image`` / ``transform_text``, CLIP features, or a memory map.
-    Memory stays bounded: the gallery is scanned in chunks and each query
-    block's similarities to one chunk (at most ``working_memory`` MiB) are
-    reduced to their top ``k`` before the next chunk.
-
-    Read more in the user guide: docs/search.md.
+    Any two embedding matrices of one width (an estimator's ``transform_image`` /
+    ``transform_text``, CLIP features, a memory map), the gallery scanned in chunks within
+    ``working_memory``.  Read more in docs/search.md.
 
     Parameters
     ----------
     query : array-like or torch.Tensor of shape (n_queries, dim)
-        Query embeddings.
     gallery : array-like or torch.Tensor of shape (n_gallery, dim)
-        Gallery embeddings.  float32 and float64 are searched in their own
-        precision (other dtypes as float32); with ``backend="torch"`` the
-        gallery is not copied when it is already a tensor on ``device``.
+        float32 and float64 are searched in their own precision (others as float32); a tensor
+        already on ``device`` is not copied.
     k : int, default=10
-        Neighbours per query; at most ``n_gallery`` are returned.
+        Neighbours per query; at most ``n_gallery``.
     similarity : {"dot", "cosine"}, default="dot"
-        Score of a pair.  The estimators' embeddings are L2-normalised, so
-        "dot" is their cosine; "cosine" normalises the rows first.
+        ``"cosine"`` normalises the rows first.
     backend : {"torch", "faiss"}, default="torch"
-        ``"torch"``: chunked matrix products on ``device`` (on the CPU each
-        query's running k-th best score prunes the chunks; on a GPU large
-        blocks are reduced by :func:`torch.topk` without host
-        synchronisation; the same top-k).  ``"faiss"``:
-        ``faiss.IndexFlatIP`` (exact, float32, CPU; needs the ``faiss`` extra).
+        Chunked matrix products on ``device``, or ``faiss.IndexFlatIP`` (exact, float32, CPU;
+        the ``faiss`` extra); the same top-k.
     working_memory : float or None, default=None
-        Budget of one score block in MiB.  Default: 64 on the CPU; on a GPU
-        a quarter of its free memory, at most 8 GiB.
+        Budget of one score block in MiB; ``None``: 64 on the CPU, on a GPU a quarter of its
+        free memory, at most 8 GiB.
     device : str, torch.device or None, default=None
-        Where to compute (torch backend).  ``None``: the gallery's device when
-        it is a tensor, else the CPU; ``"auto"``: CUDA when a GPU is present, else
-        the CPU (a CUDA device without a GPU is refused with a ValueError).
+        Where the torch backend computes; ``None``: the gallery's device when a tensor, else
+        the CPU; ``"auto"``: CUDA when a GPU is present.
 
     Returns
     -------
     scores : ndarray of shape (n_queries, min(k, n_gallery))
-        Similarities, decreasing along each row (equal scores: smaller index
-        first).
+        Decreasing along each row; equal scores by increasing index.
     indices : ndarray of int64, shape (n_queries, min(k, n_gallery))
         Gallery row of each neighbour.
 
     Raises
     ------
     ValueError
-        On a bad ``k``, ``similarity`` or ``backend``, non-2-D, empty or
-        non-finite embeddings, or query and gallery of different widths.
+        Non-2-D, empty or non-finite embeddings, widths that differ, or a CUDA ``device``
+        without a GPU.
     ImportError
-        ``backend="faiss"`` without faiss installed.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from temporal_xmodal.search import search_embeddings
-    >>> G = np.eye(4)
-    >>> scores, idx = search_embeddings(np.array([[0.0, 1.0, 0.5, 0.0]]), G, k=2)
-    >>> idx
-    array([[1, 2]])
+        ``backend="faiss"`` without faiss.
     """
     if backend == "faiss":
         import_faiss()

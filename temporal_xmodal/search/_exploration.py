@@ -1,25 +1,5 @@
-"""Exploring an embedding space over time: neighbourhoods at instants, and their shifts.
-
-Two questions a historian asks of a time-conditioned model:
-
-* *What did this item's neighbourhood look like at each of these instants?*
-  (:func:`neighbourhood_over_time`: the item and the gallery are projected at
-  each instant, the item's top-k is listed with what entered and left since the
-  previous instant.)
-* *Which items changed most between two instants?*
-  (:func:`neighbourhood_shift`: 1 − Jaccard of each item's top-k sets at the two
-  instants, and the displacement 1 − cos(e(x, t1), e(x, t2)) of its own
-  embedding, after the semantic-change measures of diachronic word embeddings:
-  Hamilton et al., 2016, "Diachronic word embeddings reveal statistical laws of
-  semantic change"; Gonen et al., 2020, "Simple, interpretable and stable method
-  for detecting words with usage change across corpora".)
-
-Both work with the six estimators; for static ones (CCA, SAM, ...) every
-instant gives the same neighbourhood, so shifts are 0.  Both tables say how
-much the neighbourhoods changed overall in ``table.attrs["time_change"]``
-(:func:`~temporal_xmodal.search._change.time_change`): the mean change Δ, and
-in words whether the model barely uses time.
-"""
+"""Neighbourhoods over time: an item's top-k at several instants, and the items that shift most
+(after Hamilton et al., 2016, and Gonen et al., 2020; docs/search.md)."""
 
 from numbers import Real
 
@@ -50,8 +30,8 @@ def _require_pandas(name):
 
 
 def instant_label(t):
-    """An instant as a person reads it: ``1870`` rather than ``1870.0``, ``1881-01-01``
-    rather than ``1881-01-01 00:00:00`` (a date's time of day only when it has one)."""
+    """An instant as a person reads it: ``1870``, not ``1870.0``; ``1881-01-01``, not
+    ``1881-01-01 00:00:00`` (a date's time of day only when it has one)."""
     if isinstance(t, Real) and not isinstance(t, bool):
         return f"{t:g}"
     if isinstance(t, np.datetime64) or hasattr(t, "isoformat"):
@@ -96,59 +76,36 @@ def neighbourhood_over_time(estimator, x, X_gallery, times, k=10, *, direction="
                             payload=None, working_memory=None):
     """An item's top-k neighbourhood at each of several instants.
 
-    At every instant ``t`` of ``times`` the item ``x`` and the whole gallery
-    are projected at ``t`` (``transform_<modality>(..., time=t)``) and the
-    item's ``k`` nearest gallery items are found by exact search.  Each
-    neighbour is marked against the previous instant: ``"kept"`` (in both
-    top-k), ``"entered"`` (new), and the previous neighbours that dropped out
-    are listed as ``"left"`` rows (with their score at ``t`` and no rank).
-
-    Read more in the user guide: docs/search.md.
+    At each instant ``t`` the item and the gallery are projected at ``t`` and the item's ``k``
+    nearest are found by exact search, each marked against the previous instant.  Read more in
+    docs/search.md.
 
     Parameters
     ----------
-    estimator : fitted cross-modal estimator or Pipeline ending in one
-        Any of the library's estimators (or an object with ``transform_image``
-        and ``transform_text``), or the fitted Pipeline it ends, whose
-        preprocessing then runs first (see :class:`CrossModalIndex`).
+    estimator, working_memory
+        As in :class:`CrossModalIndex`.
     x : array-like of shape (n_features,) or (1, n_features)
-        The item's feature row of the query modality (no time column);
-        through a Pipeline, its whole row (``df.loc[[905]]``) or the block's
-        own columns.
+        The item's row of the query modality (no time column); through a Pipeline, its whole
+        row (``df.loc[[905]]``) or the block's own columns.
     X_gallery : array-like of shape (n_gallery, n_gallery_features)
-        Feature block of the gallery modality (no time column); through a
-        Pipeline, whole rows or the block's own columns.
+        The gallery modality's block; through a Pipeline, whole rows or the block's columns.
     times : sequence of scalars
-        Instants at which to project, on the estimator's time axis (e.g.
-        years), passed unchanged to the estimator; listed in the given order.
+        Instants on the estimator's time axis, passed unchanged to it, listed in this order.
     k : int, default=10
-        Neighbours per instant.
     direction : {"i2t", "t2i", "i2i", "t2t"}, default="i2t"
         Modality of ``x`` → modality of the gallery.
     payload : sequence, pandas Series/DataFrame or None, default=None
         One entry per gallery item (e.g. its caption), joined as column(s).
-    working_memory : float or None, default=None
-        Budget of one score block in MiB.  Default: 64 on the CPU; on a GPU
-        a quarter of its free memory, at most 8 GiB.
 
     Returns
     -------
     table : pandas.DataFrame
-        One row per (instant, neighbour): ``instant``, ``rank`` (1 = nearest;
-        missing for ``"left"`` rows), ``neighbour`` (gallery row), ``score``
-        (cosine at that instant), ``status`` (``"initial"`` at the first
-        instant, then ``"kept"``, ``"entered"`` or ``"left"``), then the
-        payload column(s).  ``table.attrs["time_change"]`` says how much the
-        neighbourhood moved: ``neighbourhood_change`` Δ, the mean over
-        consecutive instants of 1 − Jaccard of the two top-k sets (0: the
-        same neighbours at every instant); ``displacement``, the mean
-        1 − cos of the item's own embedding between consecutive instants;
-        ``time_role``; ``barely_changes`` (Δ < 0.05, or a model that ignores
-        time at inference) and a ``message`` saying so in words.
-
-    See Also
-    --------
-    plot_neighbourhood_over_time : Its rank chart.
+        One row per (instant, neighbour): ``instant``, ``rank`` (1 = nearest; missing for
+        ``"left"``), ``neighbour`` (gallery row), ``score`` (at that instant), ``status``
+        (``"initial"`` at the first instant, then ``"kept"``, ``"entered"`` or ``"left"``: in
+        the previous top-k only), then the payload.  ``table.attrs["time_change"]``: Δ
+        (``neighbourhood_change``, the mean 1 − Jaccard between consecutive instants),
+        ``displacement``, ``time_role``, ``barely_changes`` and a ``message``.
     """
     pd = _require_pandas("neighbourhood_over_time")
     query_modality, gallery_modality = _DIRECTIONS[direction]
@@ -239,64 +196,39 @@ def neighbourhood_shift(estimator, X, times, k=10, *, modality="text", X_gallery
                         gallery_modality=None, payload=None, ids=None, working_memory=None):
     """Items ranked by how much their neighbourhood changes between two instants.
 
-    For each item ``x`` of ``X`` (projected at ``t1`` and at ``t2``), with
-    ``N_t(x)`` its ``k`` nearest gallery items when everything is projected
-    at ``t``:
-
-    * ``neighbourhood_shift = 1 − |N_t1 ∩ N_t2| / |N_t1 ∪ N_t2|`` (1 − Jaccard;
-      the local-neighbourhood measure of semantic change);
-    * ``displacement = 1 − cos(e(x, t1), e(x, t2))``: how far the item's own
-      embedding moves (0 for estimators that ignore time at inference).
-
-    Read more in the user guide: docs/search.md.
+    ``neighbourhood_shift = 1 − |N_t1 ∩ N_t2| / |N_t1 ∪ N_t2|``, with ``N_t`` the item's ``k``
+    nearest when everything is projected at ``t``, and ``displacement = 1 − cos(e(x, t1),
+    e(x, t2))``.  Read more in docs/search.md.
 
     Parameters
     ----------
-    estimator : fitted cross-modal estimator or Pipeline ending in one
-        Any of the library's estimators (or an object with ``transform_image``
-        and ``transform_text``), or the fitted Pipeline it ends, whose
-        preprocessing then runs first (see :class:`CrossModalIndex`).
+    estimator, working_memory
+        As in :class:`CrossModalIndex`.
     X : array-like of shape (n_items, n_features)
-        Feature block of ``modality`` (no time column); through a Pipeline,
-        whole rows or the block's own columns.
+        Feature block of ``modality`` (no time column); through a Pipeline, whole rows or the
+        block's own columns.
     times : pair of scalars (t1, t2)
-        The two instants, on the estimator's time axis (e.g. years), passed
-        unchanged to the estimator.
+        On the estimator's time axis, passed unchanged to it.
     k : int, default=10
-        Size of the neighbourhoods.
     modality : {"text", "image"}, default="text"
         Modality of ``X``.
     X_gallery : array-like or None, default=None
-        Where neighbours are looked up.  ``None``: among the items of ``X``
-        themselves (same modality, each item's own row left out), as for word
-        embeddings.  Otherwise a feature block of ``gallery_modality``.
+        Where neighbours are looked up; ``None``: among the items of ``X``, each item's own row
+        left out.
     gallery_modality : {"text", "image"} or None, default=None
-        Modality of ``X_gallery`` (default: the other modality, i.e.
-        cross-modal neighbourhoods).  Ignored without ``X_gallery``.
+        Modality of ``X_gallery``; default: the other one.
     payload : sequence, pandas Series/DataFrame or None, default=None
-        One entry per item of ``X`` (e.g. its caption), joined as column(s).
+        One entry per item of ``X``, joined as column(s).
     ids : array-like of shape (n_items,) or None, default=None
-        The caller's id of each item of ``X``, given as the ``item`` column.
-        Default: the index of a pandas ``X``, else its row ``0 .. n_items - 1``.
-    working_memory : float or None, default=None
-        Budget of one score block in MiB.  Default: 64 on the CPU; on a GPU
-        a quarter of its free memory, at most 8 GiB.
+        The ``item`` column; default: the index of a pandas ``X``, else its rows.
 
     Returns
     -------
     table : pandas.DataFrame
-        One row per item, sorted by decreasing ``neighbourhood_shift`` (then
-        ``displacement``): ``item`` (the item's id, or its row of ``X``),
-        ``neighbourhood_shift``, ``displacement``, ``shared`` (neighbours in
-        both top-k), then the payload column(s).
-        ``table.attrs["time_change"]`` summarises all items:
-        ``neighbourhood_change`` Δ (the mean ``neighbourhood_shift``),
-        ``displacement`` (its mean), ``time_role``, ``barely_changes`` (Δ <
-        0.05, or a model that ignores time at inference) and a ``message``.
-
-    See Also
-    --------
-    plot_neighbourhood_shift : Its chart.
+        One row per item by decreasing ``neighbourhood_shift`` (then ``displacement``):
+        ``item``, ``neighbourhood_shift``, ``displacement``, ``shared`` (neighbours in both
+        top-k), then the payload; ``table.attrs["time_change"]`` as in
+        :func:`neighbourhood_over_time`, over all items.
     """
     pd = _require_pandas("neighbourhood_shift")
     times = list(times)

@@ -1,9 +1,4 @@
-"""Cross-modal search with a fitted estimator: a reusable index and a one-shot function.
-
-Queries and gallery are each projected at the instants the user chooses (passed
-unchanged to the estimator's ``transform_image`` / ``transform_text``), then
-searched exactly with :func:`~temporal_xmodal.search.search_embeddings`.
-"""
+"""Cross-modal search with a fitted estimator: a reusable index and a one-shot function."""
 
 from numbers import Integral, Real
 
@@ -42,9 +37,8 @@ def _other(modality):
 
 
 def _same(value, fitted):
-    """Whether a parameter still holds the value the index was fitted with: the same object,
-    or (scalars, arrays of times, strings) equal values; an estimator only as the same
-    object."""
+    """Whether a parameter still holds its value at fit: the same object, or equal values (an
+    estimator only as the same object)."""
     if value is fitted:
         return True
     if hasattr(value, "get_params") or hasattr(fitted, "get_params"):
@@ -58,102 +52,47 @@ def _same(value, fitted):
 class CrossModalIndex(BaseEstimator):
     """A gallery embedded once at chosen instants, searched many times.
 
-    ``CrossModalIndex(est, modality="text", time=1890).fit(X_text)`` projects
-    every gallery caption at 1890 once; ``.search(X_image, k, time=1910)``
-    then projects the query pictures at 1910 and returns each one's ``k``
-    nearest captions (exact inner-product search, chunked: memory stays
-    bounded by ``working_memory`` whatever the gallery size).  The results'
-    ``query`` column carries the caller's ids: the index of a DataFrame of
-    queries, or ``ids=`` (``search(X_image[[5, 42]], ids=[5, 42])``).
-
-    The date filter: fit with one date per gallery item
-    (``time=gallery_dates``: each item is also embedded at its own date) and
-    ``search(X, k, time=query_dates, within="180D")`` returns each query's
-    ``k`` nearest among the gallery items dated within 180 days of the query's
-    date — what a user holding the dates asks of any model, static ones
-    included ("same category, within half a year").  Exact and chunked like
-    the unfiltered search; a query with fewer than ``k`` candidates gets
-    fewer rows (empty slots: index -1, score -inf in the arrays), with a
-    warning that counts them.
-
-    Read more in the user guide: docs/search.md.
+    ``CrossModalIndex(est, modality="text", time=1890).fit(X_text)`` projects the gallery at
+    1890; ``.search(X_image, k, time=1910)`` projects the queries at 1910 and returns each one's
+    ``k`` nearest gallery items (exact, chunked within ``working_memory``).  Fitted with one date
+    per gallery item, ``search(..., within="180D")`` searches each query's candidates within 180
+    days of its date.  Read more in docs/search.md.
 
     Parameters
     ----------
     estimator : fitted cross-modal estimator or Pipeline ending in one
-        Any of the library's estimators (or an object with ``transform_image``
-        and ``transform_text``), or the fitted ``Pipeline`` it ends (e.g.
-        ``make_crossmodal_transformer`` + an estimator): its preprocessing
-        then runs on the gallery and the queries, which are whole rows as
-        ``pipe.fit`` took them (each row at its own time when ``time`` is
-        None) or the modality's own columns.  Give the Pipeline, not
-        ``pipe[-1]``, which would skip the preprocessing (refused when the
-        column names show it).  It is not refitted.
+        Not refitted.  Through a Pipeline, gallery and queries are whole rows as ``pipe.fit``
+        took them (each row at its own time when ``time`` is None) or the modality's own
+        columns; ``pipe[-1]`` alone is refused where the column names show it.
     modality : {"text", "image"}, default="text"
         Modality of the gallery.
     query_modality : {"image", "text"} or None, default=None
-        Modality of the queries; ``None``: the other one (cross-modal
-        search).  Same-modality search (e.g. caption → caption) is allowed.
+        Modality of the queries; ``None``: the other one.
     time : scalar, array-like of shape (n_gallery,) or None, default=None
-        Instant(s) at which the gallery is projected, on the estimator's time
-        axis (e.g. years) or dates; passed unchanged to
-        ``transform_<modality>``.  Required by time-conditioned estimators,
-        ignored by static ones for the embedding; kept as :attr:`times_`,
-        the gallery's dates that ``search(within=...)`` filters by.
+        Instant(s) at which the gallery is projected (on the estimator's time axis, or dates),
+        passed unchanged to ``transform_<modality>``; also the dates ``within`` filters by.
     backend : {"torch", "faiss"}, default="torch"
-        Search engine: chunked exact top-k on the estimator's device
-        (threshold-pruned cache-sized blocks on the CPU, large blocks on a GPU),
-        or ``faiss.IndexFlatIP`` (exact, float32, CPU; the ``faiss`` extra).
+        As in :func:`search_embeddings`, torch on the estimator's device.
     working_memory : float or None, default=None
-        Budget of one score block in MiB.  Default: 64 on the CPU; on a GPU
-        a quarter of its free memory, at most 8 GiB.
+        Budget of one score block in MiB, as in :func:`search_embeddings`.
 
     Attributes
     ----------
     embeddings_ : torch.Tensor of shape (n_gallery, embedding_dim)
-        The gallery's embeddings, on :attr:`device_`.
+        The gallery's embeddings, on :attr:`device_`, the estimator's device.
     device_ : torch.device
-        Where the similarities are computed (the estimator's device).
     n_items_ : int
-        Gallery size.
     times_ : ndarray of float64, shape (n_gallery,), or None
-        The gallery's times on the estimator's time axis (``time`` read in
-        its ``time_unit``); None without ``time``.
-    payload_ : object or None
-        The payload given to :meth:`fit`.
-    ids_ : ndarray of shape (n_gallery,) or None
-        The gallery's ids: ``ids=`` of :meth:`fit`, else the index of a
-        pandas gallery, else None.
+        The gallery's times on the estimator's time axis (in its ``time_unit``).
+    payload_, ids_ : object or None
+        The payload and ids of :meth:`fit` (ids: else the index of a pandas gallery).
     faiss_index_ : faiss.IndexFlatIP
         Only with ``backend="faiss"``.
 
     Notes
     -----
-    The fitted index holds the gallery as ``estimator`` embedded it at ``time``
-    in ``modality``, in the structure of ``backend``: after changing one of
-    these parameters (``set_params(backend="faiss")``), fit the index again;
-    a search before that raises :class:`~sklearn.exceptions.NotFittedError`
-    naming the parameter.  ``query_modality`` and ``working_memory`` are read
-    at each search and can change freely.
-
-    See Also
-    --------
-    cross_modal_search : One-shot search without keeping the index.
-    search_embeddings : The same search on raw embedding matrices.
-
-    Examples
-    --------
-    >>> from temporal_xmodal import CCACrossModal
-    >>> from temporal_xmodal.datasets import make_temporal_crossmodal
-    >>> from temporal_xmodal.search import CrossModalIndex
-    >>> X, y, info = make_temporal_crossmodal(200, return_info=True, random_state=0)
-    >>> est = CCACrossModal(n_image_features=info.n_image_features).fit(X)
-    >>> X_img, X_txt = X[:, :info.n_image_features], X[:, info.n_image_features:-1]
-    >>> index = CrossModalIndex(est, modality="text").fit(X_txt)
-    >>> index.search(X_img[:2], k=3, as_frame=False).indices.shape
-    (2, 3)
-    >>> index.search(X_img[[5, 42]], k=1, ids=[5, 42])["query"].tolist()
-    [5, 42]
+    After a change of ``estimator``, ``modality``, ``time`` or ``backend``, fit again: a search
+    before that raises a :class:`~sklearn.exceptions.NotFittedError` naming the parameter.
     """
 
     _parameter_constraints = {
@@ -180,18 +119,14 @@ class CrossModalIndex(BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_gallery, n_<modality>_features)
-            The gallery's feature block of :attr:`modality` (no time column);
-            through a Pipeline, whole rows as ``pipe.fit`` took them or the
+            The gallery's feature block (no time column); through a Pipeline, whole rows or the
             block's own columns.
         y : None
-            Ignored (scikit-learn convention).
+            Ignored.
         payload : sequence, pandas Series/DataFrame or None, default=None
-            One entry per gallery item (caption, file path, ...), joined to
-            the search results.
+            One entry per gallery item (caption, file path, ...), joined to the results.
         ids : array-like of shape (n_gallery,) or None, default=None
-            The caller's id of each gallery item, given as the results'
-            ``gallery_id`` column.  Default: the index of a pandas ``X``;
-            for an array ``X``, no such column (``index`` gives the row).
+            The results' ``gallery_id`` column; default: the index of a pandas ``X``, else none.
 
         Returns
         -------
@@ -217,10 +152,8 @@ class CrossModalIndex(BaseEstimator):
         return self
 
     def _check_fitted(self):
-        """Check that the index is fitted, with the parameters it holds now: a ``set_params``
-        since the fit of one it is built with (:data:`_BUILT_WITH`) raises a NotFittedError
-        that names it and says to refit (the faiss structure of ``backend="faiss"`` was an
-        AttributeError on ``faiss_index_``)."""
+        """Check that the index is fitted with its present parameters: a ``set_params`` of one of
+        :data:`_BUILT_WITH` since the fit raises a NotFittedError that names it."""
         check_is_fitted(self, "embeddings_")
         built = self._built_with
         changed = [name for name in _BUILT_WITH if not _same(getattr(self, name), built[name])]
@@ -271,42 +204,32 @@ class CrossModalIndex(BaseEstimator):
         prefer_skip_nested_validation=True,
     )
     def search(self, X, k=10, *, time=None, within=None, ids=None, as_frame="auto"):
-        """The ``k`` nearest gallery items of each query, queries projected at ``time``.
+        """The ``k`` nearest gallery items of each query, the queries projected at ``time``.
 
         Parameters
         ----------
         X : array-like of shape (n_queries, n_<query modality>_features)
-            Query feature block (no time column); through a Pipeline, whole
-            rows as ``pipe.fit`` took them or the block's own columns.
+            The queries' feature block (no time column); through a Pipeline, whole rows or the
+            block's own columns.
         k : int, default=10
             Neighbours per query (at most the gallery size).
         time : scalar, array-like of shape (n_queries,) or None, default=None
-            Instant(s) at which the queries are projected (numbers on the
-            estimator's time axis or dates); passed unchanged to the
-            estimator.  With ``within``, also the dates the gallery is
-            filtered by.
+            Instant(s) at which the queries are projected, passed unchanged to the estimator;
+            with ``within``, also the queries' dates.
         within : float, str, timedelta or None, default=None
-            The date filter: only gallery items whose date (:attr:`times_`)
-            is within this duration of the query's date are candidates
-            (``|t_query - t_gallery| <= within``).  A number in the
-            estimator's ``time_unit``, a duration string (``"180D"``,
-            ``"1Y"``) or a share of the training span (``"5%"``).  ``None``:
-            the whole gallery.
+            The date filter: only gallery items with ``|t_query - t_gallery| <= within`` are
+            candidates.  A number in the estimator's ``time_unit``, a duration (``"180D"``) or a
+            share of the training span (``"5%"``).
         ids : array-like of shape (n_queries,) or None, default=None
-            The caller's id of each query, given as the ``query`` column
-            (e.g. ``search(X_image[[5, 42, 77]], ids=[5, 42, 77])``).
-            Default: the index of a pandas ``X``, else ``0 .. n_queries - 1``.
+            The ``query`` column; default: the index of a pandas ``X``, else ``0 .. n_queries - 1``.
         as_frame : {"auto", True, False}, default="auto"
-            Return a DataFrame (``True``, or ``"auto"`` when pandas is
-            installed) or a :class:`SearchResult`.
+            A DataFrame (``"auto"``: when pandas is installed), else a :class:`SearchResult`.
 
         Returns
         -------
         result : pandas.DataFrame or SearchResult
-            Columns ``query, rank, index, score`` (+ ``gallery_id`` when the
-            gallery has ids, + payload); see :meth:`SearchResult.to_frame`.
-            Under ``within``, a query with fewer than ``k`` candidates has
-            fewer rows in the DataFrame (in the arrays: index -1, score -inf).
+            See :meth:`SearchResult.to_frame`.  Under ``within`` a query with fewer than ``k``
+            candidates gets fewer results, with a warning that counts such queries.
         """
         self._check_fitted()
         ids = check_ids(ids, X, "ids", "query")
@@ -320,28 +243,24 @@ class CrossModalIndex(BaseEstimator):
     @validate_params({"query": ["array-like"], "k": CONSTRAINTS["k"], "ids": CONSTRAINTS["ids"]},
                      prefer_skip_nested_validation=True)
     def search_embeddings(self, query, k=10, *, ids=None):
-        """Search the gallery with already-embedded queries.
+        """Search the gallery with query embeddings already in its space.
 
         Parameters
         ----------
         query : array-like of shape (n_queries, embedding_dim)
-            Query embeddings, in the gallery's space.
         k : int, default=10
-            Neighbours per query (at most the gallery size).
         ids : array-like of shape (n_queries,) or None, default=None
-            The caller's id of each query, as in :meth:`search`.
+            As in :meth:`search`.
 
         Returns
         -------
         result : SearchResult
-            The ``k`` nearest gallery items of each query.
         """
         self._check_fitted()
         return self._search(query, k, check_ids(ids, query, "ids", "query"), None)
 
     def _search(self, query, k, ids, time_filter):
-        """The top ``k`` of the query embeddings (checked here, once), among each query's
-        candidates."""
+        """The top ``k`` of the query embeddings (checked here), among each query's candidates."""
         Q = as_embedding_tensor(query, "query embeddings", self.device_)
         if Q.shape[1] != self.embeddings_.shape[1]:
             raise ValueError(f"query embeddings have {Q.shape[1]} columns; the gallery's have "
@@ -385,55 +304,30 @@ def cross_modal_search(estimator, X_query, X_gallery, k=10, *, direction="i2t",
                        query_time=None, gallery_time=None, within=None, payload=None,
                        query_ids=None, gallery_ids=None, backend="torch", working_memory=None,
                        as_frame="auto"):
-    """One-shot top-k search: project queries and gallery at their instants, then search.
-
-    Equivalent to ``CrossModalIndex(...).fit(X_gallery).search(X_query, k)``
-    without keeping the index.
-
-    Read more in the user guide: docs/search.md.
+    """One-shot search: ``CrossModalIndex(...).fit(X_gallery).search(X_query, k)``, index not kept.
 
     Parameters
     ----------
-    estimator : fitted cross-modal estimator or Pipeline ending in one
+    estimator, backend, working_memory
         As in :class:`CrossModalIndex`.
-    X_query : array-like of shape (n_queries, n_query_features)
-        Query feature block (image block for ``"i2t"``), no time column.
-    X_gallery : array-like of shape (n_gallery, n_gallery_features)
-        Gallery feature block (text block for ``"i2t"``), no time column.
+    X_query, X_gallery : array-like
+        The query and gallery feature blocks (no time column).
     k : int, default=10
-        Neighbours per query.
     direction : {"i2t", "t2i", "i2i", "t2t"}, default="i2t"
         Query modality → gallery modality.
     query_time, gallery_time : scalar, array-like or None, default=None
-        Instant(s) at which queries / gallery are projected (one value, or
-        one per row), on the estimator's time axis; passed unchanged to
-        ``transform_image`` / ``transform_text``.
-    within : float, str, timedelta or None, default=None
-        The date filter: only gallery items dated within this duration of the
-        query's date are candidates (needs both times); see
-        :meth:`CrossModalIndex.search`.
+        Instant(s) at which queries and gallery are projected (one value, or one per row).
+    within, as_frame
+        As in :meth:`CrossModalIndex.search`.
     payload : sequence, pandas Series/DataFrame or None, default=None
         One entry per gallery item, joined to the results.
-    query_ids : array-like of shape (n_queries,) or None, default=None
-        The caller's id of each query, given as the ``query`` column.
-        Default: the index of a pandas ``X_query``, else ``0 .. n_queries - 1``.
-    gallery_ids : array-like of shape (n_gallery,) or None, default=None
-        The caller's id of each gallery item, given as the ``gallery_id``
-        column.  Default: the index of a pandas ``X_gallery``, else no column.
-    backend : {"torch", "faiss"}, default="torch"
-        Search engine, as in :class:`CrossModalIndex`.
-    working_memory : float or None, default=None
-        Budget of one score block in MiB.  Default: 64 on the CPU; on a GPU
-        a quarter of its free memory, at most 8 GiB.
-    as_frame : {"auto", True, False}, default="auto"
-        Return a DataFrame (``True``, or ``"auto"`` when pandas is
-        installed) or a :class:`SearchResult`.
+    query_ids, gallery_ids : array-like or None, default=None
+        The ``query`` and ``gallery_id`` columns; default: the index of a pandas block.
 
     Returns
     -------
     result : pandas.DataFrame or SearchResult
-        Columns ``query, rank, index, score`` (+ ``gallery_id``, + payload);
-        see :meth:`SearchResult.to_frame`.
+        As :meth:`CrossModalIndex.search` returns it.
     """
     query_ids = check_ids(query_ids, X_query, "query_ids", "query")
     gallery_ids = check_ids(gallery_ids, X_gallery, "gallery_ids", "gallery item")

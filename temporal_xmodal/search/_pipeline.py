@@ -1,25 +1,6 @@
-"""One modality embedded through a fitted estimator or a Pipeline ending in one.
-
-Search and exploration take what the user fitted: a cross-modal estimator of this
-library, or the ``Pipeline`` the docs teach (``make_crossmodal_transformer`` +
-an estimator).  Through a Pipeline the fitted preprocessing runs before the
-estimator, so that the gallery and the queries are read as in ``fit``:
-
-* **whole rows** (the columns ``pipe.fit`` took, e.g. the DataFrame with its
-  ``img_*``, ``txt_*`` and date columns): ``pipe[:-1].transform`` and the
-  estimator's layout give the modality's block and each row's own time (used
-  when no ``time=`` is given);
-* **the modality's own columns** (``df.filter(like="txt_")``), when the
-  preprocessing is one ``ColumnTransformer`` with a block of that name (what
-  :func:`~temporal_xmodal.make_crossmodal_transformer` builds): that block's
-  fitted transformer alone.
-
-The estimator taken out of its Pipeline (``pipe[-1]``) would skip the
-preprocessing without a word; given a DataFrame whose columns are the raw ones
-the preprocessing renamed, or a NumPy array (no names to tell raw from
-preprocessed features), it is refused with a message that says to pass the
-Pipeline (:func:`~temporal_xmodal._stacking.refuse_raw_columns`).
-"""
+"""One modality embedded through a fitted estimator or a Pipeline ending in one: through a
+Pipeline, ``X`` is whole rows as ``pipe.fit`` took them or one ``image`` / ``text`` block's
+own columns (docs/search.md, "Search through a Pipeline")."""
 
 import numpy as np
 from scipy import sparse
@@ -38,10 +19,7 @@ def _is_pipeline(estimator):
 
 
 class EmbedderConstraint(HasMethods):
-    """An object with ``transform_image`` and ``transform_text``, or a Pipeline ending in one.
-
-    (A :class:`~sklearn.utils._param_validation.HasMethods` so that scikit-learn's parameter
-    validation takes it.)"""
+    """An object with ``transform_image`` and ``transform_text``, or a Pipeline ending in one."""
 
     def __init__(self):
         super().__init__(list(_METHODS))
@@ -59,9 +37,8 @@ EMBEDDER = [EmbedderConstraint()]
 
 
 def estimator_device(estimator):
-    """The torch device an estimator computes on: its net's (SAM, TempXNet, Diachronic),
-    its ``device_`` (SCML), its first bin model's (Binned); the CPU otherwise (CCA).
-    A Pipeline computes on its last step's."""
+    """The torch device an estimator (or a Pipeline's last step) computes on: its net's, its
+    ``device_``, its first bin model's; else the CPU."""
     estimator = final_estimator(estimator)
     device = getattr(getattr(estimator, "net_", None), "device", None)
     if device is None:
@@ -72,8 +49,8 @@ def estimator_device(estimator):
 
 
 def _block_columns(pipe, modality):
-    """The raw columns and fitted transformer of ``modality``'s block in a Pipeline whose
-    preprocessing is one ColumnTransformer with such a block; None otherwise."""
+    """The raw columns and fitted transformer of ``modality``'s block of a Pipeline's one
+    ColumnTransformer; None otherwise."""
     if len(pipe.steps) != 2:
         return None
     for name, transformer, columns in getattr(pipe.steps[0][1], "transformers_", ()):
@@ -130,24 +107,9 @@ def _through_pipeline(pipe, X, modality):
 
 
 def embed(estimator, X, modality, time):
-    """``X`` embedded in ``modality`` at ``time`` by an estimator or a Pipeline ending in one.
-
-    Parameters
-    ----------
-    estimator : fitted cross-modal estimator or Pipeline ending in one
-    X : array-like or DataFrame
-        For an estimator: the modality's feature block (no time column).  For a
-        Pipeline: whole rows as ``pipe.fit`` took them, or the block's own
-        columns (see the module's docstring).
-    modality : {"image", "text"}
-    time : scalar, date, array-like or None
-        Passed unchanged to ``transform_<modality>``.  ``None`` with whole rows
-        through a Pipeline: each row at its own time.
-
-    Returns
-    -------
-    Z : ndarray of shape (n_samples, embedding_dim)
-    """
+    """``X`` embedded in ``modality`` by an estimator or a Pipeline ending in one, ``time`` passed
+    unchanged to ``transform_<modality>`` (``None`` through a Pipeline with whole rows: each
+    row at its own time)."""
     final = final_estimator(estimator)
     transform = final.transform_image if modality == "image" else final.transform_text
     if _is_pipeline(estimator):

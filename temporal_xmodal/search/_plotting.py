@@ -26,7 +26,7 @@ def _short(value, width):
 
 
 def _set_change_title(ax, title, summary, width=95):
-    """``title`` over the change summary's message; red when the neighbourhoods barely change."""
+    """``title`` over the summary's message, in red when the neighbourhoods barely change."""
     lines = ([title] if title else []) + textwrap.wrap(summary["message"], width)
     ax.set_title("\n".join(lines), fontsize=9,
                  color="tab:red" if summary["barely_changes"] else "black")
@@ -41,31 +41,19 @@ def _set_change_title(ax, title, summary, width=95):
 def plot_neighbourhood_over_time(table, *, label=None, width=40, title=None, ax=None):
     """Rank chart of :func:`neighbourhood_over_time`: each neighbour's rank per instant.
 
-    One line per neighbour that is in the top-k at some instant, through its
-    rank at every instant where it is in the top-k (rank 1 at the top); the
-    legend (right of the axes) names each neighbour distinctly (its gallery row,
-    then its label: ``#184 crime``) with its own colour, line style and marker;
-    the instants read as people write them (``1881-01-01``, ``1870``).  The title says
-    how much the neighbourhood changed: the mean change Δ between consecutive
-    instants (``table.attrs["time_change"]``), and in words (in red) when it
-    barely changes (Δ < 0.05) or cannot (a model that ignores time at
-    inference).
-
-    Read more in the user guide: docs/search.md.
+    The title carries the table's change summary, in red when the neighbourhood barely changes.
+    Read more in docs/search.md.
 
     Parameters
     ----------
     table : pandas.DataFrame
         Output of :func:`neighbourhood_over_time`.
     label : str or None, default=None
-        Column used to label neighbours after their gallery row (e.g. the
-        payload's ``"caption"``); ``None``: the payload column if there is
-        one, else the gallery row alone.
+        Column naming each neighbour after its gallery row (``None``: the payload column, if
+        any), cut to ``width`` characters.
     width : int, default=40
-        Labels are cut to this many characters.
     title : str or None, default=None
-        First line of the title, above the change summary (default
-        ``"neighbourhood over time"``).
+        First line of the title (default ``"neighbourhood over time"``).
     ax : matplotlib Axes or None, default=None
         Where to draw (a new figure when ``None``).
 
@@ -114,28 +102,21 @@ def plot_neighbourhood_over_time(table, *, label=None, width=40, title=None, ax=
     prefer_skip_nested_validation=True,
 )
 def plot_neighbourhood_shift(table, *, n=10, label=None, width=45, title=None, axes=None):
-    """Chart of :func:`neighbourhood_shift`: the ``n`` most shifted items and all items.
+    """Chart of :func:`neighbourhood_shift`: the ``n`` most shifted items, and all items.
 
-    Left: horizontal bars of the neighbourhood shift (1 − Jaccard) of the
-    ``n`` items that shift most, with their displacement (1 − cos) as dots on
-    a second axis.  Right: displacement against neighbourhood shift for all
-    items (the ``n`` first in colour).  The left title gives the mean shift Δ
-    over all items (``table.attrs["time_change"]``), and says in words (in
-    red) when the neighbourhoods barely change (Δ < 0.05) or cannot.
-
-    Read more in the user guide: docs/search.md.
+    Left: bars of the ``n`` largest shifts, their displacements as dots, the change summary in
+    the title; right: displacement against shift for every item.  Read more in docs/search.md.
 
     Parameters
     ----------
     table : pandas.DataFrame
-        Output of :func:`neighbourhood_shift` (sorted by shift).
+        Output of :func:`neighbourhood_shift`.
     n : int, default=10
         Items shown on the left.
     label : str or None, default=None
-        Column used to label items; ``None``: the payload column if any,
-        else the item's row.
+        Column naming the items (``None``: the payload column if any, else the item), cut to
+        ``width`` characters.
     width : int, default=45
-        Labels are cut to this many characters.
     title : str or None, default=None
         First line of the left title, above the change summary.
     axes : pair of matplotlib Axes or None, default=None

@@ -13,45 +13,22 @@ def pandas_or_none():
 
 
 class SearchResult:
-    """Top-k neighbours of a batch of queries.
+    """Top-k neighbours of a batch of queries, the searches' result with ``as_frame=False``.
 
-    Returned by the searches with ``as_frame=False``: the arrays of scores and
-    gallery rows, and the payload joined by :meth:`to_frame`.
-
-    Read more in the user guide: docs/search.md.
+    The parameters are kept as attributes.  Read more in docs/search.md.
 
     Parameters
     ----------
     scores : ndarray of shape (n_queries, k)
         Similarity of each neighbour, decreasing along each row.
     indices : ndarray of int, shape (n_queries, k)
-        Gallery row of each neighbour; -1 in a slot that a date filter left
-        empty (a query with fewer than ``k`` candidates; its score is -inf),
-        which :meth:`to_frame` leaves out.
+        Gallery row of each neighbour; -1 (score -inf) in a slot a date filter left empty.
     payload : sequence, pandas Series/DataFrame or None, default=None
-        One entry (row) per gallery item, joined to the neighbours by
-        :meth:`to_frame` (e.g. captions or file paths).
+        One entry (row) per gallery item, e.g. captions or file paths.
     query_ids : array-like of shape (n_queries,) or None, default=None
-        The caller's id of each query: the ``query`` column of
-        :meth:`to_frame` (default ``0 .. n_queries - 1``).
+        The ``query`` column of :meth:`to_frame` (default ``0 .. n_queries - 1``).
     gallery_ids : array-like of shape (n_gallery,) or None, default=None
-        The caller's id of each gallery item: the ``gallery_id`` column of
-        :meth:`to_frame` (no such column when ``None``).
-
-    Attributes
-    ----------
-    scores, indices : ndarray
-        As given.
-    payload, query_ids, gallery_ids : object or None
-        As given.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from temporal_xmodal.search import SearchResult
-    >>> r = SearchResult(np.array([[0.9, 0.5]]), np.array([[2, 0]]), payload=["a", "b", "c"])
-    >>> r.payload_of()[0].tolist()
-    ['c', 'a']
+        The ``gallery_id`` column of :meth:`to_frame` (none when ``None``).
     """
 
     def __init__(self, scores, indices, payload=None, *, query_ids=None, gallery_ids=None):
@@ -74,7 +51,7 @@ class SearchResult:
         Returns
         -------
         values : ndarray of shape (n_queries, k)
-            For a DataFrame payload, its first column.
+            For a DataFrame payload, its first column; ``None`` in empty slots.
 
         Raises
         ------
@@ -97,17 +74,14 @@ class SearchResult:
         Parameters
         ----------
         query_ids : array-like of shape (n_queries,), default=None
-            Values of the ``query`` column; default :attr:`query_ids`, else
-            ``0 .. n_queries - 1``.
+            The ``query`` column; default :attr:`query_ids`, else ``0 .. n_queries - 1``.
 
         Returns
         -------
         frame : pandas.DataFrame
-            Columns ``query`` (the query's id), ``rank`` (1 = nearest),
-            ``index`` (gallery row, a position), ``gallery_id`` (only with
-            :attr:`gallery_ids`), ``score``, then the payload column(s): a
-            Series' name (or ``payload``), a DataFrame's columns, or
-            ``payload`` for a sequence.
+            ``query``, ``rank`` (1 = nearest), ``index`` (gallery row), ``gallery_id`` (with
+            :attr:`gallery_ids`), ``score``, then the payload: a Series' name (or ``payload``), a
+            DataFrame's columns.  Empty slots have no row.
         """
         pd = pandas_or_none()
         if pd is None:
@@ -149,12 +123,8 @@ def _payload_columns(payload):
 
 
 def as_id_array(ids, name="ids"):
-    """``ids`` as a 1-D array (an object array when entries are tuples or mixed).
-
-    Each id is a scalar (number, string, date) or a tuple; a list or array as an
-    entry (ragged ids such as ``[[1, 2], [3]]``, or a 2-D array) is refused naming
-    ``name``.
-    """
+    """``ids`` as a 1-D array (object when the entries are tuples or mixed); an entry that is a
+    list or array is refused naming ``name``."""
     if isinstance(ids, np.ndarray) and ids.ndim != 1:
         raise ValueError(f"{name} must be 1-D, one id per row; got an array of shape "
                          f"{ids.shape}.")
@@ -176,12 +146,8 @@ def as_id_array(ids, name="ids"):
 
 
 def check_ids(ids, X, name, what):
-    """The caller's ids of the rows of ``X``, their number checked once.
-
-    ``ids`` when given (one per row of ``X``, else a ValueError naming
-    ``name``); otherwise the index of a pandas ``X`` (DataFrame or Series);
-    otherwise None (the results then number the rows from 0).
-    """
+    """The caller's ids of the rows of ``X``: ``ids`` (one per row, else a ValueError naming
+    ``name``), else the index of a pandas ``X``, else None."""
     n = X.shape[0] if hasattr(X, "shape") else len(X)
     if ids is None:
         index = getattr(X, "index", None)

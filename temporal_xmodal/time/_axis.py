@@ -2,7 +2,6 @@
 
 import inspect
 import numbers
-import warnings
 
 import numpy as np
 from sklearn.utils._param_validation import (StrOptions, validate_parameter_constraints,
@@ -15,12 +14,12 @@ from .._warnings import warn
 class TimeRangeWarning(UserWarning):
     """Warned when a time-aware model projects rows outside its training time range.
 
-    Rows within :data:`OUTSIDE_TOLERANCE` of the range's span outside it do not warn.
+    Rows at most :data:`OUTSIDE_TOLERANCE` of the range's span outside it do not warn.
     """
 
 
-#: Fraction of the training range's span that times may lie outside it without a
-#: :class:`TimeRangeWarning` (a cross-validation fold's few edge rows): 5 %.
+#: Share of the training range's span that times may lie outside it without a
+#: :class:`TimeRangeWarning`.
 OUTSIDE_TOLERANCE = 0.05
 
 
@@ -46,10 +45,7 @@ def time_origin(time):
 
 
 def centre_times(time, origin):
-    """``time - origin`` in float64: differences stay exact to the axis' resolution.
-
-    Every float32 cast (the networks) and every loss works on centred times,
-    so epoch seconds (about 1.7e9) keep sub-second resolution.
+    """``time - origin`` in float64, so that differences stay exact to the axis' resolution.
 
     Parameters
     ----------
@@ -71,7 +67,7 @@ def centre_times(time, origin):
 class TimeAxis:
     """The time axis an estimator was fitted on: unit, origin and range.
 
-    Read more in the user guide: docs/time.md.
+    Read more in docs/time.md.
 
     Parameters
     ----------
@@ -82,8 +78,7 @@ default="years"
     Attributes
     ----------
     origin_ : float
-        Midpoint of the training range, subtracted (in float64) before any
-        float32 cast.
+        Midpoint of the training range, subtracted (in float64) before any float32 cast.
     range_ : tuple of float
         ``(min, max)`` of the training times on the axis.
     dates_ : bool
@@ -92,9 +87,7 @@ default="years"
         The network's time encoding, for a model whose time is a network input
         (:meth:`bind_encoding`); ``None`` otherwise.
     encoding_range_ : tuple of float or None
-        ``(min, max)`` of the training times when the encoding was fitted (the
-        first fit's ``range_``).  It stays when a warm start widens ``range_``:
-        times outside it are extrapolated by the encoding, and
+        ``range_`` when the encoding was bound; a warm start's wider ``range_`` leaves it, and
         :meth:`warn_outside` warns against it.
     """
 
@@ -112,7 +105,7 @@ default="years"
         ----------
         time : ndarray of float64
         dates : bool, default=False
-            Whether they came from dates (recorded for messages).
+            Whether they came from dates (for messages).
 
         Returns
         -------
@@ -132,8 +125,7 @@ default="years"
         return high - low
 
     def constant(self, n):
-        """``n`` times at the axis origin: the instant a constant-time control trains and
-        projects at (float64)."""
+        """``n`` float64 times at the origin: where a constant-time control trains and projects."""
         return np.full(n, self.origin_, dtype=np.float64)
 
     def centre(self, time):
@@ -143,42 +135,27 @@ default="years"
     def extend(self, time):
         """Widen ``range_`` to cover new training times (warm start).
 
-        The origin stays, and so does ``encoding_range_``: a bound encoding keeps
-        the statistics the network was trained on, so times outside it stay
-        extrapolated (and warned) however far ``range_`` widens.
+        The origin and ``encoding_range_`` stay.
         """
         self.range_ = (min(self.range_[0], float(np.min(time))),
                        max(self.range_[1], float(np.max(time))))
         return self
 
     def bind_encoding(self, encoding):
-        """Record the network's time encoding, fitted for the current ``range_``.
+        """Record the network's time ``encoding``, fitted for the current ``range_``.
 
-        From then on :meth:`warn_outside` warns against ``encoding_range_`` (the
-        range the encoding was fitted for) and says what the encoding makes of
-        the times outside it.
-
-        Parameters
-        ----------
-        encoding : TimeEncoding
-            Fitted on the (centred) training times.
-
-        Returns
-        -------
-        self : TimeAxis
+        :meth:`warn_outside` then warns against ``encoding_range_`` and says how the encoding
+        extrapolates.  Returns ``self``.
         """
         self.encoding_ = encoding
         self.encoding_range_ = self.range_
         return self
 
     def warn_outside(self, time, estimator_name, *, what="projecting"):
-        """Warn once when rows fall outside the training range, counting them.
+        """Warn once, counting them, when rows fall outside the training range.
 
-        With a bound encoding (:meth:`bind_encoding`) the range is the one the
-        encoding was fitted for, which a warm start does not widen.  Rows at most
-        :data:`OUTSIDE_TOLERANCE` (5 %) of the range's span outside it do not warn
-        (a cross-validation fold's few edge rows); when one lies farther, the
-        warning counts every row outside.
+        A :class:`TimeRangeWarning`; the range is ``encoding_range_`` when an encoding is bound. No
+        warning when every row lies within :data:`OUTSIDE_TOLERANCE` of the span.
 
         Parameters
         ----------
@@ -186,7 +163,7 @@ default="years"
             Axis times of the rows.
         estimator_name : str
         what : str, default="projecting"
-            What the estimator is doing with the rows, for the message.
+            What the estimator does with the rows, for the message.
         """
         encoded = self.encoding_range_ is not None
         lo, hi = self.encoding_range_ if encoded else self.range_
@@ -223,23 +200,11 @@ default="years"
         warn(message, TimeRangeWarning)
 
     def check_duration(self, name, value, estimator_name, *, estimator=None):
-        """Warn when a window-like duration spans the whole training range.
+        """Warn (:class:`TimeUnitWarning`) when a window-like duration spans the training range.
 
-        No two training items are then more than the window apart, so no pair
-        gets the loss's time-dependent term: the model learns from the category
-        triplets only (its time input stays).  The message says whether the
-        value is the estimator's default or the user's, in their own spelling.
-
-        Parameters
-        ----------
-        name : str
-            The parameter (``"window"``).
-        value : float
-            Its value on the axis, in ``unit``.
-        estimator_name : str
-        estimator : estimator or None, default=None
-            The estimator, to quote the parameter as given and to tell its
-            default from a value the user passed.
+        No pair of training items is then farther apart, so the loss's time-dependent term never
+        applies. ``value`` is on the axis, in ``unit``; ``estimator``, when given, lets the message
+        quote the parameter as given and tell its default from the user's value.
         """
         lo, hi = self.range_
         span = hi - lo
@@ -280,8 +245,9 @@ def _same(a, b):
 
 
 def readable_duration(value, unit):
-    """A duration on the axis (``value`` in ``unit``) as a short string to_duration reads:
-    ``'2.5Y'``, ``'3mo'``, ``'73D'``, ``'6h'``, ``'30min'`` or ``'12s'``."""
+    """A duration (``value`` in ``unit``) as a short string :func:`to_duration` reads: ``'2.5Y'``,
+    ``'3mo'``, ``'73D'``, ``'6h'``, ``'30min'`` or ``'12s'``.
+    """
     seconds = value * _SECONDS[unit]
     for word, spelling, least in (("years", "Y", 2), ("months", "mo", 2), ("days", "D", 1),
                                   ("hours", "h", 1), ("minutes", "min", 1)):
@@ -291,9 +257,8 @@ def readable_duration(value, unit):
     return f"{seconds:.2g}s"
 
 
-#: Calendar years beyond ±this many years from year 0 (a ``"years"``/``"months"`` axis) or
-#: from 1970 (the other units: time since 1970), and data spans longer than
-#: :data:`_PLAUSIBLE_SPAN`, are implausible for the declared unit.
+#: Years from the axis' zero (year 0, or 1970 for units other than years and months) and spans
+#: (in years) implausible for the declared unit.
 _PLAUSIBLE_YEARS = 10_000
 _PLAUSIBLE_SPAN = 2_000
 #: Readings of numbers that make them calendar dates (label, seconds per value).
@@ -322,20 +287,12 @@ def _reading(time):
                   "estimator_name": [str], "durations": ["array-like"]},
                  prefer_skip_nested_validation=True)
 def check_axis_plausible(time, unit, estimator_name, durations=()):
-    """Warn about time columns that do not look like ``unit`` (never silent rescaling).
+    """Warn (:class:`TimeUnitWarning`) about time columns that do not look like ``unit``.
 
-    Read more in the user guide: docs/time.md.
-
-    Two mistakes are caught:
-
-    * magnitudes no calendar in ``unit`` reaches: times more than 10,000
-      years from the axis' zero (year 0 for ``"years"``/``"months"``, 1970
-      for the other units) or spanning more than 2,000 years, e.g. day
-      numbers (-32,864 is 1880) or epoch nanoseconds with
-      ``time_unit="years"``, epoch milliseconds with ``"seconds"``; the
-      message says which reading makes them dates;
-    * a time column standardised by a scaler (mean ≈ 0, std ≈ 1) while
-      durations are given in other units.
+    Times are never rescaled.  Two mistakes warn: times more than 10,000 years from the axis' zero
+    (year 0 for ``"years"``/``"months"``, 1970 otherwise) or spanning more than 2,000 years (the
+    message names the reading that makes them dates); a time column that looks standardised (mean ≈
+    0, std ≈ 1) while durations are given. Read more in docs/time.md.
 
     Parameters
     ----------

@@ -54,12 +54,8 @@ def _check_edges(edges):
 
 
 def _bins_on_axis(bins, unit):
-    """``bins`` on the axis: an int count, a float width, or an ndarray of edges.
-
-    The one place where a ``bins`` argument is read: counts stay ints, numbers
-    that are not ints are widths in ``unit``, durations (``"6M"``, timedeltas)
-    become widths in ``unit``, and edges given as dates are mapped onto the axis
-    exactly as a time column is (:func:`to_time_axis`).
+    """``bins`` on the axis: an int count, a float width in ``unit`` (durations converted), or an
+    ndarray of edges (dates mapped as a time column is).  The one reader of a ``bins`` argument.
     """
     if isinstance(bins, (str, datetime.timedelta, np.timedelta64)):
         width = to_duration(bins, unit, name="bins")
@@ -86,44 +82,31 @@ def _bins_on_axis(bins, unit):
 class TimeBins(BaseEstimator):
     """Partition of the time axis into contiguous bins, learned from timestamps.
 
-    The bins of :class:`~temporal_xmodal.estimators.BinnedProcrustesEmbedder`,
-    of the binned evaluation protocols and of the ``"onehot"`` time encoding:
-    all of them read ``bins`` here, so the same argument gives the same edges
-    everywhere.
-
-    Read more in the user guide: docs/time.md.
+    The one reader of ``bins`` for :class:`~temporal_xmodal.estimators.BinnedProcrustesEmbedder`,
+    the binned evaluation protocols and the ``"onehot"`` time encoding.  Read more in docs/time.md.
 
     Parameters
     ----------
     bins : int, float, str, timedelta or array-like, default=10
-        An int: that many equal-width bins over the observed range.  A float:
-        the bin width in ``time_unit`` (e.g. ``1/12`` for months on the
-        default years axis); edges start at the earliest time and step by the
-        width.  A duration (``"6M"``, ``"30D"``, ``pandas.Timedelta``,
-        ``numpy.timedelta64``): a bin width converted to ``time_unit``.  An
-        array: explicit edges, numbers on the axis or dates, finite and
-        strictly increasing, that must cover every fitted time (``edges[0] <=
-        t <= edges[-1]``): times outside them raise a ``ValueError`` naming
-        how many and where, they are never clipped into the end bins.
+        An int: that many equal-width bins over the observed range.  A float: the bin width in
+        ``time_unit``, edges stepping from the earliest time.  A duration (``"6M"``, ``"30D"``,
+        ``pandas.Timedelta``, ``numpy.timedelta64``): a width converted to ``time_unit``.  An
+        array: explicit edges (numbers on the axis or dates), finite, strictly increasing and
+        covering every fitted time (else a ``ValueError`` naming the rows outside: never clipped).
     min_bin_size : int, default=1
-        Bins holding fewer items are merged with their smaller neighbour
-        (repeatedly, with a :class:`TimeBinWarning`) until every bin has at
-        least this many; empty bins are always merged.  The merge costs
-        O(m log m) for m occupied bins, whatever the number of empty ones (a
-        bin width never materialises its empty bins).
+        Bins with fewer items (empty ones always) are merged into their smaller neighbour, with a
+        :class:`TimeBinWarning`; the cost grows with the occupied bins, not the empty ones.
     time_unit : {"years", "months", "weeks", "days", "hours", "minutes", "seconds"}, \
 default="years"
-        Unit of the time axis: a width given as a duration and edges given as
-        dates are converted into it.
+        Unit of the time axis, into which duration widths and date edges are converted.
 
     Attributes
     ----------
     edges_ : ndarray of shape (n_bins_ + 1,)
-        Bin edges, in ``time_unit``; bin ``b`` is ``[edges_[b], edges_[b + 1])``,
-        the last bin also includes its right edge.
+        Bin edges in ``time_unit``; bin ``b`` is ``[edges_[b], edges_[b + 1])``, the last one
+        closed.
     counts_ : ndarray of shape (n_bins_,)
-        Items of the fitted timestamps per bin (they sum to the number of
-        fitted timestamps: every one is in a bin).
+        Fitted timestamps per bin (they sum to their number).
     centers_ : ndarray of shape (n_bins_,)
         Bin centres, in ``time_unit``.
     n_bins_ : int
@@ -155,12 +138,11 @@ default="years"
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, time):
-        """Compute the edges from timestamps on the axis (merging small bins).
+        """Compute the edges from timestamps (numbers in ``time_unit``), merging small bins.
 
         Parameters
         ----------
         time : array-like of shape (n,)
-            Timestamps, numbers in ``time_unit``.
 
         Returns
         -------
@@ -169,8 +151,8 @@ default="years"
         Raises
         ------
         ValueError
-            For empty or non-finite times, a bad ``bins`` or ``min_bin_size``,
-            and explicit edges that leave some of the times outside them.
+            For empty or non-finite times, a bad ``bins`` or ``min_bin_size``, or explicit edges
+            that leave some of the times outside them.
         """
         t = np.asarray(time, dtype=np.float64).ravel()
         if t.size == 0 or not np.all(np.isfinite(t)):
@@ -207,10 +189,7 @@ default="years"
     def transform(self, time):
         """Bin index of each timestamp; times outside the edges go to the nearest bin.
 
-        Applying fitted bins never warns: the callers do (the time-aware
-        estimators with a :class:`~temporal_xmodal.TimeRangeWarning`, the
-        evaluation protocols when they are given fitted bins).  Fitting never
-        clips: see ``bins``.
+        Never warns (the callers do).
 
         Parameters
         ----------
@@ -226,12 +205,8 @@ default="years"
 
 
 def _initial_bins(bins, t):
-    """The bins before merging: ``(edge, n_bins, index)``.
-
-    ``bins`` is :func:`_bins_on_axis`'s count, width or edges.  ``edge(k)`` gives
-    the edges at int positions ``k`` (0..n_bins); ``index`` is the bin of each
-    time (``[edge(b), edge(b + 1))``, the last bin closed), so that a bin width
-    never materialises its (possibly millions of) empty bins.
+    """The bins before merging, ``(edge, n_bins, index)``: ``edge(k)`` the edges at int positions
+    ``k``, ``index`` each time's bin; a bin width never materialises its empty bins.
     """
     lo, hi = t.min(), t.max()
     if hi == lo:
@@ -290,27 +265,12 @@ def _from_width(width, lo, hi, t):
 
 
 def _merge_small(counts, min_size):
-    """Merge bins holding fewer than ``min_size`` items, linearithmic in the number of bins.
+    """Merge bins of fewer than ``min_size`` items, linearithmic in the number of bins.
 
-    The rule: repeatedly take the smallest bin (the first one on ties) and
-    merge it into its smaller neighbour (the left one on ties; an end bin into
-    its only neighbour), until every bin holds at least ``min_size`` or one
-    bin remains.  A heap of the small bins, keyed by (count, position), and a
-    linked list of the retained bins give the same merges as scanning all
-    bins at every step, without the quadratic cost.
-
-    Parameters
-    ----------
-    counts : ndarray of int of shape (n_bins,)
-        Items per bin, all positive.
-    min_size : int
-
-    Returns
-    -------
-    keep : ndarray of bool of shape (n_bins,)
-        Bins whose left edge is retained (the left bin of each merged pair).
-    counts : ndarray of int of shape (keep.sum(),)
-        Items per retained bin.
+    Repeatedly the smallest bin (the first on ties) joins its smaller neighbour (the left on ties;
+    an end bin its only one) until every bin holds ``min_size`` or one remains; a heap and a linked
+    list give the same merges as a full scan per step.  Returns ``keep`` (bins whose left edge
+    stays) and the retained bins' counts.
     """
     count = counts.tolist()
     m = len(count)

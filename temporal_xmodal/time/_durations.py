@@ -32,8 +32,7 @@ _DURATION = re.compile(rf"^\s*({_NUMBER})\s*([A-Za-z]+)\s*$")
 _RATE = re.compile(rf"^\s*({_NUMBER})\s*/\s*({_NUMBER})?\s*([A-Za-z]+)\s*$")
 _DURATION_EXAMPLES = "'180D', '6mo' (or '6M'), '1Y', '2W', '12h', '30min', '90s', '3 days'"
 _RATE_EXAMPLES = "'0.1/M' (0.1 per month), '1/2Y' (1 per 2 years), '1.2/Y', '0.01/D'"
-#: A share of the time span: ``"5%"`` (a duration, or a rate's half-life, of 5 % of the span).
-#: A leading ``+`` is read as a person writes it (``"+5%"``), as in durations and rates.
+#: A share of the time span, ``"5%"`` (a leading ``+`` allowed, as in durations and rates).
 _SHARE = re.compile(r"^\s*\+?\s*((?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*%\s*$")
 _SHARE_EXAMPLE = "'5%' (5 % of the time span)"
 
@@ -74,12 +73,10 @@ def _is_plain_number(value):
 
 
 def _unit_of(match, group, value, name, what):
-    """The unit that group ``group`` of ``match`` (a duration or rate string ``value``)
-    names, or a ValueError naming ``value``.
+    """The unit named by group ``group`` of ``match`` on ``value``, else a ValueError quoting it.
 
-    ``"M"`` is months (numpy's convention); a lone lowercase ``"m"`` is refused as ambiguous
-    (minutes in numpy and pandas, months to many readers: ``window="6m"`` was read as 6
-    minutes): the message spells the string both ways, with ``"min"`` and ``"mo"``.
+    ``"M"`` is months (numpy's convention); a lone lowercase ``"m"`` is refused as ambiguous, the
+    message spelling the value with ``"min"`` and with ``"mo"``.
     """
     token = match.group(group)
     if token == "M":
@@ -111,8 +108,7 @@ def _parse_duration(value, unit, name):
 
 
 def _parse_rate(value, unit, name):
-    """A rate string ``"<rate>/[<count>]<unit>"`` per unit of the axis: ``"1/2Y"`` is one
-    per two years (0.5 per year), ``"0.1/M"`` 0.1 per month."""
+    """A rate string ``"<rate>/[<count>]<unit>"`` per axis unit (``"1/2Y"``: 0.5 a year)."""
     match = _RATE.match(value)
     if not match:
         raise ValueError(
@@ -138,28 +134,23 @@ def _parse_rate(value, unit, name):
                   "span": [Interval(Real, 0, None, closed="left"), None]},
                  prefer_skip_nested_validation=True)
 def to_duration(value, unit="years", *, name="duration", span=None):
-    """A duration as a non-negative float on the time axis.
+    """A duration as a non-negative float on the time axis, in ``unit``.
 
-    Read more in the user guide: docs/time.md.
+    Read more in docs/time.md.
 
     Parameters
     ----------
     value : float, str, pandas.Timedelta, numpy.timedelta64 or datetime.timedelta
-        A number is already on the axis (in ``unit``).  A string is a number
-        and a unit: ``"180D"``, ``"6mo"`` or ``"6M"`` (months), ``"1Y"``,
-        ``"2W"``, ``"12h"``, ``"30min"``, ``"90s"`` (words such as ``"3 days"``
-        or ``"1 year"`` work too; units are case-insensitive except ``"M"``,
-        months).  A lone lowercase ``"m"`` is refused as ambiguous (minutes or
-        months?): write ``"min"`` or ``"mo"``.  A year is 365.25 days and a
-        month 365.25 / 12 days.  ``"<p>%"`` is p % of ``span`` (``"5%"``: a
-        twentieth of the training times' span, the same proportion on any data).
+        A number is on the axis already.  A string is a number and a unit: ``"180D"``, ``"6mo"`` or
+        ``"6M"`` (months), ``"1Y"``, ``"2W"``, ``"12h"``, ``"30min"``, ``"90s"``, ``"3 days"``
+        (case-insensitive except ``"M"``; a lone ``"m"`` is refused as ambiguous).  A year is
+        365.25 days, a month a twelfth of it.  ``"<p>%"`` is p % of ``span``.
     unit : str, default="years"
         Unit of the time axis.
     name : str, default="duration"
         The parameter's name, for messages.
     span : float or None, default=None
-        The time span (on the axis, in ``unit``) that a share such as ``"5%"``
-        is a share of; ``None``: shares are refused.
+        The time span (in ``unit``) a share such as ``"5%"`` is of; ``None`` refuses shares.
 
     Returns
     -------
@@ -169,8 +160,8 @@ def to_duration(value, unit="years", *, name="duration", span=None):
     Raises
     ------
     ValueError
-        A malformed, ambiguous, negative or non-finite duration; the message
-        quotes ``value`` and shows well-formed ones.
+        A malformed, ambiguous, negative or non-finite duration; the message quotes ``value`` and
+        shows well-formed ones.
     TypeError
         A value that is neither a number nor a duration.
 
@@ -214,28 +205,22 @@ def to_duration(value, unit="years", *, name="duration", span=None):
 def to_rate(value, unit="years", *, name="decay", span=None):
     """A decay rate per time unit; a duration is read as a half-life.
 
-    Read more in the user guide: docs/time.md.
+    Read more in docs/time.md.
 
     Parameters
     ----------
     value : float, str or duration
-        A number is a rate λ per unit of the axis.  A string ``"<rate>/<unit>"``
-        is a rate per the named unit, converted to the axis: ``"0.1/M"`` is 0.1
-        per month (1.2 per year), ``"2/Y"``, ``"0.01/D"`` (units as in
-        :func:`to_duration`, ``"m"`` refused as ambiguous); ``"<rate>/<count>
-        <unit>"`` is a rate per that many units: ``"1/2Y"`` is 1 per 2 years
-        (0.5 per year), ``"3/2 weeks"``.  A duration (see :func:`to_duration`) is the
-        half-life h, i.e. λ = ln 2 / h, the lag at which ρ = 1 − exp(−λ Δt)
-        reaches 0.5.  A share ``"<p>%"`` is a half-life of p % of ``span``
-        (``"5%"`` on a 10-year span: a half-life of 6 months).
+        A number is a rate λ per unit of the axis.  ``"<rate>/<unit>"`` is a rate per the named
+        unit, ``"<rate>/<count> <unit>"`` per that many (units as in :func:`to_duration`):
+        ``"0.1/M"`` is 0.1 per month, ``"1/2Y"`` 0.5 per year.  A duration (:func:`to_duration`,
+        shares of ``span`` included) is the half-life h of ρ = 1 − exp(−λ Δt): λ = ln 2 / h.
     unit : str, default="years"
         Unit of the time axis; the rate is per one ``unit``.
     name : str, default="decay"
         The parameter's name, for messages.
     span : float or None, default=None
-        The time span a share is a share of (see :func:`to_duration`); a share
-        of a zero span (every time equal, so every time difference is 0 and
-        the rate acts on nothing) is the rate 0.
+        The time span a share is of (as in :func:`to_duration`); a share of a zero span is the rate
+        0.
 
     Returns
     -------
@@ -245,8 +230,8 @@ def to_rate(value, unit="years", *, name="decay", span=None):
     Raises
     ------
     ValueError
-        A malformed, ambiguous, negative or non-finite rate, or a zero
-        half-life; the message quotes ``value``.
+        A malformed, ambiguous, negative or non-finite rate, or a zero half-life; the message
+        quotes ``value``.
 
     Examples
     --------

@@ -13,22 +13,18 @@ from .._warnings import warn
 
 
 class TimeEncoding:
-    """Network input features of the time, fitted on the training times.
+    """Network input features of the time, fitted on the centred training times.
 
-    Read more in the user guide: docs/time.md.
+    Read more in docs/time.md.
 
     Parameters
     ----------
     encoding : {"minmax", "zscore", "raw", "onehot", "sinusoidal"}, default="minmax"
-        ``minmax``: (t − t_min) / (t_max − t_min), one feature in [0, 1] on
-        the training range; ``zscore``: (t − mean) / std; ``raw``: the centred
-        time t − origin in axis units (warned when it exceeds 10 in magnitude,
-        where tanh saturates); ``onehot``: one-hot over ``n_bins`` equal-width
-        bins of :class:`TimeBins` (an empty bin joins a neighbour, so its
-        unit stays unused); ``sinusoidal``:
-        the minmax scalar plus sin / cos of it at ``n_bins`` frequencies
-        (periods span / 1 … span / n_bins), for smooth multi-scale
-        interactions.
+        ``minmax``: (t − t_min) / (t_max − t_min), in [0, 1] on the training range; ``zscore``:
+        (t − mean) / std; ``raw``: the centred time in axis units (warned beyond 10 in magnitude,
+        where tanh saturates); ``onehot``: one-hot over ``n_bins`` equal-width :class:`TimeBins`
+        (an empty bin joins a neighbour, its unit unused); ``sinusoidal``: the minmax scalar plus
+        its sin / cos at ``n_bins`` frequencies (periods span / 1 … span / n_bins).
     n_bins : int, default=12
         Bins (``onehot``) or frequencies (``sinusoidal``).
 
@@ -49,7 +45,7 @@ class TimeEncoding:
         self.n_bins = n_bins
 
     def fit(self, centred):
-        """Learn the statistics from centred training times (float64).
+        """Learn the statistics from centred training times.
 
         Parameters
         ----------
@@ -114,21 +110,8 @@ class TimeEncoding:
     def describe_extrapolation(self, centred, fitted):
         """Say what the encoding makes of times outside the range it was fitted for.
 
-        The statistics are fixed at the first fit (the network's weights were
-        trained on them; a warm start keeps them), so later times outside that
-        range are encoded by extrapolation.
-
-        Parameters
-        ----------
-        centred : ndarray of float64
-            Centred times outside the fitted range.
-        fitted : tuple of float
-            ``(min, max)`` of the centred times the range covers.
-
-        Returns
-        -------
-        description : str
-            One sentence (no trailing full stop).
+        ``centred``: those times; ``fitted``: the range's ``(min, max)``, centred. Returns one
+        sentence without a full stop.
         """
         t = np.asarray(centred, dtype=np.float64).ravel()
         if self.encoding == "onehot":

@@ -1,7 +1,7 @@
-"""How an estimator uses time: the public ``time_role`` tag (a class attribute: ``"none"``,
-``"training"`` or ``"inference"``), not to be confused with the ``use_time`` parameter of the
-time-aware estimators (fit with the times, or as the constant-time control) and its fitted
-``uses_time_``."""
+"""How an estimator uses time: the public ``time_role`` class attribute.
+
+Not to be confused with the ``use_time`` parameter of the time-aware estimators.
+"""
 
 from .._pipelines import final_estimator
 
@@ -13,7 +13,7 @@ TIME_ROLES = ("none", "training", "inference")
 def time_role(estimator):
     """How an estimator (or a Pipeline ending in one) uses time.
 
-    Read more in the user guide: docs/time.md.
+    Read more in docs/time.md.
 
     Parameters
     ----------
@@ -22,12 +22,9 @@ def time_role(estimator):
     Returns
     -------
     role : {"none", "training", "inference"}
-        ``"inference"``: projections depend on the time (items can be
-        projected at any instant); ``"training"``: time shapes training only;
-        ``"none"``: time is required by the layout and ignored.  Objects that
-        do not declare it are ``"none"``, and so is a fitted estimator that
-        kept its constant-time control (``use_time=False``, ``uses_time_ = False``):
-        its projections ignore time whatever its class does.
+        ``"inference"``: projections depend on the time; ``"training"``: time shapes training
+        only; ``"none"``: time is required by the layout and ignored; also for objects that do not
+        declare it and for a fitted constant-time control (``uses_time_ = False``).
     """
     estimator = final_estimator(estimator)
     use = getattr(estimator, "time_role", "none")

@@ -24,11 +24,8 @@ def _is_date_dtype(dtype):
     return getattr(dtype, "kind", None) == "M" or str(dtype).startswith("datetime64")
 
 
-#: Dates are read at microsecond resolution: ``datetime64[us]`` holds the years
-#: -290307 to 294246 whole (``[ns]``, pandas' old default, only 1677-09-21 to 2262-04-11, and
-#: numpy's casts wrap round outside it without a word).  Python's dates, pandas'
-#: Timestamps and numpy's datetime64 of any unit within this range map exactly to the
-#: microsecond (float64 on the axis keeps about that much); dates outside it are refused.
+#: Dates are read at microsecond resolution (years -290307 to 294246; ``[ns]`` would stop at
+#: 1677–2262); dates outside it are refused.
 _RESOLUTION = "datetime64[us]"
 _YEARS = (-290307, 294246)  # whole years inside datetime64[us]'s range
 _RANGE_TEXT = "years -290307 to 294246 (datetime64 at microsecond resolution)"
@@ -50,11 +47,8 @@ def _dates_to_axis(values, unit):
 
 
 def _at_resolution(arr, name):
-    """A datetime64 array of any unit as ``datetime64[us]``, refusing dates it cannot hold.
-
-    Units finer than a microsecond always fit (their range is smaller) and are rounded
-    down to it; coarser ones (days, seconds, years...) are checked against the range
-    before the cast, which would otherwise wrap round.
+    """A datetime64 array of any unit as ``datetime64[us]``: finer units rounded down, coarser ones
+    checked against its range first (the cast would wrap round), out-of-range dates refused.
     """
     arr = np.asarray(arr)
     unit, _ = np.datetime_data(arr.dtype)
@@ -132,22 +126,17 @@ def is_datetime_like(values):
 def to_time_axis(values, unit="years", *, name="time"):
     """Map times (numbers or dates) to float64 numbers on the time axis.
 
-    The one conversion of dates: every estimator, protocol, scorer and loader
-    reads dates through it.
-
-    Read more in the user guide: docs/time.md.
+    Read more in docs/time.md.
 
     Parameters
     ----------
     values : scalar or array-like
-        Numbers on the axis (taken as they are), or dates: ``datetime64``
-        arrays or columns (naive or tz-aware; tz-aware dates are converted to
-        UTC), ``pandas.Timestamp``, ``datetime.date``/``datetime`` objects.
+        Numbers on the axis (taken as they are), or dates: ``datetime64`` arrays or columns (naive,
+        or tz-aware: converted to UTC), ``pandas.Timestamp``, ``datetime.date``/``datetime``.
     unit : {"years", "months", "weeks", "days", "hours", "minutes", "seconds"}, default="years"
-        Unit of the axis; dates are converted into it: ``"years"`` is
-        ``year + (instant - 1 January) / length of that year``
-        (:func:`fractional_year`), ``"months"`` twelve times that, the other
-        units the time since 1970-01-01.
+        Unit of the axis.  Dates become ``year + (instant - 1 January) / length of that year``
+        (:func:`fractional_year`) in years, twelve times that in months, the time since
+        1970-01-01 in the other units.
     name : str, default="time"
         Used in error messages.
 
@@ -161,7 +150,8 @@ def to_time_axis(values, unit="years", *, name="time"):
     TypeError
         For strings, timedeltas, booleans or other non-time values.
     ValueError
-        For NaN, infinite or missing (NaT) times; the message counts them.
+        For NaN, infinite or missing (NaT) times (the message counts them), or dates outside
+        datetime64[us]'s range.
 
     Examples
     --------
@@ -206,8 +196,8 @@ def to_time_axis(values, unit="years", *, name="time"):
 def instants(time, n, unit="years", *, name="time"):
     """``time`` (one instant, or one per row) as ``n`` float64 times on the axis.
 
-    The ``time=`` argument of ``transform_image`` / ``transform_text`` and of the search:
-    read by :func:`to_time_axis`, a scalar repeated ``n`` times, ``None`` kept as ``None``.
+    The ``time=`` of ``transform_image`` / ``transform_text`` and of the search, read by
+    :func:`to_time_axis`: a scalar is repeated ``n`` times, ``None`` stays ``None``.
 
     Parameters
     ----------
@@ -215,10 +205,8 @@ def instants(time, n, unit="years", *, name="time"):
         Numbers on the axis or dates.
     n : int
         Rows the instants are for.
-    unit : {"years", "months", "weeks", "days", "hours", "minutes", "seconds"}, default="years"
-        Unit of the axis (as in :func:`to_time_axis`).
-    name : str, default="time"
-        Used in error messages.
+    unit, name
+        As in :func:`to_time_axis`.
 
     Returns
     -------
@@ -245,10 +233,7 @@ def instants(time, n, unit="years", *, name="time"):
 def fractional_year(dates):
     """Dates as fractional years: ``year + (day_of_year - 1) / days_in_year``.
 
-    The date's day on the ``"years"`` axis of :func:`to_time_axis` (times of
-    day are dropped).
-
-    Read more in the user guide: docs/time.md.
+    Times of day are dropped.  Read more in docs/time.md.
 
     Parameters
     ----------
@@ -257,7 +242,6 @@ def fractional_year(dates):
     Returns
     -------
     time : ndarray of float64
-        E.g. 1900-01-01 → 1900.0, 1904-07-02 → 1904.5 (leap year: 183/366).
 
     Examples
     --------

@@ -6,13 +6,13 @@ from ._callbacks import (CheckpointSelection, InverseTimeDecay, LearningRateDeca
 from ._compiled import CompiledStep
 from ._data import BatchIterator, CrossModalDataset, as_tensor, make_dataset, shared_dataset
 from ._report import FitReport
-from ._net import (CrossModalNet, TrainingDivergedError, TrainingInterruptedWarning,
-                   embed_batches, seeded)
-from ._sequential import LearnedOptimizerNet, ModalityPoolIterator, ModalityPools, StageNet
+from ._net import CrossModalNet, TrainingDivergedError, embed_batches, seeded
+from ._run import TrainingInterruptedWarning, TrainingRun
 from ._sparse import SparseRows, input_block
 
 __all__ = ["BatchIterator", "CheckpointSelection", "CompiledStep", "CrossModalDataset",
-           "CrossModalNet", "FitReport", "InverseTimeDecay", "LearnedOptimizerNet", "LearningRateDecay",
-           "ModalityPoolIterator", "ModalityPools", "ProgressLog", "RetrievalScoring", "ScheduledMargin",
-           "SparseRows", "StageNet", "TrainingDivergedError", "TrainingInterruptedWarning", "as_tensor",
-           "cannot_rank", "embed_batches", "kept_epoch", "input_block", "make_dataset", "seeded", "shared_dataset"]
+           "CrossModalNet", "FitReport", "InverseTimeDecay", "LearningRateDecay", "ProgressLog",
+           "RetrievalScoring", "ScheduledMargin", "SparseRows", "TrainingDivergedError",
+           "TrainingInterruptedWarning", "TrainingRun", "as_tensor", "cannot_rank",
+           "embed_batches", "input_block", "kept_epoch", "make_dataset", "seeded",
+           "shared_dataset"]

@@ -13,40 +13,25 @@ from ._net import embed_batches
 
 
 class RetrievalScoring(EpochScoring):
-    """Record validation retrieval mAP (mean of I→T and T→I) as ``valid_map``, and with a
-    ``time_window`` the time-window mAP@50 as ``valid_tmap``.
+    """Record validation retrieval mAP (mean of I→T and T→I) as ``valid_map`` and, with a
+    ``time_window``, the time-window mAP@50 as ``valid_tmap``.
 
-    skorch's :class:`~skorch.callbacks.EpochScoring` with its cache: both figures are
-    scored on the embeddings the epoch's validation pass computed (``y_pred`` of every
-    validation batch, on the net's device), so no second pass embeds the validation rows.
-    The validation figures used for checkpoint selection and early stopping:
-    mAP is comparable across epochs, unlike a loss whose margins change every
-    epoch (SAM's).  ``valid_tmap`` is the time-aware question of the
-    diachronic papers (time-period inference, Semedo & Magalhães, ACM MM
-    2019): relevant = same category and ``|Δt| <= time_window``, each item at
-    its own time, the first 50 ranks.
-
-    Read more in the user guide: docs/training.md.
+    Scored on the cache of the epoch's validation pass.  ``valid_tmap``: relevant = same
+    category and ``|Δt| <= time_window``, each item at its own time (time-period inference,
+    Semedo & Magalhães, ACM MM 2019).  Read more in the user guide: docs/training.md.
 
     Parameters
     ----------
     max_queries : int or None, default=5000
-        Validation sets larger than this are scored with this many query
-        items per direction (a fixed random sample, the same every epoch)
-        against the whole validation set as gallery: exact mAP costs
-        n_valid² similarity pairs per epoch (70,000 validation items: 4.9·10⁹),
-        the sample ``max_queries · n_valid``.  ``None`` scores every item.
+        Larger validation sets are scored with this many query items per direction (a fixed
+        sample) against all of them; ``None`` scores every item.
     random_state : int, default=0
         Seed of the query sample.
     time_window : float or None, default=None
-        Half-width of the relevant period of ``valid_tmap``, on the axis of the
-        batches' ``"time"`` entry (centred times in the estimator's
-        ``time_unit``); ``None`` records no ``valid_tmap``.
+        Half-width of ``valid_tmap``'s relevant period, in the centred times' unit;
+        ``None`` records no ``valid_tmap``.
     time : ndarray of shape (n_rows,) or None, default=None
-        The times of ``valid_tmap``'s relevance for every row of the data
-        (indexed by the validation set's rows), on that axis; ``None``: the
-        batches' ``"time"`` entry.  A constant-time control, trained on one
-        instant, is judged with its rows' real times.
+        ``valid_tmap``'s times of every row of the data; ``None``: the batches' ``"time"``.
     """
 
     def __init__(self, max_queries=5000, random_state=0, time_window=None, time=None):
@@ -87,8 +72,8 @@ class RetrievalScoring(EpochScoring):
 
 
 def _embed_on_device(net, dataset):
-    """Both modalities' embeddings and the label indicator of a dataset's rows, on the
-    net's device (from the dataset's copy there when it has one)."""
+    """Both modalities' embeddings and the label indicator of a dataset's rows, on the net's
+    device."""
     device = torch.device(net.device)
     X, _ = dataset.tensors(device)
     z_img, z_txt = embed_batches(net.module_, X, device, rows=dataset.rows, out_device=None)
@@ -96,15 +81,9 @@ def _embed_on_device(net, dataset):
 
 
 def _cross_modal_map(z_img, z_txt, labels, queries, time=None, window=None):
-    """Mean of image → text and text → image mAP, ``queries`` (a slice or sorted row
-    indices) against every item; with a ``window``, time-window mAP@50 (relevant = a shared
-    label and ``|Δt| <= window``, ``time`` the items' times).
-
-    On the CPU with NumPy (:func:`~temporal_xmodal.metrics.mean_average_precision`); on
-    another device with the same definition in torch there, so that no embedding leaves it.
-    The time-window figure is NumPy's on the host (one copy of the validation embeddings per
-    epoch, after the epoch's last step).
-    """
+    """Mean of I→T and T→I mAP of ``queries`` (a slice or sorted rows) against every item;
+    with a ``window``, time-window mAP@50.  On a device other than the CPU, in torch there
+    (the time-window figure always in NumPy)."""
     options = {}
     if z_img.device.type == "cpu" or window is not None:
         score = mean_average_precision
@@ -121,14 +100,9 @@ def _cross_modal_map(z_img, z_txt, labels, queries, time=None, window=None):
 
 
 class ScheduledMargin(Callback):
-    """SAM: at the start of every epoch set α(t) and refresh the category prototypes.
-
-    Prototypes are the per-category means of the L2-normalised embeddings of
-    the training set from a full pass in eval mode (Semedo, thesis, Eqs. 3.10–3.11), computed
-    on the net's device.  α is written to the history (column ``alpha``).
-
-    Read more in the user guide: docs/estimators/sam.md.
-    """
+    """SAM: at the start of every epoch set α(t) (recorded as ``alpha``) and refresh the category
+    prototypes, the per-category means of the L2-normalised training embeddings (Semedo,
+    thesis, Eqs. 3.10–3.11).  Read more in the user guide: docs/estimators/sam.md."""
 
     def on_epoch_begin(self, net, dataset_train=None, **kwargs):
         loss = net.criterion_
@@ -143,24 +117,13 @@ class ScheduledMargin(Callback):
 
 
 class InverseTimeDecay:
-    """Keras-style learning-rate decay: η_t = η / (1 + decay · iteration).
-
-    The "decay 1e-6" of SAM's and TempXNet's SGD (Semedo, thesis, §3.5.3 and §4.6.3), read as
-    Keras' time-based decay: the factor of η at optimiser step ``iteration``
-    (:class:`LearningRateDecay` applies it every batch).
-
-    Read more in the user guide: docs/training.md ("Learning-rate decay").
+    """Keras-style learning-rate decay: η_t = η / (1 + decay · iteration), the "decay 1e-6" of
+    SAM's and TempXNet's SGD (Semedo, thesis, §3.5.3 and §4.6.3).
 
     Parameters
     ----------
     decay : float
-        The decay per optimiser step (iteration).
-
-    Examples
-    --------
-    >>> from temporal_xmodal.training import InverseTimeDecay
-    >>> InverseTimeDecay(0.5)(2)
-    0.5
+        The decay per optimiser step.
     """
 
     def __init__(self, decay):
@@ -171,17 +134,9 @@ class InverseTimeDecay:
 
 
 class LearningRateDecay(LRScheduler):
-    """skorch's :class:`~skorch.callbacks.LRScheduler`, stepped every batch, with torch's
-    ``LambdaLR``: every parameter group's rate is η · ``factor(it)`` at training step ``it``.
-
-    ``it`` counts the training batches of the net's whole history, so a warm start continues
-    the schedule; skorch's own resumes a batch-stepped schedule at the epoch count
-    (``last_epoch=len(history) - 1``, the one thing overridden here).  η is each group's
-    ``initial_lr`` (set from its ``lr`` the first time).  The rate of each batch is recorded as
-    ``event_lr`` (the first group's).  The rate stays a Python float, which a fused or
-    compiled step reads without a sync.
-
-    Read more in the user guide: docs/training.md ("Learning-rate decay").
+    """skorch's :class:`~skorch.callbacks.LRScheduler` with torch's ``LambdaLR``, stepped every
+    batch: each group's rate is ``initial_lr · factor(it)``, ``it`` counting the training
+    batches of the net's whole history (a warm start continues); recorded as ``event_lr``.
 
     Parameters
     ----------
@@ -198,10 +153,8 @@ class LearningRateDecay(LRScheduler):
 
 
 def cannot_rank(values):
-    """Whether a fit's validation figures cannot rank its epochs: none is a number (NaN at
-    every epoch: validation rows without a label), or at least two and the numbers all
-    equal (the rule :class:`CheckpointSelection` and the estimators' convergence summary
-    share, through :func:`kept_epoch`)."""
+    """Whether validation figures cannot rank a fit's epochs: NaN at every epoch, or at least
+    two numbers, all equal."""
     finite = np.asarray(values, dtype=float)
     finite = finite[~np.isnan(finite)]
     return bool(len(values) and not len(finite)
@@ -209,10 +162,9 @@ def cannot_rank(values):
 
 
 def kept_epoch(values, *, lower_is_better):
-    """The position among ``values`` (a fit's validation figures, one per epoch) of the
-    epoch whose weights are kept: the first best number (NaN epochs are no candidates, as
-    skorch's :class:`~skorch.callbacks.EarlyStopping` never counts them as improvements), or
-    the last epoch when the figures :func:`cannot_rank` the epochs."""
+    """The position among ``values`` (one validation figure per epoch) of the epoch whose
+    weights are kept: the first best number (NaN is no candidate), or the last when the
+    figures :func:`cannot_rank` the epochs."""
     values = np.asarray(values, dtype=float)
     if not len(values) or cannot_rank(values):
         return len(values) - 1
@@ -220,19 +172,11 @@ def kept_epoch(values, *, lower_is_better):
 
 
 class CheckpointSelection(EarlyStopping):
-    """skorch's :class:`~skorch.callbacks.EarlyStopping` (``load_best``) that keeps the
-    last epoch's weights when the monitored figure cannot rank the epochs.
+    """skorch's :class:`~skorch.callbacks.EarlyStopping` (``load_best``) that keeps the last
+    epoch's weights when the monitored figure cannot rank the epochs.
 
-    A figure equal at every epoch of the fit (two validation pairs that are always found
-    first, every validation row of one class: mAP 1.0 throughout) has its "best" at the
-    first epoch only by a tie; restoring that epoch would throw the training away.  Such
-    a fit keeps its last weights, and the estimator says so (its ``fit_report_`` and a
-    warning, :func:`~temporal_xmodal.estimators._neural.convergence`).
-
-    The one place that decides which epoch is kept (:func:`kept_epoch`), recorded as
-    ``kept_epoch_`` (1-based over the net's history; the last epoch when no epoch of this fit
-    was scored); skorch's copy of its best weights is the store, which by construction holds
-    that epoch (a strict improvement, NaN never one).
+    The one decision of the kept epoch (:func:`kept_epoch`), recorded as ``kept_epoch_``
+    (1-based over the net's history; the last epoch when no epoch of this fit was scored).
     """
 
     def on_train_begin(self, net, **kwargs):
@@ -254,17 +198,14 @@ class CheckpointSelection(EarlyStopping):
 
 
 class ProgressLog(PrintLog):
-    """skorch's epoch table (``print_log``) with the fit's progress: ``progress`` (epoch n of
-    the fit's N) and ``left`` (the time left at the mean epoch duration so far, as m:ss), and
-    without ANSI colour codes when the output is not a terminal (a log file, a notebook's
-    captured stream).
+    """skorch's epoch table with the fit's ``progress`` and the time ``left`` (m:ss), without
+    colour codes when the output is not a terminal.
 
     Parameters
     ----------
     max_epochs : int
-        Epochs of the fit (a warm start counts its own).
+        Epochs of the fit.
     sink : callable, default=print
-        Where each table line goes.
     """
 
     def __init__(self, max_epochs, sink=print, **kwargs):
@@ -290,7 +231,6 @@ class ProgressLog(PrintLog):
 
 
 def _colour_terminal():
-    """Whether standard output is a terminal (ANSI colours shown as colours)."""
     return bool(getattr(sys.stdout, "isatty", lambda: False)())
 
 

@@ -1,33 +1,6 @@
-"""The training step's forward and loss as one compiled graph (``torch.compile``).
-
-An eager step launches each of its ~110 kernels from Python (docs/scaling.md): on a GPU that
-host time, not the arithmetic, sets the step's duration.  :class:`CompiledStep` runs the
-module's forward and the loss through ``torch.compile(fullgraph=True, dynamic=False)``: one
-graph forward and one backward (AOTAutograd), fused; on CUDA with ``mode="reduce-overhead"``
-each is replayed as a CUDA graph.  The optimiser stays outside (a fused step, one kernel
-per parameter group).
-
-Shapes are static: a fit compiles one graph for its full batches and one for the last,
-shorter batch.  Nothing else a step reads changes between steps as a Python number (the
-dropout position and SAM's α are device tensors), so later epochs reuse both graphs.  When
-torch cannot compile the step (no C++ compiler for the CPU backend, an op dynamo cannot
-trace) the fit warns once and goes on eagerly, with the same dropout stream.
-
-Graphs are shared only where the steps agree.  Dynamo keeps its compiled graphs on the code
-object of the function it compiles, and stops compiling a code object after
-``torch._dynamo.config.recompile_limit`` (8) graphs; one function for every fit of a process
-reached that limit after about four fits of different shapes (a grid search, the bins of a
-Binned model), and every later fit ran eagerly.  So each *step signature* (the compile
-options, the module's and the criterion's types and parameter shapes, the batch's shapes)
-gets a function of its own, with a code object of its own: fits that agree on it (the folds
-of a search) share its graphs, fits that do not never meet.  The signature includes the
-modules' public Python numbers (a margin, a dropout rate, SAM's statistics of its training
-data), which dynamo compiles in as constants.  A signature whose graphs still reach the
-limit (a number the signature does not see) is given a fresh function and compiled again,
-never run eagerly for that.  Each function is held by the steps that use it and, for the
-last 16 signatures, by the module (the next fit of a search reuses them); it is freed
-after both let go.
-"""
+"""The training step's forward and loss as one compiled graph (``torch.compile``); each step
+signature gets a function of its own, so that dynamo's per-code-object recompile limit is
+never reached across fits.  Read more in docs/training.md, "A compiled step"."""
 
 import inspect
 import threading
@@ -52,8 +25,7 @@ def _forward_loss(module, criterion, X, y):
 
 
 def _fresh_forward_loss():
-    """:func:`_forward_loss` with a code object of its own: dynamo's cache of compiled
-    graphs (and its recompile limit) is per code object."""
+    """:func:`_forward_loss` with a code object of its own (dynamo caches graphs per code object)."""
     f = _forward_loss
     fresh = types.FunctionType(f.__code__.replace(), f.__globals__, f.__name__,
                                f.__defaults__, f.__closure__)
@@ -61,8 +33,7 @@ def _fresh_forward_loss():
     return fresh
 
 
-#: One compiled function per step signature, held weakly: the steps that use it hold it,
-#: and so does :data:`_RECENT` for the last signatures used (the next fit of a search).
+#: One compiled function per step signature, held weakly (by its steps and :data:`_RECENT`).
 _SHARED = weakref.WeakValueDictionary()
 #: The functions of the last :data:`N_RECENT` signatures, most recent last.
 _RECENT = OrderedDict()
@@ -100,8 +71,8 @@ def _signature(value):
 
 
 def _numbers(obj, depth=1):
-    """``obj``'s public Python numbers and strings (and tuples of them), and those of its
-    plain attribute objects ``depth`` levels down: what dynamo compiles in as constants."""
+    """``obj``'s public Python numbers and strings (and tuples of them), and those of its plain
+    attribute objects ``depth`` levels down: what dynamo compiles in as constants."""
     out = []
     for key, value in vars(obj).items():
         if key.startswith("_") or key == "training":
@@ -118,9 +89,8 @@ def _numbers(obj, depth=1):
 
 
 def _module_signature(module):
-    """A module's types, parameter and buffer shapes, and its Python numbers (a margin, a
-    dropout rate, statistics of the training data: dynamo compiles them into the graph as
-    constants); a criterion that is no module (a function): its type and numbers."""
+    """A module's types, parameter and buffer shapes and Python numbers; for a criterion that is
+    no module, its type and numbers."""
     if not isinstance(module, torch.nn.Module):
         return (type(module), _numbers(module) if hasattr(module, "__dict__") else ())
     subs = tuple(module.named_modules())
@@ -152,7 +122,7 @@ def _is_compile_error(error):
 
 
 def _one_line(error):
-    """The error and its root cause, one line each, joined (the compiler wraps the cause)."""
+    """The error and its root cause, one line each, joined."""
     root = getattr(error, "inner_exception", None) or next(iter(reversed(list(_causes(error)))),
                                                            None)
     lines = [f"{type(e).__name__}: {(str(e).strip().splitlines() or [''])[0]}"
@@ -189,14 +159,14 @@ def _check_options(options):
 class CompiledStep:
     """Forward and loss of a training step under ``torch.compile``, eager on failure.
 
-    Read more in the user guide: docs/training.md ("A compiled step").
+    Steps with the same signature share one compiled function and its graphs, in any number
+    of fits.  Read more in the user guide: docs/training.md ("A compiled step").
 
     Parameters
     ----------
     options : dict
-        Keyword arguments of ``torch.compile`` (``mode``, ``backend``, ``options``, …);
-        ``fullgraph=True`` and ``dynamic=False`` are fixed.  A string (``"aot_eager"``) is
-        refused with a ``TypeError`` naming the dict to write.
+        Keyword arguments of ``torch.compile``; ``fullgraph=True`` and ``dynamic=False`` are
+        fixed, anything else than such a dict is refused.
     name : str, default="the estimator"
         Named in the fallback warning.
 
@@ -204,13 +174,6 @@ class CompiledStep:
     ----------
     failed_ : str or None
         Why the step runs eagerly (the compiler's error, one line); ``None`` while compiled.
-
-    Notes
-    -----
-    Steps with the same signature (options, module and criterion types and parameter
-    shapes, batch shapes) share one compiled function and its graphs, in any number of
-    fits; steps that differ never share one, so no number of fits in a process reaches
-    dynamo's recompile limit (the module docstring).
     """
 
     def __init__(self, options, name="the estimator"):
@@ -221,9 +184,8 @@ class CompiledStep:
         self._modules = None
 
     def _function(self, module, criterion, X, y):
-        """The compiled function of this step's signature (options, module, criterion,
-        batch).  The module's and the criterion's part is read once per pair of objects;
-        per step only the batch's shapes are read and looked up."""
+        """The compiled function of this step's signature; the module's and criterion's part is
+        read once per pair of objects, the batch's shapes every step."""
         held = self._modules
         if held is None or held[0]() is not module or held[1]() is not criterion:
             held = self._modules = (_reference(module), _reference(criterion),

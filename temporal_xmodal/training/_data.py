@@ -1,28 +1,8 @@
-"""Batches for skorch without per-item collation and without copying the training data.
-
-Our data is a handful of aligned tensors (image, text, time, labels); a
-``torch.utils.data.DataLoader`` would index and re-collate every item.  A
-:class:`CrossModalDataset` keeps the full-length tensors (shared with the
-user's float32 arrays when possible) plus the indices of its rows, so the
-training/validation split costs two index vectors instead of a copy of the
-data; the :class:`BatchIterator` gathers each batch from them (see
-``benchmarks/bench_training.py`` and ``benchmarks/bench_scale_fit.py``).
-
-Where the batches are gathered (``placement``)
-----------------------------------------------
-On the CPU, from the host tensors.  On an accelerator, a training step is a few kernels, so
-a host-side gather and copy per batch would cost more than the step.  With
-``placement="auto"`` the tensors of a dataset (and of the datasets sharing them, e.g. the
-validation split) move to the device once, at the first batch, when the device stays at most
-half full with them, every process's memory counted (:mod:`._placement`), and every batch is
-gathered there; otherwise, and always with ``placement="staged"``, each batch is *staged*:
-gathered on the host into pinned memory and copied asynchronously, one batch ahead.
-``"staged"`` stages on the CPU too (into pinned memory where the platform has it), so that a
-CPU test runs the path a GPU fit takes when its data does not fit.  Either way the batch
-order comes from the same CPU generator, so the batches (and the fit) do not depend on where
-the data sits.  The device copy is dropped when the fit ends (:meth:`CrossModalDataset.release`)
-and never pickled.
-"""
+"""Batches for skorch without per-item collation and without copying the training data: a
+:class:`CrossModalDataset` is full-length tensors and the indices of its rows, and the
+iterators gather each batch from them, on the host, from a copy on the device
+(:mod:`._placement`) or staged through pinned memory.  Read more in docs/training.md,
+"Memory" and "Device"."""
 
 import numpy as np
 import torch
@@ -36,20 +16,15 @@ PLACEMENTS = ("auto", "device", "staged")
 
 
 class CrossModalDataset(torch.utils.data.Dataset):
-    """Some rows of aligned full-length tensors (no copy of the rows).
-
-    Built by :func:`make_dataset`; the training and validation datasets of a fit
-    share their tensors and differ by their row indices.
-
-    Read more in the user guide: docs/training.md ("Memory").
+    """Some rows of aligned full-length tensors (no copy of the rows), built by
+    :func:`make_dataset`; a fit's training and validation datasets share their tensors.
 
     Parameters
     ----------
     X : dict of str -> torch.Tensor or SparseRows
-        Aligned tensors of n rows: ``image``, ``text`` (float32, or a sparse block's
-        :class:`~temporal_xmodal.training.SparseRows`: its batches are padded sparse
-        rows), the time entries (``time``: float64 centred times; ``time_features``:
-        float32).
+        Aligned tensors of n rows: ``image``, ``text`` (float32 or
+        :class:`~temporal_xmodal.training.SparseRows`), ``time`` (float64, centred) and
+        ``time_features`` (float32).
     y : torch.Tensor of shape (n, C)
         Label indicator (bool or float); batches are float32.
     rows : torch.Tensor of int64 or None, default=None
@@ -88,7 +63,6 @@ class CrossModalDataset(torch.utils.data.Dataset):
         return other
 
     def indices(self):
-        """Row indices into the full tensors (int64 tensor)."""
         return torch.arange(len(self.y)) if self.rows is None else self.rows
 
     def batch(self, index):
@@ -97,10 +71,7 @@ class CrossModalDataset(torch.utils.data.Dataset):
         return X, y.to(torch.float32)
 
     def labels(self, device=None):
-        """The label indicator of the dataset's rows (bool, a copy of n × C bytes).
-
-        On ``device`` when given (gathered there when the data was placed there).
-        """
+        """The label indicator of the dataset's rows (bool), on ``device`` when given."""
         _, y = self.tensors(device)
         rows = self.rows_on(y.device)
         y = (y if rows is None else y.index_select(0, rows)) > 0
@@ -116,7 +87,6 @@ class CrossModalDataset(torch.utils.data.Dataset):
         return (self.X, self.y) if device is None else self._copies.get(device, (self.X, self.y))
 
     def rows_on(self, device):
-        """The row indices on ``device`` (None when the dataset has all rows)."""
         return None if self.rows is None else self.rows.to(device)
 
     def release(self):
@@ -125,8 +95,8 @@ class CrossModalDataset(torch.utils.data.Dataset):
 
 
 def prefetch_one(batches):
-    """Yield the items of ``batches`` one step late, so that the next batch's asynchronous
-    copy is issued before the step that uses the current one."""
+    """Yield the items of ``batches`` one step late (the next batch's copy is issued before the
+    current step)."""
     ahead = None
     for batch in batches:
         if ahead is not None:
@@ -137,25 +107,8 @@ def prefetch_one(batches):
 
 
 def gather(tensors, rows, pin=False):
-    """The rows ``rows`` of every tensor of a nest, gathered where the tensors are: the one
-    gather under every iterator of the package (host, device copy and staged batches alike).
-
-    Parameters
-    ----------
-    tensors : dict, tuple, list or torch.Tensor
-        A nest of tensors of aligned rows (:func:`temporal_xmodal._device.map_nest`).
-    rows : torch.Tensor of int64 or dict
-        The rows of every tensor of the nest, on the tensors' device; a dict gives each
-        entry of ``tensors`` its own rows (``rows[key]`` of ``tensors[key]``: SCML's pools).
-    pin : bool, default=False
-        Gather host tensors straight into pinned memory (torch's caching host allocator
-        reuses the block once its copy to the device has run).
-
-    Returns
-    -------
-    batch
-        The nest of ``tensors`` (the keys of ``rows`` when it is a dict), of the rows.
-    """
+    """The rows ``rows`` of every tensor of the nest ``tensors``, gathered where the tensors
+    are (into pinned memory with ``pin``); a dict ``rows`` gives each entry its own rows."""
     if isinstance(rows, dict):
         return {key: map_nest(_rows_of(index, pin), tensors[key], (SparseRows,))
                 for key, index in rows.items()}
@@ -163,8 +116,6 @@ def gather(tensors, rows, pin=False):
 
 
 def _rows_of(rows, pin):
-    """The function that gathers ``rows`` of a tensor (into pinned memory when ``pin``); a
-    sparse block's rows come padded (:meth:`SparseRows.gather_rows`)."""
     if not pin:
         return lambda tensor: tensor.index_select(0, rows)
 
@@ -183,25 +134,19 @@ def make_dataset(X_image, X_text, labels, time_inputs=None, rows=None):
     Parameters
     ----------
     X_image, X_text : ndarray, scipy sparse matrix or CSRWindow of shape (n, d_*)
-        All rows; float32 arrays are shared (no copy), others are cast to
-        float32 chunk by chunk (:func:`as_tensor`); a sparse block (the window of a
-        sparse X, :class:`~temporal_xmodal._sparse_input.CSRWindow`) stays where it is
-        (:class:`~temporal_xmodal.training.SparseRows` over X's CSR arrays, shared by both
-        blocks; float32 values), its batches gathered from it.
+        All rows; float32 arrays are shared, others cast to float32 chunk by chunk, a sparse
+        block read over X's CSR arrays.
     labels : ndarray of shape (n, C)
         Label indicator (bool or float), all rows.
     time_inputs : dict of str -> ndarray, default=None
-        Time entries of the batch for all rows, kept in their dtype: ``"time"``
-        (float64 centred times, for the losses) and, for time-conditioned
-        modules, ``"time_features"`` (float32 encodings, for the network).
+        ``"time"`` (float64 centred times) and, for time-conditioned modules,
+        ``"time_features"`` (float32), all rows.
     rows : ndarray of int or None, default=None
-        The dataset's rows (all when None); nothing is copied.
+        The dataset's rows (all when None).
 
     Returns
     -------
     dataset : CrossModalDataset
-        Batches are ``({"image", "text", **time_inputs}, y)`` with ``y`` the
-        float32 label indicator.
     """
     memo = {}  # the image and text windows of one sparse X share its arrays
     X = {"image": input_block(X_image, as_tensor, memo),
@@ -217,12 +162,8 @@ def shared_dataset(X, y, rows=None):
 
 
 def as_tensor(A, rows=None, chunk_rows=65536):
-    """float32 tensor of ``A`` (or of its ``rows``), never holding a float64 copy.
-
-    Shares memory with ``A`` when it is float32 already and no rows are
-    selected (strided views included); otherwise the float32 copy is filled
-    chunk by chunk, so the peak memory is the float32 result plus one chunk.
-    """
+    """float32 tensor of ``A`` (or of its ``rows``): shares ``A``'s memory when it is float32
+    and no rows are selected, else filled chunk by chunk (no float64 copy)."""
     A = np.asarray(A)
     if A.dtype == np.float32 and rows is None:
         return torch.from_numpy(A) if A.flags.writeable else torch.as_tensor(A.copy())
@@ -234,27 +175,9 @@ def as_tensor(A, rows=None, chunk_rows=65536):
 
 
 class DeviceBatches:
-    """Base of this package's skorch iterators: batches delivered on ``device``.
-
-    :class:`~temporal_xmodal.training.CrossModalNet` sets ``device`` to its own.  An epoch's
-    batches are drawn on the CPU (:meth:`_steps`, the same generator whatever the device),
-    then gathered by the one :func:`gather`: on the host (``device`` None or the CPU), from
-    the dataset's copy on the device when it is there or fits (:meth:`_gathered_on`; the
-    dataset's ``place``), or on the host into pinned memory and copied one batch ahead
-    (:meth:`_staged`).  A subclass says what its steps are (:meth:`_steps`) and how the
-    gathered rows make a skorch batch (:meth:`_batch`); its dataset has ``tensors(device)``
-    and ``place(device, placement)``.
-
-    Parameters
-    ----------
-    device : str, torch.device or None
-        Where the batches are delivered; ``None`` leaves them on the host, ``"auto"`` is
-        CUDA when torch finds a GPU.  A CUDA device on a machine without a GPU is refused
-        when the batches are drawn (:func:`temporal_xmodal._device.resolve_device`).
-    placement : {"auto", "device", "staged"}
-        Where they are gathered (module docstring); ``"staged"`` stages them on any
-        device, the CPU included.
-    """
+    """Base of this package's skorch iterators: batches drawn on the CPU (:meth:`_steps`) and
+    delivered on ``device`` (``None``: the host), gathered as ``placement`` says ("auto",
+    "device", "staged"; the module's docstring)."""
 
     _parameter_constraints = {"placement": [StrOptions(set(PLACEMENTS))]}
 
@@ -287,61 +210,39 @@ class DeviceBatches:
         raise NotImplementedError
 
     def _on_host(self, steps):
-        """Batches gathered from the host tensors."""
         tensors = self.dataset.tensors()
         return (self._batch(gather(tensors, rows)) for rows in steps)
 
     def _gathered_on(self, device, steps):
-        """Batches gathered from the dataset's copy on ``device`` (the epoch's rows are
-        uploaded in one copy)."""
+        """Batches gathered from the dataset's copy on ``device`` (the epoch's rows uploaded in one
+        copy)."""
         tensors = self.dataset.tensors(device)
         return (self._batch(gather(tensors, rows)) for rows in upload_indices(steps, device))
 
     def _staged(self, device, steps):
-        """Batches gathered on the host (into pinned memory: :func:`~temporal_xmodal._device.pinned_staging`)
-        and copied without blocking, one batch ahead of the step that uses them."""
+        """Batches gathered on the host into pinned memory, copied without blocking one batch ahead."""
         tensors, pin = self.dataset.tensors(), pinned_staging(device)
         return prefetch_one(self._batch(move(gather(tensors, rows, pin), device, non_blocking=pin))
                          for rows in steps)
 
 
 class BatchIterator(DeviceBatches):
-    """Iterate over ``(X_batch, y_batch)`` gathered from a :class:`CrossModalDataset`.
-
-    Drop-in for skorch's ``iterator_train`` / ``iterator_valid``: each batch is
-    gathered from the dataset's tensors by row index, with no per-item
-    collation.
-
-    Read more in the user guide: docs/training.md.
+    """Iterate over ``(X_batch, y_batch)`` gathered from a :class:`CrossModalDataset`: a
+    drop-in for skorch's ``iterator_train`` / ``iterator_valid``.
 
     Parameters
     ----------
     dataset : CrossModalDataset
-        Built by :func:`make_dataset`.
     batch_size : int
     shuffle : bool, default=False
-        New random order every epoch (drawn from ``generator``, on the CPU).
+        New random order every epoch, drawn from ``generator``.
     generator : torch.Generator or None
-        Source of the shuffling, for reproducible training.
     drop_last : bool, default=False
         Drop an incomplete final batch.
     device : str, torch.device or None, default=None
-        Where the batches are delivered (:class:`~temporal_xmodal.training.CrossModalNet`
-        sets its own); ``None`` leaves them on the host.  A CUDA device on a machine
-        without a GPU raises a ``ValueError`` when the batches are drawn.
+        Where the batches are delivered; ``None`` leaves them on the host.
     placement : {"auto", "device", "staged"}, default="auto"
-        Where they are gathered (module docstring).
-
-    Any other keyword (a misspelled ``iterator_train__<option>`` of a net) raises a
-    ``TypeError`` naming it.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from temporal_xmodal.training import BatchIterator, make_dataset
-    >>> dataset = make_dataset(np.zeros((5, 3)), np.zeros((5, 2)), np.eye(2)[[0, 1, 0, 1, 0]])
-    >>> [len(y) for X, y in BatchIterator(dataset, batch_size=2)]
-    [2, 2, 1]
+        Where they are gathered (the module's docstring).
     """
 
     def __init__(self, dataset, batch_size=128, shuffle=False, generator=None,
@@ -359,7 +260,6 @@ class BatchIterator(DeviceBatches):
         return full + (rest > 0 and not self.drop_last)
 
     def _steps(self):
-        """Each batch's row indices into the full tensors (views of the epoch's order)."""
         order = (torch.randperm(self.n, generator=self.generator) if self.shuffle
                  else torch.arange(self.n))
         rows = self.dataset.rows
@@ -373,8 +273,7 @@ class BatchIterator(DeviceBatches):
 
 
 def upload_indices(steps, device):
-    """The index tensors of every step (tensors, or dicts of them) on ``device``, uploaded
-    in one copy (non-blocking, from pinned memory, to a CUDA device)."""
+    """The index tensors of every step on ``device``, uploaded in one copy."""
     if not steps:
         return []
     flat = []

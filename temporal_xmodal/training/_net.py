@@ -1,19 +1,6 @@
-"""The skorch net every neural estimator trains through, and its seeded initialisation.
-
-**Seeding** (:func:`seeded`): one fit initialises at a time, so that threads running fits at
-once agree.  A fit's weights are initialised from torch's global random generator seeded with the fit's
-seed.  That generator is one per process, so two fits initialising at once in threads
-(joblib's threading backend, Dask worker threads) would draw from each other's streams:
-:func:`seeded` holds a process-wide lock for the (short) initialisation.  Training then draws
-only from generators the fit owns: the batch order (``iterator_train__generator``) and
-dropout (:class:`temporal_xmodal.nn.layers.Dropout`, seeded by
-:func:`temporal_xmodal.nn.layers.reseed`).
-
-Only the CPU generator is seeded: skorch builds the modules on the CPU and then moves them to
-the fit's device, so initialisation draws from it alone (a GPU fit starts from the CPU fit's
-weights).  ``torch.manual_seed`` would also reseed every CUDA, MPS and XPU generator of the
-caller, which ``fork_rng(devices=[])`` saves and restores for the CPU only.
-"""
+"""The skorch net every neural estimator trains through, and :func:`seeded` initialisation
+(one fit at a time, from torch's global CPU generator; docs/training.md, "Seeding and
+determinism")."""
 
 import math
 import threading
@@ -26,7 +13,6 @@ from skorch.dataset import get_len, unpack_data
 from skorch.history import History
 
 from .._device import move
-from .._interrupts import TrainingInterruptedWarning  # noqa: F401 - exported here
 from ._data import DeviceBatches
 from ._sparse import SparseRows
 
@@ -36,39 +22,25 @@ class TrainingDivergedError(ValueError):
 
 
 class RecordsInterrupt:
-    """Mixin of skorch nets: record in ``interrupted_`` whether a Ctrl-C ended training.
-
-    skorch's ``partial_fit`` swallows ``KeyboardInterrupt`` and returns as if training had
-    ended; the estimators must know.  So this is skorch's ``partial_fit`` (initialise,
-    ``on_train_begin``, the loop, ``on_train_end``) with the interrupt recorded where it
-    swallows it.  skorch's ``EarlyStopping`` ends training by raising ``KeyboardInterrupt``
-    too: that is the planned stop of ``patience``, not the user's Ctrl-C.
-    """
+    """Mixin of skorch nets: record in ``interrupted_`` whether a Ctrl-C ended training (which
+    skorch's ``partial_fit`` swallows; an ``EarlyStopping`` stop is no Ctrl-C)."""
 
     interrupted_ = False
 
-    def partial_fit(self, X, y=None, classes=None, **fit_params):
-        """skorch's ``partial_fit``, recording a Ctrl-C in ``interrupted_``."""
-        if not self.initialized_:
-            self.initialize()
-        routing_method = fit_params.pop("_routing_method", "partial_fit")
+    def fit_loop(self, X, y=None, epochs=None, **fit_params):
+        """skorch's ``fit_loop``; a Ctrl-C that stops it is recorded in ``interrupted_``,
+        with the interrupted epoch's losses settled and its steps counted."""
         self.interrupted_ = False
-        self.notify("on_train_begin", X=X, y=y)
         try:
-            self.fit_loop(X, y, _routing_method=routing_method, **fit_params)
+            return super().fit_loop(X, y, epochs, **fit_params)
         except KeyboardInterrupt:
             self._settle_losses()
             self._count_interrupted_steps()
             self.interrupted_ = not self._stopped_early()
-        self.notify("on_train_end", X=X, y=y)
-        return self
+            raise  # skorch's partial_fit ends the training (on_train_end)
 
     def _settle_losses(self):
-        """Turn the losses of the last epoch's batches into floats (one host sync).
-
-        :meth:`CrossModalNet.run_single_epoch` records them as tensors on the device, so
-        that a training step never waits for the device; nets without it have none.
-        """
+        """Turn the last epoch's batch losses, kept as device tensors, into floats (one sync)."""
         if not len(self.history):
             return
         pending = [(row, key) for row in self.history[-1].get("batches", ())
@@ -80,16 +52,13 @@ class RecordsInterrupt:
                 row[key] = value
 
     def _count_interrupted_steps(self):
-        """Record the interrupted epoch's training steps as a finished epoch does
-        (``train_batch_count``), so that a warm start continues a batch-stepped schedule at
-        the step it reached: skorch counts every batch of every row (validation included)
-        when a row lacks it, and a slim pickle keeps the rows but not their batches."""
+        """Record the interrupted epoch's training steps (``train_batch_count``), so that a warm
+        start resumes a batch-stepped schedule at the step reached."""
         if len(self.history) and "train_batch_count" not in self.history[-1]:
             self.history.record("train_batch_count", sum(
                 "train_loss" in row for row in self.history[-1].get("batches", ())))
 
     def _stopped_early(self):
-        """Whether an EarlyStopping callback has just run out of patience."""
         return any(isinstance(cb, EarlyStopping) and getattr(cb, "misses_", 0) >= cb.patience
                    for _, cb in getattr(self, "callbacks_", []))
 
@@ -97,12 +66,9 @@ class RecordsInterrupt:
 class CrossModalNet(RecordsInterrupt, NeuralNet):
     """skorch ``NeuralNet`` whose criterion sees the whole batch.
 
-    Our losses need more than ``(y_pred, y_true)``: the raw features (SAM's
-    f_ms), the timestamps and texts (TempXNet's f_t).  The criterion is called
-    as ``criterion(embeddings, labels, batch)`` where ``embeddings`` is the
-    module's ``(z_image, z_text)`` and ``batch`` the batch dictionary.  Each
-    batch reaches the net's device once; batch losses stay there until the
-    epoch ends; a Ctrl-C is recorded in ``interrupted_``.
+    The criterion is called as ``criterion(embeddings, labels, batch)``: ``embeddings`` is the
+    module's ``(z_image, z_text)``, ``batch`` the batch dictionary.  Read more in the user
+    guide: docs/training.md.
 
     Parameters
     ----------
@@ -115,36 +81,25 @@ class CrossModalNet(RecordsInterrupt, NeuralNet):
 
     Notes
     -----
-    What it overrides of skorch's ``NeuralNet``, and why (everything else is skorch's):
+    What it overrides of skorch's ``NeuralNet`` (everything else is skorch's):
 
     ========================  ==============================================================
-    ``partial_fit``           skorch's body (initialise, ``on_train_begin``, the loop,
-                              ``on_train_end``) with the Ctrl-C it swallows recorded
-                              (``interrupted_``) and the interrupted epoch's steps counted,
-                              so that a warm start resumes its LR schedule there
-    ``run_single_epoch``      skorch's loop with each batch loss kept as a device tensor:
-                              ``loss.item()`` per batch would make the host wait every step
-    ``on_epoch_end``          the epoch's one host sync (the losses become floats); a
-                              non-finite loss stops the fit (:class:`TrainingDivergedError`)
-    ``train_step_single``     the batch moved once (skorch moves a copy for the module only,
-                              and our losses read the batch); the compiled step when given
-    ``validation_step``       the batch moved once
-    ``get_loss``              ``criterion(embeddings, labels, batch)``: the losses need the
-                              whole batch (features, times, texts)
+    ``fit_loop``              records the Ctrl-C that ``partial_fit`` swallows
+                              (``interrupted_``) and counts the interrupted epoch's steps
+    ``run_single_epoch``      keeps each batch loss as a device tensor (no host sync per step)
+    ``on_epoch_end``          the epoch's one host sync; a non-finite loss raises
+                              :class:`TrainingDivergedError`
+    ``train_step_single``     moves the batch once (the losses read it); the compiled step
+    ``validation_step``       moves the batch once
+    ``get_loss``              ``criterion(embeddings, labels, batch)``
     ``get_iterator``          our iterators deliver their batches on the net's device
     ``initialize``            the callbacks travel with skorch's device mapping on unpickling
     ========================  ==============================================================
-
-    Read more in the user guide: docs/training.md.
     """
 
     def initialize(self):
-        """skorch's initialisation; the callbacks also pickle through skorch's device mapping.
-
-        skorch restores the module, criterion and optimiser onto the CPU when a pickle made
-        on a GPU is loaded without one; the callbacks hold tensors too (EarlyStopping's copy
-        of the best weights, the LR scheduler's optimiser), so they travel with them.
-        """
+        """skorch's initialisation; the callbacks (which hold tensors) also unpickle through
+        skorch's device mapping."""
         super().initialize()
         if "callbacks" not in self.cuda_dependent_attributes_:
             # a prefix: ``callbacks`` (the instances given) and ``callbacks_`` (in use)
@@ -165,24 +120,20 @@ class CrossModalNet(RecordsInterrupt, NeuralNet):
         return iterator
 
     def __init__(self, *args, compiled_step=None, kept_callbacks=(), **kwargs):
-        """skorch's parameters, and two of ours (constructor parameters, not attributes set
-        from outside): ``compiled_step``, a
-        :class:`~temporal_xmodal.training.CompiledStep` that runs forward and loss (None:
-        eager), and ``kept_callbacks``, the names of the callbacks an
-        :meth:`inference_copy` keeps (a method's own, which hold no state: they read the net
-        every epoch, as SAM's margin schedule does)."""
+        """skorch's parameters, with ``compiled_step`` and ``kept_callbacks`` (see the class)."""
         super().__init__(*args, **kwargs)
         self.compiled_step = compiled_step
         self.kept_callbacks = tuple(kept_callbacks)
 
-    def train_step_single(self, batch, **fit_params):
-        """skorch's step (forward, loss, backward) with the batch moved to the device once.
+    def set_print_log(self, print_log):
+        """Replace the epoch table (skorch's ``callbacks__print_log``; None: none) for the next fit."""
+        self.callbacks__print_log = print_log
+        self.initialize_callbacks()
+        return self
 
-        skorch moves a copy of the batch for the module only and hands the loss the
-        original, so a loss that reads the batch (margins, times, correlations) would mix
-        devices.  Batches of a :class:`DeviceBatches` iterator arrive on the device: nothing
-        moves.  With ``compiled_step``, forward and loss run as its compiled graph.
-        """
+    def train_step_single(self, batch, **fit_params):
+        """skorch's step (forward, loss, backward) with the batch moved to the device once, the
+        module and the loss reading that copy; with ``compiled_step``, its compiled graph."""
         batch = move(batch, self.device)
         self._set_training(True)
         Xi, yi = unpack_data(batch)
@@ -200,18 +151,11 @@ class CrossModalNet(RecordsInterrupt, NeuralNet):
         return {"loss": loss.detach().clone(), "y_pred": y_pred}
 
     def validation_step(self, batch, **fit_params):
-        """skorch's validation step with the batch moved to the device once."""
         return super().validation_step(move(batch, self.device), **fit_params)
 
     def run_single_epoch(self, iterator, training, prefix, step_fn, **fit_params):
-        """skorch's epoch loop, recording each batch's loss as a device tensor.
-
-        skorch records ``loss.item()`` per batch, a host sync that makes the host wait for
-        every step; here the losses stay on the device until the epoch ends
-        (:meth:`on_epoch_end`: one sync), when the history's batch rows get their floats.
-        A callback that reads a batch loss during the epoch gets a 0-dim tensor
-        (``float()`` of it works).
-        """
+        """skorch's epoch loop, recording each batch's loss as a device tensor (settled to floats
+        by :meth:`on_epoch_end`; a callback reading one during the epoch gets a 0-dim tensor)."""
         if iterator is None:
             return
         batch_count = 0
@@ -241,21 +185,9 @@ class CrossModalNet(RecordsInterrupt, NeuralNet):
 
     # ---------------------------------------------- slim pickles (inference only)
     def inference_copy(self):
-        """A shallow copy of the fitted net without what only more training needs.
-
-        Left out: the optimiser and its state (Adam's moments: twice the
-        weights), the criterion instance (its parameters stay), the callbacks
-        (EarlyStopping's copy of the best weights, the LR scheduler that holds
-        the optimiser) but those named in ``kept_callbacks``, ``train_split`` (it holds the validation dataset, which
-        shares the training features) and the per-batch rows of the history
-        (the per-epoch rows stay).  The module, its weights and the device are
-        shared with the original, which is left untouched.  :meth:`restore_training_state`
-        makes the copy trainable again.
-
-        Returns
-        -------
-        net : CrossModalNet
-        """
+        """A shallow copy of the fitted net without what only more training needs (optimiser,
+        criterion instance, callbacks but ``kept_callbacks``, ``train_split``, the history's
+        batch rows); it shares the module with the original, which is left untouched."""
         slim = object.__new__(type(self))
         vars(slim).update(vars(self))
         slim.optimizer_ = slim.criterion_ = None
@@ -272,22 +204,8 @@ class CrossModalNet(RecordsInterrupt, NeuralNet):
         return getattr(self, "optimizer_", None) is not None
 
     def restore_training_state(self, callbacks):
-        """Rebuild what :meth:`inference_copy` left out, to continue training.
-
-        A fresh optimiser over the current weights, the criterion from its
-        stored parameters, and ``callbacks``; the weights and the per-epoch
-        history are kept (so schedules such as SAM's margin and the LR decay
-        resume where they were).
-
-        Parameters
-        ----------
-        callbacks : list
-            The net's callbacks, as given when it was built.
-
-        Returns
-        -------
-        self : CrossModalNet
-        """
+        """Rebuild what :meth:`inference_copy` left out, with ``callbacks`` (the net's, as built):
+        a fresh optimiser over the current weights and the criterion; returns the net."""
         self.callbacks = callbacks
         self._initialize_callbacks()
         # skorch's public builders: its private ones would announce "Re-initializing ..."
@@ -308,29 +226,22 @@ def embed_batches(module, tensors, device, *, modality=None, batch_size=4096, ro
     Parameters
     ----------
     module : torch.nn.Module
-        Has ``embed_image(image, time_features=None)`` and
-        ``embed_text(text, time_features=None)``.
+        Has ``embed_image`` and ``embed_text`` (``(x, time_features=None)``).
     tensors : dict of str -> torch.Tensor or SparseRows
-        ``image`` and/or ``text``, optionally ``time_features`` (other
-        entries, such as the losses' ``time``, are ignored); on the host or
-        on ``device``.
+        ``image`` and/or ``text``, optionally ``time_features``; on the host or ``device``.
     device : str or torch.device
         Where the module computes.
     modality : {"image", "text", None}
-        Embed one modality, or both (returns a pair).
+        One modality, or both (a pair).
     batch_size : int, default=4096
     rows : torch.Tensor of int64 or None, default=None
-        Embed only these rows of the tensors (gathered chunk by chunk, so a
-        :class:`~temporal_xmodal.training.CrossModalDataset`'s rows are never
-        copied whole); all rows when None.
+        Embed only these rows; all rows when None.
     out_device : str, torch.device or None, default="cpu"
-        Where the embeddings are returned; ``None``: on ``device`` (no copy back, e.g.
-        for figures computed on the device during training).
+        Where the embeddings are returned; ``None``: on ``device``.
 
     Returns
     -------
     embeddings : torch.Tensor or tuple of torch.Tensor
-        On ``out_device``.
     """
     was_training = module.training
     module.eval()
@@ -359,17 +270,14 @@ def embed_batches(module, tensors, device, *, modality=None, batch_size=4096, ro
     return result[0] if modality else result
 
 
-#: Bytes of the temporaries of one gathered batch of a sparse block's rows in
-#: :func:`embed_batches` (a dense window's batch: 2,048 image columns stored per row take
-#: about 67 KiB a row: some 500 rows).
+#: Bytes of the temporaries of one gathered batch of a sparse block's rows
+#: (:func:`embed_batches`).
 _SPARSE_BATCH_BYTES = 32 * 2 ** 20
 
 
 def _sparse_batch_rows(tensors, modalities):
-    """The most rows of a batch whose gather from the sparse blocks among ``tensors``
-    (:class:`~temporal_xmodal.training.SparseRows`) stays within
-    :data:`_SPARSE_BATCH_BYTES`: about 29 bytes per row and stored position, and the dense
-    batch of a dense window."""
+    """The most rows of a batch whose gather from the sparse blocks among ``tensors`` stays
+    within :data:`_SPARSE_BATCH_BYTES`."""
     per_row = sum(29 * block.width + (4 * block.n_features if block.dense else 0)
                   for m in modalities
                   if isinstance(block := tensors.get(m), SparseRows))
@@ -381,13 +289,8 @@ _lock = threading.RLock()
 
 @contextmanager
 def seeded(seed):
-    """Run a block under torch's global CPU generator seeded with ``seed``, alone; then
-    restore it.  The caller's device generators are neither seeded nor touched.
-
-    Parameters
-    ----------
-    seed : int
-    """
+    """Run a block under torch's global CPU generator seeded with ``seed`` (an int), alone; then
+    restore it."""
     with _lock, torch.random.fork_rng(devices=[]):
         torch.default_generator.manual_seed(int(seed))
         yield

@@ -1,16 +1,15 @@
-"""What one fit did, as one fitted attribute: :class:`FitReport` (``fit_report_``).
-
-scikit-learn publishes a fit's outcome as attributes (``n_iter_``) beside one warning; so
-does a trained estimator of this library: the epochs it ran, the epoch whose weights it
-kept and why, that epoch's figure, whether the figure was still improving, whether Ctrl-C
-stopped it, and the same for the models inside it (a binned model's bins, a sequential
-model's stages).  The warnings say it once to a person; callers (the compare job, a binned
-model, a search) read the report.
-"""
+"""What one fit did, as one fitted attribute: :class:`FitReport` (``fit_report_``), which
+callers read instead of the warnings.  Read more in docs/training.md, "What a fit reports"."""
 
 from dataclasses import dataclass, field
 
-__all__ = ["FitReport", "KEPT_WHY"]
+import numpy as np
+
+from .._warnings import CheckpointWarning, StillImprovingWarning, warn
+from ._callbacks import cannot_rank, kept_epoch
+
+__all__ = ["FitReport", "KEPT_WHY", "ReportsFit", "N_ITER_NO_CHANGE", "TOL", "convergence", "recent_gain",
+           "still_improving_message"]
 
 #: Why a fit kept the weights it kept (``FitReport.kept_why``).
 KEPT_WHY = {
@@ -35,6 +34,8 @@ class FitReport:
         Epochs it was asked for; ``None``: not a trained model.
     kept_epoch : int or None, default=None
         The epoch whose weights were kept, 1-based over the net's whole history.
+    last_epoch : int or None, default=None
+        The net's last epoch, 1-based over its whole history.
     kept_why : str, default="closed form"
         A key of :data:`KEPT_WHY`.
     metric : str or None, default=None
@@ -56,6 +57,7 @@ class FitReport:
     epochs: int = 0
     max_epochs: int = None
     kept_epoch: int = None
+    last_epoch: int = None
     kept_why: str = "closed form"
     metric: str = None
     kept_score: float = None
@@ -66,8 +68,7 @@ class FitReport:
 
     @classmethod
     def from_summary(cls, summary, *, epochs, max_epochs, interrupted):
-        """The report of a neural fit from its convergence summary (the ``dict`` of
-        :func:`~temporal_xmodal.estimators._neural.convergence`)."""
+        """The report of a neural fit from its :func:`convergence` summary."""
         if summary["metric"] is None:
             why = "no validation"
         elif summary["cannot_rank"]:
@@ -75,7 +76,7 @@ class FitReport:
         else:
             why = "best"
         return cls(epochs=epochs, max_epochs=max_epochs, kept_epoch=summary["best_epoch"],
-                   kept_why=why, metric=summary["metric"], kept_score=summary["best_score"],
+                   last_epoch=summary["last_epoch"], kept_why=why, metric=summary["metric"], kept_score=summary["best_score"],
                    recent_gain=summary["recent_gain"],
                    still_improving=bool(summary["still_improving"]),
                    interrupted=bool(interrupted))
@@ -89,6 +90,15 @@ class FitReport:
                    interrupted=bool(interrupted) or any(r.interrupted for _, r in children),
                    still_improving=any(r.still_improving for _, r in children),
                    children=children)
+
+    def convergence(self):
+        """The report as a neural fit's ``convergence_`` dictionary: ``best_epoch``,
+        ``last_epoch``, ``metric``, ``best_score``, ``recent_gain``, ``still_improving``,
+        ``cannot_rank``."""
+        return {"best_epoch": self.kept_epoch, "last_epoch": self.last_epoch,
+                "metric": self.metric, "best_score": self.kept_score,
+                "recent_gain": self.recent_gain, "still_improving": self.still_improving,
+                "cannot_rank": self.cannot_rank}
 
     @property
     def reason(self):
@@ -116,3 +126,102 @@ class FitReport:
         if self.interrupted:
             parts.append("interrupted (Ctrl-C)")
         return "; ".join(parts)
+
+
+class ReportsFit:
+    """Mixin of the trained estimators: ``training_interrupted_`` is a view of ``fit_report_``."""
+
+    @property
+    def training_interrupted_(self):
+        """Whether Ctrl-C stopped the last fit (``fit_report_.interrupted``)."""
+        return self.fit_report_.interrupted
+
+
+#: A fit is *still improving* when its best validation figure rose by more than ``TOL``
+#: (of mAP; of a loss, relative) over its last ``N_ITER_NO_CHANGE`` epochs, as
+#: scikit-learn's ``tol`` / ``n_iter_no_change``.
+TOL = 0.01
+N_ITER_NO_CHANGE = 5
+
+
+def convergence(history, metric, n_before, *, validating, max_epochs, interrupted, name,
+                kept=None):
+    """The epoch whose weights a fit kept and how it ended (the estimator's ``convergence_``).
+
+    Epochs are 1-based over the whole history; a warm start selects among its own, after
+    ``n_before``.  The kept epoch is ``kept`` (:class:`CheckpointSelection`'s), or
+    :func:`kept_epoch`'s.  Warns with a :class:`~temporal_xmodal.StillImprovingWarning` when
+    a complete fit's :func:`recent_gain` exceeds :data:`TOL`, with a
+    :class:`~temporal_xmodal.CheckpointWarning` when the figure cannot rank the epochs.
+
+    Returns
+    -------
+    summary : dict
+        ``best_epoch``, ``last_epoch``, ``metric``, ``best_score``, ``recent_gain``,
+        ``still_improving`` and ``cannot_rank``.
+    """
+    n = len(history)
+    scored = ([(n_before + 1 + i, row[metric]) for i, row in enumerate(history[n_before:])
+               if metric in row] if validating else [])
+    summary = {"best_epoch": n, "last_epoch": n, "metric": None, "best_score": None,
+               "recent_gain": None, "still_improving": False, "cannot_rank": False}
+    if not scored:
+        return summary
+    values = np.asarray([value for _, value in scored], dtype=float)
+    if kept is not None:  # the epoch CheckpointSelection kept (the fit's one decision)
+        i = next((k for k, (epoch, _) in enumerate(scored) if epoch == kept), len(values) - 1)
+    else:  # the same rule, for a history alone
+        i = kept_epoch(values, lower_is_better=metric == "valid_loss")
+    best = scored[i][0]
+    summary["cannot_rank"] = cannot_rank(values)
+    if summary["cannot_rank"]:  # a tie or NaN at every epoch: the last weights are kept
+        best, i = n, len(values) - 1
+    nan = np.isnan(values)
+    gain = recent_gain(values[~nan], lower_is_better=metric == "valid_loss")
+    complete = n - n_before >= 2 and n == n_before + max_epochs and not interrupted
+    tolerance = (TOL * max(float(np.nanmax(np.abs(values))), 1e-12)
+                 if metric == "valid_loss" and not nan.all() else TOL)
+    summary.update(best_epoch=best, metric=metric, best_score=float(values[i]),
+                   recent_gain=gain, still_improving=bool(complete and gain > tolerance))
+    if nan.all():
+        warn(f"{name}: the validation figure {metric} was NaN at every epoch (validation "
+             f"rows without a label?), so it cannot choose the checkpoint: the last epoch's "
+             f"weights are kept (best_epoch_ = {best}). Give every validation row a label, "
+             f"or use selection_metric='valid_loss'.", CheckpointWarning)
+    elif nan.any():
+        warn(f"{name}: the validation figure {metric} was NaN at {int(nan.sum())} of "
+             f"{len(values)} epochs; the checkpoint was chosen among the others (epoch "
+             f"{best}).", CheckpointWarning)
+    elif summary["cannot_rank"]:
+        warn(f"{name}: the validation figure {metric} was {summary['best_score']:.4g} at "
+             f"every epoch, so it cannot choose the checkpoint (too few validation rows, or "
+             f"all of one class); the last epoch's weights are kept. Raise "
+             f"validation_fraction, or use selection_metric='valid_loss'.", CheckpointWarning)
+    if summary["still_improving"]:
+        warn(still_improving_message(name), StillImprovingWarning)
+    return summary
+
+
+def recent_gain(values, *, lower_is_better=False):
+    """How much the last :data:`N_ITER_NO_CHANGE` figures improved on the best before them
+    (positive when better; 0.0 for a single figure; with at most ``N_ITER_NO_CHANGE + 1``
+    figures, against the first)."""
+    values = np.asarray(values, dtype=float)
+    if len(values) < 2:
+        return 0.0
+    cut = max(1, len(values) - N_ITER_NO_CHANGE)
+    before, recent = values[:cut], values[cut:]
+    if lower_is_better:
+        return float(before.min() - recent.min())
+    return float(recent.max() - before.max())
+
+
+def still_improving_message(name):
+    """The :class:`~temporal_xmodal.StillImprovingWarning` text of ``name``'s fits."""
+    return (f"{name}: the validation figure was still improving: its best over the most "
+            f"recent epochs ({N_ITER_NO_CHANGE} of them, or every epoch after the first in a "
+            f"fit of {N_ITER_NO_CHANGE + 1} or fewer) beat the earlier best by more than "
+            f"{TOL:g}; the model may be short of convergence. "
+            "Raise max_epochs (the best epoch's weights are kept, so more epochs mostly cost "
+            "time). Each fit's best and last epoch, its figure and recent_gain are in "
+            "convergence_ (docs/training.md).")

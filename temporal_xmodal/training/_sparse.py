@@ -1,24 +1,6 @@
-"""A sparse feature block as tensors over X's own CSR arrays, gathered per batch.
-
-The blocks of a sparse X are column windows of its CSR arrays
-(:class:`~temporal_xmodal._sparse_input.CSRWindow`).  :class:`SparseRows` holds a window as
-tensors: X's ``indices`` and ``data`` (shared with X, and between the image and text blocks
-of one X: nothing stored is copied when X is float32), and each row's run of stored values
-in the window (``start``, ``count``: 16 bytes per row).  A batch of rows is gathered
-vectorised (no Python loop over rows) into ``(B, K)`` positions, K being the window's most
-stored values in a row (static shapes, as a compiled step or a CUDA graph needs); the
-positions past a row's count are masked (``torch.where``, value 0), and the columns are
-mapped to the window's (``index − lo``).
-
-* A **sparse** window (the text: ~23 of 20,000 terms) gives the batch as the dict
-  ``{"index": (B, K) int64, "value": (B, K) float32}`` that the towers' first layer reads
-  (:func:`temporal_xmodal.nn.towers.input_linear`: an ``embedding_bag``, ``x Wᵀ`` without
-  the ``B × d`` dense batch).
-* A **dense** window (≥ 50 % of its entries stored: the image columns of an X hstacked from
-  dense image features) gives the batch scattered into a dense ``(B, d)`` float32 tensor
-  (``scatter_add``, on the batch's device): the dense first layer (one ``addmm``) runs on
-  it, and the block is never densified whole.
-"""
+"""A sparse feature block as tensors over X's own CSR arrays, gathered per batch into
+``(B, K)`` padded rows (a dense window's into a dense batch).  Read more in
+docs/scaling.md, "Sparse text"."""
 
 import warnings
 import weakref
@@ -33,18 +15,16 @@ __all__ = ["SparseRows", "input_block"]
 
 
 class SparseRows:
-    """A window of a CSR X of n rows as tensors; :meth:`gather_rows` gives a batch.
-
-    Read more in the user guide: docs/scaling.md ("Sparse text").
+    """A column window of a CSR X of n rows as tensors over X's arrays (shared, not copied);
+    :meth:`gather_rows` gives a batch.
 
     Parameters
     ----------
-    start : torch.Tensor of int64 of shape (n,)
-        Each row's first position in ``indices`` / ``data`` within the window.
-    count : torch.Tensor of int64 of shape (n,)
-        Each row's stored values in the window (they follow ``start``).
+    start, count : torch.Tensor of int64 of shape (n,)
+        Each row's first position in ``indices`` / ``data`` within the window, and its
+        number of stored values there.
     indices : torch.Tensor of int32 or int64 of shape (nnz,)
-        X's column indices (all of X's: shared, never copied).
+        X's column indices.
     data : torch.Tensor of float32 of shape (nnz,)
         X's stored values.
     n_features : int
@@ -77,10 +57,9 @@ class SparseRows:
 
     @classmethod
     def from_window(cls, window, dense=None, memo=None):
-        """The rows of a :class:`~temporal_xmodal._sparse_input.CSRWindow`, over X's arrays
-        (shared when X's values are float32, else cast once per X: a float32 copy of its
-        values, shared by its blocks through ``memo``).  ``dense`` (default: whether the
-        window stores at least half its entries) makes its batches dense tensors."""
+        """The rows of a :class:`~temporal_xmodal._sparse_input.CSRWindow`, over X's arrays (cast
+        to float32 once per X, shared by its blocks through ``memo``).  ``dense`` (default:
+        whether the window stores at least half its entries) makes its batches dense tensors."""
         start, stop = window.bounds()
         (indices, data), tensors = _shared_arrays(window.X, memo)
         count = stop - start
@@ -92,8 +71,7 @@ class SparseRows:
 
     @classmethod
     def from_scipy(cls, A, rows=None, dense=False):
-        """The rows ``rows`` (all when None) of a scipy sparse block, over its arrays (a
-        CSR with sorted indices and float32 values is not copied)."""
+        """The rows ``rows`` (all when None) of a scipy sparse block, over its arrays."""
         window = CSRWindow.of(A)
         return cls.from_window(window if rows is None else window.take(rows), dense=dense)
 
@@ -130,21 +108,9 @@ class SparseRows:
         return self.gather_rows(torch.as_tensor(index, device=self.device))
 
     def gather_rows(self, rows, pin=False):
-        """The batch of ``rows`` (int64, on the block's device).
-
-        Vectorised: each row's first position and count, the ``(B, K)`` positions
-        ``start + k``, one gather of the columns (mapped to the window's: ``index − lo``,
-        clamped into it) and one of the values, masked to 0 where ``k ≥ count`` (those
-        positions hold other entries of X, read and not used); a dense window's are then
-        scattered into a zeroed ``(B, d)`` tensor.  About 29 bytes of temporaries per
-        ``(row, k)``.
-
-        Returns
-        -------
-        batch : dict or torch.Tensor
-            ``{"index": (B, K) int64, "value": (B, K) float32}``, or for a dense window a
-            ``(B, n_features)`` float32 tensor (in pinned memory when ``pin``).
-        """
+        """The batch of ``rows`` (int64, on the block's device): ``{"index": (B, K) int64,
+        "value": (B, K) float32}`` (positions past a row's count masked to 0), or a dense
+        window's ``(B, n_features)`` float32 tensor (pinned with ``pin``)."""
         rows = rows.to(self.device)
         start = self.start.index_select(0, rows)
         count = self.count.index_select(0, rows)
@@ -185,9 +151,8 @@ class SparseRows:
 
 
 def _shared_arrays(X, memo=None):
-    """X's ``indices`` (int32 or int64) and float32 ``data`` (X's own when float32; else
-    cast once per X and ``memo``, a dict the blocks of one X share), and the tensors over
-    them (the same tensor objects for every block of one X and ``memo``)."""
+    """X's ``indices`` and float32 ``data`` and the tensors over them, the same for every block
+    of one X and ``memo``."""
     key = id(X)
     if memo is not None and key in memo and memo[key][0] is X:
         return memo[key][1]
@@ -208,8 +173,7 @@ _UNPICKLED = weakref.WeakValueDictionary()
 
 
 def _unpickled_tensor(array):
-    """The one tensor over an unpickled array of X (pickle gives the blocks of one X the
-    same arrays; they get the same tensors, moved once)."""
+    """The one tensor over an unpickled array of X (the blocks of one X share it)."""
     tensor = _UNPICKLED.get(id(array))
     if tensor is None:  # a tensor holds its array: an id is not reused while it lives
         tensor = _UNPICKLED[id(array)] = _tensor(array)
@@ -224,10 +188,9 @@ def _tensor(array):
 
 
 def input_block(A, as_tensor, memo=None):
-    """A modality block as the datasets and the towers take it: :class:`SparseRows` of a
-    sparse block (a :class:`~temporal_xmodal._sparse_input.CSRWindow` of X or a scipy
-    sparse matrix), else ``as_tensor(A)`` (float32 tensor).  ``memo``: a dict shared by
-    the blocks of one X (their float32 values cast once)."""
+    """A modality block as the datasets and the towers take it: :class:`SparseRows` of a sparse
+    block (a :class:`~temporal_xmodal._sparse_input.CSRWindow` or a scipy sparse matrix), else
+    ``as_tensor(A)``; ``memo`` is shared by the blocks of one X."""
     if isinstance(A, CSRWindow):
         return SparseRows.from_window(A, memo=memo)
     if sparse.issparse(A):

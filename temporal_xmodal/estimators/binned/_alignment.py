@@ -1,8 +1,5 @@
-"""Procrustes alignment of the per-bin models: their embeddings and the chained rotations.
-
-Plain functions on the fitted per-bin models.  NumPy/SciPy on the host: each
-model embeds on its own device and returns NumPy; the SVDs are D × D.
-"""
+"""Procrustes alignment of the per-bin models: their embeddings and the chained rotations
+(NumPy and SciPy on the host; the SVDs are D × D)."""
 
 import warnings
 
@@ -13,11 +10,8 @@ from ...time import TimeRangeWarning, time_role
 
 
 def bin_embedding(estimator, modality, A, time):
-    """A per-bin model's own (unrotated, L2-normalised) embedding of one modality.
-
-    The model's own out-of-range warning is silenced: the binned estimator
-    warns once, at its level.
-    """
+    """A per-bin model's own (unrotated) embedding of one modality, its out-of-range warning
+    silenced (the binned estimator warns once)."""
     t = time if time_role(estimator) == "inference" else None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TimeRangeWarning)
@@ -37,12 +31,10 @@ def _stacked(estimator, X_image, X_text, time, align_on):
 
 
 def chain_rotations(bin_estimators, X_image, X_text, time, rows, dim, *, alignment, align_on):
-    """The rotations R_t into bin 0's frame, chained over adjacent bins.
-
-    For each adjacent pair, bin t's training items are embedded by model t
-    (already rotated by R_t) and by model t+1, and
-    Ω = argmin_{ΩᵀΩ = I} ‖M_t R_t Ω − M_{t+1}‖_F gives R_{t+1} = Ωᵀ
-    (Semedo & Magalhães, "Diachronic Cross-modal Embeddings", ACM MM 2019, Eq. 12).
+    """The rotations R_t into bin 0's frame, chained over adjacent bins: bin t's training items
+    embedded by model t (rotated by R_t) and by model t+1 give
+    Ω = argmin_{ΩᵀΩ = I} ‖M_t R_t Ω − M_{t+1}‖_F and R_{t+1} = Ωᵀ (Semedo & Magalhães, ACM MM
+    2019, Eq. 12).
 
     Parameters
     ----------
@@ -55,9 +47,7 @@ def chain_rotations(bin_estimators, X_image, X_text, time, rows, dim, *, alignme
     dim : int
         The shared embedding dimension D.
     alignment : {"procrustes", "none"}
-        ``"none"`` keeps every R_t = I.
     align_on : {"both", "image", "text"}
-        The embeddings the rotation is fitted on.
 
     Returns
     -------

@@ -8,33 +8,25 @@ import torch
 from sklearn.base import clone
 from sklearn.utils._param_validation import HasMethods, StrOptions
 
-from ..._validation import Interval
-from ...base import LAYOUT_CONSTRAINTS, LAYOUT_PARAMETERS_DOC, CrossModalEmbedder
+from ..._docs import fill_doc
+from ..._constraints import Interval
+from ...base import LAYOUT_CONSTRAINTS, CrossModalEmbedder
 from ...base._embedder import output_dtype
 from ...time import TimeBins, TimeBinWarning
-from ...training import FitReport
-from ..._interrupts import report_interrupt
-from .._tempxnet import TempXNetEmbedder
+from ...training import TrainingRun
+from ...training._report import ReportsFit
+from ..tempxnet import TempXNetEmbedder
 from ..._constraints import USE_TIME_CONSTRAINT
 from .._neural import projection_times, training_times
-from .._use_time import USE_TIME_ATTRIBUTES_DOC
 from ._alignment import bin_embedding, chain_rotations
 from ._fit import fit_bin_models, fit_time_bins
 
 
 def default_base_estimator():
-    """The static cross-modal model fitted per bin by default.
-
-    :class:`~temporal_xmodal.estimators.TempXNetEmbedder` without its temporal
-    term: ``x → tanh(1024) → tanh(200) → L2`` per modality, the bidirectional
-    triplet loss with the counterpart as positive and other-category items as
-    negatives (margin 1), batch 64, 25 epochs (Semedo & Magalhães, "Diachronic
-    Cross-modal Embeddings", ACM MM 2019).  It trains with Adam at lr 1e-3, a
-    loss divided by the batch size and a checkpoint chosen by validation mAP,
-    where the paper uses SGD, a summed loss and the validation loss; the page
-    lists the literal setting.
-
-    Read more in the user guide: docs/estimators/binned.md.
+    """The static cross-modal model fitted per bin by default: a
+    :class:`~temporal_xmodal.estimators.TempXNetEmbedder` without its temporal term, D = 200,
+    25 epochs (Semedo & Magalhães, ACM MM 2019), trained with Adam; docs/estimators/binned.md
+    lists the paper's literal settings.
 
     Returns
     -------
@@ -44,106 +36,69 @@ def default_base_estimator():
                             batch_size=64, optimizer="adam", lr=1e-3, lr_decay=0.0)
 
 
-class BinnedProcrustesEmbedder(CrossModalEmbedder):
-    __doc__ = r"""One static cross-modal model per time bin, chained by orthogonal Procrustes.
+@fill_doc
+class BinnedProcrustesEmbedder(ReportsFit, CrossModalEmbedder):
+    r"""One static cross-modal model per time bin, chained by orthogonal Procrustes.
 
-    DCM-Binned (Semedo & Magalhães, "Diachronic Cross-modal Embeddings", ACM
-    MM 2019, §4.4; Semedo, thesis, Algorithm 2, Eqs. 5.7–5.8): the training
-    times are cut into bins (:class:`~temporal_xmodal.time.TimeBins`), a clone
-    of ``base_estimator`` is fitted on each bin's rows, and every bin's space
-    is rotated into bin 0's frame by orthogonal Procrustes between adjacent
-    bins.  An item at time s is embedded by the model of its bin b(s) and
-    rotated: :math:`\tilde e = f^{(b(s))}(x)\, R_{b(s)}`.  Times outside the
-    training range use the nearest bin and warn
-    (:class:`~temporal_xmodal.TimeRangeWarning`).
+    DCM-Binned (Semedo & Magalhães, "Diachronic Cross-modal Embeddings", ACM MM 2019,
+    §4.4; Semedo, thesis, Algorithm 2, Eqs. 5.7–5.8): the training times are cut into bins
+    (:class:`~temporal_xmodal.time.TimeBins`), a clone of ``base_estimator`` is fitted on
+    each bin's rows, and every bin's space is rotated into bin 0's frame by orthogonal
+    Procrustes between adjacent bins.  An item at time s is embedded by the model of its
+    bin b(s) and rotated: :math:`\tilde e = f^{(b(s))}(x)\, R_{b(s)}`.  Times outside the
+    training range use the nearest bin and warn (:class:`~temporal_xmodal.TimeRangeWarning`).
 
-    ``transform`` projects each row at its own time; ``transform_image`` /
-    ``transform_text`` need ``time=`` (a scalar or one value per row).
-    Ctrl-C during the fit stops it as a whole: the bins fitted so far (in
-    time order) are aligned and kept, ``training_interrupted_`` is True, and
-    before any bin was fitted the estimator is left unfitted.
+    ``transform_image`` / ``transform_text`` need ``time=`` (a scalar or one value per
+    row).  Ctrl-C stops the whole fit; the bins fitted so far are aligned and kept.
 
     Read more in the user guide: docs/estimators/binned.md.
 
     Parameters
     ----------
     base_estimator : CrossModalEmbedder or None, default=None
-        The per-bin model, cloned for every bin; ``None`` is
-        :func:`default_base_estimator`.  Its ``n_image_features`` is set to
-        the resolved value and, when it has a ``random_state``, so is that
-        (one seed per bin); ``embedding_dim``, ``max_epochs`` and ``device``
-        below, when set, override its own.  Every bin's model must have the
-        same ``embedding_dim_`` (give dimension-adaptive bases such as CCA an
-        explicit ``embedding_dim``), else ``fit`` raises.
+        The per-bin model, cloned for every bin (with the resolved ``n_image_features``
+        and one seed per bin); ``None`` is :func:`default_base_estimator`.  Every bin's
+        model must have the same ``embedding_dim_``, else ``fit`` raises.
     bins : int, float, str, timedelta or array-like, default=5
-        As :class:`~temporal_xmodal.time.TimeBins`, the same reading as the
-        evaluation protocols' ``bins``: an int is a number of equal-width bins
-        over the training range, a float a bin width in ``time_unit``, a
-        duration (``"1M"``, ``"6M"``, ``pandas.Timedelta``,
-        ``numpy.timedelta64``) a bin width converted to ``time_unit``, an array
-        explicit edges (numbers on the axis or dates) that must cover every
-        training time (``fit`` raises a ``ValueError`` naming the rows outside
-        them).  Five bins buy the demo world +0.11 time-window mAP@50 at no
-        category-mAP cost (docs/estimators/binned.md, "Defaults"); the paper's
-        monthly bins are ``paper_settings``.
+        As :class:`~temporal_xmodal.time.TimeBins`: a number of equal-width bins, a bin
+        width (a float in ``time_unit``, or a duration such as ``"1M"``), or explicit edges
+        that cover every training time.
     min_bin_size : int, default=100
-        Bins with fewer training items are merged with their smaller
-        neighbour (with a :class:`~temporal_xmodal.time.TimeBinWarning`); at
-        least 2 items per bin are enforced.  With fewer rows than this, all
-        rows form one bin (with a warning).
+        Bins with fewer training items (at least 2) are merged with their smaller
+        neighbour, with a :class:`~temporal_xmodal.time.TimeBinWarning`.
     alignment : {"procrustes", "none"}, default="procrustes"
         ``"none"`` keeps every rotation the identity: the unaligned control.
     align_on : {"both", "image", "text"}, default="both"
-        The bin-t items' embeddings the rotation is fitted on: images stacked
-        over texts (``"both"``, the paper) or one modality only.
+        The bin-t items' embeddings the rotation is fitted on: images stacked over texts
+        (``"both"``, the paper) or one modality only.
     init : {"auto", "global", "independent"}, default="auto"
-        Where each bin's model starts: ``"independent"`` from its own random
-        initialisation (the paper); ``"global"`` from one clone of the base
-        fitted on all training rows, which every bin continues on its own rows
-        (needs a base with ``warm_start``); ``"auto"``: ``"global"`` when the
-        base has ``warm_start``, else ``"independent"``.
+        Where each bin's model starts: its own initialisation (``"independent"``, the
+        paper), or one base fitted on all rows, continued on the bin's rows (``"global"``,
+        needs a base with ``warm_start``); ``"auto"``: ``"global"`` when the base has
+        ``warm_start``.
     fine_tune_epochs : int or None, default=3
-        Epochs each bin's model trains on its own rows when it continues the
-        shared start (``init="global"``, or ``"auto"`` with a base that has
-        ``warm_start``), at most the base's ``max_epochs``; ``None``: as many as
-        the base's ``max_epochs``.  Fewer
-        keep the bins closer to the one model they start from, whose space they
-        share, so that retrieval across bins loses less.  Ignored when each bin
-        starts from its own initialisation.  The default keeps each bin near
-        the shared start: with every bin continuing for the base's 25 epochs,
-        a world whose content drifts lost 0.05 category mAP against the
-        control (docs/estimators/binned.md, "Defaults").
+        Epochs each bin's model continues the shared start for, at most the base's
+        ``max_epochs`` (``None``: the base's ``max_epochs``).
     n_jobs : int or None, default=None
         Bins fitted in parallel with :class:`joblib.Parallel` (threads unless
-        ``joblib.parallel_config`` names a backend).  The per-bin seeds do not
-        depend on it.
+        ``joblib.parallel_config`` names a backend).
     random_state : int, RandomState or None, default=None
         Draws one seed per bin for bases that have a ``random_state``.
     embedding_dim : int or None, default=None
-        Dimension D of the common space, set on every bin's model.  ``None``
-        keeps the base's: D = 200 for the default base, the width of the
-        DCM paper (Semedo & Magalhães, ACM MM 2019), which also fixes
-        :class:`~temporal_xmodal.DiachronicEmbedder`'s default.
+        Dimension D of the common space, set on every bin's model; ``None`` keeps the
+        base's (D = 200 for the default base, the DCM paper's).
     max_epochs : int or None, default=None
-        Training epochs of every bin's model (each bin's own fit; with
-        ``init="global"`` the shared start trains as many), set on the base.
-        ``None`` keeps the base's (25 for the default base).  A base without
-        epochs (e.g. :class:`~temporal_xmodal.CCACrossModal`, solved in closed
-        form) raises a ``ValueError`` when it is set.
+        Training epochs of every bin's model (and of the shared start); ``None`` keeps the
+        base's.  A base without epochs raises a ``ValueError`` when it is set.
     device : str or torch.device, default="auto"
-        Where the per-bin models compute, set on every bin's model.
-        ``"auto"`` keeps the base's device, itself ``"auto"`` (CUDA when
-        available) unless the base says otherwise; any other value (``"cpu"``,
-        ``"cuda"``, ...) overrides it.  The Procrustes rotations are D × D and
-        computed in NumPy.
+        Where the per-bin models compute: ``"auto"`` keeps the base's device, any other
+        value overrides it.  The rotations are computed in NumPy.
     use_time : bool, default=True
-        ``True``: bins over the training times, one model each (the published
-        method).  ``False``: the constant-time control: one bin, the base
-        model on every row (a base with its own ``use_time`` is fitted with
-        ``use_time=False``).  Whether the bins pay on your data is a model
-        selection: ``GridSearchCV(est, {"use_time": [True, False]},
-        scoring=SCORERS["tmap@50"])`` (docs/time.md, "Does time pay?").""" + LAYOUT_PARAMETERS_DOC.replace(
-    "duration parameters given as numbers", "bin widths given as numbers") + r"""
+        ``True``: bins over the training times, one model each (the published method).
+        ``False``: the constant-time control, one bin with the base model on every row (a
+        base with its own ``use_time`` is fitted with ``use_time=False``).  Read more in
+        docs/time.md, "Does time pay?".
+    {layout_parameters}
 
     Attributes
     ----------
@@ -152,25 +107,21 @@ class BinnedProcrustesEmbedder(CrossModalEmbedder):
     n_bins_ : int
         Number of retained bins T (after merging).
     bin_estimators_ : list of CrossModalEmbedder
-        The fitted per-bin models, in time order (fewer than ``n_bins_``
-        after an interrupted fit).
+        The fitted per-bin models, in time order (fewer than ``n_bins_`` after an
+        interrupted fit).
     rotations_ : ndarray of shape (len(bin_estimators_), embedding_dim_, embedding_dim_)
         :math:`R_t`; ``rotations_[0]`` is the identity.
     alignment_residuals_ : ndarray of shape (len(bin_estimators_) - 1, 2)
-        For each adjacent pair, :math:`\lVert M_t R_t - M_{t+1}\rVert_F` and
-        :math:`\lVert M_t R_t\,\Omega - M_{t+1}\rVert_F` (before and after the
-        rotation; the second is never larger).
+        Each adjacent pair's Frobenius residual before and after the rotation.
     embedding_dim_ : int
         Shared dimension D of the bins' models.
     fit_report_ : FitReport
-        One child report for the model on all rows every bin continued (``"all
-        rows"``, with ``init`` sharing a start) and one per fitted bin (``"bin 0"``,
-        ...; a closed-form base's is empty):
-        :class:`~temporal_xmodal.training.FitReport`.
+        One child report for the shared start (``"all rows"``) and one per fitted bin
+        (``"bin 0"``, ...): :class:`~temporal_xmodal.training.FitReport`.
     training_interrupted_ : bool
         Whether Ctrl-C stopped the fit before every bin was fitted.
-""" + USE_TIME_ATTRIBUTES_DOC + r"""    n_features_in_, feature_names_in_, n_image_features_, n_text_features_, time_range_
-        See :class:`~temporal_xmodal.base.CrossModalEmbedder`.
+    {uses_time_}
+    {layout_attributes}
 
     Examples
     --------
@@ -264,6 +215,11 @@ class BinnedProcrustesEmbedder(CrossModalEmbedder):
 
     # ------------------------------------------------------------------ fit
     def _fit(self, X_image, X_text, time, labels):
+        with TrainingRun(self, threads=False) as run:  # each bin's model sets its threads
+            self._fit_bins(run, X_image, X_text, time, labels)
+        return self
+
+    def _fit_bins(self, run, X_image, X_text, time, labels):
         owner = type(self).__name__
         trained = training_times(self, time)  # the constant-time control: one instant, one bin
         with warnings.catch_warnings():
@@ -276,21 +232,24 @@ class BinnedProcrustesEmbedder(CrossModalEmbedder):
         self.n_bins_ = self.bins_.n_bins_
         index = self.bins_.transform(time)
         rows = [np.flatnonzero(index == b) for b in range(self.n_bins_)]
-        fitted, self.training_interrupted_, start = fit_bin_models(
-            self._bin_base(), rows, X_image, X_text, time, labels, init=self.init,
+        fitted, start = fit_bin_models(
+            run, self._bin_base(), rows, X_image, X_text, time, labels, init=self.init,
             fine_tune_epochs=self.fine_tune_epochs,
-            n_jobs=self.n_jobs, random_state=self.random_state,
-            n_image_features=self.n_image_features_, owner=owner, bins=self.bins_)
-        if fitted is None:
-            return self._interrupted(0, during=" (during the fit on all rows that every "
-                                               "bin starts from, init='global')")
-        if not fitted:
-            return self._interrupted(0)
+            n_jobs=self.n_jobs, n_image_features=self.n_image_features_, owner=owner, bins=self.bins_)
+        if not fitted:  # Ctrl-C before any bin was fitted: forget the fit
+            n_bins = self.n_bins_
+            for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
+                delattr(self, name)
+            run.partial(f"after 0 of {n_bins} time bins were fitted" + (
+                " (during the fit on all rows that every bin starts from, init='global')"
+                if fitted is None else ""),
+                "the estimator is left unfitted (fit again to train it)")
+            return
         self.bin_estimators_ = fitted
         starts = [] if start is None else [("all rows", getattr(start, "fit_report_", None))]
-        self.fit_report_ = FitReport.of_children(
+        self.fit_report_ = run.report(
             starts + [(f"bin {b}", getattr(est, "fit_report_", None))
-                      for b, est in enumerate(fitted)], interrupted=self.training_interrupted_)
+                      for b, est in enumerate(fitted)])
         dims = [int(est.embedding_dim_) for est in fitted]
         if len(set(dims)) != 1:
             raise ValueError(
@@ -303,24 +262,12 @@ class BinnedProcrustesEmbedder(CrossModalEmbedder):
         self.rotations_, self.alignment_residuals_ = chain_rotations(
             fitted, X_image, X_text, time, rows[:len(fitted)], self.embedding_dim_,
             alignment=self.alignment, align_on=self.align_on)
-        if self.training_interrupted_:
-            self._interrupted(len(fitted))
-        return self
-
-    def _interrupted(self, n_fitted, during=""):
-        """Warn once that Ctrl-C stopped the fit; with no bin fitted, forget the fit."""
-        state = ("the estimator is left unfitted (fit again to train it)" if n_fitted == 0 else
-                 "the estimator is usable but partial: the fitted bins are aligned (the "
-                 "last one may have stopped early) and times in the unfitted bins use the "
-                 f"last fitted bin's model (bin {n_fitted - 1}); training_interrupted_ = True")
-        n_bins = self.n_bins_
-        if n_fitted == 0:
-            for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
-                delattr(self, name)
-        report_interrupt(
-            f"{type(self).__name__}: training was interrupted (Ctrl-C) after {n_fitted} of "
-            f"{n_bins} time bins were fitted{during}; {state}.")
-        return self
+        if run.stopped:
+            run.partial(
+                f"after {len(fitted)} of {self.n_bins_} time bins were fitted",
+                "the estimator is usable but partial: the fitted bins are aligned (the last "
+                "one may have stopped early) and times in the unfitted bins use the last "
+                f"fitted bin's model (bin {len(fitted) - 1})")
 
     # ------------------------------------------------------------ transform
     def _embed(self, modality, A, time):

@@ -1,46 +1,25 @@
-"""Fitting the bins and the per-bin models of BinnedProcrustesEmbedder, as plain functions.
-
-The bins are one :class:`~temporal_xmodal.time.TimeBins`.  The per-bin models are fitted in
-order, in parallel, and stopped as a whole by Ctrl-C; with ``init="global"``, from one model
-fitted on all rows.
-
-The bins are fitted through :class:`joblib.Parallel` (``return_as="generator"``), so the
-results arrive in bin order and the loop can stop at the first interrupted bin:
-
-* a neural bin model records a Ctrl-C during its own training (skorch swallows it; the
-  model says so in ``training_interrupted_``) and returns a usable but partial model;
-* any other bin model lets the ``KeyboardInterrupt`` through;
-* with joblib's threading, loky or Dask backends Ctrl-C reaches the main thread, which
-  is waiting for the next result here.
-
-In every case the loop keeps the bins received so far (a prefix of the bins, in time
-order) and closes the generator, which makes joblib stop dispatching further bins.
-"""
+"""Fitting the bins and the per-bin models of BinnedProcrustesEmbedder: in order, in
+parallel (:class:`joblib.Parallel`, results in bin order), from one shared start with
+``init="global"``; Ctrl-C stops the loop at the first bin it stopped, and the bins
+received so far are kept."""
 
 import copy
-import threading
 import warnings
 
 import numpy as np
 from joblib import Parallel, delayed
 from sklearn.base import clone
-from sklearn.utils import check_random_state
 
 from ..._stacking import stack_rows
 from ..._device import limit_worker_threads
 from ...time import TimeBins, TimeBinWarning
-from ...training import TrainingInterruptedWarning
+from ...training._run import fit_child
 from ..._warnings import warn
 
 
 def fit_time_bins(bins, min_bin_size, time_unit, time, owner):
-    """The fitted TimeBins of the training times; fewer rows than min_bin_size give one bin.
-
-    At least 2 items per bin are enforced (a model needs 2 rows).  Bins merged for their
-    size are said once, in the owner's words: the ``bins`` and ``min_bin_size`` given, the
-    bins fitted, and how to keep more (a grid over ``bins`` that ``min_bin_size`` collapses
-    to one count must not pass quietly).
-    """
+    """The fitted TimeBins of the training times (at least 2 items per bin; fewer rows than
+    ``min_bin_size``: one bin); merged bins are warned once, in the ``owner``'s words."""
     n, min_size = len(time), max(int(min_bin_size), 2)
     if n >= min_size:
         with warnings.catch_warnings(record=True) as caught:
@@ -66,12 +45,15 @@ def fit_time_bins(bins, min_bin_size, time_unit, time, owner):
     return fitted
 
 
-def fit_bin_models(base, rows, X_image, X_text, time, labels, *, init, n_jobs, random_state,
+def fit_bin_models(run, base, rows, X_image, X_text, time, labels, *, init, n_jobs,
                    n_image_features, owner, bins=None, fine_tune_epochs=None):
     """Fit a clone of ``base`` on each bin's rows, in bin order.
 
     Parameters
     ----------
+    run : TrainingRun
+        The binned fit: its generator draws one seed per bin (and one for the shared
+        start); a Ctrl-C sets ``run.stopped``.
     base : CrossModalEmbedder
         The unfitted per-bin model.
     rows : list of ndarray of int
@@ -83,31 +65,23 @@ def fit_bin_models(base, rows, X_image, X_text, time, labels, *, init, n_jobs, r
         Epochs of each bin's continuation of a shared start, at most the base's
         ``max_epochs`` (``None``: the base's).
     n_jobs : int or None
-    random_state : int, RandomState or None
-        Draws one seed per bin (and one for the shared start).
     n_image_features : int
         The resolved image block width, given to bases that have the parameter.
     owner : str
         The binned estimator's name, for messages.
     bins : TimeBins or None, default=None
-        The fitted bins: with a base whose ``verbose`` is > 0, a line naming the bin
-        (``owner bin 3/10 [1900, 1910) years: 412 items``) is printed before its model's
-        epoch table.
+        With a verbose base, a line naming each bin is printed over its epoch table.
 
     Returns
     -------
     fitted : list of estimators or None
-        The fitted models of the first ``len(fitted)`` bins; None when Ctrl-C
-        stopped the shared start of ``init="global"`` (no bin fitted).
-    interrupted : bool
-        Whether Ctrl-C stopped the fit.
+        The fitted models of the first ``len(fitted)`` bins; None when Ctrl-C stopped the
+        shared start.
     start : estimator or None
-        The model fitted on all rows that every bin continued (``init="global"``), whose
-        ``fit_report_`` belongs in the binned model's; None without one.
+        The shared start (``init="global"``); None without one.
     """
     params = base.get_params(deep=False)
-    seeds = check_random_state(random_state).randint(np.iinfo(np.int32).max,
-                                                     size=len(rows) + 1)
+    seeds = run.rng.randint(np.iinfo(np.int32).max, size=len(rows) + 1)
     update = {}
     if "n_image_features" in params:
         update["n_image_features"] = n_image_features
@@ -117,10 +91,10 @@ def fit_bin_models(base, rows, X_image, X_text, time, labels, *, init, n_jobs, r
         # one model on all rows (the last seed: the bins' seeds do not depend on init)
         title = (f"{owner} start: all {len(time)} items (init='global'; every bin "
                  "continues from it)") if titled else None
-        start = fit_start(base, update, seeds[-1], stack_rows(X_image, X_text, time),
+        start = fit_start(run, base, update, seeds[-1], stack_rows(X_image, X_text, time),
                           labels, title=title)
         if start is None:
-            return None, True, None
+            return None, None
         update["warm_start"] = True
         if fine_tune_epochs is not None:  # at most the start's own epochs
             update["max_epochs"] = min(fine_tune_epochs, params.get("max_epochs") or
@@ -141,77 +115,44 @@ def fit_bin_models(base, rows, X_image, X_text, time, labels, *, init, n_jobs, r
 
     jobs = ((bin_model(b), stack_rows(X_image, X_text, time, r),
              None if labels is None else labels[r], title(b)) for b, r in enumerate(rows))
-    return (*fit_in_order(jobs, n_jobs), start if shared else None)
+    return fit_in_order(run, jobs, n_jobs), start if shared else None
 
 
 def _fit_bin(estimator, X, y, title=None):
-    """Fit one bin's model (module level so that joblib can ship it to workers).
-
-    Inside a worker the fit's torch/BLAS threads are limited to the worker's share
-    (:func:`~temporal_xmodal._device.limit_worker_threads`).  A bin model's own
-    :class:`TrainingInterruptedWarning` is silenced: the binned estimator warns once
-    for the whole fit (in a worker process here; in the caller's threads by
-    :func:`fit_in_order`, since warning filters are not thread-safe).  ``title``, when
-    given, is printed first (the line over a verbose model's epoch table).
-    """
+    """Fit one bin's model on the worker's share of the threads, as a part of the binned fit
+    (``title``, when given, printed first)."""
     if title:
         print(title, flush=True)
     with limit_worker_threads():
-        if threading.current_thread() is not threading.main_thread():
-            return estimator.fit(X, y)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", TrainingInterruptedWarning)
-            return estimator.fit(X, y)
+        return fit_child(estimator, X, y)
 
 
-def fit_in_order(jobs, n_jobs):
-    """Fit ``(estimator, X, y)`` jobs in order, stopping at the first interrupted one.
-
-    Parameters
-    ----------
-    jobs : iterable of (estimator, X, y) or (estimator, X, y, title)
-        Consumed lazily (joblib pre-dispatches a few), so the bins' X are not all
-        built at once.
-    n_jobs : int or None
-        As :class:`joblib.Parallel`.
-
-    Returns
-    -------
-    fitted : list of estimators
-        The fitted models of the first ``len(fitted)`` jobs; when interrupted, the
-        last one may be partial (a neural model interrupted during its training).
-    interrupted : bool
-        Whether Ctrl-C stopped the fit (the remaining jobs were not fitted, or
-        their results were discarded).
-    """
+def fit_in_order(run, jobs, n_jobs):
+    """Fit ``(estimator, X, y[, title])`` jobs in order (consumed lazily); stop at the first
+    Ctrl-C.  Returns the fitted models of the first ``len(fitted)`` jobs (the last may be
+    partial)."""
     fitted = []
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", TrainingInterruptedWarning)
-        # threads unless the caller's parallel_config names a backend: one Binned fit
-        # would otherwise pay loky's start (each worker imports torch) for its few bins
-        results = Parallel(n_jobs=n_jobs, return_as="generator", prefer="threads")(
-            delayed(_fit_bin)(*job) for job in jobs)
-        try:
+    # threads unless the caller's parallel_config names a backend: one Binned fit
+    # would otherwise pay loky's start (each worker imports torch) for its few bins
+    results = Parallel(n_jobs=n_jobs, return_as="generator", prefer="threads")(
+        delayed(_fit_bin)(*job) for job in jobs)
+    try:
+        with run.stoppable():
             for estimator in results:
                 fitted.append(estimator)
-                if getattr(estimator, "training_interrupted_", False):
-                    return fitted, True
-        except KeyboardInterrupt:
-            return fitted, True
-        finally:
-            # stop dispatching; joblib's "tasks not used / cancelled" note is
-            # what the interrupt warning says
+                if run.check_part(estimator):
+                    break
+    finally:
+        with warnings.catch_warnings():
+            # joblib's "tasks not used / cancelled" note is what the run's warning says
             warnings.simplefilter("ignore", UserWarning)
             results.close()
-    return fitted, False
+    return fitted
 
 
 def shares_a_start(init, base, owner):
-    """Whether every bin continues from one model fitted on all rows (``init``).
-
-    ``"auto"`` shares a start exactly when the base can continue a fit (it has a
-    ``warm_start`` parameter); ``"global"`` with a base that cannot raises.
-    """
+    """Whether every bin continues from one model fitted on all rows: ``"auto"`` when the base
+    has ``warm_start``; ``"global"`` with a base without it raises."""
     can = "warm_start" in base.get_params(deep=False)
     if init == "global" and not can:
         raise ValueError(
@@ -221,12 +162,11 @@ def shares_a_start(init, base, owner):
     return can if init == "auto" else init == "global"
 
 
-def fit_start(base, update, seed, X, y, title=None):
-    """The model every bin starts from: the base fitted on all rows (None if interrupted).
-
-    ``title``: the line printed before its fit (see :func:`_fit_bin`)."""
+def fit_start(run, base, update, seed, X, y, title=None):
+    """The model every bin starts from: the base fitted on all rows (None when Ctrl-C stopped
+    it)."""
     estimator = clone(base).set_params(**update)
     if "random_state" in base.get_params(deep=False):
         estimator.set_params(random_state=int(seed))
-    fitted, interrupted = fit_in_order([(estimator, X, y, title)], None)
-    return None if interrupted else fitted[0]
+    fitted = fit_in_order(run, [(estimator, X, y, title)], None)
+    return None if run.stopped else fitted[0]

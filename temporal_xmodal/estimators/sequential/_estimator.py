@@ -1,65 +1,60 @@
 """SequentialCrossModal: modality-by-modality learning with a meta-learner (SCML).
 
-One class, whose small hooks hold the estimator's state; the stages
-(:mod:`._stages`), the inference (:mod:`._inference`), the labels (:mod:`._labels`) and
-the pickling (:mod:`._pickling`) are plain functions.  The skorch nets live in
-:mod:`temporal_xmodal.training`, the torch modules in :mod:`temporal_xmodal.nn.sequential`
-and the loss (Song & Tan, Eq. 10) in :mod:`temporal_xmodal.losses.classification`.
+The class holds the state; the stages (:mod:`._stages`), inference (:mod:`._inference`),
+labels (:mod:`._labels`) and pickling (:mod:`._pickling`) are plain functions.
 """
 
-import contextlib
 from numbers import Integral, Real
 from time import perf_counter
 
 import numpy as np
-from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import StrOptions, validate_params
 from sklearn.utils.validation import check_is_fitted
 
-from ..._device import resolve_device, training_threads
-from ..._validation import Arrangement, Interval, check_features, check_labels
+from ..._docs import fill_doc
+from ..._input import check_features, check_labels
+from ..._constraints import Arrangement, Interval
 from ...base import CrossModalEmbedder
-from ...losses.classification import REDUCTIONS, SINGLE_LABEL_LOSSES
-from ...nn.sequential import MODALITIES, MetaLearner, SequentialNet
-from ...training import FitReport, seeded
-from ..._interrupts import report_interrupt
+from ._loss import REDUCTIONS, SINGLE_LABEL_LOSSES
+from ._net import MODALITIES, MetaLearner, SequentialNet
+from ...training import TrainingRun, seeded
+from ...training._report import ReportsFit
 from .._neural_params import COMMON_CONSTRAINTS
 from ._inference import (binary_codes, class_probabilities, fused_codes,
                          fused_database_score, hidden)
 from ._labels import check_label_values, labels_of_next, learn_categories
 from ._pickling import pack_modules, unpack_modules
-from ._stages import (STAGE_HEADERS, STAGE_NAMES, MetaSettings, NetSettings, StageInterrupted,
+from ._stages import (STAGE_HEADERS, STAGE_NAMES, MetaSettings, NetSettings,
                       parallel_stage, select_memory, stage_four, stage_one, stage_three,
                       stage_two)
 
 _N_SEEDS = 5
 
 
-class SequentialCrossModal(CrossModalEmbedder):
+@fill_doc
+class SequentialCrossModal(ReportsFit, CrossModalEmbedder):
     """Sequential Cross-Modal Learning (SCML): one modality now, the other later.
 
     The two modalities arrive one after the other, each with class labels only (no
-    image–text pairing is used for training).  A plug per modality maps its features to a
-    common width; a unified model S, shared by both, gives the code h ∈ (−1, 1)^K and a
-    classifier.  Four stages train them: the first plug and S on the first modality (then
-    only an episodic memory of it is kept), the second plug, a meta-learner that learns
-    to update S without forgetting the first modality, and S updated by it (Song & Tan,
-    "Sequential Learning for Cross-modal Retrieval").  An item is embedded as the binary
-    code sign(h) of its own modality (Hamming ranking) or as h.  Time is ignored: the
-    column is required and dropped.
+    image–text pairing is used).  A plug per modality maps its features to a common width; a
+    unified model S gives the code h ∈ (−1, 1)^K and a classifier.  Four stages train them:
+    the first plug and S on the first modality (then only an episodic memory of it is kept),
+    the second plug, a meta-learner that learns to update S without forgetting the first
+    modality, and S updated by it (Song & Tan, "Sequential Learning for Cross-modal
+    Retrieval").  An item is embedded as the binary code sign(h) of its own modality (Hamming
+    ranking) or as h.  Time is ignored: the column is required and dropped.
 
     Read more in the user guide: docs/estimators/sequential.md.
 
     Parameters
     ----------
     modality_order : tuple of str, default=("text", "image")
-        Arrival order (Song & Tan, Table 5: text first on Wikipedia).
+        Arrival order.
     update_rule : {"meta", "sgd", "none"}, default="meta"
         Stage IV: the learned optimiser (SCML), plain SGD with ``lr`` on memory and new
         data (SCML-M), or no update (the model after Stage II).
     paradigm : {"sequential", "parallel"}, default="sequential"
-        "parallel" (PCML) trains both plugs and S in one stage on unpaired batches of both
-        modalities.
+        "parallel" (PCML) trains both plugs and S in one stage on unpaired batches.
     stage2_scope : {"plug", "joint"}, default="plug"
         Stage II trains the new plug only, or the plug and S jointly (naive fine-tuning).
     positive_weight : float or "auto", default="auto"
@@ -71,8 +66,8 @@ class SequentialCrossModal(CrossModalEmbedder):
     codes : {"sign", "continuous"}, default="sign"
         Embed as binary codes sign(h) (sign(0) = +1) or as h.
     database_codes : {"single_modality", "fused"}, default="single_modality"
-        What :meth:`score` retrieves from: the other modality's codes, or the fused
-        codes of both modalities (:meth:`transform_fused`).
+        What :meth:`score` retrieves from: the other modality's codes, or the fused codes of
+        both (:meth:`transform_fused`).
     n_memory : int, default=200
         Size of the episodic memory of the first modality (0: no memory).
     n_meta_train : int, default=200
@@ -96,15 +91,13 @@ class SequentialCrossModal(CrossModalEmbedder):
     lstm_layers : int, default=2
         Layers of the meta-learner's LSTM.
     output_scale : float, default=0.01
-        Scale of the meta-learner's output (the learning-to-learn reference code's value).
+        Scale of the meta-learner's output.
     disentangle : bool or "auto", default="auto"
-        Feed the meta-learner positive- and negative-label gradients and losses
-        separately; "auto": for multilabel y.
+        Feed the meta-learner positive- and negative-label gradients and losses separately;
+        "auto": for multilabel y.
     embedding_dim : int, default=64
         Code length K, the dimension of the common space (``transform`` returns 2 K
-        columns).  The default is the code length of Song & Tan's Tables 2, 4 and 5 (they
-        also test 16, 32 and 128); the six estimators take the same ``embedding_dim``, so
-        pass one value to all for outputs of one width.
+        columns); the default is Song & Tan's (Tables 2, 4 and 5).
     hidden_dim : int, default=1024
         Hidden width of each plug.
     common_dim : int, default=128
@@ -123,27 +116,18 @@ class SequentialCrossModal(CrossModalEmbedder):
         SGD momentum.
     device : {"auto", "cpu", "cuda", ...}, default="auto"
         Where S, the plugs, M and every stage net compute ("auto": CUDA when available),
-        resolved into ``device_`` at each call of the sequence.  A model pickled on a GPU
-        loads on a machine without one (on the CPU, with skorch's ``DeviceWarning``).
+        resolved into ``device_`` at each call of the sequence.
     random_state : int, RandomState or None, default=None
-        Seeds initialisation, dropout, batches and the memory / meta-train sampling; same
-        seed → same codes on CPU.
+        Seeds initialisation, dropout, batches and the memory and meta-train sampling; the
+        same seed gives the same codes on the CPU.
     verbose : int, default=0
         > 0 prints each stage's skorch epoch table.
     callbacks : list of skorch callbacks or None, default=None
         Extra callbacks given to every stage's net.
     keep_training_state : bool, default=False
-        Keep, in each stage net of ``nets_``, what only more training of that net would
-        need (optimiser state, batch generator, the meta-learner's LSTM state).
-        ``False``: inference, :meth:`transform_fused` and :meth:`partial_fit` need none.
-    n_image_features : int, "auto" or None, default=None
-        Leading image columns of X.  ``"auto"`` reads the image and text blocks from the
-        column names (two name prefixes such as ``img_0…`` / ``txt_0…``, or the
-        ``image__`` / ``text__`` names of
-        :func:`~temporal_xmodal.make_crossmodal_transformer`).  ``None`` does the same when
-        X's names show two blocks, and otherwise splits the non-time columns in half.
-    time_unit : {"years", "months", "weeks", "days", "hours", "minutes", "seconds"}, default="years"
-        Unit of the time axis: dates are mapped to it, numbers are read in it.
+        Keep, in each stage net of ``nets_``, what only more training of that net would need
+        (optimiser state, batch generator, the meta-learner's LSTM state).
+    {layout_parameters}
 
     Attributes
     ----------
@@ -155,16 +139,15 @@ class SequentialCrossModal(CrossModalEmbedder):
         The episodic memory: ``modality``, ``X`` and ``labels`` (label indicator) of
         ``n_memory`` first-modality items.
     nets_ : dict of str -> skorch.NeuralNet
-        The net of every stage run (``stage1`` … ``stage4`` or ``parallel``);
-        ``nets_[s].history`` holds its losses (and, for the learned optimiser,
-        ``old_loss``, ``new_loss``, ``update_l1`` per batch).
+        The net of every stage run (``stage1`` … ``stage4`` or ``parallel``), with its
+        history.
     fit_report_ : FitReport
-        The stages run so far, one child report each (epochs run, interrupted):
+        The stages run so far, one child report each:
         :class:`~temporal_xmodal.training.FitReport`.
     stage_seconds_ : dict of str -> float
         Wall time of each stage, in seconds.
     device_ : str
-        The device the models are on (``device`` resolved).
+        The device the models are on.
     n_modalities_seen_ : int
         Calls of the sequence so far (≥ 2: both modalities learnt).
     classes_ : ndarray or None
@@ -277,9 +260,8 @@ class SequentialCrossModal(CrossModalEmbedder):
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, y=None):
-        """Run the whole sequence (or the parallel paradigm) on the two blocks of X.
-
-        Equals ``partial_fit(X, y)`` twice (same seed → same model).
+        """Run the whole sequence (or the parallel paradigm) on the two blocks of X: equals
+        ``partial_fit(X, y)`` twice.
 
         Parameters
         ----------
@@ -302,38 +284,34 @@ class SequentialCrossModal(CrossModalEmbedder):
     def _fit(self, X_image, X_text, time, labels):
         self._first_as_block = False
         Y = self._learn_categories(self._y_fit, labels)
-        self._start()
         blocks = {"image": X_image, "text": X_text}
         first, second = self.modality_order
-        with self._interruptible():
+        with TrainingRun(self) as run:
+            self._start(run)
             if self.paradigm == "parallel":
-                self._fit_parallel(blocks, Y)
+                self._fit_parallel(run, blocks, Y)
             else:
-                self._fit_first(first, blocks[first], Y)
-                self._fit_second(second, blocks[second], Y)
+                self._fit_first(run, first, blocks[first], Y)
+                self._fit_second(run, second, blocks[second], Y)
         return self
 
     def partial_fit(self, X, y=None, modality=None):
         """Learn the next modality of ``modality_order``.
 
-        The first call runs Stage I on the first modality and keeps only the episodic
-        memory of it; the second runs Stages II–IV on the second.  Later calls bring more
-        items of the second modality: S is updated as in Stage IV on the memory and the
-        new items (with ``update_rule="none"`` only the second plug trains).  Works on an
-        unpickled estimator too.
+        The first call runs Stage I on the first modality and keeps only the episodic memory of
+        it; the second runs Stages II–IV on the second.  Later calls bring more items of the
+        second modality: S is updated as in Stage IV (with ``update_rule="none"``, the second
+        plug trains).
 
         Parameters
         ----------
         X : array-like
-            Either the full layout ``[image | text | time]`` (``modality=None``: the block
-            of the next modality is used), or the feature block of one modality alone
-            (``modality`` given; no time column).  The calls may mix both forms; the
-            block widths must agree.
+            The full layout ``[image | text | time]`` (``modality=None``: the next modality's
+            block is used), or one modality's feature block alone (``modality`` given).
         y : array-like of shape (n_samples,) or (n_samples, n_labels)
-            Labels of these items, over the same categories in both calls.
+            Labels of these items, over the same categories in every call.
         modality : {"image", "text"} or None, default=None
-            The modality of a single-block X; must be the next one in ``modality_order``
-            (the second one after both were learnt).
+            The modality of a single-block X; must be the next one in ``modality_order``.
 
         Returns
         -------
@@ -357,17 +335,17 @@ class SequentialCrossModal(CrossModalEmbedder):
             labels = check_labels(y, A.shape[0], required=True,
                                   estimator_name=type(self).__name__)
             Y = self._learn_categories(y, labels)
-            self._start()
         else:
             Y = labels_of_next(y, A.shape[0], multilabel=self.multilabel_,
                                classes=self.classes_, n_classes=self.n_classes_)
-        with self._interruptible():
+        with TrainingRun(self) as run:
             if stage == 0:
-                self._fit_first(expected, A, Y)
+                self._start(run)
+                self._fit_first(run, expected, A, Y)
             elif stage == 1:
-                self._fit_second(expected, A, Y)
+                self._fit_second(run, expected, A, Y)
             else:
-                self._update_more(expected, A, Y)
+                self._update_more(run, expected, A, Y)
         return self
 
     # ---------------------------------------------------------------- inputs
@@ -408,10 +386,9 @@ class SequentialCrossModal(CrossModalEmbedder):
         return A
 
     # ---------------------------------------------------------------- set-up
-    def _start(self):
+    def _start(self, run):
         """Seeds, device and S (first call); plugs are added as modalities arrive."""
-        rng = check_random_state(self.random_state)
-        self._seeds = rng.randint(np.iinfo(np.int32).max, size=_N_SEEDS)
+        self._seeds = run.rng.randint(np.iinfo(np.int32).max, size=_N_SEEDS)
         self.embedding_dim_ = self.embedding_dim
         with seeded(self._seeds[-1]):
             self.module_ = SequentialNet(None, None, self.hidden_dim, self.common_dim,
@@ -420,11 +397,11 @@ class SequentialCrossModal(CrossModalEmbedder):
         self.meta_learner_ = None
         self.memory_ = None
         self.n_modalities_seen_ = 0
-        self._place()
+        self._place(run)
 
-    def _place(self):
-        """Resolve ``device`` into ``device_`` and move S, the plugs and M there."""
-        self.device_ = resolve_device(self.device)
+    def _place(self, run):
+        """The fit's device (``device_``); S, the plugs and M moved there."""
+        self.device_ = run.device
         for module in (self.module_, self.meta_learner_):
             if module is not None:
                 module.to(self.device_)
@@ -456,8 +433,9 @@ class SequentialCrossModal(CrossModalEmbedder):
                                output_scale=self.output_scale).to(self.device_)
 
     # ---------------------------------------------------------------- stages
-    def _run_stage(self, name, stage, *args, **kwargs):
-        """Run one stage function; record its net and time; stop if it was interrupted."""
+    def _run_stage(self, run, name, stage, *args, **kwargs):
+        """Run one stage; record its net, time and report; end the fit there when Ctrl-C stopped
+        it."""
         if self.verbose:  # a title over the stage's epoch table
             print(f"{type(self).__name__} {STAGE_HEADERS[name]}", flush=True)
         start = perf_counter()
@@ -465,86 +443,68 @@ class SequentialCrossModal(CrossModalEmbedder):
         self.nets_[name] = net
         self.stage_seconds_[name] = perf_counter() - start
         # every stage trains all its epochs (no validation split): the last weights are kept
-        self.fit_report_ = FitReport.of_children(
-            (STAGE_NAMES[s], FitReport(epochs=len(n.history), max_epochs=n.max_epochs,
-                                       kept_epoch=len(n.history), kept_why="no validation",
-                                       interrupted=bool(n.interrupted_)))
-            for s, n in self.nets_.items())
-        if net.interrupted_:
-            raise StageInterrupted(name)
+        self.fit_report_ = run.report(
+            (STAGE_NAMES[s], run.stage_report(n)) for s, n in self.nets_.items())
+        done = [STAGE_NAMES[s] for s in self.nets_ if s != name]
+        run.stop_after(net, f"during {STAGE_NAMES[name]} (completed before it: "
+                            f"{done or 'none'})",
+                       "it is left unfitted (the next fit or partial_fit starts over)"
+                       if self.n_modalities_seen_ < 2 else
+                       "it is usable but partial: the stopped stage kept the weights it "
+                       "had reached and the later stages were not run")
 
-    @contextlib.contextmanager
-    def _interruptible(self):
-        """Train the stages on the neural estimators' threads (:func:`training_threads`)
-        and turn a stage's Ctrl-C into a :class:`TrainingInterruptedWarning`."""
-        try:
-            with training_threads(type(self).__name__):
-                yield
-        except StageInterrupted as exc:
-            self._warn_interrupted(exc.stage)
-
-    def _warn_interrupted(self, stage):
-        done = [STAGE_NAMES[s] for s in self.nets_ if s != stage]
-        state = ("it is left unfitted (the next fit or partial_fit starts over)"
-                 if self.n_modalities_seen_ < 2 else
-                 "it is usable but partial: the interrupted stage kept the weights it "
-                 "had reached and the later stages were not run")
-        report_interrupt(f"SequentialCrossModal training was interrupted during "
-                         f"{STAGE_NAMES[stage]} (completed before it: {done or 'none'}); "
-                         f"{state}.")
-
-    def _fit_first(self, modality, A, Y):
+    def _fit_first(self, run, modality, A, Y):
         """Stage I on the first modality; keep the episodic memory."""
         with seeded(self._seeds[0] + 1):
             self.module_.add_plug(modality, A.shape[1])
         self.memory_ = select_memory(modality, A, Y, self.n_memory, self._seeds[-1])
-        self._run_stage("stage1", stage_one, self.module_, modality, A, Y, lr=self.lr,
+        self._run_stage(run, "stage1", stage_one, self.module_, modality, A, Y, lr=self.lr,
                         max_epochs=self.max_epochs, seed=self._seeds[0])
         self.n_modalities_seen_ = 1
 
-    def _fit_second(self, modality, A, Y):
+    def _fit_second(self, run, modality, A, Y):
         """Stages II–IV on the second modality (the first is seen only via the memory)."""
-        self._place()
+        self._place(run)
         with seeded(self._seeds[1] + 1):
             self.module_.add_plug(modality, A.shape[1])
-        self.n_modalities_seen_ = 2  # both plugs exist: usable even if interrupted below
-        self._run_stage("stage2", stage_two, self.module_, modality, A, Y, lr=self.stage2_lr,
+        self.n_modalities_seen_ = 2  # both plugs exist: usable even if stopped below
+        self._run_stage(run, "stage2", stage_two, self.module_, modality, A, Y, lr=self.stage2_lr,
                         max_epochs=self.max_epochs, joint=self.stage2_scope == "joint",
                         seed=self._seeds[1])
         if self.update_rule == "meta":
             rng = np.random.default_rng(self._seeds[-1] + 1)
             subset = rng.choice(len(A), size=min(self.n_meta_train, len(A)), replace=False)
             self.meta_learner_ = self._new_meta_learner()
-            self._run_stage("stage3", stage_three, self.meta_learner_, self.module_,
+            self._run_stage(run, "stage3", stage_three, self.meta_learner_, self.module_,
                             self.memory_, modality, A[subset], Y[subset],
                             seed=self._seeds[2], meta=self._meta_settings())
         if self.update_rule != "none":
-            self._update_unified(modality, A, Y, self._seeds[3])
+            self._update_unified(run, modality, A, Y, self._seeds[3])
 
-    def _update_more(self, modality, A, Y):
-        """More items of the second modality after the sequence: Stage IV again (or,
-        with ``update_rule="none"``, Stage II on the plug)."""
-        self._place()
+    def _update_more(self, run, modality, A, Y):
+        """More items of the second modality after the sequence: Stage IV again (or Stage II on the
+        plug with ``update_rule="none"``)."""
+        self._place(run)
         seed = self._seeds[3] + self.n_modalities_seen_
         self.n_modalities_seen_ += 1
         if self.update_rule != "none":
-            self._update_unified(modality, A, Y, seed)
+            self._update_unified(run, modality, A, Y, seed)
             return
-        self._run_stage("stage2", stage_two, self.module_, modality, A, Y, lr=self.stage2_lr,
+        self._run_stage(run, "stage2", stage_two, self.module_, modality, A, Y, lr=self.stage2_lr,
                         max_epochs=self.max_epochs, joint=False, seed=seed)
 
-    def _update_unified(self, modality, A, Y, seed):
-        self._run_stage("stage4", stage_four, self.module_, self.meta_learner_, self.memory_,
+    def _update_unified(self, run, modality, A, Y, seed):
+        self._run_stage(run, "stage4", stage_four, self.module_, self.meta_learner_, self.memory_,
                         modality, A, Y, rule=self.update_rule, lr=self.lr, seed=seed,
                         meta=self._meta_settings())
 
-    def _fit_parallel(self, blocks, Y):
+    def _fit_parallel(self, run, blocks, Y):
         """PCML: both plugs and S in one stage."""
         with seeded(self._seeds[0] + 1):
             for m in self.modality_order:
                 self.module_.add_plug(m, blocks[m].shape[1])
         self.n_modalities_seen_ = 2
-        self._run_stage("parallel", parallel_stage, self.module_, blocks, Y,
+        self._run_stage(run, "parallel", parallel_stage, self.module_, blocks, Y,
                         self.modality_order[0], lr=self.lr, max_epochs=self.max_epochs,
                         seed=self._seeds[0])
 
@@ -566,7 +526,7 @@ class SequentialCrossModal(CrossModalEmbedder):
         Returns
         -------
         codes : ndarray of shape (n_samples, embedding_dim_)
-            L2-normalised ±1 codes (ranked by dot product = by Hamming distance).
+            L2-normalised ±1 codes (ranked by dot product, i.e. by Hamming distance).
         """
         X_image, X_text, _ = self._validate_transform(X)
         return fused_codes(self._hidden("image", X_image), self._hidden("text", X_text))
@@ -593,10 +553,8 @@ class SequentialCrossModal(CrossModalEmbedder):
         return class_probabilities(self.module_, modality, A, self.device_, self.multilabel_)
 
     def score(self, X, y=None):
-        """Mean of image→text and text→image retrieval quality over the rows of X.
-
-        With ``database_codes="single_modality"`` as :meth:`CrossModalEmbedder.score`;
-        with ``"fused"`` each direction's queries retrieve from the fused codes of the rows.
+        """Mean of image→text and text→image retrieval quality over the rows of X; with
+        ``database_codes="fused"`` each direction retrieves from the rows' fused codes.
 
         Parameters
         ----------

@@ -1,14 +1,10 @@
-"""The class labels of SCML: checked at every call of the sequence, fixed by the first.
-
-The first modality's call fixes the categories (:func:`learn_categories`); every later
-call is mapped onto them (:func:`labels_of_next`).  Both return the (n, C) float32
-indicator the stages train on.
-"""
+"""The class labels of SCML: fixed by the first call of the sequence
+(:func:`learn_categories`), every later call mapped onto them (:func:`labels_of_next`)."""
 
 
 import numpy as np
 
-from ..._validation import check_labels
+from ..._input import check_labels
 from ..._warnings import warn
 
 #: Warning of a first call whose every class has one item (y = pair identifiers).
@@ -21,19 +17,8 @@ PAIR_LABELS_MESSAGE = (
 
 
 def check_label_values(y):
-    """Reject labels that cannot be ordered into classes (``None``, mixed types).
-
-    Parameters
-    ----------
-    y : array-like or None
-
-    Raises
-    ------
-    ValueError
-        If object labels hold ``None`` (rows named).
-    TypeError
-        If the labels mix types that cannot be compared (e.g. str and int).
-    """
+    """Reject labels that cannot be ordered into classes: ``None`` (a ``ValueError`` naming the
+    rows) or mixed types (a ``TypeError``)."""
     if y is None:
         return
     y = np.asarray(y, dtype=object) if not hasattr(y, "dtype") else np.asarray(y)
@@ -54,10 +39,7 @@ def check_label_values(y):
 
 
 def label_matrix(codes, n_classes):
-    """(n, C) float32 indicator of integer codes (1-D) or a boolean indicator (2-D).
-
-    The width is ``n_classes`` even when the batch lacks the last classes.
-    """
+    """(n, C) float32 indicator of integer codes (1-D) or of a boolean indicator (2-D)."""
     codes = np.asarray(codes)
     if codes.ndim == 2:
         return codes.astype(np.float32)
@@ -65,26 +47,9 @@ def label_matrix(codes, n_classes):
 
 
 def learn_categories(y, labels):
-    """The categories of the first modality's labels, and their indicator.
-
-    Warns when every class has one item (y looks like pair identifiers).
-
-    Parameters
-    ----------
-    y : array-like
-        The labels as given.
-    labels : ndarray
-        ``y`` validated by :func:`~temporal_xmodal._validation.check_labels` (integer
-        codes, or a boolean indicator for multilabel y).
-
-    Returns
-    -------
-    multilabel : bool
-    classes : ndarray or None
-        The sorted class labels (``None`` for multilabel y).
-    n_classes : int
-    Y : ndarray of shape (n_samples, n_classes), float32
-    """
+    """The categories of the first modality's labels (``y`` as given, ``labels`` validated):
+    ``(multilabel, classes, n_classes, Y)``, ``Y`` the float32 indicator; warns when every
+    class has one item (y looks like pair identifiers)."""
     multilabel = labels.ndim == 2
     if multilabel:
         classes, n_classes = None, labels.shape[1]
@@ -97,20 +62,7 @@ def learn_categories(y, labels):
 
 
 def labels_of_next(y, n_samples, *, multilabel, classes, n_classes):
-    """Label indicator of a later call of the sequence, over the first call's categories.
-
-    Parameters
-    ----------
-    y : array-like or None
-    n_samples : int
-        Rows of that call's features.
-    multilabel, classes, n_classes
-        The categories of the first call (:func:`learn_categories`).
-
-    Returns
-    -------
-    Y : ndarray of shape (n_samples, n_classes), float32
-    """
+    """The float32 label indicator of a later call, over the first call's categories."""
     check_label_values(y)
     check_labels(y, n_samples, required=False, estimator_name="SequentialCrossModal")
     if y is None:

@@ -17,11 +17,8 @@ DEVICE_MODULES = ("module_", "meta_learner_")
 
 
 def pack_modules(state):
-    """The estimator's ``__getstate__`` dict with its torch modules packed.
-
-    Each module in :data:`DEVICE_MODULES` is replaced by a reference to the latest stage
-    net of ``nets_`` that holds it, or pickled apart.
-    """
+    """The estimator's ``__getstate__`` dict with each module of :data:`DEVICE_MODULES` replaced
+    by a reference to the latest stage net that holds it, or pickled apart."""
     state = dict(state)
     held, apart = {}, {}
     for key in DEVICE_MODULES:
@@ -42,11 +39,8 @@ def pack_modules(state):
 
 
 def unpack_modules(state):
-    """The inverse of :func:`pack_modules`, on the loading machine's devices.
-
-    As skorch does for the stage nets: the CPU (with a ``DeviceWarning``) when the saving
-    device is CUDA and none is available; ``device_`` then says ``"cpu"``.
-    """
+    """The inverse of :func:`pack_modules`, on the loading machine's devices (the CPU, with a
+    ``DeviceWarning``, when CUDA is gone: ``device_`` then says ``"cpu"``)."""
     state = dict(state)
     device = state.get("device_")
     for key, (name, attr) in state.pop("_modules_in_nets", {}).items():

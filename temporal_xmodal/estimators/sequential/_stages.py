@@ -1,18 +1,8 @@
-"""The training stages of SCML, as plain functions.
+"""The training stages of SCML (Song & Tan), as plain functions.
 
-Stage I (:func:`stage_one`) trains the first plug and S on the first modality; a few
-items of it are kept as the episodic memory (:func:`select_memory`); Stage II
-(:func:`stage_two`) trains the second plug; Stage III (:func:`stage_three`) trains the
-meta-learner M on a copy of S; Stage IV (:func:`stage_four`) updates S with M (or with
-SGD); the parallel paradigm (:func:`parallel_stage`) trains everything at once
-(Song & Tan; PCML: Table 5).
-
-Every stage takes the models, the data, a seed and the settings it needs, fits one skorch
-net of :mod:`temporal_xmodal.training` (:class:`~temporal_xmodal.training.StageNet` or
-:class:`~temporal_xmodal.training.LearnedOptimizerNet`) on the device of
-:class:`NetSettings` and returns it; the modules are updated in place.  A stage leaves
-every parameter of S and the plugs frozen when it returns.  The estimator records each
-returned net and stops the sequence when one was interrupted (:class:`StageInterrupted`).
+Each takes the models, the data, a seed and its settings, fits one skorch net of
+:mod:`temporal_xmodal.training` and returns it; the modules are updated in place, and every
+parameter of S and the plugs is frozen when a stage returns.
 """
 
 import copy
@@ -21,16 +11,10 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ...losses.classification import ClassificationLoss
 from ...nn.layers import reseed
-from ...training import (
-    LearnedOptimizerNet,
-    ProgressLog,
-    ModalityPoolIterator,
-    ModalityPools,
-    StageNet,
-    as_tensor,
-)
+from ...training import ProgressLog, as_tensor
+from ._loss import ClassificationLoss
+from ._training import LearnedOptimizerNet, ModalityPoolIterator, ModalityPools, StageNet
 
 #: Human names of the stage nets, for messages.
 STAGE_NAMES = {"stage1": "Stage I", "stage2": "Stage II", "stage3": "Stage III",
@@ -46,21 +30,10 @@ STAGE_HEADERS = {
 }
 
 
-class StageInterrupted(Exception):
-    """A stage net was interrupted (Ctrl-C): the sequence stops after it."""
-
-    def __init__(self, stage):
-        super().__init__(stage)
-        self.stage = stage
-
-
 @dataclass(frozen=True)
 class NetSettings:
-    """What every stage net shares: batches, device, callbacks and the loss.
-
-    ``criterion`` holds the parameters of
-    :class:`~temporal_xmodal.losses.classification.ClassificationLoss` (Song & Tan, Eq. 10).
-    """
+    """What every stage net shares: batches, device, callbacks and the loss (``criterion``: the
+    parameters of :class:`ClassificationLoss`, Eq. 10)."""
 
     batch_size: int
     device: str
@@ -73,11 +46,8 @@ class NetSettings:
 
 @dataclass(frozen=True)
 class MetaSettings:
-    """The learned optimiser of Stages III and IV (Song & Tan, Eq. 7-9).
-
-    ``steps`` is T; ``steps_per_epoch`` is ``None`` (T passes over the new-modality pool)
-    or 1 (T single steps).
-    """
+    """The learned optimiser of Stages III and IV (Song & Tan, Eqs. 7–9); ``steps`` is T,
+    ``steps_per_epoch`` ``None`` (T passes over the new-modality pool) or 1 (T single steps)."""
 
     lr: float
     steps: int
@@ -90,13 +60,8 @@ class MetaSettings:
 
 
 def select_memory(modality, A, Y, n_memory, seed):
-    """The episodic memory: ``n_memory`` random items of the first modality.
-
-    Returns
-    -------
-    memory : dict
-        ``modality``, ``X`` (float32) and ``labels`` of the kept items, in row order.
-    """
+    """The episodic memory: ``n_memory`` random items of the first modality, a dict of
+    ``modality``, ``X`` (float32) and ``labels``, in row order."""
     rng = np.random.default_rng(seed)
     keep = np.sort(rng.choice(len(A), size=min(n_memory, len(A)), replace=False))
     return {"modality": modality, "X": A[keep].astype(np.float32), "labels": Y[keep]}
@@ -122,8 +87,7 @@ def _trainable(module, *parts):
 
 
 def _net_params(settings, seed, max_epochs, steps_per_epoch=None):
-    """skorch parameters every stage net shares; ``verbose``: the epoch table with the
-    stage's progress and time left, as the other neural estimators print it."""
+    """skorch parameters every stage net shares (with ``verbose``, the progress table)."""
     progress = {"callbacks__print_log": ProgressLog(max_epochs)} if settings.verbose else {}
     return {**progress, "iterator_train": ModalityPoolIterator,
             "iterator_train__generator": torch.Generator().manual_seed(int(seed)),
@@ -152,8 +116,7 @@ def _learned_optimizer(learner, target, old, new, meta_train, seed, settings, me
 
 
 def _fit(net, pools, seed, settings):
-    """Fit a stage's net under its own seed (dropout included) and drop its training
-    state unless kept."""
+    """Fit a stage's net under its own seed and drop its training state unless kept."""
     for module in (net.module, getattr(net, "target", None)):
         if isinstance(module, torch.nn.Module):  # dropout draws from the fit's seeds
             reseed(module, seed)
@@ -167,8 +130,7 @@ def _fit(net, pools, seed, settings):
 
 
 def _fit_frozen(module, trainable, net, pools, seed, settings):
-    """Fit ``net`` with only ``trainable`` parts of ``module`` left trainable; freeze
-    everything afterwards."""
+    """Fit ``net`` with only the ``trainable`` parts of ``module`` trainable; freeze all after."""
     _trainable(module, *trainable)
     try:
         return _fit(net, pools, seed, settings)
@@ -177,40 +139,16 @@ def _fit_frozen(module, trainable, net, pools, seed, settings):
 
 
 def stage_one(module, modality, A, Y, *, lr, max_epochs, seed, settings):
-    """Stage I: the first modality's plug and S minimise Eq. 10 with SGD.
-
-    Parameters
-    ----------
-    module : SequentialNet
-        Holds the plug of ``modality``.
-    modality : {"image", "text"}
-    A : ndarray of shape (n_samples, n_features)
-    Y : ndarray of shape (n_samples, n_classes)
-        Label indicator.
-    lr : float
-    max_epochs : int
-    seed : int
-    settings : NetSettings
-
-    Returns
-    -------
-    net : StageNet
-    """
+    """Stage I: the first modality's plug and S minimise Eq. 10 with SGD; returns the
+    :class:`StageNet`."""
     return _fit_frozen(module, (module.plugs[modality], module.unified),
                        _stage_net(module, lr, max_epochs, seed, settings),
                        _pools({modality: (A, Y)}, modality), seed, settings)
 
 
 def stage_two(module, modality, A, Y, *, lr, max_epochs, joint, seed, settings):
-    """Stage II: the second modality's plug alone (S frozen), or with S (``joint``).
-
-    Parameters are those of :func:`stage_one`; ``joint`` trains S too (the naive
-    sequential fine-tuning of Song & Tan, Fig. 5).
-
-    Returns
-    -------
-    net : StageNet
-    """
+    """Stage II: the second modality's plug alone (S frozen), or with S when ``joint`` (the
+    naive fine-tuning of Song & Tan, Fig. 5)."""
     plug = module.plugs[modality]
     return _fit_frozen(module, (plug, module.unified) if joint else (plug,),
                        _stage_net(module, lr, max_epochs, seed, settings),
@@ -218,29 +156,8 @@ def stage_two(module, modality, A, Y, *, lr, max_epochs, joint, seed, settings):
 
 
 def stage_three(meta_learner, module, memory, modality, A, Y, *, seed, settings, meta):
-    """Stage III: M learns to update a copy of S on the memory and new-modality items.
-
-    S itself is not changed (Song & Tan, Eq. 7 and 9).
-
-    Parameters
-    ----------
-    meta_learner : MetaLearner
-        Trained in place; frozen when the stage returns.
-    module : SequentialNet
-    memory : dict
-        The episodic memory (:func:`select_memory`).
-    modality : {"image", "text"}
-        The new modality.
-    A, Y : ndarray
-        The new-modality items M trains on, and their label indicator.
-    seed : int
-    settings : NetSettings
-    meta : MetaSettings
-
-    Returns
-    -------
-    net : LearnedOptimizerNet
-    """
+    """Stage III: the meta-learner M learns to update a copy of S on the memory and the
+    new-modality items ``(A, Y)`` (Song & Tan, Eqs. 7 and 9); S itself is not changed."""
     net = _learned_optimizer(meta_learner, copy.deepcopy(module), memory["modality"],
                              modality, True, seed, settings, meta)
     pools = _pools({**memory_pool(memory, meta.use_memory), modality: (A, Y)}, modality)
@@ -252,17 +169,9 @@ def stage_three(meta_learner, module, memory, modality, A, Y, *, seed, settings,
 
 def stage_four(module, meta_learner, memory, modality, A, Y, *, rule, lr, seed, settings,
                meta):
-    """Stage IV: S updated on the memory and ``(A, Y)`` with the plugs frozen.
-
-    ``rule="meta"``: by the learned optimiser θ ← θ + g of ``meta_learner`` (Song & Tan,
-    Eq. 4); ``rule="sgd"``: by SGD with ``lr`` for as long (SCML-M).
-
-    Parameters are those of :func:`stage_three`, plus ``rule`` and ``lr``.
-
-    Returns
-    -------
-    net : LearnedOptimizerNet or StageNet
-    """
+    """Stage IV: S updated on the memory and ``(A, Y)``, the plugs frozen: by the learned
+    optimiser θ ← θ + g (``rule="meta"``, Song & Tan, Eq. 4) or by SGD with ``lr``
+    (``"sgd"``, SCML-M)."""
     pools = _pools({**memory_pool(memory, meta.use_memory), modality: (A, Y)}, modality)
     if rule == "meta":
         return _fit(_learned_optimizer(meta_learner, module, memory["modality"], modality,
@@ -273,28 +182,12 @@ def stage_four(module, meta_learner, memory, modality, A, Y, *, rule, lr, seed, 
 
 
 def parallel_stage(module, blocks, Y, driver, *, lr, max_epochs, seed, settings):
-    """PCML: both plugs and S in one stage on unpaired batches of both modalities.
-
-    Parameters
-    ----------
-    module : SequentialNet
-        Holds both plugs.
-    blocks : dict of str -> ndarray
-        The feature block of each modality.
-    Y : ndarray of shape (n_samples, n_classes)
-    driver : {"image", "text"}
-        The pool an epoch passes over.
-    lr, max_epochs, seed, settings
-        As in :func:`stage_one`.
-
-    Returns
-    -------
-    net : StageNet
-    """
+    """PCML: both plugs and S in one stage on unpaired batches of both modalities, ``driver``
+    the pool an epoch passes over."""
     return _fit_frozen(module, (module,), _stage_net(module, lr, max_epochs, seed, settings),
                        _pools({m: (blocks[m], Y) for m in blocks}, driver), seed, settings)
 
 
-__all__ = ["MetaSettings", "NetSettings", "STAGE_HEADERS", "STAGE_NAMES", "StageInterrupted",
+__all__ = ["MetaSettings", "NetSettings", "STAGE_HEADERS", "STAGE_NAMES",
            "memory_pool", "parallel_stage", "select_memory", "stage_four", "stage_one",
            "stage_three", "stage_two"]

@@ -1,15 +1,4 @@
-"""The chunked scan engine and its relevance object: the surface metrics/ and search/ use.
-
-Every query x gallery computation of the package runs here: :class:`Scan` owns
-the one query-block x gallery-chunk loop (block sizes within ``working_memory``
-from the reducer's :class:`Footprint`, device placement, threads, second
-passes, the date filter of :mod:`._filter`), :func:`make_relevance` says which pairs are relevant (NumPy blocks or
-tensors on a device), the keys of :mod:`._keys` carry the tie rules, and each
-figure is a :class:`Reducer` on the scan (full-ranking AP and the @k metrics in
-``metrics/``, the exact top-k search in :mod:`._topk`).  Like scikit-learn's
-``metrics/_pairwise_distances_reduction``, the modules inside are private and
-this ``__init__`` is the package-internal surface.
-"""
+"""The chunked scan engine: the package-internal surface of metrics/ and search/."""
 
 from ._engine import Reducer, Scan
 from ._filter import TimeFilter

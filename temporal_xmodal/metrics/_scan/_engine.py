@@ -1,26 +1,9 @@
-"""THE SCAN ENGINE: the one query-block x gallery-chunk loop under every ranking and search.
+"""The scan engine: the one query-block × gallery-chunk loop under every ranking and search.
 
-The full-ranking metrics, the @k metrics, counterpart ranks and the exact top-k
-search all reduce the score matrix ``Q @ G.T`` without ever holding it.  As in
-scikit-learn's ``_pairwise_distances_reduction``, one object owns the loops and
-the reductions are hooks: :class:`Scan` takes the queries in blocks of rows,
-meets each block with the gallery in chunks of rows, and hands each
-``query block x gallery chunk`` product to a :class:`Reducer`, which folds it
-into its own summary (per-query AP, top-``k + 1`` lists, running top-k, counts)
-and holds no loop of its own.  The engine owns what the reducers share:
-
-* **Block sizes and the device** (:mod:`._plan`): blocks within ``working_memory``
-  MiB, cache-sized on the CPU, large on a GPU, planned for the device the data
-  lives on.
-* **The loops** (:meth:`Scan.run`): the one block loop (in order, or on
-  ``n_jobs`` threads), the one chunk loop, cache-sized row slices of
-  whole-gallery products, and second passes over some queries of a block (a
-  reducer's recount or re-tie, itself a reducer), on bit-identical products:
-  the product of a (query block, gallery chunk) pair is always computed the
-  same way.
-* **Keys and ties**: :mod:`._keys`.
-* **The date filter** (:mod:`._filter`): each product's non-candidates at
-  ``-inf`` before any reducer sees it.
+As in scikit-learn's ``_pairwise_distances_reduction``, :class:`Scan` owns the loops (block
+sizes from :mod:`._plan`, threads, the date filter of :mod:`._filter`, second passes on
+bit-identical products) and each figure is a :class:`Reducer` that folds every product
+``Q[rows] @ G[cols].T`` into its own summary, the score matrix never held.
 """
 
 from collections import deque
@@ -44,23 +27,10 @@ from ._plan import plan_scan, planning_device
 class Reducer:
     """The hooks :meth:`Scan.run` calls; a reducer holds no loop of its own.
 
-    Four hooks: :meth:`reduce` folds each product into the reducer's summary,
-    :meth:`start` and :meth:`finish` bracket a block, and :meth:`revisit`
-    asks for a second pass over some queries, made by another reducer (its
-    own hooks, on the picked queries: a pass over the gallery is always a
-    reducer).  ``rows`` are the block's query rows (a slice; in a second pass
-    an int64 index array, or tensor, of the picked rows) and ``cols`` a slice
-    of gallery rows; ``S`` is the product ``Q[rows] @ G[cols].T`` (or the rows
-    of it a hook is given).  Hooks of different blocks may run at once on
-    threads (``Scan(n_jobs > 1)``): they must write only their own rows.
-
-    Attributes
-    ----------
-    revisit_at : {None, "block", "end"}
-        When :meth:`revisit` is asked: ``"block"`` after each block's first
-        pass (its second pass then runs before :meth:`finish`), ``"end"``
-        once, after every block's first pass (one host synchronisation for
-        the whole scan).  ``None``: never.
+    ``rows``: the block's query rows (a slice; in a second pass the picked rows' indices);
+    ``cols``: a slice of gallery rows; ``S = Q[rows] @ G[cols].T``.  Hooks of different blocks
+    may run at once on threads: each writes only its own rows.  ``revisit_at``: when
+    :meth:`revisit` is asked, ``"block"`` (before :meth:`finish`), ``"end"`` or ``None``.
     """
 
     revisit_at = None
@@ -77,45 +47,26 @@ class Reducer:
         """After the block's chunks (and its second pass, ``revisit_at="block"``)."""
 
     def revisit(self, state, rows):
-        """``(picked, again)``: the queries needing a second pass, and its reducer; or None.
-
-        ``picked`` is a boolean mask over ``rows`` (NumPy or torch; no host
-        synchronisation needed: the engine makes the one that reads it);
-        ``again`` a :class:`Reducer` whose hooks get the picked rows and their
-        products with every gallery chunk, bit-identical to the first pass's.
-        ``revisit_at="block"``: after the block's chunks, with its state;
-        ``"end"``: once, with ``state=None`` and ``rows`` all the queries.
-        """
+        """``(picked, again)``: a boolean mask over ``rows`` of the queries needing a second pass
+        (the engine makes the host sync) and the :class:`Reducer` that makes it; or None.
+        Under ``"end"``: called once, ``state=None`` and ``rows`` all the queries."""
         return None
 
 
 class Scan:
-    """Query blocks x gallery chunks of ``Q @ G.T``, within a memory budget.
+    """Query blocks × gallery chunks of ``Q @ G.T``, within a memory budget.
 
     Parameters
     ----------
     Q, G : ndarray or torch.Tensor
-        Query and gallery rows (the same kind, on one device, one dtype), or
-        ``G=None`` and ``Q`` a precomputed score matrix, whose slices are the
-        products.
+        Query and gallery rows (one kind, device and dtype), or ``G=None`` and ``Q`` a score
+        matrix, whose slices are the products.
     footprint : Footprint
-        How the reducer's blocks are scanned: their costs, caps, slices, BLAS
-        threads and product buffer (:class:`._plan.Footprint`).
-    working_memory : float or None, default=None
-        Budget of the blocks in flight, in MiB (:func:`._plan.scan_budget`).
-    n_jobs : int, default=1
-        Blocks reduced at once on threads (NumPy's products, sorts and ufuncs
-        release the GIL); they share the budget.
+        How the reducer's blocks are scanned (:class:`._plan.Footprint`).
+    working_memory, n_jobs : float or None, int
+        Budget of the blocks in flight, in MiB, and how many run at once on threads.
     time_filter : TimeFilter or None, default=None
-        The date filter (:class:`._filter.TimeFilter`, times of the backend's
-        kind): every product reaches the reducer with the scores of the pairs
-        it leaves out at ``-inf``; its temporaries join the block's budget.
-
-    Attributes
-    ----------
-    device : torch.device
-        The device the blocks are planned for (:func:`._plan.planning_device`).
-    plan : ScanPlan
+        Every product reaches the reducer with its non-candidates at ``-inf``.
     """
 
     def __init__(self, Q, G, footprint, *, working_memory=None, n_jobs=1, time_filter=None):
@@ -154,12 +105,8 @@ class Scan:
         return reducer
 
     def each_block(self, visit, *, threads=True):
-        """THE block loop: ``visit(rows)`` of every query block, lazily, in order.
-
-        With ``n_jobs > 1`` (and ``threads``) the blocks are visited on that
-        many threads.  ``threads=False`` visits them one at a time, as the
-        results are read (a generator handing blocks to a caller).
-        """
+        """THE block loop: ``visit(rows)`` of every query block, lazily, in order (on ``n_jobs``
+        threads unless ``threads=False``)."""
         blocks = gen_batches(self.n_query, self.plan.query_block)
         if self.n_jobs == 1 or not threads:
             yield from map(visit, blocks)
@@ -190,11 +137,8 @@ class Scan:
         again.finish(state, queries)
 
     def products(self, rows, sliced=True):
-        """THE chunk loop: ``(cols, rows of S, S)`` for each gallery chunk of block ``rows``.
-
-        With ``slice_rows`` (a whole-gallery product reduced in cache-sized
-        slices) each product comes in slices of rows.
-        """
+        """THE chunk loop: ``(cols, rows of S, S)`` for each gallery chunk of block ``rows`` (in
+        cache-sized row slices when the footprint asks and ``sliced``)."""
         block = self.Q[rows]
         for cols in gen_batches(self.n_gallery, self.plan.gallery_chunk):
             if self.G is None:  # a score matrix: its slices are the products

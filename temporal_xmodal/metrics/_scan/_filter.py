@@ -1,17 +1,7 @@
-"""The date filter: each query's candidates are the gallery items within a distance of its time.
+"""The date filter: a query's candidates are the gallery items within ``within`` of its time.
 
-A user who holds the dates answers "same category, within half a year" by
-restricting the candidates to the window; a time-aware model has to beat that
-restriction on a static model to earn its place.  :class:`TimeFilter` is that
-restriction inside the scan engine: :class:`._engine.Scan` hands every product
-``S`` of a (query block, gallery chunk) to :meth:`TimeFilter.apply`, which sets
-the scores of the pairs further apart than ``within`` to ``-inf``.  Every
-reducer then reads filtered scores: a filtered-out item ranks below every
-candidate, the top-k never returns it (:func:`._topk.topk` marks such slots
-with index -1), and the relevance of a filtered evaluation
-(:func:`._relevance.make_relevance` with ``time_filter``) never counts it, so
-a figure with the filter equals the same figure computed over each query's
-candidates alone.
+:class:`._engine.Scan` sets the other pairs' scores to ``-inf`` in each product and the
+relevance never counts them: a filtered figure is the figure over the candidates alone.
 """
 
 import numpy as np
@@ -25,18 +15,9 @@ BYTES_PER_PAIR = 3
 class TimeFilter:
     """The candidates of each query: gallery items with ``|t_query - t_gallery| <= within``.
 
-    The test is made once per query, on the distinct gallery times: each query gets the
-    smallest and the largest gallery time that pass it (``|t_query - t| <= within`` as
-    float64 computes it, the time window's own test), so that a block's mask is two
-    comparisons with those bounds (bool temporaries only, no matrix of distances) and an item
-    on the window's edge is a candidate exactly when the window's relevance counts it.
-
-    Parameters
-    ----------
-    query_time, gallery_time : array-like or torch.Tensor of float64
-        One time per query / gallery row, on one axis.
-    within : float
-        Largest distance ``|t_query - t_gallery|`` of a candidate, ``>= 0``.
+    Each query's lowest and highest candidate time are found once, on the distinct gallery
+    times, with the window's own float64 test (edges included): a block's mask is then two
+    comparisons.
     """
 
     def __init__(self, query_time, gallery_time, within, *, _bounds=None):
@@ -54,8 +35,7 @@ class TimeFilter:
         return TimeFilter(arrays[0], arrays[1], self.within, _bounds=arrays[2:])
 
     def outside(self, rows, cols):
-        """Bool mask of the pairs (query ``rows``, gallery ``cols``) that are not candidates:
-        the gallery times below the query's lowest candidate time or above its highest."""
+        """Bool mask of the pairs (query ``rows``, gallery ``cols``) that are not candidates."""
         tg = self.gallery_time[cols][None, :]
         return (tg < self.low[rows][:, None]) | (tg > self.high[rows][:, None])
 
@@ -77,14 +57,9 @@ def _host(values):
 
 
 def _edges(query_time, gallery_time, within):
-    """Per query, the lowest and highest gallery time ``t`` with ``|t_query - t| <= within``
-    (``+inf`` and ``-inf`` when there is none).
-
-    ``|t_query - t|`` as float64 computes it grows monotonically with ``t`` on either side of
-    ``t_query`` (rounding is monotone), so each query's candidates are one run of the sorted
-    distinct times: found by bisection at ``t_query ∓ within``, then moved to the exact edge
-    of the test (the bisection's bound is itself rounded).
-    """
+    """Per query, the lowest and highest gallery time passing ``|t_query - t| <= within``
+    (``+inf`` and ``-inf`` when none): bisection on the sorted distinct times, then moved to the
+    test's exact edge (float64 rounding is monotone, so the candidates are one run)."""
     times = np.unique(gallery_time)
     n = len(times)
     if n == 0:

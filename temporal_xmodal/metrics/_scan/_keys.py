@@ -1,16 +1,7 @@
-"""Scores as the scan engine compares them: sortable keys, the two tie rules, similarities.
+"""Scores as the scan compares them: sortable keys, the two tie rules, similarities.
 
-Ties
-----
-Two tie rules, each with one implementation for NumPy arrays and torch tensors:
-
-* Metrics rank an item by the number of gallery items scoring **at least as
-  high** as it (ties count against the query), the convention of
-  :func:`sklearn.metrics.average_precision_score`.  Scores are compared
-  through :func:`sortable_keys`: int64 keys ordered as the float64 scores, equal
-  for equal scores (``-0.0`` and ``+0.0`` included).
-* Search returns equal scores by **increasing gallery index**
-  (:func:`order_by_score_then_index`).
+Metrics rank an item by the gallery items scoring at least as high (:func:`sortable_keys`);
+search orders equal scores by increasing gallery index (:func:`order_by_score_then_index`).
 """
 
 from numbers import Integral, Real
@@ -30,14 +21,9 @@ WORKING_MEMORY_RANGE = Interval(Real, 0, None, closed="neither")
 
 
 def sortable_keys(scores):
-    """int64 keys in the order of the float64 values of ``scores`` (NaN-free).
-
-    The bits of a float64 read as an int64 are in order for positive values
-    and in reverse for negative ones: flipping all but the sign bit of the
-    negative ones puts every value in order.  ``+ 0.0`` first maps ``-0.0``
-    to ``+0.0``, so equal scores get equal keys.  NumPy arrays give NumPy
-    keys, tensors tensor keys (on their device).
-    """
+    """int64 keys in the order of the float64 values of NaN-free ``scores`` (a negative value's
+    bits flipped but for the sign), equal for equal scores (``-0.0`` as ``+0.0``); NumPy keys
+    for arrays, tensor keys on the tensor's device."""
     if isinstance(scores, torch.Tensor):
         bits = (scores.to(torch.float64) + 0.0).view(torch.int64)
         return bits ^ ((bits >> 63) & _INT64_MAX)
@@ -49,11 +35,7 @@ def sortable_keys(scores):
 
 
 def order_by_score_then_index(scores, indices):
-    """Each row by decreasing score, equal scores by increasing index (the search tie rule).
-
-    Takes tensors or arrays; returns NumPy arrays (the results of a search
-    are small: n_queries x k).
-    """
+    """Each row by decreasing score, equal scores by increasing index, as NumPy arrays."""
     scores, indices = (np.asarray(a.cpu() if isinstance(a, torch.Tensor) else a)
                        for a in (scores, indices))
     order = np.lexsort((indices, -scores), axis=1)
@@ -68,13 +50,9 @@ def unit_rows(A):
 
 
 def prepare_similarity(Q, G, kind):
-    """Query and gallery rows whose products ``Q @ G.T`` score pairs by ``kind``.
-
-    ``"dot"``: the rows as they are.  ``"cosine"``: unit rows.
-    ``"hamming"``: the sign codes (+-1; float64 for arrays, the input's dtype
-    for tensors): ``Q @ G.T = dim - 2 x Hamming distance``, so the ranking is
-    that of the negative Hamming distance, integer-valued (ties kept).
-    """
+    """Query and gallery rows whose products ``Q @ G.T`` score pairs by ``kind``: ``"dot"`` as
+    they are, ``"cosine"`` unit rows, ``"hamming"`` the ±1 sign codes (``dim - 2 * hamming``:
+    integer scores, ties kept)."""
     if kind == "cosine":
         return unit_rows(Q), unit_rows(G)
     if kind == "hamming":

@@ -1,18 +1,4 @@
-"""Block sizes of a scan: what a block costs, the memory budget, the device planned for.
-
-One budget, ``working_memory`` MiB, is turned into a query block and a gallery chunk
-from what a reducer's blocks cost (its :class:`Footprint`).  On the CPU the default is
-:data:`DEFAULT_WORKING_MEMORY` MiB, or scikit-learn's ``working_memory``
-(:func:`sklearn.set_config`) where that limit is lower; the reducers also cap their
-blocks so that they stay in the caches.  On a GPU such cache-sized blocks would starve
-the device (a ``1,024 x 4,096`` product is a few microseconds of work; kernel launches
-and host round trips dominate), so there the blocks are as large as the budget allows,
-and the default budget is a quarter of the device's free memory (:func:`scan_budget`;
-inside a parallel worker, which may share the device with others, 1/64 of it).
-:func:`temporal_xmodal._device.device_memory` is the one reader of a device's free memory
-(the training data's placement reads it too); :func:`planning_device` the one reader of the
-device a scan plans for.
-"""
+"""Block sizes of a scan: what a block costs, the budget, the device (docs/metrics.md)."""
 
 from typing import NamedTuple
 
@@ -49,41 +35,23 @@ _GPU_MAX_QUERY_BLOCK = 4096
 
 
 class Footprint(NamedTuple):
-    """How a reducer's blocks are scanned: what one costs, the shapes it asks for.
-
-    A reducer's one description of its scan: :class:`._engine.Scan` takes
-    nothing else from it but the budget (``working_memory``) and the threads
-    (``n_jobs``).
+    """How a reducer's blocks are scanned: what one costs and the shapes it asks for.
 
     Attributes
     ----------
     bytes_per_pair : int
         Bytes of scores and temporaries per (query, gallery) pair of a block.
     whole_gallery : bool, default=False
-        Every block spans the whole gallery (a full ranking); only the
-        queries are split, on every device.
-    max_query_block, max_gallery_chunk, max_pairs : int or None, default=None
-        CPU caps on the query rows, the gallery rows and the pairs of a block
-        (they keep it in the caches).  ``None``: no cap.
-    gpu_max_query_block : int or None, default=None
-        Cap on the query rows of a GPU block, below :func:`gpu_block_sizes`'.
+        Blocks span the whole gallery; only the queries are split.
+    max_query_block, max_gallery_chunk, max_pairs, gpu_max_query_block : int or None
+        Caps on a block's query rows, gallery rows and pairs (CPU), query rows (GPU).
     bytes_per_query : int, default=0
-        GPU only: bytes per query row of a block that do not grow with the
-        chunk (the @k metrics' ``(k + 1)^2`` comparisons); the query block is
-        capped so that they fit in the budget.
-    reduce_pairs : int or None, default=None
-        The reducer takes each product in slices of rows of at most this many
-        pairs (at least one row): a whole-gallery block comes from one matrix
-        product but is reduced in cache-sized slices.  ``None``: whole products.
-    blas_threads : int or None, default=None
-        BLAS threads during the scan (:func:`threadpoolctl.threadpool_limits`;
-        ``None``: leave them).  One for cache-sized NumPy blocks: BLAS threads
-        spinning between small products made them several times slower.
+        GPU: bytes per query row that do not grow with the chunk.
+    reduce_pairs, blas_threads : int or None, default=None
+        Products reduced in row slices of at most this many pairs; BLAS threads of the scan.
     reuse_buffer : bool, default=False
-        CPU torch scans of one block at a time (``n_jobs=1``): every product
-        is written into one buffer (no fresh allocation, and no page faults,
-        per chunk); a product then lives only until the next one, so the
-        reducer must copy what it keeps.
+        CPU torch scans with ``n_jobs=1`` write every product into one buffer: the reducer
+        must copy what it keeps.
     """
 
     bytes_per_pair: int
@@ -106,31 +74,10 @@ class ScanPlan(NamedTuple):
 
 
 def scan_budget(device, working_memory=None, cpu_default=DEFAULT_WORKING_MEMORY):
-    """Bytes one block of a chunked scan may use on ``device``.
-
-    Parameters
-    ----------
-    device : torch.device or str
-        Where the scan runs.
-    working_memory : float or None, default=None
-        Budget in MiB; ``None`` picks the device's default.
-    cpu_default : float, default=DEFAULT_WORKING_MEMORY
-        The default on the CPU, in MiB.
-
-    Returns
-    -------
-    budget : int
-        ``working_memory`` MiB when given.  Otherwise ``cpu_default`` MiB on
-        the CPU, or scikit-learn's ``working_memory`` configuration
-        (:func:`sklearn.set_config`, :func:`sklearn.config_context`) where that
-        limit is lower; on a device whose memory :func:`device_memory` reads, a
-        quarter of its free memory, at most 8 GiB, and inside a parallel
-        worker (joblib, Dask) at most 1/64 of its total memory: each worker
-        reads the free memory on its own, so k workers scanning at once would
-        each take a quarter of the same figure; at 1/64, 16 workers take a
-        quarter of the device, beside the training data's half.  1 GiB on a
-        device whose memory cannot be read.
-    """
+    """Bytes one block of a scan may use on ``device``: ``working_memory`` MiB when given; else on
+    the CPU ``cpu_default`` MiB (or scikit-learn's ``working_memory`` where lower), on a GPU a
+    quarter of its free memory, at most 8 GiB (1/64 of its total inside a parallel worker), and
+    1 GiB where the device's memory cannot be read."""
     if working_memory is not None:
         return int(working_memory * 2**20)
     device = torch.device(device)
@@ -147,25 +94,9 @@ def scan_budget(device, working_memory=None, cpu_default=DEFAULT_WORKING_MEMORY)
 
 
 def gpu_block_sizes(n_query, n_gallery, bytes_per_pair, budget):
-    """``(query rows, gallery rows)`` of one block of a GPU scan within ``budget`` bytes.
-
-    The whole gallery in one chunk when at least 1,024 queries (or all of
-    them) fit with it; otherwise 1,024 queries and the widest gallery chunk
-    the budget allows.  At most 4,096 queries per block.
-
-    Parameters
-    ----------
-    n_query, n_gallery : int
-        Sizes of the scan.
-    bytes_per_pair : int
-        Bytes a (query, gallery) pair of a block takes (scores and temporaries).
-    budget : int
-        Bytes of one block (:func:`scan_budget`).
-
-    Returns
-    -------
-    query_block, gallery_chunk : int
-    """
+    """``(query rows, gallery rows)`` of one GPU block within ``budget`` bytes: the whole
+    gallery when at least 1,024 queries (or all) fit with it, else 1,024 queries and the
+    widest chunk the budget allows; at most 4,096 queries."""
     pairs = max(1, int(budget // bytes_per_pair))
     q_block = min(n_query, _GPU_MAX_QUERY_BLOCK, max(1, pairs // n_gallery))
     if q_block < min(n_query, _GPU_MIN_QUERY_BLOCK):  # the gallery does not fit whole
@@ -174,26 +105,8 @@ def gpu_block_sizes(n_query, n_gallery, bytes_per_pair, budget):
 
 
 def plan_scan(footprint, n_query, n_gallery, working_memory, device, *, n_jobs=1):
-    """The :class:`ScanPlan` of a reducer with ``footprint`` on ``device``.
-
-    Parameters
-    ----------
-    footprint : Footprint
-        The reducer's cost per pair and block caps.
-    n_query, n_gallery : int
-        Sizes of the scan.
-    working_memory : float or None
-        Budget of the blocks in flight, in MiB (:func:`scan_budget`).
-    device : torch.device or str
-        Where the scan runs: ``"cpu"`` gets cache-capped blocks, any other
-        device :func:`gpu_block_sizes`' large ones.
-    n_jobs : int, default=1
-        Blocks in flight at once; they share the budget.
-
-    Returns
-    -------
-    plan : ScanPlan
-    """
+    """The :class:`ScanPlan` of a reducer's ``footprint`` on ``device`` (cache-capped blocks on
+    the CPU, :func:`gpu_block_sizes` elsewhere), ``n_jobs`` blocks sharing the budget."""
     device = torch.device(device)
     budget = scan_budget(device, working_memory) // n_jobs
     per_pair = footprint.bytes_per_pair
@@ -214,9 +127,6 @@ def plan_scan(footprint, n_query, n_gallery, working_memory, device, *, n_jobs=1
 
 
 def planning_device(A):
-    """The device a scan of ``A`` plans for: a tensor's own, the CPU for anything else.
-
-    The one place a scan's device is read; the tests patch it to run the GPU
-    plans on CPU tensors.
-    """
+    """The device a scan of ``A`` plans for: a tensor's own, else the CPU (the one place it is
+    read; the tests patch it to run the GPU plans on the CPU)."""
     return A.device if isinstance(A, torch.Tensor) else torch.device("cpu")

@@ -1,22 +1,7 @@
 """Relevance of (query, gallery) pairs: shared labels, counterparts, time windows, NaN labels.
 
-A gallery item is relevant to a query when it shares a label with it (1-D
-class labels: the same class; 2-D indicators: at least one common label; the
-gain of nDCG is the number of common labels), or, without labels, when it is
-the query's counterpart (the same row).  A time window additionally requires
-``|t_query - t_gallery| <= time_window``.  Items whose label (or time, under a
-window) is missing are raised about or left out (``nan_policy``).
-
-:func:`make_relevance` is the one way to build it: it checks the labels and
-times once and returns the relevance of the scan's backend, which answers for
-every kind of labels:
-
-* :class:`NumpyRelevance` (``device=None``): :meth:`~NumpyRelevance.block`, the
-  NumPy relevance of a block of queries against the whole gallery (the
-  full-ranking metrics);
-* :class:`TorchRelevance` (a ``device``): :meth:`~TorchRelevance.gains` and
-  :meth:`~TorchRelevance.relevant`, tensors on that device for any queries
-  and gallery rows (the @k metrics, full-ranking AP on a device).
+:func:`make_relevance` checks labels and times once and builds :class:`NumpyRelevance`
+(blocks of whole-gallery rows) or :class:`TorchRelevance` (tensors on a device, any rows).
 """
 
 from typing import NamedTuple
@@ -36,32 +21,16 @@ def make_relevance(query_labels, gallery_labels, query_time=None, gallery_time=N
     Parameters
     ----------
     query_labels, gallery_labels : array-like, torch.Tensor or None
-        1-D class labels or 2-D indicators (both of one kind); ``None`` for
-        both: counterpart relevance (query ``i``'s relevant item is gallery
-        item ``i``).
-    query_time, gallery_time : array-like or None, default=None
-        Times, needed with ``time_window``.
-    time_window : float or None, default=None
-        Relevant additionally requires ``|t_query - t_gallery| <= time_window``.
-    time_filter : float or None, default=None
-        The date filter: only gallery items within ``time_filter`` of a
-        query's time are its candidates; the others are never relevant, and
-        :attr:`~_Relevance.time_filter` (hand it to the :class:`._engine.Scan`)
-        puts their scores at ``-inf``.
+        1-D class labels or 2-D indicators (both of one kind); ``None`` for both: counterparts.
+    query_time, gallery_time, time_window, time_filter : default=None
+        As in :func:`~temporal_xmodal.metrics.iter_score_blocks`; the relevance's
+        ``time_filter`` (a :class:`TimeFilter`) is for the :class:`._engine.Scan`.
     n_query, n_gallery : int
-        Rows of the query and gallery embeddings.
     nan_policy : {"raise", "omit"} or None, default="raise"
-        Missing labels or times: raise, or leave them out with a warning.
-        ``None``: the labels are tensors already on the scan's device, of
-        classes or indicators (non-zero = has the label), without missing
-        values and without times; only their shapes are checked.
+        ``None``: label tensors already on the device, without missing values or times; only
+        their shapes are checked.
     device : torch.device, str or None, default=None
-        ``None``: a :class:`NumpyRelevance`; else a :class:`TorchRelevance`
-        on that device (with ``nan_policy=None``, the labels' device).
-
-    Returns
-    -------
-    relevance : NumpyRelevance or TorchRelevance
+        ``None``: a :class:`NumpyRelevance`; else a :class:`TorchRelevance` there.
     """
     if nan_policy is None:  # tensors on a device: shapes only, no missing values
         _check_label_tensors(query_labels, gallery_labels, n_query, n_gallery)
@@ -133,8 +102,7 @@ def _checked_labels(query_labels, gallery_labels, n_query, n_gallery):
 
 
 def _checked_times(query_time, gallery_time, timed, n_query, n_gallery, name="time_window"):
-    """float64 query and gallery times under a window or filter (``timed``), checked;
-    ``(None, None)`` without one."""
+    """float64 query and gallery times, checked, when ``timed``; else ``(None, None)``."""
     if not timed:
         return None, None
     if query_time is None or gallery_time is None:
@@ -147,21 +115,9 @@ def _checked_times(query_time, gallery_time, timed, n_query, n_gallery, name="ti
 
 
 class _Relevance:
-    """What every backend's relevance tells besides its blocks.
-
-    Attributes
-    ----------
-    kind : {"counterpart", "class", "shared"}
-        Counterparts, same class, or shared labels (indicators).
-    window : float or None
-        The time window.
-    time_filter : TimeFilter or None
-        The date filter, with times of the backend's kind (for the scan).
-    bad_queries : ndarray of bool, shape (n_query,)
-        Queries whose figures are NaN (a missing label or time, omitted).
-    kept_gallery : ndarray of bool or None
-        Gallery items left in the rankings; ``None``: all of them.
-    """
+    """What every backend's relevance tells besides its blocks: ``kind`` ("counterpart", "class",
+    "shared"), ``window``, ``time_filter`` (for the scan), ``bad_queries`` (their figures NaN)
+    and ``kept_gallery`` (``None``: all)."""
 
     def __init__(self, checked):
         self.kind, self.window = checked.kind, checked.window
@@ -190,11 +146,8 @@ class NumpyRelevance(_Relevance):
             self.ql, self.gl_T = ql.astype(np.float64), gl.astype(np.float64).T
 
     def block(self, rows):
-        """Relevance of query ``rows`` (a slice) against the whole gallery.
-
-        Bool (classes, counterparts) or the number of shared labels (int64,
-        indicators); times the time window.
-        """
+        """Relevance of query ``rows`` (a slice) against the whole gallery: bool, or shared-label
+        counts (int64), times the time window."""
         if self.kind == "counterpart":
             rel = np.arange(rows.start, rows.stop)[:, None] == self.gallery_rows[None, :]
         elif self.kind == "class":
@@ -209,12 +162,7 @@ class NumpyRelevance(_Relevance):
 
 
 class TorchRelevance(_Relevance):
-    """Relevance as tensors on a device (built by :func:`make_relevance`).
-
-    Labels from the host become class codes (1-D) or float64 indicator values
-    (2-D, their products the shared-label counts); tensor labels stay as they
-    are (classes) or become 0/1 float32 indicators.
-    """
+    """Relevance as tensors on a device (built by :func:`make_relevance`)."""
 
     def __init__(self, checked, device):
         super().__init__(checked)
@@ -239,12 +187,8 @@ class TorchRelevance(_Relevance):
             self.tq, self.tg = as_t(checked.query_time), as_t(checked.gallery_time)
 
     def gains(self, queries, cols=slice(None)):
-        """float64 gains of ``queries`` against gallery rows ``cols``.
-
-        ``queries`` is an int64 index tensor (on the device) or a slice.  The
-        number of shared labels (indicators), same class (1-D labels) or
-        counterpart (no labels), times the time window.
-        """
+        """float64 gains of ``queries`` (an index tensor or a slice) against gallery rows ``cols``:
+        shared-label counts, same class or counterpart, times the time window."""
         gain = self._match(queries, cols).to(torch.float64)
         if self.window is not None:
             gain = gain * self._in_window(queries, cols)
@@ -312,22 +256,9 @@ def _missing(values, n):
 
 def check_lengths(query_labels, gallery_labels, query_time, gallery_time, n_query,
                   n_gallery, *, names=None):
-    """Raise unless the labels and times have one row per query / gallery item.
-
-    The first check of every metric (before any mask is combined), so that a
-    wrong length is named with the argument and both lengths rather than met
-    by a NumPy broadcast error.
-
-    Parameters
-    ----------
-    query_labels, gallery_labels, query_time, gallery_time : array-like or None
-    n_query, n_gallery : int
-        Rows of the query and gallery embeddings.
-    names : dict or None, default=None
-        The caller's names of the four arguments and of the two embeddings
-        (keys ``"query_labels"``, ..., ``"query"``, ``"gallery"``), e.g.
-        :func:`cross_modal_scores`' ``labels`` and ``time``.
-    """
+    """Raise unless the labels and times have one row per query / gallery item, naming the
+    argument and both lengths; ``names`` maps the argument names (and ``"query"``,
+    ``"gallery"``) to the caller's."""
     names = {"query_labels": "query_labels", "gallery_labels": "gallery_labels",
              "query_time": "query_time", "gallery_time": "gallery_time",
              "query": "the query embeddings have", "gallery": "the gallery embeddings have",
@@ -354,14 +285,9 @@ def check_lengths(query_labels, gallery_labels, query_time, gallery_time, n_quer
 
 def _nan_masks(query_labels, gallery_labels, query_time, gallery_time, timed,
                nan_policy, n_query, n_gallery):
-    """Queries and gallery items whose label, or time under a window or filter (``timed``),
-    is missing.
-
-    Returns ``(bad_queries, kept_gallery)``: a boolean mask of the queries to
-    report as NaN, and the boolean mask of the gallery items to keep (``None``
-    when all are kept).  ``nan_policy="raise"`` raises instead when any is
-    missing; ``"omit"`` warns with the counts.
-    """
+    """``(bad_queries, kept_gallery)``: the queries to report as NaN and the gallery items to keep
+    (``None``: all) when a label, or a time under a window or filter, is missing; raises under
+    ``nan_policy="raise"``, warns with the counts under ``"omit"``."""
     check_lengths(query_labels, gallery_labels, query_time, gallery_time, n_query, n_gallery)
     bad_q = _missing(query_labels, n_query)
     bad_g = _missing(gallery_labels, n_gallery)

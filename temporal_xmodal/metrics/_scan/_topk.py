@@ -1,35 +1,9 @@
 """Exact top-k of ``Q @ G.T`` per query: the search reducers of the scan engine.
 
-The engine (:class:`._engine.Scan`) takes the queries in blocks and meets each
-block with the gallery in chunks.  How a block is reduced to its top-k depends
-on the device it is planned for:
-
-* CPU: cache-sized blocks (at most 1,024 queries x 4,096 items), pruned by a
-  threshold.  Each query keeps its running top-k and, as a threshold, its
-  current k-th best score; only the items of a chunk that beat the threshold
-  are kept (one compare and a count per score; after the first chunks a query
-  has a few such items per chunk) and merged into the running top-k now and
-  then.  A chunk with many such items (the first ones, or a gallery sorted by
-  increasing score) is first cut to its own top-k with :func:`torch.topk`.
-  The merges sort stably, so equal scores keep the smaller gallery index.
-* GPU (any device but the CPU): the pruning above needs the count of the
-  items above the threshold on the host (``nonzero``, ``.item()``): one host
-  synchronisation per chunk, which on a GPU costs more than the products.
-  There blocks are as large as the device's memory allows (1,024 to 4,096
-  queries, the whole gallery or chunks of hundreds of thousands of items),
-  each (block, chunk) product is reduced by one :func:`torch.topk`, and the
-  chunk top-ks are merged by one stable sort of the concatenation: no host
-  synchronisation until the end (:class:`_DenseTopk`).
-
-Both give the exact top-k with the search tie rule of :mod:`._keys`: equal
-scores keep the smaller gallery index.  :func:`torch.topk` does not promise
-which of several tied items it keeps at the k-th place, so the GPU plan asks
-each chunk for ``k + 1`` items: when the ``(k + 1)``-th ties with the k-th,
-the chunk's tie group at its k-th score may have been cut arbitrarily.  That
-matters only when that score is also the query's final k-th best score; such
-queries (rare: exactly tied scores at the k-th place, e.g. integer embeddings
-or duplicated items) are found with one synchronisation at the end and
-searched again with the exact CPU-style merge, on the same products.
+On the CPU, cache-sized blocks pruned by each query's running k-th best score
+(:class:`_PrunedTopk`); on a GPU, large blocks each reduced by one :func:`torch.topk`
+without host synchronisation (:class:`_DenseTopk`).  Both keep equal scores by increasing
+gallery index.  Read more in docs/search.md.
 """
 
 import numpy as np
@@ -46,46 +20,20 @@ _MAX_GALLERY_CHUNK = 4096
 
 
 def topk_footprint(itemsize):
-    """The search's :class:`Footprint` for scores of ``itemsize`` bytes.
-
-    The score block plus topk's temporaries: about twice the block.  On the
-    CPU at most 1,024 queries x 4,096 gallery rows (cache-sized), every
-    product written into one buffer: a fresh 16 MiB product per chunk cost
-    30% more (page faults).
-    """
+    """The search's :class:`Footprint` for scores of ``itemsize`` bytes: twice the score block;
+    on the CPU cache-sized blocks, every product written into one buffer."""
     return Footprint(2 * itemsize, max_query_block=_MAX_QUERY_BLOCK,
                      max_gallery_chunk=_MAX_GALLERY_CHUNK, reuse_buffer=True)
 
 
 @torch.no_grad()  # scores are read as NumPy arrays (no autograd graph on them)
 def topk(Q, G, k, *, working_memory=None, time_filter=None):
-    """Exact top-``k`` of ``Q @ G.T`` per row, chunked (tensors on one device, same dtype).
+    """Exact top-``k`` of ``Q @ G.T`` per row, chunked (tensors on one device, one dtype).
 
-    On the CPU threshold pruning in cache-sized blocks (:class:`_PrunedTopk`),
-    on any other device large blocks reduced by :func:`torch.topk` without
-    host synchronisation (:class:`_DenseTopk`); module notes.
-
-    Parameters
-    ----------
-    Q : torch.Tensor of shape (n_query, dim)
-        Queries.
-    G : torch.Tensor of shape (n_gallery, dim)
-        Gallery, on the device and with the dtype of ``Q``.
-    k : int
-        Neighbours per query (capped at ``n_gallery``).
-    working_memory : float or None, default=None
-        Budget of one score block in MiB (:func:`._plan.scan_budget`).
-    time_filter : TimeFilter or None, default=None
-        The date filter (:class:`._filter.TimeFilter`): each query's
-        neighbours are among its candidates only.
-
-    Returns
-    -------
-    scores : ndarray of shape (n_query, min(k, n_gallery))
-        By decreasing score, equal scores by increasing index; ``-inf`` in the
-        slots of a query with fewer than ``k`` candidates.
-    indices : ndarray of int64, shape (n_query, min(k, n_gallery))
-        ``-1`` in those slots.
+    Returns ``(scores, indices)``, NumPy arrays of shape ``(n_query, min(k, n_gallery))`` by
+    decreasing score, equal scores by increasing index; slots a ``time_filter``
+    (:class:`._filter.TimeFilter`) leaves empty hold ``-inf`` and ``-1``.  ``working_memory``:
+    MiB of one score block.
     """
     k = min(k, G.shape[0])
     if time_filter is not None:
@@ -110,11 +58,8 @@ class _TopkResult(Reducer):
 
 
 class _PrunedTopk(_TopkResult):
-    """CPU: cache-sized score blocks, each query's k-th best score pruning the chunks.
-
-    Also the exact re-tie pass of :class:`_DenseTopk` (its ``rows`` then an
-    index tensor of the picked queries).
-    """
+    """CPU: cache-sized blocks, each query's k-th best score pruning the chunks; also the exact
+    re-tie pass of :class:`_DenseTopk` (``rows`` then an index tensor)."""
 
     def start(self, rows):
         n_rows = rows.stop - rows.start if isinstance(rows, slice) else len(rows)
@@ -134,22 +79,9 @@ class _PrunedTopk(_TopkResult):
 class _DenseTopk(_TopkResult):
     """GPU: one product and one topk per (block, chunk), no host sync in the scan.
 
-    Per query block, each gallery chunk's scores ``S`` are cut to their best
-    ``k + 1`` by :func:`torch.topk`.  The chunk's first ``k`` are put in
-    increasing gallery order and appended to the block's running top-k (whose
-    items all have smaller indices); one stable sort by decreasing score then
-    leaves equal scores by increasing index, and its first ``k`` columns are
-    the new running top-k.
-
-    Where the ``(k + 1)``-th score of a chunk equals its k-th, topk may have
-    kept any of the tied items: the chunk's k-th score is recorded (the
-    largest such score per query, ``cut_at``).  Every chunk's k-th score is at
-    most the query's final k-th score ``T``, so only a query with
-    ``cut_at == T`` may lack a tied item of smaller index; those queries are
-    searched again by :class:`_PrunedTopk`'s exact merge, into the same
-    outputs (``revisit_at="end"``: after one host synchronisation for the
-    whole search, on the engine's bit-identical products).
-    """
+    The chunks' best ``k + 1`` are merged by one stable sort (equal scores by increasing
+    index); the queries whose final k-th score ties a chunk's cut (``cut_at``: topk may have
+    kept any of the tied items) are redone by :class:`_PrunedTopk` (``revisit_at="end"``)."""
 
     revisit_at = "end"
 
@@ -187,13 +119,9 @@ class _DenseTopk(_TopkResult):
 
 
 class _RunningTopk:
-    """Running top-k of a block of queries over gallery chunks, pruned by a threshold.
-
-    ``scores``/``indices`` hold each query's best items so far, sorted by
-    decreasing score then increasing index; ``threshold`` is the k-th best score
-    (-inf until k items are in).  Candidates wait (``pending_*``, one entry
-    per chunk) until there are about ``k`` per query, then are merged.
-    """
+    """Running top-k of a block of queries over gallery chunks (by decreasing score, then
+    increasing index), pruned by ``threshold``, the k-th best score; candidates wait in
+    ``pending_*`` until there are about ``k`` per query."""
 
     def __init__(self, n_rows, k, dtype, device):
         self.k = k
@@ -221,13 +149,8 @@ class _RunningTopk:
             self.merge()  # or at once while no threshold is set
 
     def merge(self):
-        """Merge the pending candidates into the running top-k; update the threshold.
-
-        On one intra-op thread (ops on ~10^5 items: torch's threads cost more
-        than they give), for the calling thread only: the OpenMP thread count
-        is per thread, so torch's process-wide setting and every other
-        thread's ops are left alone.
-        """
+        """Merge the pending candidates and update the threshold, on one OpenMP thread for the
+        calling thread only (torch's process-wide setting is left alone)."""
         if not self.pending_rows:
             return
         torch.get_num_threads()  # torch's per-thread setup first: it would undo the limit
@@ -262,12 +185,8 @@ def _openmp():
 
 
 def _places(rows, sizes, n_rows):
-    """Column of each candidate when each row's candidates are laid side by side.
-
-    ``rows`` concatenates chunks of ``sizes`` items, each sorted by row (and by
-    gallery index within a row); the columns keep that order.  Vectorised, no
-    sort (1-D torch sorts on the CPU are slow).
-    """
+    """Column of each candidate when each row's candidates are laid side by side (``rows``
+    concatenates chunks of ``sizes`` items, each sorted by row); vectorised, no sort."""
     device = rows.device
     part = torch.repeat_interleave(torch.arange(len(sizes), device=device),
                                    torch.tensor(sizes, device=device))
@@ -280,14 +199,9 @@ def _places(rows, sizes, n_rows):
 
 
 def _candidates(S, threshold, k):
-    """``(rows, cols, scores)`` of the entries of ``S`` that may enter the top-``k``.
-
-    Those strictly above their row's ``threshold`` (a later item equal to the
-    k-th best has a larger index); when there are more than ``k`` per row on
-    average, only those also within their row's top-``k`` of this chunk (ties
-    kept).  ``None`` when there are none.  On the CPU the compare and
-    nonzero run in NumPy, several times faster there than in torch.
-    """
+    """``(rows, cols, scores)`` of the entries of ``S`` strictly above their row's ``threshold``
+    (and, with more than ``k`` per row, within the chunk's own top-``k``, ties kept); ``None``
+    when there are none."""
     on_cpu = S.device.type == "cpu"
     s, t = (S.numpy(), threshold.numpy()) if on_cpu else (S, threshold)
     above = s > t

@@ -1,26 +1,10 @@
-"""Temporal correlation functions ``f_t`` of TempXNet (Semedo, thesis, §4.4).
+"""Temporal correlations f_t of TempXNet (Semedo, thesis, §4.4).
 
-How strongly TempXNet's soft constraint pulls two same-category items ``i``
-and ``j`` of a mini-batch together depends on their temporal correlation
-``f_t(i, j)`` in ``[0, 1]``: :class:`RecencyCorrelation` (Eq. 4.12),
-:class:`CategoryKDECorrelation` (Eqs. 4.13-4.14) and
-:class:`WordTopicCorrelation` (Eqs. 4.15-4.16).  Each is a scikit-learn-style
-object: ``fit(time, labels=None, X_text=None)`` estimates what it needs from
-the training split, and ``batch_matrix(time, labels=None, text=None)`` gives
-the ``(B, B)`` matrix of one mini-batch on the device of ``time``.
-
-Times are float64 numbers on the user's time axis and every ``bandwidth`` is
-a duration in its units.  ``fit`` centres the times on the midpoint of their
-range (``time_origin_``, :func:`~temporal_xmodal.time.time_origin`) and works
-on centred float64 times, so epoch seconds lose no precision; ``fit`` and
-``batch_matrix`` must receive times on the same axis.
-
-A batch's matrix is computed in float32, the dtype of :meth:`TemporalCorrelation.tables`
-(float64 is 32-64x slower on consumer GPUs; float32 gives the float64 values to float32
-precision, and nothing here needs exact ties).  The times stay float64 up to their grid
-positions and recency's differences: centred epoch seconds have 16-s steps in float32.
-
-Read more in the user guide: docs/estimators/tempxnet.md.
+``fit(time, labels=None, X_text=None)`` learns from the training split;
+``batch_matrix(time, labels=None, text=None)`` gives a mini-batch's (B, B) matrix in
+[0, 1], on the device of ``time``.  Times are float64 on the user's axis, centred on
+``time_origin_`` at fit; ``bandwidth`` is a duration in the axis' units.  Read more in
+docs/estimators/tempxnet.md.
 """
 
 import math
@@ -32,8 +16,8 @@ from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_array, check_is_fitted
 
-from .._constraints import Interval
-from ..time import centre_times, time_origin
+from ..._constraints import Interval
+from ...time import centre_times, time_origin
 from ._kde import BLOCK_ELEMENTS, grid_position, interpolate, tabulate_kde
 
 __all__ = ["TemporalCorrelation", "RecencyCorrelation", "CategoryKDECorrelation",
@@ -53,27 +37,22 @@ def _rows_match(name, a, n):
 
 
 class TemporalCorrelation(BaseEstimator):
-    """Base class of the temporal correlations ``f_t`` (Semedo, thesis, Eqs. 4.12–4.16).
+    """Base class of the temporal correlations f_t (Semedo, thesis, Eqs. 4.12–4.16).
 
-    Subclasses implement ``fit(time, labels=None, X_text=None)`` and
-    :meth:`batch_matrix`.  ``symmetric`` tells whether ``f_t(i, j) == f_t(j, i)``.
-
-    Read more in the user guide: docs/estimators/tempxnet.md.
+    Subclasses implement ``fit(time, labels=None, X_text=None)`` and ``_matrix``;
+    ``symmetric`` tells whether f_t(i, j) == f_t(j, i).
     """
 
     symmetric = True
 
     def _fit_origin(self, time):
-        """Record ``time_origin_`` and return the centred training times."""
         self.time_origin_ = time_origin(time)
         return centre_times(time, self.time_origin_)
 
     def tables(self):
-        """The fitted arrays the batch matrix reads, by name (none by default), in the
-        dtype of its computation (float32 curves; module docstring).
-
-        :class:`~temporal_xmodal.losses.TempXNetLoss` holds them as buffers, so they move
-        to the training device once, with the loss.
+        """The fitted arrays the batch matrix reads, by name, in float32 (the dtype of its
+        computation); :class:`~temporal_xmodal.estimators.tempxnet.TempXNetLoss` holds them as
+        buffers.
 
         Returns
         -------
@@ -87,22 +66,20 @@ class TemporalCorrelation(BaseEstimator):
         Parameters
         ----------
         time : torch.Tensor of shape (B,)
-            Batch times on the axis of :meth:`fit` (float64 keeps epoch-second
-            precision).
+            Batch times on the axis of ``fit`` (float64 keeps epoch-second precision).
         labels : torch.Tensor of shape (B, n_categories), optional
-            Category indicator (needed by :class:`CategoryKDECorrelation`).
+            Category indicator (:class:`CategoryKDECorrelation`).
         text : torch.Tensor of shape (B, n_text_features), optional
-            Text features (needed by :class:`WordTopicCorrelation`).
+            Text features (:class:`WordTopicCorrelation`).
         dtype : torch.dtype, default=torch.float32
-            dtype of the result; the computation runs in the dtype of ``tables`` (float32
-            from :meth:`tables`; recency's in float32), the times in float64.
+            dtype of the result (computed in float32, times in float64).
         tables : dict of str -> torch.Tensor or None, default=None
-            :meth:`tables` already on the device of ``time`` (uploaded here when None).
+            :meth:`tables` already on the device of ``time`` (uploaded when None).
 
         Returns
         -------
         F : torch.Tensor of shape (B, B)
-            Values in ``[0, 1]`` on the device of ``time``.
+            Values in [0, 1] on the device of ``time``.
         """
         check_is_fitted(self)
         if tables is None:
@@ -111,42 +88,24 @@ class TemporalCorrelation(BaseEstimator):
         return self._batch_matrix(time, labels, text, dtype, tables)
 
     def _batch_matrix(self, time, labels, text, dtype, tables):
-        """:meth:`batch_matrix` of a fitted correlation with its tables on the device (what
-        a loss calls every step: no fitted-state check, nothing Python-side that a compiled
-        step would have to trace)."""
+        """The batch matrix from tables on the device, unchecked (what a loss calls each step)."""
         with torch.no_grad():
             return self._matrix(centre_times(time.reshape(-1), self.time_origin_), labels, text,
                                 tables).to(dtype)
 
 
 class RecencyCorrelation(TemporalCorrelation):
-    """Recency correlation of TempXNet-Rec (Semedo, thesis, Eq. 4.12): ``exp(-|t_i - t_j| / h)``.
-
-    1 for equal times, ``e^{-1}`` one bandwidth apart; the same function for
-    every category.  Nothing is estimated: :meth:`fit` validates the training
-    times and records their origin.
-
-    Read more in the user guide: docs/estimators/tempxnet.md.
+    """Recency correlation of TempXNet-Rec, exp(−|t_i − t_j| / h) (Semedo, thesis, Eq. 4.12).
 
     Parameters
     ----------
     bandwidth : float, default=0.3
-        The "recency bandwidth" ``h`` of Eq. 4.12, a duration in the units of the
-        time axis.  With integer day/year indices 0.3 gives ``e^{-3.33} ≈ 0.036``
-        one unit apart.
+        h, a duration in the units of the time axis.
 
     Attributes
     ----------
     time_origin_ : float
-        Midpoint of the training time range (only differences matter).
-
-    Examples
-    --------
-    >>> import numpy as np, torch
-    >>> f = RecencyCorrelation(bandwidth=1.0).fit(np.array([0.0, 1.0]))
-    >>> f.batch_matrix(torch.tensor([0.0, 1.0], dtype=torch.float64))
-    tensor([[1.0000, 0.3679],
-            [0.3679, 1.0000]])
+        Midpoint of the training time range.
     """
 
     _parameter_constraints = {"bandwidth": [Interval(Real, 0, None, closed="neither")]}
@@ -156,14 +115,13 @@ class RecencyCorrelation(TemporalCorrelation):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, time, labels=None, X_text=None):
-        """Validate the training times (Eq. 4.12 has nothing to estimate).
+        """Validate the training times and record their origin.
 
         Parameters
         ----------
         time : array-like of shape (n_samples,)
-            Training times on the user's axis.
+            Training times.
         labels, X_text : ignored
-            Accepted for a uniform interface.
 
         Returns
         -------
@@ -198,17 +156,8 @@ class _GridDensity(TemporalCorrelation):
         return totals
 
     def density(self, time):
-        """The normalised curves at the given times (Eq. 4.14 for categories, ``phi_w`` for words).
-
-        Parameters
-        ----------
-        time : torch.Tensor of shape (B,)
-            Times on the axis of :meth:`fit`.
-
-        Returns
-        -------
-        P : torch.Tensor of shape (B, n_curves), float64
-            Linear interpolation of ``density_``; 0 outside the grid.
+        """The curves at ``time`` (torch, on the axis of ``fit``), linearly interpolated, 0 off the
+        grid: shape (B, n_curves), float64.
         """
         check_is_fitted(self)
         return self._interpolate(torch.as_tensor(self.density_, device=time.device),
@@ -221,42 +170,33 @@ class _GridDensity(TemporalCorrelation):
 class CategoryKDECorrelation(_GridDensity):
     """Per-category kernel-density correlation of TempXNet-Cat (Semedo, thesis, Eqs. 4.13–4.14).
 
-    A Gaussian KDE of the training times of each category ``c`` (Eq. 4.14)::
-
-        p(t | c) = 1 / (n_c h) Σ_k K((t − t_k) / h),   K(u) = exp(−u²/2) / sqrt(2π)
-
-    and ``f_t(i, j) = max_{c ∈ c_i ∩ c_j} p(t_i | c) p(t_j | c)`` (Eq. 4.13), 0 when
-    ``i`` and ``j`` share no category; for multi-label pairs the shared category
-    with the largest value is used.  Symmetric.  The densities are tabulated on
-    ``n_grid`` points over the training range extended by ``3 h`` on both
-    sides, linearly interpolated, and 0 outside the grid.
-
-    Read more in the user guide: docs/estimators/tempxnet.md.
+    p(t | c) = 1 / (n_c h) Σ_k K((t − t_k) / h) with a Gaussian K over category c's
+    training times (Eq. 4.14), and f_t(i, j) = max_{c ∈ c_i ∩ c_j} p(t_i | c) p(t_j | c)
+    (Eq. 4.13), 0 when i and j share no category.  Symmetric.  The densities are tabulated
+    on ``n_grid`` points over the training range extended by ``3 h`` each side, and are 0
+    outside the grid.
 
     Parameters
     ----------
     bandwidth : float, default=1.0
-        KDE bandwidth ``h`` (standard deviation of the kernel), a duration in the
-        units of the time axis.
+        h, the kernel's standard deviation, a duration in the units of the time axis.
     normalisation : {"max", "sum", "none"}, default="max"
-        Per-category curve normalisation: peak 1 (so that correlated pairs
-        reach ``f_t`` near 1, which the loss's ``1 - f_t`` needs), sum 1 over
-        the grid, or the raw density of Eq. 4.14 (``f_t`` clipped to 1).
+        Each curve divided by its peak, by its sum over the grid, or raw (f_t clipped to 1).
     n_grid : int, default=512
-        Grid points of the tabulated densities.
+        Grid points.
 
     Attributes
     ----------
     time_origin_ : float
         Midpoint of the training time range.
     grid_ : ndarray of shape (n_grid,)
-        The grid, on the time axis of :meth:`fit`.
+        The grid, on the time axis of ``fit``.
     density_ : ndarray of shape (n_categories_, n_grid)
-        Normalised ``p(g | c)`` on ``grid_``; a category without items is 0.
+        Normalised p(g | c) on ``grid_``.
     category_counts_ : ndarray of shape (n_categories_,)
         Training items per category.
     n_categories_ : int
-        Label columns seen in :meth:`fit`.
+        Label columns seen in ``fit``.
     """
 
     def __init__(self, bandwidth=1.0, normalisation="max", n_grid=512):
@@ -266,14 +206,14 @@ class CategoryKDECorrelation(_GridDensity):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, time, labels=None, X_text=None):
-        """Tabulate the per-category KDEs ``p(t | c)`` of Eq. 4.14.
+        """Tabulate the per-category densities p(t | c).
 
         Parameters
         ----------
         time : array-like of shape (n_samples,)
             Training times.
         labels : array-like of shape (n_samples, n_categories)
-            Indicator matrix (an entry > 0 means "labelled c"; multi-label allowed).
+            Indicator matrix (> 0: labelled c).
         X_text : ignored
 
         Returns
@@ -310,51 +250,39 @@ class CategoryKDECorrelation(_GridDensity):
 
 
 class WordTopicCorrelation(_GridDensity):
-    """Word-density correlation of TempXNet-Lat (Semedo, thesis, Eqs. 4.15–4.16), **asymmetric**.
+    """Word-density correlation of TempXNet-Lat (Semedo, thesis, Eqs. 4.15–4.16), asymmetric.
 
-    ``f_t(i, j) = p(t_j | text_i) = Π_{w ∈ text_i} phi_w(t_j)`` (Eq. 4.15): row
-    ``i`` gives the text, column ``j`` the time; not symmetrised.
-
-    **Deviation from the thesis.**  The thesis takes ``phi_w`` from Dynamic LDA
-    (Eq. 4.16, P = 10 latent topics).  Here ``phi_w`` is a kernel density of
-    each word's weight over the training times, with no latent topics::
-
-        phi_w(t) ∝ Σ_i a_iw K((t − t_i) / h),    a_iw = max(x_iw, 0)
-
-    normalised per word by ``normalisation``.  The words of ``text_i`` are those
-    with ``a_iw > 0``; words unused in training are skipped; a text with no
-    known word gives the empty product, ``f_t = 1``.  Computed in log space with
-    ``log phi`` floored at ``log(1e-12)``.
-
-    Read more in the user guide: docs/estimators/tempxnet.md.
+    f_t(i, j) = Π_{w ∈ text_i} φ_w(t_j) (Eq. 4.15): row i gives the text, column j the
+    time.  A deviation: φ_w is a kernel density over time of each word's weight
+    a_iw = max(x_iw, 0), not Dynamic LDA's (Eq. 4.16).  A text's words are those with
+    a_iw > 0; words unseen in training are skipped (no known word: f_t = 1); log φ is
+    floored at log(1e-12).
 
     Parameters
     ----------
     bandwidth : float, default=1.0
-        Kernel bandwidth ``h``, a duration in the units of the time axis.
+        h, a duration in the units of the time axis.
     aggregation : {"product", "geometric_mean"}, default="product"
-        ``"product"``: Eq. 4.15, ``log f = Σ_w [a_iw > 0] log phi_w(t_j)`` (may
-        underflow for long texts).  ``"geometric_mean"`` (**non-thesis**):
-        ``log f = Σ_w a_iw log phi_w(t_j) / Σ_w a_iw``.
+        log f = Σ_w [a_iw > 0] log φ_w(t_j) (Eq. 4.15), or Σ_w a_iw log φ_w(t_j) / Σ_w a_iw.
     normalisation : {"max", "sum", "none"}, default="max"
         Per-word curve normalisation, as in :class:`CategoryKDECorrelation`.
     n_grid : int, default=256
-        Grid points of the tabulated curves.
+        Grid points.
 
     Attributes
     ----------
     time_origin_ : float
         Midpoint of the training time range.
     grid_ : ndarray of shape (n_grid,)
-        The grid, on the time axis of :meth:`fit`.
+        The grid, on the time axis of ``fit``.
     density_ : ndarray of shape (n_features_, n_grid)
-        Normalised ``phi_w`` on ``grid_``.
+        Normalised φ_w on ``grid_``.
     log_density_ : ndarray of shape (n_features_, n_grid)
-        ``max(log phi_w, log 1e-12)``.
+        max(log φ_w, log 1e-12).
     word_weights_ : ndarray of shape (n_features_,)
-        ``Σ_i a_iw`` over the training texts; 0 marks an unknown word.
+        Σ_i a_iw over the training texts; 0 marks an unknown word.
     n_features_ : int
-        Text features seen in :meth:`fit`.
+        Text features seen in ``fit``.
     """
 
     symmetric = False
@@ -369,7 +297,7 @@ class WordTopicCorrelation(_GridDensity):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, time, labels=None, X_text=None):
-        """Tabulate the per-word temporal curves ``phi_w`` (stand-in for Eq. 4.16).
+        """Tabulate the per-word curves φ_w.
 
         Parameters
         ----------
@@ -377,7 +305,7 @@ class WordTopicCorrelation(_GridDensity):
             Training times.
         labels : ignored
         X_text : array-like of shape (n_samples, n_text_features)
-            Dense training text features; negative entries count as 0.
+            Dense training text features.
 
         Returns
         -------

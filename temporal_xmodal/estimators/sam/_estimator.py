@@ -4,25 +4,25 @@ from numbers import Real
 
 from sklearn.utils._param_validation import StrOptions
 
-from .._validation import Interval
-from ..losses.sam import SCHEDULES, SEMANTIC_NORMALISATIONS, SAMLoss, SemanticDistance
-from ..nn import TwoTowerNet
-from ..training import ScheduledMargin
-from ._neural import NetConfig, NeuralCrossModalEmbedder
-from ._neural_params import COMMON_CONSTRAINTS, document_shared_parameters
+from ..._docs import fill_doc
+from ..._constraints import Interval
+from ...nn import TwoTowerNet
+from ...training import ScheduledMargin
+from .._neural import NetConfig, NeuralCrossModalEmbedder
+from .._neural_params import COMMON_CONSTRAINTS
+from ._loss import SCHEDULES, SEMANTIC_NORMALISATIONS, SAMLoss, SemanticDistance
 
 
-@document_shared_parameters
+@fill_doc
 class SAMEmbedder(NeuralCrossModalEmbedder):
     """Cross-modal embedding with scheduled adaptive margins (SAM).
 
-    Two independent towers, one per modality, trained with a bidirectional
-    triplet loss whose margin for each (anchor, negative) pair moves, on a
-    sigmoid schedule over the epochs, from a static margin to an adaptive
-    one computed from the pair's input features and from the categories'
-    embedding prototypes (Semedo & Magalhães, "Cross-Modal Subspace Learning
-    with Scheduled Adaptive Margin Constraints", ACM MM 2019).  Time is
-    ignored; labels are required.
+    Two towers, one per modality, trained with a bidirectional triplet loss whose
+    margin for each (anchor, negative) pair moves, on a sigmoid schedule over the
+    epochs, from a static margin to an adaptive one built from the pair's input
+    features and the categories' embedding prototypes (Semedo & Magalhães,
+    "Cross-Modal Subspace Learning with Scheduled Adaptive Margin Constraints",
+    ACM MM 2019).  Time is ignored; labels are required.
 
     Read more in the user guide: docs/estimators/sam.md.
 
@@ -31,25 +31,23 @@ class SAMEmbedder(NeuralCrossModalEmbedder):
     margin : float, default=1.0
         Static margin m.
     adaptive_weight : float, default=0.25
-        λ, the weight of the semantic component f_ms of the adaptive margin
-        against the cluster component f_mc.
+        λ, the weight of the semantic component f_ms of the adaptive margin against
+        the cluster component f_mc.
     activation_epoch_fraction : float, default=0.4
         f_a: the adaptive margin takes over around epoch f_a · ``max_epochs``.
     schedule_slope : float, default=0.1
         k, the slope of the sigmoid schedule α(t), per epoch.
     margin_schedule : {"sigmoid", "fixed", "always"}, default="sigmoid"
-        The schedule α(t): the sigmoid; α ≡ 0, the static triplet loss with
-        margin m (the fixed-margin control); or α ≡ 1.
+        α(t): the sigmoid; α ≡ 0 (the static triplet loss, the fixed-margin control); or α ≡ 1.
     semantic_normalisation : {"per_modality", "after_average", "batch"}, default="per_modality"
-        How the input-space distances f_ms are scaled to [0, 1]: min–max of
-        each modality's distances over training pairs, then averaged; the
-        average, then min–max; or min–max within each batch.
-    [triplet parameters]
-    [shared parameters]
+        How the input-space distances f_ms are scaled to [0, 1]
+        (:class:`~temporal_xmodal.estimators.sam.SemanticDistance`).
+    {triplet_parameters}
+    {training_parameters}
 
     Attributes
     ----------
-    [shared attributes]
+    {neural_attributes}
 
     Examples
     --------

@@ -1,19 +1,11 @@
 """A user's data file read into a DataFrame (``compare --data FILE``), its list columns
-expanded (:func:`expand_list_columns`), and the one error every problem of a user's data
-raises (:class:`UserDataError`).
+expanded, and the one error of a user's data (:class:`UserDataError`).
 
-Embedding pipelines write a block of features as one Parquet / Feather column holding an
-array per row (``img: list<float>``).  :func:`expand_list_columns` turns such a column
-``img`` that ``--image`` / ``--text`` name into the columns ``img_0`` ... ``img_<d-1>``
-(the values' dtype kept: float32 stays float32), through pyarrow and without a loop over
-the rows: the column's values flattened (``ListArray.flatten``) and reshaped to ``(n, d)``.
-A cell that is null, a length that differs from the first row's, or a missing value inside
-an array is refused naming the column and the first such row.  The same holds for a
-DataFrame whose column holds NumPy arrays or lists (what ``pandas.read_parquet`` gives).
-
-Parquet and Feather are read through the system allocator, column by column, and the
-freed buffers handed back (:func:`_return_freed_memory`), so that reading holds about the
-data once; :mod:`.user_data` builds the job's X from the frame.
+A list column ``img`` (an array per cell, as embedding pipelines write to Parquet or
+Feather) that ``--image`` / ``--text`` name becomes the columns ``img_0`` ... ``img_<d-1>``
+in its values' dtype, without a loop over the rows.  Parquet and Feather are read through
+the system allocator, column by column, so that reading holds about the data once.  Read
+more in docs/index.md ("Your own data").
 """
 
 from pathlib import Path
@@ -34,28 +26,10 @@ class UserDataError(ValueError):
 def read_table(path):
     """Read a user's data file into a DataFrame.
 
-    Parquet (``.parquet``, ``.pq``) and Feather (``.feather``) need pyarrow;
-    their list columns (an array per cell) are read as ``pandas.ArrowDtype``
-    columns, which ``image=`` / ``text=`` of :func:`~.user_data.load_user_data` expand.
-    A ``.npz`` file holds one array per column: a 1-D array is a column of
-    its name, a 2-D array ``name`` of shape (n, k) the columns ``name_0`` ...
-    ``name_<k-1>`` (so ``image=`` / ``text=`` can name it by the prefix
-    ``"name_"``).
-
-    Read more in the user guide: docs/index.md ("Your own data").
-
-    Parameters
-    ----------
-    path : str or Path
-
-    Returns
-    -------
-    frame : pandas.DataFrame
-
-    Raises
-    ------
-    UserDataError
-        The file is missing, of another format, or unreadable.
+    Parquet (``.parquet``, ``.pq``) and Feather need pyarrow; their list columns are read
+    as ``pandas.ArrowDtype`` columns.  In a ``.npz`` file a 1-D array is a column of its
+    name, a 2-D array ``name`` of shape (n, k) the columns ``name_0`` ... ``name_<k-1>``.
+    A missing, unknown or unreadable file raises :class:`UserDataError`.
     """
     import pandas as pd
 
@@ -100,17 +74,14 @@ def read_table(path):
     except UserDataError:
         raise
     except Exception as exc:  # noqa: BLE001 - any reader's failure, in one line
+        first = str(exc).splitlines()[0] if str(exc) else ""
         raise UserDataError(f"--data {path}: cannot read it as {suffix} "
-                            f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
-                            ) from None
+                            f"({type(exc).__name__}: {first})") from None
 
 
 def _read_arrow(path, suffix):
-    """A Parquet or Feather file as a DataFrame, each column its own array: read through the
-    system allocator (its freed buffers return to the operating system; pyarrow's default
-    pool keeps them) and converted column by column, releasing the Arrow table as it goes,
-    so that reading holds about 3x the data at its peak instead of 4x, and the DataFrame 1x.
-    """
+    """A Parquet or Feather file as a DataFrame, read through the system allocator (whose
+    freed buffers return to the operating system) and converted column by column."""
     import pyarrow as pa
 
     default = pa.default_memory_pool()
@@ -130,15 +101,14 @@ def _read_arrow(path, suffix):
         pa.set_memory_pool(default)
 
 
-#: What a block's column that holds neither numbers nor arrays of numbers should be.
+#: What a block's column of neither numbers nor arrays of numbers should be.
 _FIX = ("store each feature as a numeric column, or as a list column of equal-length "
         "arrays of numbers (Parquet or Feather)")
 
 
 def is_list_column(series):
-    """Whether ``series`` holds an array per cell: an Arrow list type (:func:`read_table`
-    reads a Parquet / Feather list column so), or objects whose first value is a list,
-    tuple or NumPy array."""
+    """Whether ``series`` holds an array per cell: an Arrow list type, or objects whose first
+    value is a list, tuple or NumPy array."""
     import pandas as pd
 
     dtype = series.dtype
@@ -151,8 +121,8 @@ def is_list_column(series):
 
 
 def _touched(column, spec):
-    """Does the block ``spec`` (a prefix, or a list of names) name the list ``column`` or a
-    column it expands to (``img_3``)?"""
+    """Whether the block ``spec`` (a prefix or a list of names) names the list ``column`` or
+    a column it expands to (``img_3``)."""
     stem = f"{column}_"
 
     def expanded(name):
@@ -219,32 +189,15 @@ def _block(series, column, option):
 
 
 def expand_list_columns(frame, blocks, *, source=None, skip=()):
-    """Expand the list columns that the blocks name into numeric columns.
+    """Expand the list columns that the ``blocks`` name into numeric columns.
 
-    Parameters
-    ----------
-    frame : pandas.DataFrame
-    blocks : list of (spec, option)
-        Each block's columns as given (a prefix, or a list of names) and its option
-        (``"--image"``), named in the errors.
-    source : str or None, default=None
-        The file, named in the errors.
-    skip : collection of str, default=()
-        Columns left as they are (the time and the label: a multilabel list column).
-
-    Returns
-    -------
-    frame : pandas.DataFrame
-        ``frame`` itself when no list column is named; else a frame whose named list
-        column ``img`` is replaced, in its place, by ``img_0`` ... ``img_<d-1>``.
-    blocks : list of (spec, option)
-        The specs with a list column named in a list of names replaced by its columns.
-
-    Raises
-    ------
-    UserDataError
-        A ragged or null list column, one of non-numbers, or a generated name that is
-        already a column of the frame (both named).
+    ``blocks``: each block's ``(spec, option)``, its columns as given (a prefix or a list of
+    names) and the option named in the errors; ``source``: the file named in the errors;
+    ``skip``: columns left as they are (the time and the label).  Returns ``(frame, blocks)``:
+    ``frame`` itself when no list column is named, else with each named list column ``img``
+    replaced in place by ``img_0`` ... ``img_<d-1>``; and the specs with a named list column
+    replaced by its columns.  A ragged or null list column, one of non-numbers, or a
+    generated name that is already a column raises :class:`UserDataError`.
     """
     import pandas as pd
 
@@ -300,10 +253,8 @@ def is_list_type(kind):
 
 
 def _return_freed_memory():
-    """Hand the memory of the freed file buffers back to the operating system (glibc keeps
-    freed heap memory for reuse; ``malloc_trim``, as Dask's workers do): the file's
-    DataFrame, once X is built, is not held as the job's resident memory.  A no-op where
-    the C library has no ``malloc_trim``."""
+    """Hand freed heap memory back to the operating system (``malloc_trim``; a no-op without
+    it), so that the file's DataFrame is not kept as the job's resident memory."""
     import ctypes
     import ctypes.util
     import gc

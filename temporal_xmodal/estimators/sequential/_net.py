@@ -16,8 +16,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from .layers import Dropout
-from .towers import ProjectionTower
+from ...nn.layers import Dropout
+from ...nn.towers import ProjectionTower
 
 MODALITIES = ("image", "text")
 

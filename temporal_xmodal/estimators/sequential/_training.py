@@ -1,37 +1,16 @@
-"""Training stages of Sequential Cross-Modal Learning, as skorch nets.
-
-SCML (Song & Tan, "Sequential Learning for Cross-modal Retrieval") trains in four
-stages on data that arrive one modality at a time.  Every stage is a skorch net fitted on a
-:class:`ModalityPools` data set:
-
-* Stages I and II, the SGD control of Stage IV (SCML-M) and the parallel
-  paradigm (PCML) minimise Song & Tan's Eq. 10 with a :class:`StageNet`: the standard
-  skorch loop, restricted to the parameters left trainable
-  (``requires_grad``) so a stage can freeze S or the plugs;
-* Stages III and IV run the learned optimiser with a
-  :class:`LearnedOptimizerNet`, whose ``train_step`` is the step-by-step
-  (truncated) optimisation of Song & Tan, Eq. 9.  skorch owns the epochs, the batches,
-  the Adam optimiser of φ, the history and the callbacks.
-
-Both nets are :class:`~temporal_xmodal.training.CrossModalNet` subclasses: the batch
-reaches the net's device once, before module and loss, and the batch losses (and the
-learned optimiser's ``old_loss``, ``new_loss``, ``update_l1``) stay on the device until the
-epoch ends, so a training step never waits for the device.  The
-:class:`ModalityPoolIterator` delivers its batches on the net's device: the pools (the
-episodic memory among them) move there once per fit when they fit
-(:meth:`ModalityPools.place`), otherwise each batch is gathered into pinned memory and
-copied without blocking.  The rows come from the same CPU generator either way, so a fit
-draws the same batches on every device.
-"""
+"""Training stages of Sequential Cross-Modal Learning (Song & Tan) as skorch nets: a
+:class:`StageNet` for the stages that minimise Eq. 10, a :class:`LearnedOptimizerNet` for
+Stages III and IV (Eq. 9), fitted on :class:`ModalityPools`.  Read more in
+docs/estimators/sequential.md."""
 
 import math
 
 import torch
 
-from .._device import move
-from ._data import DeviceBatches
-from ._net import CrossModalNet, RecordsInterrupt
-from ._placement import DeviceCopies
+from ..._device import move
+from ...training import CrossModalNet
+from ...training._data import DeviceBatches
+from ...training._placement import DeviceCopies
 
 
 class ModalityPools(torch.utils.data.Dataset):
@@ -40,11 +19,10 @@ class ModalityPools(torch.utils.data.Dataset):
     Parameters
     ----------
     pools : dict of str -> (torch.Tensor, torch.Tensor)
-        ``modality -> (features (n_m, d_m), labels (n_m, C))`` on the host.  The pools
-        need not be aligned or of equal size.
+        ``modality -> (features (n_m, d_m), labels (n_m, C))`` on the host; of any sizes.
     driver : str
-        The pool an epoch passes over; every other pool is sampled alongside
-        (same batch size, random rows).
+        The pool an epoch passes over; every other pool is sampled alongside (same batch
+        size, random rows).
     """
 
     def __init__(self, pools, driver):
@@ -75,12 +53,8 @@ class ModalityPools(torch.utils.data.Dataset):
 
 
 class ModalityPoolIterator(DeviceBatches):
-    """Batches of a :class:`ModalityPools`: one batch of every pool per step.
-
-    Drop-in for skorch's ``iterator_train``.  Each step yields
-    ``({m: features, f"{m}_labels": labels, ...}, None)`` with the same number
-    of rows per pool (skorch requires consistent lengths); the losses read the
-    labels from the batch.
+    """Batches of a :class:`ModalityPools`, one batch of every pool per step:
+    ``({m: features, f"{m}_labels": labels, ...}, None)``.
 
     Parameters
     ----------
@@ -89,24 +63,13 @@ class ModalityPoolIterator(DeviceBatches):
     shuffle : bool, default=True
         Shuffle the driver pool every epoch.
     generator : torch.Generator or None
-        Source of every step's rows, on the CPU whatever ``device``.
+        Source of every step's rows, on the CPU.
     steps_per_epoch : int or None, default=None
-        ``None``: one pass over the driver pool per epoch.  An integer: that
-        many steps, each on a random batch of the driver pool (T counted in
-        single steps uses 1 step per epoch).
+        ``None``: one pass over the driver pool per epoch; an int: that many random batches.
     device : str, torch.device or None, default=None
-        Where the batches are delivered (the stage nets set their own);
-        ``None`` leaves them on the host.
+        Where the batches are delivered; ``None`` leaves them on the host.
     placement : {"auto", "device", "staged"}, default="auto"
-        Where they are gathered: from the pools copied to ``device`` once
-        (:meth:`ModalityPools.place`; "auto": when they fit), or staged: on the
-        host, into pinned memory (:func:`~temporal_xmodal._device.pinned_staging`),
-        and copied without blocking, one batch ahead (``"staged"``: on any
-        device, the CPU included).  Every path gathers with the one
-        :func:`~temporal_xmodal.training._data.gather`.
-
-    Any other keyword (a misspelled ``iterator_train__<option>`` of a stage net) raises a
-    ``TypeError`` naming it.
+        As :class:`~temporal_xmodal.training.BatchIterator`'s.
     """
 
     def __init__(self, dataset, batch_size=64, shuffle=True, generator=None,
@@ -130,7 +93,7 @@ class ModalityPoolIterator(DeviceBatches):
                           for _ in range(reps)])[:size]
 
     def _steps(self):
-        """Every step's rows of every pool (CPU int64), drawn in the order of the host loop."""
+        """Every step's rows of every pool (CPU int64)."""
         n = len(self.dataset)
         if self.steps_per_epoch is None:
             order = (torch.randperm(n, generator=self.generator) if self.shuffle
@@ -151,33 +114,22 @@ class ModalityPoolIterator(DeviceBatches):
         return batch, None
 
 
-class InterruptibleStage(RecordsInterrupt):
-    """Mixin of the stage nets: record a Ctrl-C (:class:`RecordsInterrupt`) and drop
-    training-only state.
-
-    The stages pass their modules as instances (``module=S``), which skorch keeps in
-    ``module`` beside ``module_``: both are pickled through skorch's device mapping, so a
-    net fitted on a GPU loads on a machine without one.
-    """
+class StageState:
+    """Mixin of the stage nets: they drop their training-only state, and their modules
+    (``module``, given as instances) unpickle through skorch's device mapping."""
 
     cuda_dependent_attributes_ = ["module"]
 
     def release_training_state(self):
-        """Drop what only further training of this net would need (the optimiser
-        and its state, the batch generator); the history, the modules and the
-        criterion stay."""
+        """Drop the optimiser and the batch generator; the history, modules and criterion stay."""
         self.optimizer_ = None
         self.iterator_train__generator = None
         return self
 
 
-class StageNet(InterruptibleStage, CrossModalNet):
-    """:class:`CrossModalNet` that optimises only the parameters left trainable.
-
-    A stage freezes modules by setting ``requires_grad = False`` before
-    fitting (Stage II freezes S; the SGD Stage IV freezes the plugs); the
-    optimiser is built over the remaining parameters only.
-    """
+class StageNet(StageState, CrossModalNet):
+    """:class:`CrossModalNet` that optimises only the parameters left trainable
+    (``requires_grad``): a stage freezes S or the plugs."""
 
     def get_all_learnable_params(self):
         for name, param in super().get_all_learnable_params():
@@ -195,35 +147,20 @@ def _unflat(flat, shapes):
     return [c.view(s) for c, s in zip(chunks, shapes)]
 
 
-class LearnedOptimizerNet(InterruptibleStage, CrossModalNet):
-    """skorch net of SCML Stages III and IV: S updated by the meta-learner M.
+class LearnedOptimizerNet(StageState, CrossModalNet):
+    """skorch net of SCML Stages III and IV: S updated by the meta-learner M (parameters φ).
 
-    The module is the :class:`~temporal_xmodal.nn.sequential.MetaLearner`
-    (parameters φ).  Each training step (Song & Tan, Eq. 9):
-
-    1. takes a batch B_o of the episodic memory (old modality) and a batch
-       B_n of the new modality (one :class:`ModalityPoolIterator` step);
-    2. computes l^(o), l^(n) and the flattened gradients ∇^(o), ∇^(n) of
-       Eq. 10 with respect to θ_t, the parameters of S (split into
-       positive/negative parts for multi-label data), detached;
-    3. runs M once on all coordinates: ``[g_t, h_{t+1}] = M(inputs, h_t)``;
-    4. θ' = θ_t + g_t;
-    5. with ``meta_train``: L_t = l^(n)(B_n; θ') + l^(o)(B_o; θ') + λ‖g_t‖₁
-       (Eq. 7, evaluated at θ' by default: ``evaluate_at``), and φ takes one step of the
-       net's optimiser (Adam, lr 1e-4);
-    6. θ_{t+1} ← θ' (detached), h_{t+1} detached (truncation length 1).
-
-    Plugs stay frozen; the hidden state starts at zero at ``fit``.  The target
-    and the state live on the net's device (moved and created at
-    ``on_train_begin``) and are pickled through skorch's device mapping, as
-    the module and the criterion are; a step does not synchronise with the
-    host (its records stay on the device until the epoch ends).
+    Each training step (Song & Tan, Eq. 9): with a batch B_o of the episodic memory and B_n
+    of the new modality, the losses l^(o), l^(n) and their gradients with respect to θ_t, the
+    parameters of S (Eq. 10); ``[g_t, h_{t+1}] = M(inputs, h_t)``; θ' = θ_t + g_t; with
+    ``meta_train``, one optimiser step of φ on L_t = l^(n)(B_n; θ') + l^(o)(B_o; θ') +
+    λ‖g_t‖₁ (Eq. 7); θ_{t+1} ← θ', h_{t+1} detached.  The plugs stay frozen.
 
     Parameters
     ----------
     module : MetaLearner
     target : SequentialNet
-        Holds the frozen plugs and S, whose parameters are updated in place.
+        The frozen plugs and S, whose parameters are updated in place.
     old_modality, new_modality : str
         Keys of the memory and new-data pools.
     l1_weight : float, default=0.01
@@ -231,24 +168,19 @@ class LearnedOptimizerNet(InterruptibleStage, CrossModalNet):
     l1_reduction : {"sum", "mean"}, default="sum"
         ‖g‖₁ as a sum or a mean over coordinates.
     evaluate_at : {"updated", "current"}, default="updated"
-        Where the meta-loss's task terms are evaluated: θ_t + g_t, or θ_t as
-        Eq. 9 is written (then only the L1 term trains φ).
+        The meta-loss's task terms at θ_t + g_t, or at θ_t as Eq. 9 is written.
     meta_train : bool, default=True
-        Stage III (train φ) or Stage IV (apply M with φ frozen).
+        Stage III (train φ) or Stage IV (φ frozen).
     disentangle : bool, default=False
-        Feed positive- and negative-label gradients and losses separately
-        (for multi-label data: 8 raw inputs per coordinate).
+        Feed positive- and negative-label gradients and losses separately.
     use_memory : bool, default=True
-        ``False``: the old-modality inputs and loss are zeros (ablation
-        "w.o. mem").
+        ``False``: the old-modality inputs and loss are zeros (ablation "w.o. mem").
     **kwargs
-        Passed to :class:`~temporal_xmodal.training.CrossModalNet`; ``criterion`` must be a
-        :class:`~temporal_xmodal.losses.classification.ClassificationLoss`
-        (its :meth:`~temporal_xmodal.losses.classification.ClassificationLoss.loss`
-        gives Eq. 10).
+        Passed to :class:`~temporal_xmodal.training.CrossModalNet`; ``criterion`` is a
+        :class:`~temporal_xmodal.estimators.sequential.ClassificationLoss`.
     """
 
-    #: pickled through skorch's device mapping (a net fitted on a GPU loads without one)
+    #: pickled through skorch's device mapping
     cuda_dependent_attributes_ = ["module", "target", "state_"]
 
     def __init__(self, module, *args, target=None, old_modality="text", new_modality="image",
@@ -268,8 +200,7 @@ class LearnedOptimizerNet(InterruptibleStage, CrossModalNet):
         super().__init__(module, *args, **kwargs)
 
     def release_training_state(self):
-        """Drop φ's optimiser and M's hidden state over the coordinates of θ
-        (2 · layers · hidden · dim(θ) floats, 8 MB at the defaults)."""
+        """Drop φ's optimiser and M's hidden state over the coordinates of θ."""
         self.state_ = None
         return super().release_training_state()
 
@@ -354,5 +285,5 @@ class LearnedOptimizerNet(InterruptibleStage, CrossModalNet):
         return {"loss": loss.detach(), "y_pred": None}
 
 
-__all__ = ["InterruptibleStage", "LearnedOptimizerNet", "ModalityPoolIterator", "ModalityPools",
+__all__ = ["StageState", "LearnedOptimizerNet", "ModalityPoolIterator", "ModalityPools",
            "StageNet"]

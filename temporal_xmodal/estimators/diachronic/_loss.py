@@ -1,25 +1,20 @@
-"""DCM's joint diachronic ranking loss.
+"""DCM's joint diachronic ranking loss (Semedo & Magalhães, "Diachronic Cross-modal
+Embeddings", ACM MM 2019, Eqs. 6–11).
 
-For a batch embedded at the items' own times, with S[a, j] = e_V^a · e_T^j and
-h_aj = [m − S_aa + S_aj]_+ (image→text; S_ja for text→image), L = Σ_{a,j} W_aj · h_aj over
-both directions, where W_aj is 1 for items sharing no category, ``ρ(Δt) = 1 − exp(−λ Δt)``
-of their time difference Δt for same-category items more than w apart (soft negatives), and 0
-otherwise (Semedo & Magalhães, "Diachronic Cross-modal Embeddings", ACM MM 2019, Eqs. 6–11).
-The batch form, and the same-time negatives of ``DiachronicNet(same_time_anchors=K)`` (not in
-the paper), are in docs/estimators/diachronic.md ("Loss").
+L = Σ_{a,j} W_aj · [m − S_aa + S_aj]_+ over both directions, with W_aj = 1 for items
+sharing no category, ρ(Δt) = 1 − exp(−λ Δt) for same-category items more than w apart,
+0 otherwise.  Read more in docs/estimators/diachronic.md ("Loss").
 """
 
 import torch
 from sklearn.utils._param_validation import StrOptions, validate_parameter_constraints
 from torch import nn
 
-from .triplet import REDUCTIONS, _triplet_loss, shared_label_mask
+from ...losses.triplet import REDUCTIONS, _triplet_loss, shared_label_mask
 
 
 def diachronic_weights(labels, time, window, decay):
-    """Pair weights W (and the L_intra mask) of a batch.
-
-    Read more in the user guide: docs/estimators/diachronic.md.
+    """Pair weights W of a batch: the L_inter mask and the L_intra weights ρ.
 
     Parameters
     ----------
@@ -28,26 +23,16 @@ def diachronic_weights(labels, time, window, decay):
     time : torch.Tensor of shape (B,)
         Times on one axis (only their differences matter).
     window : float
-        w, in the unit of ``time``: no constraint between same-category items
-        with ``|Δt| ≤ w``.
+        w, in the unit of ``time``.
     decay : float
-        λ of ρ = 1 − exp(−λ ``|Δt|``), per unit of ``time``.
+        λ, per unit of ``time``.
 
     Returns
     -------
-    inter : torch.BoolTensor (B, B)
+    inter : torch.BoolTensor of shape (B, B)
         Pairs sharing no category (weight 1).
-    intra_weight : torch.Tensor (B, B)
-        ρ for same-category pairs outside the window, else 0.
-
-    Examples
-    --------
-    >>> import torch
-    >>> from temporal_xmodal.losses import diachronic_weights
-    >>> labels = torch.eye(2)[[0, 0, 1]]
-    >>> inter, rho = diachronic_weights(labels, torch.tensor([0.0, 12.0, 0.0]), 4.0, 0.1)
-    >>> round(float(rho[0, 1]), 3), inter[0].tolist()
-    (0.699, [False, False, True])
+    intra_weight : torch.Tensor of shape (B, B)
+        ρ for same-category pairs more than w apart, else 0.
     """
     shared = shared_label_mask(labels)
     dt = (time[:, None] - time[None, :]).abs().to(labels.dtype)
@@ -61,40 +46,21 @@ class DiachronicRankingLoss(nn.Module):
     The criterion of :class:`~temporal_xmodal.DiachronicEmbedder`, called as
     ``loss(embeddings, labels, batch)`` with the batch's times in ``batch["time"]``.
 
-    Read more in the user guide: docs/estimators/diachronic.md.
-
     Parameters
     ----------
     margin : float, default=1.0
         m of L_inter.
     intra_margin : float or None, default=None
-        Margin inside L_intra (the paper uses m; ``None`` = ``margin``).
+        Margin of L_intra; ``None``: ``margin`` (the paper's).
     window : float, default=4.0
-        w, in the unit of the batch's times (the paper: 4 months).
+        w, in the unit of the batch's times.
     decay : float, default=0.1
-        λ, per unit of the batch's times (the paper: 0.1 per month).
+        λ, per unit of the batch's times.
     reduction : {"sum", "sum_per_anchor", "mean_active"}, default="sum"
-        The paper sums every triplet term (Semedo, thesis, §2.2.5.3); the
-        estimator divides by the batch size by default (``"sum_per_anchor"``).
+        The sum of the triplet terms (the paper's), over B, or their mean over the positive ones.
     intra_balance : float or None, default=None
-        ``None``: every pair of the batch counts once (batch-all, the paper's:
-        the thesis counts the B × B triplets of a batch, Semedo, thesis,
-        §5.3.4.3), so with C categories the other-category terms outnumber the
-        same-category ones about C − 1 to 1.  A number β (ours, not the
-        paper's): the same-category weights of each batch are scaled by
-        β · n_inter / n_intra (the counts of other-category pairs and of
-        same-category pairs outside the window), so that per pair count L_intra
-        weighs β times L_inter.  ρ still scales each pair.
-
-    Examples
-    --------
-    >>> import torch
-    >>> from temporal_xmodal.losses import DiachronicRankingLoss
-    >>> z = torch.nn.functional.normalize(torch.randn(3, 4), dim=1)
-    >>> labels = torch.eye(2)[[0, 0, 1]]
-    >>> loss = DiachronicRankingLoss(window=4.0, decay=0.1)
-    >>> loss((z, z), labels, {"time": torch.tensor([0.0, 12.0, 0.0])}).shape
-    torch.Size([])
+        ``None``: every pair counts once (the paper's batch-all); β: the same-category
+        weights are scaled by β · n_inter / n_intra per batch.
     """
 
     _parameter_constraints = {"reduction": [StrOptions(set(REDUCTIONS))]}
@@ -112,8 +78,9 @@ class DiachronicRankingLoss(nn.Module):
         self.intra_balance = intra_balance
 
     def forward(self, embeddings, labels, batch):
-        """The loss of a batch; ``embeddings`` is ``(z_image, z_text)`` or
-        ``(z_image, z_text, S_it, S_ti)`` (the first K anchors' negatives at their times)."""
+        """The loss of a batch; ``embeddings`` is ``(z_image, z_text)`` or ``(z_image, z_text,
+        S_it, S_ti)`` (:meth:`DiachronicNet.forward`).
+        """
         z_image, z_text, *same_time = embeddings
         if self.decay == 0:  # ρ ≡ 0: L_inter alone, no time differences computed
             weights = (~shared_label_mask(labels)).to(z_image.dtype)

@@ -1,14 +1,11 @@
-"""TempXNet: the triplet loss plus a temporal soft constraint.
+"""TempXNet: triplet loss plus a temporal soft constraint (Semedo, thesis, Eqs. 4.6–4.11, 4.18).
 
     objective = (L + λ · κ · L_temp) / b
     L_temp = Σ_i 1/|P_i| Σ_{j∈P_i} [f_t(i, j) (1 − f_s(i, j)) + (1 − f_t(i, j)) f_s(i, j)]
 
-(Semedo & Magalhães, "Temporal Cross-Media Retrieval with Soft-Smoothing", ACM MM 2018;
-Semedo, thesis, Eqs. 4.6–4.11 and 4.18, where κ = 1).  P_i are the batch items sharing a
-label with i, f_s the harmonic mean of the pair's two cross-modal cosines, and f_t a temporal
-correlation from :mod:`temporal_xmodal.losses.temporal_correlation`.  The equations, and why κ
-defaults to the batch's share of active triplets (``temporal_normalisation``), are in
-docs/estimators/tempxnet.md.
+P_i: the batch items sharing a label with i; f_s: the harmonic mean of the pair's two
+cross-modal cosines; f_t: a temporal correlation (:mod:`._correlation`); κ = 1 in the
+paper.  Read more in docs/estimators/tempxnet.md.
 """
 
 from numbers import Real
@@ -21,8 +18,8 @@ from sklearn.utils._param_validation import (
 )
 from torch import nn
 
-from .._constraints import Interval
-from .triplet import (
+from ..._constraints import Interval
+from ...losses.triplet import (
     NEGATIVE_MODES,
     REDUCTIONS,
     _hinges,
@@ -42,8 +39,6 @@ TEMPORAL_NORMALISATIONS = ("active_triplets", "triplets", "literal")
 def cross_modality_similarity(z_image, z_text, eps=1e-6, mode="clamp"):
     """f_s: harmonic mean of the two cross-modal cosines of each pair (Semedo, thesis, Eq. 4.11).
 
-    Read more in the user guide: docs/estimators/tempxnet.md.
-
     Parameters
     ----------
     z_image, z_text : torch.Tensor of shape (B, D)
@@ -51,23 +46,13 @@ def cross_modality_similarity(z_image, z_text, eps=1e-6, mode="clamp"):
     eps : float, default=1e-6
         ε, added to each cosine.
     mode : {"clamp", "literal", "shift"}, default="clamp"
-        The harmonic mean is unbounded when a cosine is ≤ 0 (the paper gives
-        no guard): "clamp" clamps each cosine to [ε, 1] first; "literal" uses
-        the formula as printed (it can diverge); "shift" maps each cosine s
-        to (s + 1)/2.
+        Each cosine clamped to [ε, 1] first; the formula as printed (it can diverge);
+        or each cosine s mapped to (s + 1) / 2.
 
     Returns
     -------
     f_s : torch.Tensor of shape (B, B)
         ``f_s[i, j]`` uses s(image_i, text_j) and s(text_i, image_j).
-
-    Examples
-    --------
-    >>> import torch
-    >>> from temporal_xmodal.losses import cross_modality_similarity
-    >>> z = torch.eye(2)
-    >>> cross_modality_similarity(z, z, eps=0.0).diagonal().tolist()
-    [1.0, 1.0]
     """
     return _cross_modality_similarity(z_image, z_text, eps, mode)
 
@@ -86,9 +71,7 @@ def _cross_modality_similarity(z_image, z_text, eps, mode, S=None):
 
 
 def temporal_soft_constraint(f_t, f_s, positives):
-    """L_temp = Σ_i mean_{j∈P_i} [f_t (1 − f_s) + (1 − f_t) f_s], the temporal soft constraint.
-
-    Semedo, thesis, Eqs. 4.6–4.10.
+    """L_temp = Σ_i mean_{j∈P_i} [f_t (1 − f_s) + (1 − f_t) f_s] (Semedo, thesis, Eqs. 4.6–4.10).
 
     Parameters
     ----------
@@ -97,12 +80,11 @@ def temporal_soft_constraint(f_t, f_s, positives):
     f_s : torch.Tensor of shape (B, B)
         Cross-modality similarity.
     positives : torch.BoolTensor of shape (B, B)
-        P_i membership; rows with an empty P_i contribute 0.
+        P_i membership; an empty P_i contributes 0.
 
     Returns
     -------
     loss : torch.Tensor (scalar)
-        Summed over the anchors i.
     """
     # f_t (1 − f_s) + (1 − f_t) f_s = f_t + f_s (1 − 2 f_t); each anchor's mean over P_i as
     # one weight matrix, so that the whole term is one weighted sum
@@ -111,51 +93,33 @@ def temporal_soft_constraint(f_t, f_s, positives):
 
 
 class TempXNetLoss(nn.Module):
-    """Triplet loss with a fixed margin plus the weighted temporal term (Semedo, thesis, Eq. 4.18).
+    """Fixed-margin triplet loss plus the weighted temporal term (Semedo, thesis, Eq. 4.18).
 
     The criterion of :class:`~temporal_xmodal.TempXNetEmbedder`, called as
     ``loss(embeddings, labels, batch)``.
 
-    Read more in the user guide: docs/estimators/tempxnet.md.
-
     Parameters
     ----------
     correlation : TemporalCorrelation, default=None
-        Fitted f_t (recency, category KDE or word density).
+        Fitted f_t.
     margin : float, default=1.0
         Fixed triplet margin m.
     temporal_weight : float, default=1.0
-        λ; 0 gives the static triplet control.
+        λ; 0: the static triplet control.
     eps : float, default=1e-6
         ε of :func:`cross_modality_similarity`.
     similarity_mode : {"clamp", "literal", "shift"}, default="clamp"
         Guard of :func:`cross_modality_similarity`.
     exclude_self : bool, default=False
-        Drop j = i from P_i (the paper's P_i includes it).
+        Drop j = i from P_i.
     negatives : {"different_category", "all_non_matching"}, default="different_category"
         In-batch negatives (:func:`~temporal_xmodal.losses.negative_mask`).
     reduction : {"sum_per_anchor", "sum", "mean_active"}, default="sum_per_anchor"
         Of the triplet term (the paper's 1/b is "sum_per_anchor").
     temporal_normalisation : {"active_triplets", "triplets", "literal"}, default="active_triplets"
-        κ, the scale of the temporal term: with r the triplet reduction's
-        divisor (b for "sum_per_anchor", 1 for "sum", the number of active
-        triplets for "mean_active"), "active_triplets" gives
-        λ · (L_temp / b) · n_active / r, "triplets" λ · (L_temp / b) · n_triplets / r,
-        where n_triplets counts the batch's (anchor, negative) triplets of both
-        directions and n_active those with a positive hinge (a count without
-        gradient); "literal" is the paper's λ · L_temp / b (no 1/b with
-        reduction "sum").
-
-    Examples
-    --------
-    >>> import torch
-    >>> from temporal_xmodal.losses import RecencyCorrelation, TempXNetLoss
-    >>> time = torch.tensor([0.0, 0.1, 5.0, 5.1], dtype=torch.float64)
-    >>> labels = torch.eye(2)[[0, 0, 1, 1]]
-    >>> f_t = RecencyCorrelation(bandwidth=0.3).fit(time.numpy())
-    >>> z = torch.nn.functional.normalize(torch.randn(4, 3), dim=1)
-    >>> TempXNetLoss(f_t)((z, z), labels, {"time": time}).shape
-    torch.Size([])
+        κ: with r the triplet reduction's divisor, the temporal term is λ · (L_temp / b)
+        · n / r with n the batch's triplets of both directions with a positive hinge
+        ("active_triplets") or all of them ("triplets"); "literal": λ · L_temp / b.
     """
 
     _parameter_constraints = {
@@ -192,12 +156,8 @@ class TempXNetLoss(nn.Module):
             self._table_names.append(name)
 
     def terms(self, embeddings, labels, batch):
-        """The triplet term and the (unweighted, normalised) temporal term of a batch.
-
-        Returns
-        -------
-        triplet, temporal : torch.Tensor (scalars)
-            ``forward`` returns ``triplet + temporal_weight * temporal``.
+        """The triplet term and the normalised, unweighted temporal term of a batch (two scalars);
+        ``forward`` returns ``triplet + temporal_weight * temporal``.
         """
         z_image, z_text = embeddings
         S = z_image @ z_text.T  # once per step: the triplets, f_s and the active count read it

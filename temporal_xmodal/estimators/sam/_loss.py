@@ -1,10 +1,8 @@
-"""SAM: the triplet loss with scheduled adaptive margins.
+"""SAM: the triplet loss with scheduled adaptive margins (Semedo, thesis, Eqs. 3.6–3.11).
 
-The margin of each (anchor, negative) pair moves, on a sigmoid schedule α over the epochs,
-from a static margin m to an adaptive one built from the pair's input-space distance f_ms and
-the distance f_mc of their categories' embedding prototypes (Semedo & Magalhães,
-"Cross-Modal Subspace Learning with Scheduled Adaptive Margin Constraints", ACM MM 2019;
-Semedo, thesis, Eqs. 3.6–3.11).  Margins carry no gradient.  The equations are in
+Each (anchor, negative) pair's margin moves, on a sigmoid schedule α over the epochs, from
+m to an adaptive one built from the pair's input-space distance f_ms and the distance f_mc
+of their categories' prototypes.  Margins carry no gradient.  Read more in
 docs/estimators/sam.md ("Method").
 """
 
@@ -21,10 +19,10 @@ from sklearn.utils._param_validation import (
 )
 from torch import nn
 
-from .._constraints import Interval
-from .._sparse_input import CSRWindow
-from ..nn.towers import densify
-from .triplet import NEGATIVE_MODES, REDUCTIONS, _negative_mask, _triplet_loss
+from ..._constraints import Interval
+from ..._sparse_input import CSRWindow
+from ...losses.triplet import NEGATIVE_MODES, REDUCTIONS, _negative_mask, _triplet_loss
+from ...nn.towers import densify
 
 SCHEDULES = ("sigmoid", "fixed", "always")
 SEMANTIC_NORMALISATIONS = ("per_modality", "after_average", "batch")
@@ -37,49 +35,37 @@ SEMANTIC_NORMALISATIONS = ("per_modality", "after_average", "batch")
 def margin_schedule(epoch, slope, activation_epoch_fraction, n_epochs):
     """α(t) = 1 / (1 + exp(−k (t − f_a n_e))), SAM's margin schedule (Semedo, thesis, Eq. 3.7).
 
-    Read more in the user guide: docs/estimators/sam.md.
-
     Parameters
     ----------
     epoch : int or float
-        Current epoch t (0-based; α is held within an epoch).
+        Current epoch t (0-based).
     slope : float
         k, per epoch.
     activation_epoch_fraction : float
-        f_a in [0, 1]: the sigmoid's midpoint is epoch f_a · n_e.
+        f_a in [0, 1].
     n_epochs : int
         n_e.
 
     Returns
     -------
     alpha : float
-
-    Examples
-    --------
-    >>> from temporal_xmodal.losses import margin_schedule
-    >>> round(margin_schedule(40, 0.1, 0.4, 100), 3)
-    0.5
     """
     z = -slope * (epoch - activation_epoch_fraction * n_epochs)
     return 1.0 / (1.0 + math.exp(min(z, 700.0)))
 
 
 class SemanticDistance:
-    """f_ms: normalised distance of two items in the input feature spaces (Semedo, thesis, Eq. 3.9).
+    """f_ms: the pair's mean input-space distance, scaled to [0, 1] (Semedo, thesis, Eq. 3.9).
 
-    f_ms(a, n) = ( ||x_V^a − x_V^n|| + ||x_T^a − x_T^n|| ) / 2, normalised to
-    [0, 1].  It is a distance: the less related the items, the larger the margin.
-
-    Read more in the user guide: docs/estimators/sam.md.
+    f_ms(a, n) = (‖x_V^a − x_V^n‖ + ‖x_T^a − x_T^n‖) / 2; the larger, the larger the margin.
 
     Parameters
     ----------
     normalisation : {"per_modality", "after_average", "batch"}, default="per_modality"
-        Min–max normalise each modality's distances with training-set
-        statistics, then average; average the raw distances, then min–max
-        normalise; or min–max within each batch.
+        Min–max each modality's distances with training statistics, then average;
+        average, then min–max; or min–max within each batch.
     max_pairs : int, default=200_000
-        Random training pairs used to estimate the min / max statistics.
+        Random training pairs that estimate the min / max statistics.
     random_state : int, numpy.random.Generator or None, default=None
         Seed of the pair sample.
 
@@ -88,17 +74,7 @@ class SemanticDistance:
     stats_ : tuple of float
         The min and max distances (per modality, or of the averages).
     n_features_ : tuple of int
-        The image and text widths (a batch of sparse rows is densified to them).
-
-    Examples
-    --------
-    >>> import numpy as np, torch
-    >>> from temporal_xmodal.losses import SemanticDistance
-    >>> rng = np.random.default_rng(0)
-    >>> f_ms = SemanticDistance(random_state=0).fit(rng.normal(size=(50, 4)),
-    ...                                             rng.normal(size=(50, 3)))
-    >>> f_ms(torch.randn(5, 4), torch.randn(5, 3)).shape
-    torch.Size([5, 5])
+        The image and text widths (sparse rows are densified to them).
     """
 
     _parameter_constraints = {
@@ -119,8 +95,7 @@ class SemanticDistance:
         self.random_state = random_state
 
     def fit(self, X_image, X_text):
-        """Estimate the min / max distance statistics from random training pairs (either
-        block may be a scipy sparse matrix: its pairs' differences stay sparse)."""
+        """Estimate the min / max statistics from random training pairs (dense or sparse)."""
         rng = np.random.default_rng(self.random_state)
         n = X_image.shape[0]
         a = rng.integers(0, n, self.max_pairs if n * n > self.max_pairs else n * n)
@@ -143,10 +118,7 @@ class SemanticDistance:
         return ((D - lo) / span).clamp(0.0, 1.0)
 
     def __call__(self, image, text):
-        """f_ms for all pairs of a batch, shape (B, B), in [0, 1].
-
-        A modality given as sparse rows (a sparse block's batch) is scattered into a dense
-        ``(B, n_features)`` tensor first: one batch, for the distances only."""
+        """f_ms of every pair of a batch (dense or sparse rows), shape (B, B), in [0, 1]."""
         widths = getattr(self, "n_features_", (None, None))
         image, text = densify(image, widths[0]), densify(text, widths[1])
         d_img = torch.cdist(image, image)
@@ -170,9 +142,7 @@ _PAIR_CHUNK = 4096
 
 
 def _row_distances(X, a, b):
-    """``‖X[a] − X[b]‖`` row by row, dense or scipy sparse ``X``, or a window of a sparse
-    X (:class:`~temporal_xmodal._sparse_input.CSRWindow`: a chunk of pairs at a time, read
-    densely when the window is dense, as the dense block's distances are)."""
+    """``‖X[a] − X[b]‖`` row by row of a dense, scipy sparse or CSRWindow ``X``."""
     if isinstance(X, CSRWindow):
         return np.concatenate([
             _window_distances(X, a[s:s + _PAIR_CHUNK], b[s:s + _PAIR_CHUNK])
@@ -185,7 +155,6 @@ def _row_distances(X, a, b):
 
 
 def _window_distances(X, a, b):
-    """:func:`_row_distances` of a chunk of pairs of a window's rows."""
     if X.is_dense:  # as the dense block's: float32 rows
         return np.linalg.norm(X[a].toarray().astype(np.float32, copy=False)
                               - X[b].toarray().astype(np.float32, copy=False), axis=1)
@@ -194,10 +163,9 @@ def _window_distances(X, a, b):
 
 
 def category_distance_matrix(image_prototypes, text_prototypes):
-    """f_mc between categories: mean intra-modality cosine distance of prototypes.
+    """f_mc: mean intra-modality cosine distance of prototypes (Semedo, thesis, Eqs. 3.10–3.11).
 
-    f_mc(c, c') = ½ [ d(p_V(c), p_V(c')) + d(p_T(c), p_T(c')) ],
-    d = (1 − cos) / 2 ∈ [0, 1]  (Semedo, thesis, Eqs. 3.10–3.11).
+    f_mc(c, c') = ½ [d(p_V(c), p_V(c')) + d(p_T(c), p_T(c'))] with d = (1 − cos) / 2.
 
     Parameters
     ----------
@@ -207,7 +175,7 @@ def category_distance_matrix(image_prototypes, text_prototypes):
     Returns
     -------
     distances : torch.Tensor of shape (C, C)
-        Symmetric, zero diagonal.
+        Symmetric, zero diagonal, in [0, 1].
     """
     def cosine_distance(P):
         P = nn.functional.normalize(P, dim=1)
@@ -221,22 +189,18 @@ def category_distance_matrix(image_prototypes, text_prototypes):
 class SAMLoss(nn.Module):
     """Bidirectional triplet loss with scheduled adaptive margins (Semedo, thesis, Eq. 3.6).
 
-    The criterion of :class:`~temporal_xmodal.SAMEmbedder`, called as
-    ``loss(embeddings, labels, batch)``; the
-    :class:`~temporal_xmodal.training.ScheduledMargin` callback calls
+    The criterion of :class:`~temporal_xmodal.SAMEmbedder`, called as ``loss(embeddings,
+    labels, batch)``; :class:`~temporal_xmodal.training.ScheduledMargin` calls
     :meth:`refresh` at the start of every epoch.
-
-    Read more in the user guide: docs/estimators/sam.md.
 
     Parameters
     ----------
     margin : float, default=1.0
-        m, the static margin: every pair's margin while α = 0.
+        m, every pair's margin while α = 0.
     adaptive_weight : float, default=0.25
-        λ: weight of the semantic term f_ms against the cluster term f_mc.
+        λ: weight of f_ms against f_mc.
     schedule : {"sigmoid", "fixed", "always"}, default="sigmoid"
-        α(t) of :func:`margin_schedule`; "fixed" gives α ≡ 0 (the static
-        triplet loss); "always" gives α ≡ 1.
+        α(t) of :func:`margin_schedule`; "fixed": α ≡ 0; "always": α ≡ 1.
     schedule_slope : float, default=0.1
         k of :func:`margin_schedule`, per epoch.
     activation_epoch_fraction : float, default=0.4
@@ -255,19 +219,9 @@ class SAMLoss(nn.Module):
     alpha : float
         α of the current epoch.
     coefficients : torch.Tensor of shape (3,)
-        α λ, α (1 − λ) and (1 − α) m of the current epoch; a non-persistent buffer.
+        α λ, α (1 − λ) and (1 − α) m of the current epoch (a non-persistent buffer).
     category_distances : torch.Tensor of shape (C, C) or None
-        f_mc of the current epoch (set by :meth:`refresh`); a non-persistent buffer.
-
-    Examples
-    --------
-    >>> import torch
-    >>> from temporal_xmodal.losses import SAMLoss
-    >>> loss = SAMLoss(schedule="fixed")
-    >>> z = torch.nn.functional.normalize(torch.randn(4, 3), dim=1)
-    >>> labels = torch.eye(2)[[0, 0, 1, 1]]
-    >>> loss((z, z), labels, {"image": z, "text": z}).shape
-    torch.Size([])
+        f_mc of the current epoch (a non-persistent buffer).
     """
 
     _parameter_constraints = {
@@ -330,11 +284,8 @@ class SAMLoss(nn.Module):
                 image_prototypes.detach(), text_prototypes.detach())
 
     def margins(self, labels, image, text):
-        """Per-pair margins f_m of a batch (Semedo, thesis, Eq. 3.7), shape (B, B), no gradient.
-
-        α f_m^adaptive + (1 − α) m with f_m^adaptive = λ f_ms + (1 − λ) f_mc, as
-        ``c₂ + c₀ f_ms + c₁ f_mc`` with the epoch's :attr:`coefficients` (two fused
-        multiply-adds).
+        """Per-pair margins α (λ f_ms + (1 − λ) f_mc) + (1 − α) m of a batch (Semedo, thesis,
+        Eqs. 3.7–3.8), shape (B, B), no gradient.
         """
         if self.schedule == "fixed":  # α ≡ 0: the static margin
             return torch.full((labels.shape[0],) * 2, float(self.margin), device=labels.device)

@@ -4,133 +4,78 @@ from numbers import Integral, Real
 
 from sklearn.utils._param_validation import StrOptions
 
-from .._constraints import USE_TIME_CONSTRAINT
-from .._validation import Duration, Interval
-from ..losses.diachronic import DiachronicRankingLoss
-from ..nn.diachronic import CONDITIONINGS, DiachronicNet
-from ..time import TimeEncoding
-from ._neural import NetConfig, NeuralCrossModalEmbedder
-from ._neural_params import COMMON_CONSTRAINTS, document_shared_parameters
+from ..._constraints import USE_TIME_CONSTRAINT
+from ..._docs import fill_doc
+from ..._constraints import Interval
+from ..._validation import Duration
+from ...time import TimeEncoding
+from .._neural import NetConfig, NeuralCrossModalEmbedder
+from .._neural_params import COMMON_CONSTRAINTS
+from ._loss import DiachronicRankingLoss
+from ._net import CONDITIONINGS, DiachronicNet
 
 
-@document_shared_parameters
+@fill_doc
 class DiachronicEmbedder(NeuralCrossModalEmbedder):
     """Diachronic cross-modal embedding: projections f(x, t) conditioned on time.
 
-    Each modality has an encoding layer; a time layer shared by both
-    modalities embeds the instant, which conditions each modality's output
-    layer, so that any item can be projected at any instant.  The networks
-    are trained with the joint diachronic ranking loss: other-category items
-    are negatives, and same-category items more than ``window`` apart are
-    soft negatives weighted by ``ρ = 1 − exp(−decay · |Δt|)`` (DCM-Continuous
-    of Semedo & Magalhães, "Diachronic Cross-modal Embeddings", ACM MM 2019).
-    Time is used in training and at inference; labels are required.  By
-    default the same-category term is off (``decay=0``): measured on six
-    synthetic worlds it bought nothing beyond a date filter and cost category
-    mAP (docs/estimators/diachronic.md, "Which knobs matter"); ``decay > 0``
-    (or ``paper_settings(DiachronicEmbedder)``) switches it on.
+    Each modality has an encoding layer; a time layer shared by both modalities
+    embeds the instant, which conditions each modality's output layer, so any
+    item can be projected at any instant.  Trained with the joint diachronic
+    ranking loss (DCM-Continuous of Semedo & Magalhães, "Diachronic Cross-modal
+    Embeddings", ACM MM 2019).  Time is used in training and at inference;
+    labels are required.
 
     Read more in the user guide: docs/estimators/diachronic.md.
 
     Parameters
     ----------
     window : float, str or timedelta, default="5%"
-        w, a duration: no constraint between same-category items with
-        ``|Δt| ≤ w``; acts only with ``decay > 0`` (L_intra on).  The default is a share of the training times' span
-        (``"5%"``: half a year on a 10-year collection, the width of the
-        time-window scorer ``SCORERS["tmap@50"]``), so that it follows the
-        data's scale; the paper's 4 months (on its 20-year collection: 1.7 %)
-        is ``paper_settings(DiachronicEmbedder)``.  A number is in
-        ``time_unit``; ``"180D"``, ``"4M"``, ``pandas.Timedelta`` and
-        ``numpy.timedelta64`` are converted, ``"<p>%"`` is p % of the span
-        (:func:`~temporal_xmodal.time.to_duration`).  With ``decay > 0``, a
-        window at least the training span warns (L_intra would have no
-        pair); at ``decay=0`` a ``window``, ``intra_margin`` or
-        ``intra_balance`` set away from its default warns, once per fit,
-        that it has no effect.
+        w, a duration (:func:`~temporal_xmodal.time.to_duration`; ``"<p>%"``: of the
+        training span): no L_intra constraint between same-category items with ``|Δt| ≤ w``.
     decay : float, str or timedelta, default=0.0
-        λ of ρ(Δt) = 1 − exp(−λ|Δt|), the weight of the same-category soft
-        negatives (L_intra).  The default 0 switches L_intra off: it pays
-        only on a question a date filter answers for any model (same
-        category and close in time), and costs category mAP across time
-        (docs/estimators/diachronic.md, "Which knobs matter").  ``"5%"``
-        is a half-life of 5 % of the training times' span (λ = ln 2 /
-        (0.05 · span), ρ = 0.5 at the default window's edge); the paper's
-        is 0.1 per month, ``"0.1/M"``.  A number is a rate per ``time_unit``;
-        ``"<rate>/<unit>"`` a rate per the named unit (``"1.2/Y"``,
-        ``"0.01/D"``; :func:`~temporal_xmodal.time.to_rate`); a duration or
-        a share ``"<p>%"`` is read as the half-life of ρ (λ = ln 2 /
-        half-life).
+        λ of ρ(Δt) = 1 − exp(−λ|Δt|), a rate per ``time_unit``
+        (:func:`~temporal_xmodal.time.to_rate`; a duration or share is ρ's half-life).
+        0 switches L_intra off.
     margin : float, default=1.0
         m, the margin of the other-category triplets.
     intra_margin : float or None, default=0.3
-        Margin of the same-category triplets (L_intra); ``None``: ``margin``
-        (the paper's one margin).  Below ``margin``, a same-category item far
-        in time is pushed below the anchor's counterpart but may stay above
-        the other categories: time orders items within a category without
-        breaking the categories up (docs/estimators/diachronic.md, "Which
-        knobs matter").
+        Margin of the same-category triplets (L_intra); ``None``: ``margin``.
     intra_balance : float or None, default=None
-        ``None``: every pair of the batch counts once (batch-all: the paper's
-        B × B triplets of a batch), so the other-category terms outnumber the
-        same-category ones about C − 1 to 1.  A number β (ours): the
-        same-category weights of each batch are scaled so that per pair count
-        L_intra weighs β times L_inter
-        (:class:`~temporal_xmodal.losses.DiachronicRankingLoss`).
+        ``None``: every pair of the batch counts once; β: L_intra weighs β times
+        L_inter per pair (:class:`~temporal_xmodal.estimators.diachronic.DiachronicRankingLoss`).
     time_dim : int, default=200
         Units of the shared time layer.
     time_encoding : {"minmax", "zscore", "raw", "onehot", "sinusoidal"}, default="onehot"
-        The network's time input, with statistics learned at fit
-        (:class:`~temporal_xmodal.time.TimeEncoding`): by default one-hot over
-        ``time_bins`` equal-width bins of the training range, so that dates a
-        bin apart get inputs of their own (one min–max scalar, ``"minmax"``,
-        makes the time layer nearly linear over the span and cannot tell
-        nearby dates apart).  Times outside the training range fall in the
-        first or last bin.  The loss always uses the time differences on the
-        time axis.
+        The network's time input (:class:`~temporal_xmodal.time.TimeEncoding`, fitted
+        on the training times).
     time_bins : int, default=20
-        Bins of "onehot" (20: each 5 % of the span, the default window),
-        frequencies of "sinusoidal".
+        Bins of "onehot", frequencies of "sinusoidal".
     loss_reduction : {"sum_per_anchor", "sum", "mean_active"}, default="sum_per_anchor"
-        A batch's triplet terms summed and divided by the batch size, summed
-        (the paper's), or averaged over the positive ones.
+        A batch's triplet terms summed over B, summed, or averaged over the positive ones.
     conditioning : {"film", "concat"}, default="film"
-        How time enters the output layer: feature-wise modulation of the
-        content, or concatenation to it (the paper's); see
-        :class:`~temporal_xmodal.nn.DiachronicNet`.
+        How time enters the output layer
+        (:class:`~temporal_xmodal.estimators.diachronic.DiachronicNet`).
     time_dropout : float, default=0.25
-        Probability, in training, of replacing an item's time embedding by
-        zeros (the static path), so that a static fallback is learned
-        alongside (not in the paper): a quarter of the items train the
-        content layers alone, which keeps each category together across time
-        (chosen by measurement against 0 and 0.5: docs/estimators/diachronic.md).
+        Probability, in training, of zeroing an item's time embedding (the static path).
     time_lr_scale : float, default=3.0
-        Learning rate of the time pathway (time layer and FiLM) relative to
-        ``lr``.
+        Learning rate of the time pathway (time layer and FiLM) relative to ``lr``.
     same_time_anchors : int, default=0
-        Anchors per batch (the first of the shuffled batch; at least
-        ``batch_size``: all) whose negatives are the other modality's items
-        projected at the anchor's time, as its positive was; 0: every item at
-        its own time (the paper's loss).  Each such anchor projects the other
-        modality's B batch items once more, at its time: K anchors add K·B
-        projections per modality to a step's B.
-    [use_time parameter]
-    [shared parameters]
+        Anchors per batch whose negatives are projected at the anchor's time; 0:
+        every item at its own time (the paper's loss).
+    {use_time}
+    {training_parameters}
 
     Attributes
     ----------
     time_encoding_ : TimeEncoding
-        The network's time input, fitted on the first fit's training rows and
-        kept by a warm start; times outside the range it was fitted for
-        (``time_axis_.encoding_range_``) are extrapolated, and projecting
-        them warns.
+        The network's time input, fitted on the first fit's training rows.
     window_ : float
-        ``window`` read on the time axis (in ``time_unit``; a share of the
-        training times' span resolved), as the loss uses it.
+        ``window`` in ``time_unit``, as the loss uses it.
     decay_ : float
-        ``decay`` as a rate per ``time_unit`` (λ), as the loss uses it.
-    [use_time attributes]
-    [shared attributes]
+        ``decay`` as a rate per ``time_unit``, as the loss uses it.
+    {uses_time_}
+    {neural_attributes}
 
     Examples
     --------
@@ -146,6 +91,7 @@ class DiachronicEmbedder(NeuralCrossModalEmbedder):
 
     time_role = "inference"
     _embedding_dim_source = "D = 200: Semedo & Magalhães, ACM MM 2019, the DCM paper"
+    _durations = ("window", "decay")
     _parameter_constraints = {
         **COMMON_CONSTRAINTS,
         "window": [Interval(Real, 0, None, closed="left"), Duration(window=True)],

@@ -6,21 +6,23 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.utils._param_validation import StrOptions
 
-from .._constraints import USE_TIME_CONSTRAINT
-from .._sparse_input import is_sparse_block
-from .._validation import Duration, Interval
-from .._warnings import warn
-from ..losses.tempxnet import SIMILARITY_MODES, TEMPORAL_NORMALISATIONS, TempXNetLoss
-from ..losses.temporal_correlation import (
+from ..._constraints import USE_TIME_CONSTRAINT
+from ..._docs import fill_doc
+from ..._sparse_input import is_sparse_block
+from ..._constraints import Interval
+from ..._validation import Duration
+from ..._warnings import warn
+from ...nn import TwoTowerNet
+from ...time import to_duration
+from .._neural import NetConfig, NeuralCrossModalEmbedder
+from .._neural_params import COMMON_CONSTRAINTS
+from ._correlation import (
     CategoryKDECorrelation,
     RecencyCorrelation,
     TemporalCorrelation,
     WordTopicCorrelation,
 )
-from ..nn import TwoTowerNet
-from ..time import to_duration
-from ._neural import NetConfig, NeuralCrossModalEmbedder
-from ._neural_params import COMMON_CONSTRAINTS, document_shared_parameters
+from ._loss import SIMILARITY_MODES, TEMPORAL_NORMALISATIONS, TempXNetLoss
 
 #: The ``correlation`` strings and the classes they stand for.
 CORRELATIONS = {
@@ -34,82 +36,63 @@ CORRELATIONS = {
 DEFAULT_BANDWIDTHS = {"recency": "1Y", "category": "1Y", "topic": "1Y"}
 
 
-@document_shared_parameters
+@fill_doc
 class TempXNetEmbedder(NeuralCrossModalEmbedder):
     """Temporal cross-modal embedding with soft-smoothing (TempXNet).
 
-    Two independent towers, one per modality, trained with a fixed-margin
-    bidirectional triplet loss plus a temporal soft constraint that pulls
-    same-category pairs together when they are temporally correlated and
-    pushes them apart when they are not (Semedo & Magalhães, "Temporal
-    Cross-Media Retrieval with Soft-Smoothing", ACM MM 2018).  Time is used in
-    training only: after ``fit`` the towers embed items without their time.
-    Labels are required.
+    Two towers, one per modality, trained with a fixed-margin bidirectional
+    triplet loss plus a temporal soft constraint that pulls same-category pairs
+    together when they are temporally correlated and pushes them apart when they
+    are not (Semedo & Magalhães, "Temporal Cross-Media Retrieval with
+    Soft-Smoothing", ACM MM 2018).  Time is used in training only; labels are
+    required.
 
     Read more in the user guide: docs/estimators/tempxnet.md.
 
     Parameters
     ----------
     correlation : {"recency", "category", "topic"} or TemporalCorrelation, default="recency"
-        The temporal correlation f_t: recency exp(−|Δt|/h) (TempXNet-Rec),
-        products of per-category kernel densities (TempXNet-Cat), or per-word
-        densities of the anchor's text (TempXNet-Lat).  A string stands for
-        :class:`~temporal_xmodal.losses.RecencyCorrelation`,
-        :class:`~temporal_xmodal.losses.CategoryKDECorrelation` or
-        :class:`~temporal_xmodal.losses.WordTopicCorrelation` built from
-        ``bandwidth``, ``correlation_normalisation`` and ``topic_aggregation``;
-        an (unfitted) object is cloned and fitted on the training rows and
-        carries its own parameters (``bandwidth`` must then be None).
+        The temporal correlation f_t: recency (TempXNet-Rec), category densities
+        (TempXNet-Cat) or word densities (TempXNet-Lat), a
+        :class:`~temporal_xmodal.estimators.tempxnet.TemporalCorrelation` built from
+        ``bandwidth``, ``correlation_normalisation`` and ``topic_aggregation``; an unfitted
+        object is cloned and fitted on the training rows (``bandwidth`` must then be None).
     bandwidth : float, str, timedelta or None, default=None
-        h, a duration: a number in ``time_unit``, or ``"90D"``, ``"2%"`` (of
-        the training times' span), ``pandas.Timedelta``, ``numpy.timedelta64``.  ``None``: 1 year for
-        every correlation, whatever ``time_unit`` (the paper's recency
-        bandwidth, 0.3 of its granularity, is ``paper_settings``).  Shorter
-        bandwidths trade category mAP for time-window mAP
-        (docs/estimators/tempxnet.md, "Which knobs matter").
+        h, a duration (:func:`~temporal_xmodal.time.to_duration`; ``"<p>%"``: of the
+        training span); ``None``: 1 year, whatever ``time_unit``.
     temporal_weight : float, default=0.1
-        λ, the weight of the temporal term; 0 gives the static triplet-loss
-        control; the paper's λ = 1 is ``paper_settings``.  Larger values
-        trade category mAP for time-window mAP (measured on
-        docs/estimators/tempxnet.md, "Does time pay?").  When every training item has the same time, the fit warns
-        and trains with 0 (``temporal_weight_``).
+        λ, the weight of the temporal term; 0: the static triplet-loss control.  When
+        every training item has the same time, the fit warns and trains with 0.
     margin : float, default=1.0
         Fixed triplet margin m.
     correlation_normalisation : {"max", "sum", "none"}, default="max"
-        Scaling of the density curves of "category" and "topic": peak 1,
-        sum 1 over the grid, or the raw densities.
+        Scaling of the density curves of "category" and "topic": peak 1, sum 1, or raw.
     topic_aggregation : {"product", "geometric_mean"}, default="product"
-        How "topic" combines the words of a text: their product, or their
-        geometric mean (it does not underflow on long texts).
+        How "topic" combines the words of a text.
     similarity_mode : {"clamp", "literal", "shift"}, default="clamp"
-        Guard of the harmonic mean f_s of the two cross-modal cosines against
-        non-positive cosines: clamp each cosine to [ε, 1]; none, the formula
-        as printed (it can diverge); or map each cosine s to (s + 1) / 2.
+        Guard of the harmonic mean f_s against non-positive cosines
+        (:func:`~temporal_xmodal.estimators.tempxnet.cross_modality_similarity`).
     eps : float, default=1e-6
         ε of the harmonic mean f_s.
     exclude_self : bool, default=False
         Drop j = i from the positive set P_i of anchor i.
-    [triplet parameters]
+    {triplet_parameters}
     temporal_normalisation : {"active_triplets", "triplets", "literal"}, default="active_triplets"
-        κ, the scale of the temporal term against the triplet term: the
-        batch's number of triplets with a positive hinge over the batch size;
-        the number of all its triplets over the batch size; or 1, the paper's.
-    [use_time parameter]
-    [shared parameters]
+        κ, the scale of the temporal term
+        (:class:`~temporal_xmodal.estimators.tempxnet.TempXNetLoss`); "literal": the paper's 1.
+    {use_time}
+    {training_parameters}
 
     Attributes
     ----------
     correlation_ : TemporalCorrelation
         The temporal correlation, fitted on the training rows.
     temporal_weight_ : float
-        The weight of the temporal term used in training (0 for the
-        constant-time control).
+        The weight of the temporal term used in training.
     bandwidth_ : float or None
-        h in ``time_unit`` (``bandwidth`` read on the time axis, a share of the
-        training times' span resolved, or the default 1 year); ``None`` when
-        ``correlation`` is an object, which carries its own.
-    [use_time attributes]
-    [shared attributes]
+        h in ``time_unit``; ``None`` when ``correlation`` is an object.
+    {uses_time_}
+    {neural_attributes}
 
     Examples
     --------
@@ -123,6 +106,7 @@ class TempXNetEmbedder(NeuralCrossModalEmbedder):
     """
 
     time_role = "training"
+    _durations = ("bandwidth",)
     _embedding_dim_source = ("D = 100: Semedo & Magalhães, ACM MM 2018; Semedo, thesis, "
                              "eq. 4.17")
     _parameter_constraints = {

@@ -1,16 +1,14 @@
-"""Time-conditioned projections f(x, t) with a shared time layer (DCM-Continuous).
+"""DiachronicNet: time-conditioned projections f(x, t) with a shared time layer (DCM-Continuous).
 
-The network of :class:`~temporal_xmodal.DiachronicEmbedder` (Semedo & Magalhães, "Diachronic
-Cross-modal Embeddings", ACM MM 2019); its equations, and the FiLM conditioning that is this
-library's default, are in docs/estimators/diachronic.md ("Architecture").
+Read more in docs/estimators/diachronic.md ("Architecture").
 """
 
 import torch
 from torch import nn
 from torch.utils.checkpoint import checkpoint
 
-from .layers import Dropout, l2_normalize
-from .towers import input_layer, input_linear
+from ...nn.layers import Dropout, l2_normalize
+from ...nn.towers import input_layer, input_linear
 
 CONDITIONINGS = ("film", "concat")
 #: Elements of one (anchors × items × hidden) block of the anchor-time projections; larger
@@ -21,13 +19,9 @@ _PAIR_BLOCK = 2 ** 24
 class DiachronicNet(nn.Module):
     """Two modality encoders conditioned on time through one shared time layer.
 
-    Each modality has an encoding layer h_*(x) = tanh(θ_*h x); the time layer
-    f(t) = tanh(θ_time enc(t)), shared by both, embeds the time encoding
-    ``time_features`` (computed outside the network by the estimator's fitted
-    :class:`~temporal_xmodal.time.TimeEncoding`); each modality's output
-    layer combines the two (``conditioning``), then the output is
-    L2-normalised.  Γ and B of ``"film"`` start at zero, so training starts
-    from the static model.
+    h_*(x) = tanh(θ_*h x) per modality; f(t) = tanh(θ_time enc(t)), shared, of the
+    encoding ``time_features``; each output layer combines the two (``conditioning``)
+    and is L2-normalised (Semedo & Magalhães, ACM MM 2019, Eqs. 2–5; FiLM: Perez et al. 2018).
 
     Read more in the user guide: docs/estimators/diachronic.md.
 
@@ -44,31 +38,17 @@ class DiachronicNet(nn.Module):
     embedding_dim : int, default=200
         Output dimension D.
     dropout : float, default=0.0
-        Dropout on the hidden encodings (not in the paper).
+        Dropout on the hidden encodings.
     conditioning : {"film", "concat"}, default="film"
-        How time enters the output layer: feature-wise linear modulation of
-        each hidden unit, tanh(θ_*o (h_*(x) ⊙ (1 + Γ_* f(t)) + B_* f(t))), or
-        the paper's concatenation, tanh(θ_*o [h_*(x); f(t)]).
+        FiLM, tanh(θ_*o (h_*(x) ⊙ (1 + Γ_* f(t)) + B_* f(t))) with Γ and B starting at
+        zero (the static model), or the paper's tanh(θ_*o [h_*(x); f(t)]).
     time_dropout : float, default=0.0
-        During training, the probability that an item's time embedding is
-        replaced by zeros (with ``"film"``: the static path), so that a static
-        fallback is learned alongside the time-dependent one.  One draw per
-        item and modality.
+        Probability, in training, of zeroing an item's time embedding.
     same_time_anchors : int, default=0
-        Items of each batch whose negatives :meth:`forward` also projects at
-        the item's time; 0: none (the paper).
+        K: the first K anchors of a batch also score the other modality at their
+        time (:meth:`forward`); 0: none (the paper).
     standardization : dict or None, default=None
-        Each modality's input standardisation (:class:`~temporal_xmodal.nn.towers.
-        Standardize`), as in :class:`~temporal_xmodal.nn.TwoTowerNet`.
-
-    Examples
-    --------
-    >>> import torch
-    >>> from temporal_xmodal.nn import DiachronicNet
-    >>> net = DiachronicNet(6, 4, n_time_features=1, hidden_dim=8, time_dim=3, embedding_dim=5)
-    >>> z_image, z_text = net(torch.randn(2, 6), torch.randn(2, 4), torch.rand(2, 1))
-    >>> z_image.shape
-    torch.Size([2, 5])
+        Each modality's input standardisation, as in :class:`~temporal_xmodal.nn.TwoTowerNet`.
     """
 
     def __init__(self, n_image_features, n_text_features, n_time_features=1, hidden_dim=1024,
@@ -111,10 +91,8 @@ class DiachronicNet(nn.Module):
         return self.dropout(torch.tanh(input_linear(self._parts(modality)[0], x, standardize)))
 
     def _output(self, modality, h, f):
-        """L2-normalised f_*(x, t) from hidden units h (..., H) and time embeddings f (..., T).
-
-        ``h`` and ``f`` broadcast against each other: (1, B, H) with (U, 1, T) gives every item
-        at every one of U times, shape (U, B, D).
+        """L2-normalised f_*(x, t) of hidden units h (..., H) and time embeddings f (..., T),
+        broadcast: (1, B, H) with (U, 1, T) gives shape (U, B, D).
         """
         _, out, film = self._parts(modality)
         f = f.to(h.dtype)
@@ -139,21 +117,15 @@ class DiachronicNet(nn.Module):
     def forward(self, image, text, time_features, **unused):
         """Both modalities of a batch, each at its item's own time.
 
-        ``time_dropout`` draws for each modality separately: an item's picture may be
-        projected on the static path and its caption with its time, or the reverse.
-
         Returns
         -------
         (z_image, z_text) : two tensors of shape (B, embedding_dim)
             With ``same_time_anchors=0``.
         (z_image, z_text, S_it, S_ti) : the same and two tensors of shape (K, B)
-            Otherwise: the first K = min(``same_time_anchors``, B) items of the batch (a
-            random sample when batches are shuffled) against every item of the other
-            modality projected at the anchor's time, as the anchor's positive was projected
-            (with ``time_dropout``: the positive's draw), so that ``S_it[a, a]`` is the
-            positive's score ``<z_image[a], z_text[a]>``: ``S_it[a, j] = <f_V(x_a, t_a),
-            f_T(c_j, t_a)>`` and ``S_ti[a, j] = <f_T(c_a, t_a), f_V(x_j, t_a)>`` (the loss:
-            :class:`~temporal_xmodal.losses.DiachronicRankingLoss`).
+            Otherwise: ``S_it[a, j] = <f_V(x_a, t_a), f_T(c_j, t_a)>`` and ``S_ti[a, j] =
+            <f_T(c_a, t_a), f_V(x_j, t_a)>`` for the first K = min(``same_time_anchors``, B)
+            items, candidates projected as the anchor's positive was (its ``time_dropout``
+            draw), so ``S_it[a, a]`` is the positive's score.
         """
         raw = torch.tanh(self.time_layer(time_features))
         h_image, h_text = self._hidden("image", image), self._hidden("text", text)
@@ -184,12 +156,8 @@ class DiachronicNet(nn.Module):
                                 time_features[:k]))
 
     def _same_time(self, modality, h, anchors, raw, keep, time_features):
-        """(K, B) scores of K anchors against the batch's ``modality`` at each anchor's time.
-
-        Anchors with identical time inputs and the same keep draw share one projection of the
-        batch (those whose time was dropped: the static one); U distinct times are projected
-        in blocks of ``_PAIR_BLOCK`` elements, recomputed in the backward pass when there are
-        several.
+        """(K, B) scores of K anchors against the batch's ``modality`` at each anchor's time;
+        anchors with the same time input and keep draw share one projection.
         """
         group = torch.unique(torch.cat([time_features.to(raw.dtype), keep], dim=1), dim=0,
                              return_inverse=True)[1]

@@ -1,17 +1,11 @@
-"""Weighted Gaussian kernel densities over time, tabulated on a grid and interpolated.
-
-The numerical core of the density correlations of
-:mod:`temporal_xmodal.losses.temporal_correlation`: the curves are computed
-once in NumPy at ``fit`` and read per mini-batch in torch, on the batch's
-device, by linear interpolation.
-"""
+"""Weighted Gaussian kernel densities over time: tabulated on a grid (NumPy), interpolated (torch)."""
 
 import math
 
 import numpy as np
 import torch
 
-from .._warnings import warn
+from ..._warnings import warn
 
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 #: Largest number of elements of one temporary block (rows × grid, rows × B × C).
@@ -21,20 +15,9 @@ BLOCK_ELEMENTS = 1 << 24
 def tabulate_kde(t, weights, bandwidth, n_grid, normalisation):
     """Weighted Gaussian KDEs of centred times on a grid, one curve per weight column.
 
-    Row r of the table is Σ_i w_ir K((g − t_i)/h) / (h Σ_i w_ir) (Semedo,
-    thesis, Eq. 4.14), on ``n_grid`` points over the range of ``t`` extended by
-    ``3 h`` on both sides, then divided by its peak (``"max"``), by its sum
-    (``"sum"``) or left as it is (``"none"``).  A curve of zero total weight is 0.
-
-    Parameters
-    ----------
-    t : ndarray of float64 of shape (n,)
-        Centred training times.
-    weights : ndarray of float64 of shape (n, n_curves)
-    bandwidth : float
-        The kernel's standard deviation h, in the units of ``t``.
-    n_grid : int
-    normalisation : {"max", "sum", "none"}
+    Row r is Σ_i w_ir K((g − t_i)/h) / (h Σ_i w_ir) (Semedo, thesis, Eq. 4.14) on ``n_grid``
+    points over the range of ``t`` extended by ``3 h`` each side, then divided by its peak
+    ("max") or its sum ("sum"), or left raw ("none"); a curve of zero weight is 0.
 
     Returns
     -------
@@ -78,9 +61,7 @@ def grid_position(t, start, step, n_grid):
 
 
 def interpolate(table, t, start, step, outside):
-    """The table's curves at centred times ``t``, ``outside`` off the grid: shape (B, n_curves).
-
-    Positions in the times' dtype (float64 keeps epoch seconds), values in the table's."""
+    """The table's curves at centred times ``t``, ``outside`` off the grid: shape (B, n_curves)."""
     idx, frac, inside = grid_position(t, start, step, table.shape[1])
     frac = frac.to(table.dtype)
     values = table[:, idx] * (1 - frac) + table[:, idx + 1] * frac  # (curves, B)
