@@ -1,7 +1,7 @@
-"""Helpers shared by the benchmark scripts: command line, machine info, timing, output.
+"""Helpers shared by the benchmarks: command line, machine info, statistics, targets, JSON.
 
-Not a benchmark itself.  The scripts in this folder import it as a sibling
-module (``python benchmarks/bench_*.py`` puts this folder on ``sys.path``).
+``run.py`` and its specs use them, and so do the scripts not yet made specs (``python
+benchmarks/bench_*.py`` puts this folder on ``sys.path``).
 """
 
 import argparse
@@ -11,6 +11,7 @@ import os
 import platform
 import sys
 import time
+from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
@@ -23,6 +24,17 @@ DATA = Path(os.environ.get("TEMPORAL_XMODAL_DATA",
                            Path(__file__).resolve().parents[2] / "shared" / "data"))
 
 _PACKAGES = ("numpy", "scipy", "scikit-learn", "torch", "temporal-xmodal")
+
+
+@dataclass
+class Cell:
+    """One fit of a benchmark's grid (``run.py``): data set ``data`` drawn at ``seed``,
+    ``case`` (an estimator or a row), ``params`` for the spec."""
+
+    data: str
+    seed: int
+    case: str
+    params: dict = field(default_factory=dict)
 
 
 def make_parser(description):
@@ -147,6 +159,15 @@ def best_of(func, repeats):
     return best, result
 
 
+def stats(values, ddof=1):
+    """``{"mean", "std", "values"}`` of a figure over seeds (``std`` with ``ddof``; 0 for one
+    value)."""
+    values = np.asarray(values, dtype=float)
+    return {"mean": float(values.mean()),
+            "std": float(values.std(ddof=ddof)) if len(values) > 1 else 0.0,
+            "values": values.tolist()}
+
+
 def target(value, threshold, comparison, description):
     """One pass/fail entry: ``value`` against ``threshold`` with ``comparison`` ``">="`` or ``"<"``."""
     if comparison == ">=":
@@ -181,17 +202,12 @@ def print_targets(targets):
 def retrieval_figures(estimator, X, y, window, time):
     """Category mAP, time-window mAP@50 and local alignment of a fitted embedder on ``X``.
 
-    Relevant for the time-window figure: same category and ``|Δt| <= window`` of ``time``,
-    the items' real times (also for a constant-time control, which is embedded from ``X``
-    without them); it is read twice, over every candidate (``tmap50``) and with the date
-    filter (``tmap50_filter``: each query's candidates restricted to the items within
-    ``window`` of its date, the search a user holding the dates runs with any model), each
-    AP@50 divided by min(50, the relevant items) (the sound normaliser, which a filter never
-    lowers); ``tmap50_topk`` / ``tmap50_filter_topk`` divide by the relevant items found in
-    the top 50 (the figures published before issue 54).  Local alignment (Semedo &
-    Magalhães, ACM MM 2019: queries projected at each of 10 instants of the real times, the
-    candidates of that instant, AP@10): ``local_map10`` and per direction ``local_i2t`` /
-    ``local_t2i``.
+    Relevant for the time-window figures: same category and ``|Δt| <= window`` of ``time``,
+    the items' real times (also for a constant-time control).  ``tmap50`` ranks every
+    candidate, ``tmap50_filter`` only those within ``window`` of the query's date, each AP@50
+    divided by min(50, the relevant items); ``*_topk`` divide by the relevant items found in
+    the top 50.  Local alignment (Semedo & Magalhães, ACM MM 2019: queries projected at 10
+    instants of the real times, AP@10): ``local_map10``, ``local_i2t``, ``local_t2i``.
     """
     from dataclasses import replace
 

@@ -83,7 +83,7 @@ def run_one(name, n):
     import torch
 
     from temporal_xmodal._device import thread_limits
-    from temporal_xmodal.comparison.registry import estimator_registry, set_matching_params
+    from temporal_xmodal.comparison.settings import estimator_registry, set_matching_params
     from temporal_xmodal.search import CrossModalIndex
 
     torch.set_num_threads(1)
@@ -126,7 +126,7 @@ def plain_diachronic(n):
 
     from bench_scale_fit import plain_loop
     from temporal_xmodal._device import thread_limits
-    from temporal_xmodal.comparison.registry import estimator_registry, set_matching_params
+    from temporal_xmodal.comparison.settings import estimator_registry, set_matching_params
 
     torch.set_num_threads(1)
     X, y = make_data(n)
@@ -154,7 +154,7 @@ def main():
     if args.plain:
         print(json.dumps(plain_diachronic(args.plain)))
         return
-    from temporal_xmodal.comparison.registry import estimator_registry
+    from temporal_xmodal.comparison.settings import estimator_registry
 
     sizes = ([int(s) for s in args.sizes.split(",")] if args.sizes
              else QUICK_SIZES if args.quick else SIZES)

@@ -81,14 +81,12 @@ from _common import (add_settings_argument, add_ticrc_arguments, make_parser, pa
 from threadpoolctl import threadpool_limits
 
 from temporal_xmodal.time import TimeBinWarning
-from temporal_xmodal.comparison import (
-    DATE_PRIOR,
-    left_out,
-    compare,
+from temporal_xmodal.comparison.fits import DATE_PRIOR, compare, undated_references
+from temporal_xmodal.comparison.settings import (
     estimator_registry,
+    left_out,
     load_comparison_data,
     set_matching_params,
-    undated_references,
     with_constant_time,
 )
 from temporal_xmodal.datasets._ticrc_features import image_feature_throughput

@@ -79,7 +79,7 @@ from temporal_xmodal.datasets._ticrc_features import (
     image_feature_throughput,
     ticrc_features,
 )
-from temporal_xmodal.comparison import DATE_PRIOR
+from temporal_xmodal.comparison.fits import DATE_PRIOR
 from temporal_xmodal.estimators import date_prior_scores, query_time_scores
 from temporal_xmodal.metrics import counterpart_reciprocal_ranks, random_mrr
 

@@ -55,7 +55,7 @@ from _common import best_of, make_parser, print_header, print_targets, target, w
 from temporal_xmodal import CCACrossModal, SequentialCrossModal
 from temporal_xmodal.datasets import load_wiki
 from temporal_xmodal.metrics import mean_average_precision
-from temporal_xmodal.nn import MetaLearner
+from temporal_xmodal.estimators.sequential import MetaLearner
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "wiki"
 #: Song & Tan, Wiki (AlexNet 4096-d + LDA features): I→T, T→I, Avg (64-bit)

@@ -50,6 +50,10 @@ def library_module(filename):
 #: What each lifecycle measure looks for in a line of the package (comments excluded).
 LIFECYCLE = {
     "ctrl_c_files": re.compile(r"[Ii]nterrupt"),
+    # the lines that catch, raise, record or warn about a Ctrl-C (the files where its logic is)
+    "ctrl_c_logic_files": re.compile(r"except KeyboardInterrupt|raise KeyboardInterrupt|"
+                                     r"KeyboardInterrupt\(|interrupted_ = |"
+                                     r"TrainingInterruptedWarning\)|report_interrupt\("),
     "outcome_from_warnings": re.compile(
         r"issubclass\(w\.category, \(?(?:ConvergenceWarning|TrainingInterruptedWarning|"
         r"StillImprovingWarning)|simplefilter\(\"always\", ConvergenceWarning\)"),
@@ -94,7 +98,8 @@ def lifecycle(package):
             for name, pattern in LIFECYCLE.items():
                 if pattern.search(code):
                     found[name].append(f"{rel}:{number}")
-    found["ctrl_c_files"] = sorted({where.split(":")[0] for where in found["ctrl_c_files"]})
+    for name in ("ctrl_c_files", "ctrl_c_logic_files"):
+        found[name] = sorted({where.split(":")[0] for where in found[name]})
     return {name: {"count": len(where), "where": where} for name, where in found.items()}
 
 
@@ -113,7 +118,7 @@ def main():
         if name is not None:
             modules.add(name)
         if frame.f_code.co_name == "forward" and not stacks and name and \
-                name.startswith("losses/"):
+                (name.startswith("losses/") or name.endswith("_loss.py")):
             stack, f = [], frame.f_back
             while f is not None:
                 stack.append((library_module(f.f_code.co_filename) or
@@ -135,7 +140,13 @@ def main():
     lib_frames = [s for s in stack if s[2]]
     skorch_returns = sum(1 for a, b in zip(stack, stack[1:]) if not a[2] and b[2]
                          and "skorch" in a[0])
-    print(f"library modules whose code runs: {len(modules)}")
+    lines_run = {m: len(Path(PACKAGE, m).read_text(encoding="utf-8").splitlines())
+                 for m in modules}
+    # the method's own modules: Diachronic's estimator, net and loss, wherever they live
+    method = [m for m in modules if "diachronic" in m]
+    method_share = sum(lines_run[m] for m in method) / sum(lines_run.values())
+    print(f"library modules whose code runs: {len(modules)} ({sum(lines_run.values())} lines; "
+          f"the method's own {len(method)} modules: {method_share:.0%} of them)")
     for m in sorted(modules):
         print("   ", m)
     print(f"library frames from fit to the loss's forward (exclusive): {len(lib_frames)}")
@@ -152,6 +163,8 @@ def main():
     print(f"package lines: {lines}" + (f" (before: {lines_before})" if before else ""))
     write_results("probe_core", {
         "modules": sorted(modules), "n_modules": len(modules),
+        "lines_run": sum(lines_run.values()), "method_modules": sorted(method),
+        "method_share": round(method_share, 3),
         "stack": [f"{'lib   ' if lib else '      '}{w}:{fn}" for w, fn, lib in stack],
         "library_frames": len(lib_frames), "skorch_returns": skorch_returns,
         "lifecycle": now, "lifecycle_before": before,

@@ -39,7 +39,7 @@ The networks are smaller than the defaults (hidden 256, time layer 64, embedding
 run in minutes on 2 CPU cores; a fit may still be improving when training stops (the
 ``ConvergenceWarning``, ``StillImprovingWarning``, is silenced here; a real fit should heed
 it).
-``benchmarks/bench_grid_search.py`` runs this script's search and writes what it prints to
+``benchmarks/run.py grid_search`` runs this script's search and writes what it prints to
 ``benchmarks/results/bench_grid_search.json`` (with its wall time).
 
 Run from the repository root::

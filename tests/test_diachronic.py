@@ -213,7 +213,7 @@ def test_intra_term_buys_only_what_a_date_filter_gives_where_only_the_date_separ
     checkpoint) buys time-window mAP@50 over the defaults (L_intra off), but a date filter
     gives the defaults the same figure: the term adds nothing beyond the filter, which is why
     it is off by default (measured here: 0.40 against 0.22 unfiltered, 0.89 against 0.89
-    with the filter; at full size bench_demo_time.py)."""
+    with the filter; at full size benchmarks/run.py demo_time)."""
     from temporal_xmodal.comparison.settings import synthetic_split
     from temporal_xmodal.datasets import TEMPORAL_WORLDS
     from temporal_xmodal.scoring import SCORERS

@@ -223,7 +223,7 @@ def test_a_search_of_compiled_fits_never_falls_back_to_eager():
     fits eagerly with a 'could not compile' warning.  Dynamo's own backend ``"eager"``
     (the limit is dynamo's, whatever the backend; half of ``aot_eager``'s compile time
     here): the test above compiles with ``aot_eager``, and
-    benchmarks/bench_compiled_search.py runs a 100-fit search with it at the default limit."""
+    benchmarks/run.py compiled_search runs a 100-fit search with it at the default limit."""
     from sklearn.model_selection import GridSearchCV, KFold
 
     X, y, d = _data(n=60)

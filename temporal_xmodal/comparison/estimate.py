@@ -2,7 +2,7 @@
 
 A fit costs a time per 1000 training items × epochs, per epoch and per fit; an evaluation a
 time per pair ranked and per item and feature projected.  Every cost is a CPU time in
-seconds, measured by ``benchmarks/bench_estimate.py`` at two feature counts and read
+seconds, measured by ``benchmarks/run.py estimate`` at two feature counts and read
 linearly between them.  Read more in docs/index.md ("Comparing the estimators").
 """
 

@@ -4,9 +4,9 @@
 Usage (two checkouts, e.g. the base of a change in a git worktree)::
 
     git worktree add --detach /tmp/base <base commit>
-    python benchmarks/identity_scml.py /tmp/base base.pkl
-    python benchmarks/identity_scml.py . new.pkl
-    python benchmarks/identity_scml.py --compare base.pkl new.pkl   # exit 1 on a difference
+    python tools/identity/identity_scml.py /tmp/base base.pkl
+    python tools/identity/identity_scml.py . new.pkl
+    python tools/identity/identity_scml.py --compare base.pkl new.pkl   # exit 1 on a difference
 
 Puts REPO_PATH first on ``sys.path`` (checked), fits SCML at small settings on
 :func:`temporal_xmodal.datasets.make_temporal_crossmodal` in every configuration whose code

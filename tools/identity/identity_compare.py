@@ -3,7 +3,7 @@
 
 Usage::
 
-    python benchmarks/identity_compare.py A.pkl B.pkl
+    python tools/identity/identity_compare.py A.pkl B.pkl
 
 Same keys, and each value bit-identical: arrays with the same dtype and shape and
 ``np.array_equal(..., equal_nan=True)`` (non-numeric arrays, e.g. the

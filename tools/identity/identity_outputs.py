@@ -4,9 +4,9 @@
 Usage (two checkouts, e.g. the base of a change in a git worktree)::
 
     git worktree add /tmp/base <base commit>
-    python benchmarks/identity_outputs.py /tmp/base base.pkl
-    python benchmarks/identity_outputs.py . new.pkl
-    python benchmarks/identity_compare.py base.pkl new.pkl   # exit 1 on any difference
+    python tools/identity/identity_outputs.py /tmp/base base.pkl
+    python tools/identity/identity_outputs.py . new.pkl
+    python tools/identity/identity_compare.py base.pkl new.pkl   # exit 1 on any difference
 
 About a minute on one core; about 10,000 outputs.  Long (a table of cases over every
 public metric and search function, label kind, time window, NaN policy, similarity,

@@ -3,9 +3,9 @@
 
 Usage (two checkouts, e.g. the base of a change in a git worktree)::
 
-    python benchmarks/identity_estimators.py /tmp/base base_est.pkl
-    python benchmarks/identity_estimators.py . new_est.pkl
-    python benchmarks/identity_compare.py base_est.pkl new_est.pkl   # exit 1 on any difference
+    python tools/identity/identity_estimators.py /tmp/base base_est.pkl
+    python tools/identity/identity_estimators.py . new_est.pkl
+    python tools/identity/identity_compare.py base_est.pkl new_est.pkl   # exit 1 on any difference
 
 The companion of ``identity_outputs.py`` (metrics and search): each case fits one estimator
 configuration (the registry's six at small settings, and the variants a refactor of the

@@ -1,66 +1,16 @@
-"""Benchmark of the neural training loop: skorch wrapper overhead and loss cost.
+"""The neural training loop: the skorch wrapper's overhead and the losses' cost.
 
-What it measures
-----------------
-1. Wrapper overhead.  ``SAMEmbedder.fit`` and ``TempXNetEmbedder.fit``
-   (``correlation="recency"``) on ``make_temporal_crossmodal(n=6000)``, each
-   with its default architecture, batch size, optimiser and lr, with
-   ``validation_fraction=0`` (only training is timed), ``max_epochs=5``,
-   ``lr_decay=0`` (the default 1e-6 Keras-style decay adds an LR scheduler
-   step per batch; disabled so that both loops do the same optimiser work)
-   and ``device="cpu"``, against a minimal plain-PyTorch loop doing the same
-   work in the same run:
+1. Overhead: ``SAMEmbedder.fit`` and ``TempXNetEmbedder.fit`` (recency) on
+   ``make_temporal_crossmodal(6000)``, 5 epochs, no validation, no lr decay, inputs as they
+   are, against a plain PyTorch loop doing the same work (the same module, loss object,
+   optimiser, batch size and seeded order: the per-epoch losses are compared), best of 3
+   interleaved after a warm-up; end to end and per epoch.  Target: wrapper / plain < 1.25.
+2. Losses: median forward + backward of ``bidirectional_triplet_loss``, ``SAMLoss`` and
+   ``TempXNetLoss`` at batches of 64 and 1,024.
+3. A naive Python loop over every triplet (batch 64) against the vectorised loss: time
+   ratio, and agreement of loss and gradients in float64 (target < 1e-5).
 
-   * the same module class (``TwoTowerNet``, same sizes, same seed),
-   * the same loss object, built by the estimator's own ``_loss(...)`` (SAM:
-     the same fitted ``SemanticDistance``; TempXNet: the same fitted
-     recency correlation),
-   * the same optimiser (SGD with the estimator's lr, momentum, nesterov),
-   * the same batch size, tensors pre-built, a new ``randperm`` order every
-     epoch from a generator seeded like the estimator's,
-   * forward + loss + backward + step, ``loss.item()`` per batch,
-   * for SAM the same per-epoch ``loss.refresh(epoch, proto_img, proto_txt)``
-     from a full no-grad eval pass (chunks of 4096, like the callback).
-
-   Both loops are seeded identically, so they train the same weights; the
-   per-epoch training losses of the two are compared as a check that the
-   work is the same.  Reported: the end-to-end ``fit`` time (everything:
-   validation, data conversion, loss fitting, net construction) against the
-   plain loop's total time (its own setup included), and the mean epoch time
-   (skorch history ``dur``, which covers the callbacks' ``on_epoch_begin``
-   prototype refresh) against the plain loop's epoch time; throughput is
-   samples trained per second of training epochs.  Best of 3 repeats, the
-   wrapper and the plain loop interleaved, after one untimed warm-up run of
-   each (the first optimiser of a process imports ``torch._dynamo``, about
-   1 s, which is not wrapper overhead).  Target: wrapper / plain <= 1.25
-   (checked as ``< 1.25``) for both ratios.
-2. Loss computation time: forward + backward of
-   ``bidirectional_triplet_loss`` (fixed margin, "different_category"
-   negatives, D = 200), ``SAMLoss`` (D = 200, after
-   ``refresh(epoch=60, prototypes)`` with the default schedule, so α ≈ 0.88
-   and the adaptive margins are computed) and ``TempXNetLoss`` (recency,
-   D = 100) for batches of 64 and 1,024: random L2-normalised embeddings
-   with ``requires_grad``, 8 single-label classes; median over 50 repetitions
-   (after 3 warm-up calls).
-3. A naive reference: a Python loop over every (anchor, negative) triplet of
-   both directions with autograd (what the vectorised loss replaces), for a
-   batch of 64; reported as a time ratio, and checked to agree with
-   ``bidirectional_triplet_loss`` in loss value and in the gradients of both
-   embeddings (float64, single-label and multilabel batches; target max
-   |difference| < 1e-5).
-
-Threads: ``torch.set_num_threads(--threads)`` (default 1) for the whole run.
-
-How to run
-----------
-::
-
-    python benchmarks/bench_training.py            # full sizes (about 35 s on 2 shared cores)
-    python benchmarks/bench_training.py --quick    # n=300, 1 epoch, one repeat, loss
-                                                   # batches 16 and 256 (< 30 s)
-
-The figures are printed and written to ``benchmarks/results/bench_training.json``
-(``--output-dir`` to change the folder).
+Threads: ``--threads`` (default 1 here).  Full run: about 35 s on 2 cores.
 """
 
 import statistics
@@ -68,62 +18,31 @@ import time
 
 import numpy as np
 import torch
-from _common import make_parser, print_header, print_targets, target, write_results
 from sklearn import config_context
 from sklearn.utils import check_random_state
 
+from _common import print_header, target
 from temporal_xmodal import SAMEmbedder, TempXNetEmbedder
 from temporal_xmodal.datasets import make_temporal_crossmodal
 from temporal_xmodal.estimators._neural import TrainingRows
-from temporal_xmodal.losses import (
-    RecencyCorrelation,
-    SAMLoss,
-    SemanticDistance,
-    TempXNetLoss,
-    bidirectional_triplet_loss,
-    negative_mask,
-)
+from temporal_xmodal.estimators.sam import SAMLoss, SemanticDistance
+from temporal_xmodal.estimators.tempxnet import RecencyCorrelation, TempXNetLoss
+from temporal_xmodal.losses import bidirectional_triplet_loss, negative_mask
 from temporal_xmodal.nn import TwoTowerNet, reseed
 
-NAME = "bench_training"
-FULL = {
-    "n_samples": 6000,
-    "max_epochs": 5,
-    "lr_decay": 0.0,
-    "validation_fraction": 0.0,
-    "repeats": 3,
-    "threads": 1,
-    "loss_batch_sizes": [64, 1024],
-    "loss_repeats": 50,
-    "loss_warmup": 3,
-    "n_classes": 8,
-    "sam_refresh_epoch": 60,
-    "naive_batch_size": 64,
-    "naive_repeats": 3,
-    "seed": 0,
-}
-QUICK = {
-    **FULL,
-    "n_samples": 300,
-    "max_epochs": 1,
-    "repeats": 1,
-    "loss_repeats": 3,
-    "loss_warmup": 1,
-    "naive_repeats": 1,
-    # the same losses and the same naive loop on smaller batches: the naive loop's cost
-    # grows with the square of the batch
-    "loss_batch_sizes": [16, 256],
-    "naive_batch_size": 16,
-}
 ESTIMATORS = {"sam": SAMEmbedder, "tempxnet": TempXNetEmbedder}
+
+FULL = {"n_samples": 6000, "max_epochs": 5, "lr_decay": 0.0, "validation_fraction": 0.0,
+        "repeats": 3, "threads": 1, "loss_batch_sizes": [64, 1024], "loss_repeats": 50,
+        "loss_warmup": 3, "n_classes": 8, "sam_refresh_epoch": 60, "naive_batch_size": 64,
+        "naive_repeats": 3, "seed": 0}
+# the same losses and naive loop on smaller batches (the naive loop grows with the square)
+QUICK = {**FULL, "n_samples": 300, "max_epochs": 1, "repeats": 1, "loss_repeats": 3,
+         "loss_warmup": 1, "naive_repeats": 1, "loss_batch_sizes": [16, 256],
+         "naive_batch_size": 16}
 OVERHEAD_TARGET = 1.25
 AGREEMENT_TOLERANCE = 1e-5
 PROTOTYPE_CHUNK = 4096  # embed_batches' chunk size
-
-
-# --------------------------------------------------------------------------
-# 1. Wrapper overhead
-# --------------------------------------------------------------------------
 
 
 def make_estimator(kind, params):
@@ -278,39 +197,6 @@ def overhead(kind, X, y, params):
     }
 
 
-def print_overhead(res, params):
-    print_header(
-        f"Wrapper overhead: est.fit vs plain PyTorch loop (n={params['n_samples']}, "
-        f"{params['max_epochs']} epochs, lr_decay={params['lr_decay']:g}, "
-        f"validation_fraction=0, {params['threads']} torch thread(s), "
-        f"best of {params['repeats']})")
-    for kind, r in res.items():
-        t = r["timings"]
-        r = r["results"]
-        print(f"  {kind}: batch {r['batch_size']}, hidden {r['hidden_dim']}, "
-              f"D {r['embedding_dim']}, dropout {r['dropout']:g}, SGD lr {r['lr']:g} "
-              f"momentum {r['momentum']:g} nesterov {r['nesterov']}, "
-              f"{r['batches_per_epoch']} batches/epoch")
-        print(f"    end to end : wrapper {t[f'{kind}_wrapper_fit_s']:7.3f} s "
-              f"({r['wrapper_samples_per_s_fit']:8.0f} samples/s)   plain "
-              f"{t[f'{kind}_plain_total_s']:7.3f} s ({r['plain_samples_per_s_total']:8.0f} "
-              f"samples/s)   ratio {r['end_to_end_ratio']:.3f}")
-        print(f"    per epoch  : wrapper {t[f'{kind}_wrapper_epoch_s']:7.3f} s "
-              f"({r['wrapper_samples_per_s_epochs']:8.0f} samples/s)   plain "
-              f"{t[f'{kind}_plain_epoch_s']:7.3f} s ({r['plain_samples_per_s_epochs']:8.0f} "
-              f"samples/s)   ratio {r['epoch_ratio']:.3f}")
-        print(f"    outside the epochs: wrapper {r['wrapper_outside_epochs_s']:.3f} s, plain "
-              f"setup {r['plain_setup_s']:.3f} s; per-batch difference "
-              f"{r['per_batch_overhead_ms']:+.3f} ms")
-        print(f"    same work: max |train loss wrapper - plain| over epochs = "
-              f"{r['train_loss_max_abs_diff']:.1e}")
-
-
-# --------------------------------------------------------------------------
-# 2. Loss computation time
-# --------------------------------------------------------------------------
-
-
 def random_embeddings(gen, B, D, dtype=torch.float32):
     """Two random L2-normalised (B, D) leaves with ``requires_grad``."""
     def one():
@@ -390,11 +276,6 @@ def loss_timing(params):
     return {"losses": results, "sam_alpha": float(sam.alpha)}
 
 
-# --------------------------------------------------------------------------
-# 3. Naive reference loop
-# --------------------------------------------------------------------------
-
-
 def naive_triplet_loss(z_image, z_text, labels, margin=1.0):
     """Bidirectional triplet hinge, one autograd expression per triplet (sum / B).
 
@@ -453,29 +334,6 @@ def naive_reference(params, loss_res):
             "speedup": naive_s / vectorised_s}
 
 
-def print_losses(loss_res, naive, params):
-    print_header(f"Loss forward + backward (median of {params['loss_repeats']}, "
-                 f"{params['n_classes']} classes, SAM alpha = {loss_res['sam_alpha']:.3f})")
-    for name, r in loss_res["losses"].items():
-        print(f"  {name.rsplit('_b', 1)[0]:28s} batch {r['batch_size']:5d}  D {r['embedding_dim']:3d}"
-              f"  {r['median_ms']:9.3f} ms")
-    print_header(f"Naive Python loop over triplets vs bidirectional_triplet_loss "
-                 f"(batch {naive['batch_size']}, D {naive['embedding_dim']})")
-    print(f"  naive loop  : {naive['naive_median_ms']:9.2f} ms (median of {params['naive_repeats']})")
-    print(f"  vectorised  : {naive['vectorised_median_ms']:9.3f} ms")
-    print(f"  speed ratio : {naive['speedup']:9.0f} x")
-    for case in ("single_label", "multilabel"):
-        a = naive["agreement"][case]
-        print(f"  agreement ({case}, float64, {a['triplets']} triplets): "
-              f"|loss diff| = {a['loss_abs_diff']:.1e}, max |grad diff| = "
-              f"{a['grad_max_abs_diff']:.1e} (loss {a['loss_vectorised']:.6f})")
-
-
-# --------------------------------------------------------------------------
-# Main
-# --------------------------------------------------------------------------
-
-
 def evaluate_targets(over, naive):
     targets = {}
     for kind, r in over.items():
@@ -491,47 +349,30 @@ def evaluate_targets(over, naive):
     return targets
 
 
-def main(argv=None):
-    parser = make_parser(__doc__)
-    parser.add_argument("--threads", type=int, default=FULL["threads"],
-                        help="torch.set_num_threads for the whole run (default 1)")
-    args = parser.parse_args(argv)
-    params = dict(QUICK if args.quick else FULL, threads=args.threads)
-    torch.set_num_threads(params["threads"])
-    params["torch_num_threads"] = torch.get_num_threads()
-    print(f"bench_training ({'quick' if args.quick else 'full'} sizes, "
-          f"torch threads = {params['torch_num_threads']})")
+def arguments(parser):
+    parser.set_defaults(threads=FULL["threads"])
 
+
+def measure(args):
+    params = dict(QUICK if args.quick else FULL, threads=args.threads)
+    params["torch_num_threads"] = torch.get_num_threads()
     X, y, info = make_temporal_crossmodal(params["n_samples"], return_info=True,
                                           random_state=params["seed"])
-    params["n_image_features"] = info.n_image_features
-    params["n_text_features"] = info.n_text_features
+    params.update(n_image_features=info.n_image_features, n_text_features=info.n_text_features)
     warm_up(X, y, params)
     over = {kind: overhead(kind, X, y, params) for kind in ESTIMATORS}
-    print_overhead(over, params)
     loss_res = loss_timing(params)
     naive = naive_reference(params, loss_res)
-    print_losses(loss_res, naive, params)
-
-    targets = evaluate_targets(over, naive)
-    print_targets(targets)
-    if args.quick:
-        print("  (quick run: sizes below the target sizes, pass/fail is indicative only)")
+    print_header("Wrapper / plain, per epoch and end to end")
+    for kind, r in over.items():
+        print(f"  {kind}: {r['results']['epoch_ratio']:.3f}, {r['results']['end_to_end_ratio']:.3f}"
+              f"; max |train loss difference| {r['results']['train_loss_max_abs_diff']:.1e}")
+    print(f"  naive loop / vectorised: {naive['speedup']:.0f}x; max |difference| "
+          f"{naive['agreement']['max_abs_diff']:.1e}")
     timings = {k: v for r in over.values() for k, v in r["timings"].items()}
     timings.update({f"loss_{k}_ms": v["median_ms"] for k, v in loss_res["losses"].items()})
     timings[f"naive_triplet_b{naive['batch_size']}_ms"] = naive["naive_median_ms"]
-    write_results(NAME, {
-        "quick": args.quick,
-        "parameters": params,
-        "timings": timings,
-        "results": {
-            "overhead": {kind: r["results"] for kind, r in over.items()},
-            "losses": loss_res,
-            "naive_reference": naive,
-        },
-        "targets": targets,
-    }, args.output_dir)
-
-
-if __name__ == "__main__":
-    main()
+    return {"parameters": params, "timings": timings,
+            "results": {"overhead": {kind: r["results"] for kind, r in over.items()},
+                        "losses": loss_res, "naive_reference": naive},
+            "targets": evaluate_targets(over, naive)}
