@@ -33,12 +33,8 @@ from temporal_xmodal._device import (
     resolve_device,
 )
 from temporal_xmodal.datasets import make_temporal_crossmodal
-from temporal_xmodal.training import (
-    BatchIterator,
-    ModalityPoolIterator,
-    ModalityPools,
-    make_dataset,
-)
+from temporal_xmodal.estimators.sequential import ModalityPoolIterator, ModalityPools
+from temporal_xmodal.training import BatchIterator, make_dataset
 
 PACKAGE = Path(_device.__file__).resolve().parent
 META = torch.device("meta")
