@@ -24,8 +24,7 @@ from ..estimators import date_prior_scores
 from ..evaluation.report import evaluate_estimator, evaluate_undated
 from ..metrics import counterpart_reciprocal_ranks, random_mrr
 from ..time import TimeBinWarning, TimeRangeWarning, time_role
-from ..training import FitReport
-from ..training._run import fit_child
+from ..training import FitReport, fit_child
 from .estimate import fit_seconds, fitting_left
 from .job import StopFits, fit_stopped, seconds_text
 from .report import DELTA_TIME_SCORE, checkpoint_note_of, is_na

@@ -46,8 +46,18 @@ def _inside():
 
 
 def fit_child(estimator, X, y=None):
-    """Fit ``estimator`` as a part of another fit (in a joblib worker too); its Ctrl-C is left
-    to the outer fit to report."""
+    """Fit ``estimator`` as a part of another fit (in a joblib worker too): its Ctrl-C is left
+    to the outer fit to report, its own :class:`TrainingRun` stays silent.
+
+    Parameters
+    ----------
+    estimator : estimator
+    X, y : the arguments of its ``fit``
+
+    Returns
+    -------
+    estimator : the fitted ``estimator``
+    """
     with _inside():
         return estimator.fit(X, y)
 

@@ -13,7 +13,7 @@ from sklearn.base import clone
 from ..._stacking import stack_rows
 from ..._device import limit_worker_threads
 from ...time import TimeBins, TimeBinWarning
-from ...training._run import fit_child
+from ...training import fit_child
 from ..._warnings import warn
 
 
