@@ -12,6 +12,8 @@ import warnings
 
 import numpy as np
 
+from _common import timed_fit
+
 
 
 def arguments(parser):
@@ -27,14 +29,6 @@ def _model(d, **params):
                        **{"hidden_dim": 8, **params})
 
 
-def _timed_fit(model, X, y):
-    start = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        model.fit(X, y)
-    return time.perf_counter() - start
-
-
 def measure(args):
     import torch
     from sklearn.model_selection import GridSearchCV, KFold
@@ -46,10 +40,10 @@ def measure(args):
                    np.linspace(1990.0, 2000.0, 160)[:, None]])  # 128 rows a fold at 5 folds
     y = rng.integers(0, 5, 160)
     options = {"backend": "aot_eager"}
-    eager = _timed_fit(_model(d, compile_step=False), X, y)
-    cold = _timed_fit(_model(d, compile_step=options), X, y)
-    warm = _timed_fit(_model(d, hidden_dim=9, compile_step=options), X, y)
-    again = _timed_fit(_model(d, hidden_dim=9, compile_step=options), X, y)
+    eager = timed_fit(_model(d, compile_step=False), X, y)
+    cold = timed_fit(_model(d, compile_step=options), X, y)
+    warm = timed_fit(_model(d, hidden_dim=9, compile_step=options), X, y)
+    again = timed_fit(_model(d, hidden_dim=9, compile_step=options), X, y)
     torch._dynamo.reset()
     counters.clear()
     search = GridSearchCV(_model(d, compile_step=options),

@@ -18,9 +18,10 @@ the JSON already in ``--output-dir``.  Full run: about 10 min on 2 cores.
 
 import json
 import time
-import warnings
 
 import numpy as np
+
+from _common import timed_fit
 
 WIDTHS = {"112": (64, 48), "1024": (512, 512)}
 
@@ -36,15 +37,6 @@ def _data(n, widths, seed=0):
     X, y, info = make_clip_like(n, n_image_features=widths[0], n_text_features=widths[1],
                                 return_info=True, random_state=seed)
     return X.astype(np.float32), y, info.n_image_features
-
-
-def _cpu_fit(est, X, y):
-    """CPU seconds of ``est.fit(X, y)``, warnings silenced."""
-    start = time.process_time()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        est.fit(X, y)
-    return time.process_time() - start
 
 
 def _fit_model(cost, runs):
@@ -75,7 +67,7 @@ def fit_costs(sizes, epochs):
                 for e in [e for m, e in runs if m == n]:
                     est = entry.estimator
                     set_matching_params(est, max_epochs=e)
-                    seconds.setdefault(name, {})[(n, e)] = (_cpu_fit(est, X, y),
+                    seconds.setdefault(name, {})[(n, e)] = (timed_fit(est, X, y, time.process_time),
                                                            training_epochs(est) or 1)
                     print(f"  {width} features, {n} items, {e} epochs: {name} "
                           f"{seconds[name][(n, e)][0]:.2f} CPU s", flush=True)
@@ -93,7 +85,7 @@ def sam_synthetic(n=2100, epochs=(10, 100)):
     for e in epochs:
         est = estimator_registry(info.n_image_features, 0, 1.0)["SAM"].estimator
         set_matching_params(est, max_epochs=e)
-        seconds[e] = _cpu_fit(est, X, y)
+        seconds[e] = timed_fit(est, X, y, time.process_time)
     per_epoch = (seconds[epochs[1]] - seconds[epochs[0]]) / (epochs[1] - epochs[0])
     return {"items": n, "seconds": {str(e): v for e, v in seconds.items()},
             "per_epoch": per_epoch, "per_fit": seconds[epochs[0]] - epochs[0] * per_epoch}
@@ -108,7 +100,7 @@ def evaluation_costs(train, test_sizes):
     for name in ("CCA", "Diachronic"):
         est = registry[name].estimator
         set_matching_params(est, max_epochs=1)
-        _cpu_fit(est, X[:train], y[:train])
+        timed_fit(est, X[:train], y[:train], time.process_time)
         out[name] = {}
         for n in test_sizes:
             start = time.process_time()

@@ -14,8 +14,9 @@ The JSON records the commit.  Read more in docs/pipelines.md.  Full run: about 3
 import subprocess
 import sys
 import time
-import warnings
 from pathlib import Path
+
+from _common import timed_fit
 
 N_JOBS = 2
 ROOT = Path(__file__).resolve().parents[2]
@@ -64,11 +65,7 @@ def pipeline_bins(example, quick=False):
     search = GridSearchCV(pipe, {"binnedprocrustesembedder__bins": BIN_WIDTHS},
                           scoring=example.SCORING, refit=example.REFIT,
                           cv=KFold(3, shuffle=True, random_state=0))
-    start = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        search.fit(df, y)
-    out = {"n_samples": n, "cv": 3, "bins": BIN_WIDTHS, "seconds": time.perf_counter() - start}
+    out = {"n_samples": n, "cv": 3, "bins": BIN_WIDTHS, "seconds": timed_fit(search, df, y)}
     results = search.cv_results_
     for s, key in example.KEYS.items():
         out[key] = {width: {"mean": float(m), "std": float(v)} for width, m, v in

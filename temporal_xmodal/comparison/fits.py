@@ -26,7 +26,7 @@ from ..metrics import counterpart_reciprocal_ranks, random_mrr
 from ..time import TimeBinWarning, TimeRangeWarning, time_role
 from ..training import FitReport, fit_child
 from .estimate import fit_seconds, fitting_left
-from .job import StopFits, fit_stopped, seconds_text
+from .job import StopFits, seconds_text
 from .report import DELTA_TIME_SCORE, checkpoint_note_of, is_na
 from .settings import training_epochs
 
@@ -75,14 +75,13 @@ def _fit_evaluate(estimator, X_train, y_train, X_test, y_test, evaluate, control
         fit_child(estimator, X_train, y_train)  # a Ctrl-C is the job's to report
         seconds = time.perf_counter() - start
         report = getattr(estimator, "fit_report_", None) or FitReport()
-        stopped = fit_stopped(report)
-        if not stopped:
+        if not report.interrupted:
             figures = (evaluate(estimator, X_test) if y_test is None
                        else evaluate(estimator, X_test, y_test))
     for w in caught:  # the others are shown
         if not issubclass(w.category, _RECORDED):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    if stopped:
+    if report.interrupted:  # Ctrl-C stopped the fit
         return seconds, None
     notes = list(dict.fromkeys(str(w.message) for w in caught
                                if issubclass(w.category, TimeBinWarning)))

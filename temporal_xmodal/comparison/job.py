@@ -277,12 +277,6 @@ class CompareInterrupted(KeyboardInterrupt):
         self.on_disk = on_disk
 
 
-def fit_stopped(report):
-    """Whether Ctrl-C stopped a fit, read from its
-    :class:`~temporal_xmodal.training.FitReport`."""
-    return bool(report.interrupted)
-
-
 class StopFits:
     """``with StopFits(results, rows, n_fits) as stop:`` around ``compare``'s fits: a Ctrl-C
     inside, or a fit Ctrl-C stopped (:meth:`check`), calls ``close()`` and raises

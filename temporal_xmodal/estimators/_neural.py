@@ -123,9 +123,9 @@ class NeuralCrossModalEmbedder(ReportsFit, CrossModalEmbedder):
         with TrainingRun(self) as run:
             continuing = self._continues() and hasattr(self, "net_")
             relevance = self.time_axis_.centre(time)  # valid_tmap's: the real times, always
-            if hasattr(self, "use_time"):  # the constant-time control trains on one instant
-                time = training_times(self, time)
-            centred = self.time_axis_.centre(time)
+            # the constant-time control trains on one instant; else the real times, centred once
+            trained = training_times(self, time) if hasattr(self, "use_time") else time
+            centred = relevance if trained is time else self.time_axis_.centre(trained)
             Y = torch.from_numpy(_bool_indicator(labels))  # 1 byte per entry; batches cast
             seed = run.draw_seed()
             train, valid = self._split_rows(len(Y), run.rng)

@@ -5,7 +5,7 @@ fit, one run"."""
 
 import sys
 import threading
-from contextlib import contextmanager, nullcontext
+from contextlib import ExitStack, contextmanager
 from functools import cached_property
 
 import numpy as np
@@ -90,14 +90,14 @@ class TrainingRun:
 
     def __enter__(self):
         self._nested = _depth() > 0
-        self._threads = training_threads(self.name) if self._threaded else nullcontext()
-        self._threads.__enter__()
-        _local.depth = _depth() + 1
+        self._entered = ExitStack()
+        if self._threaded:
+            self._entered.enter_context(training_threads(self.name))
+        self._entered.enter_context(_inside())  # the fits inside this one are its parts
         return self
 
     def __exit__(self, kind, exc, tb):
-        _local.depth -= 1
-        self._threads.__exit__(kind, exc, tb)
+        self._entered.__exit__(kind, exc, tb)
         if kind is not None and not issubclass(kind, _Stop):
             return False
         if self.stopped and not self._nested:
